@@ -1,0 +1,22 @@
+import type { Config } from './config.js';
+import { PostgresEventStore } from './events/postgres-event-store.js';
+import type { AppServices } from './http/services.js';
+import { projections } from './projections/index.js';
+import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
+import { RedisRateLimitStore } from './ratelimit/redis-store.js';
+import { loadSecretBox } from './shared/secret-box.js';
+import type { Database } from './storage/database.js';
+import { WorkspaceCache } from './workspaces/repository.js';
+
+/** Wires the edges (database, Redis, encryption key, clock) into the services routes and commands use. */
+export async function createServices(config: Config, db: Database, now: () => Date = () => new Date()): Promise<AppServices> {
+  return {
+    config,
+    pool: db.pool,
+    store: new PostgresEventStore(db.pool, projections),
+    workspaces: new WorkspaceCache(db.pool),
+    rateLimits: config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore(),
+    secretBox: await loadSecretBox(config),
+    now,
+  };
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { CliError } from './output.js';
+import { registerKeyCommands } from './key-commands.js';
+import { registerServiceCommands } from './service-commands.js';
+import { registerWorkspaceCommands } from './workspace-commands.js';
+
+const program = new Command('visa-crm').description('visa-crm-api: run the service and do what the workspace UI does').option('--json', 'print JSON, for scripts');
+const json = () => Boolean(program.opts<{ json?: boolean }>().json);
+
+registerServiceCommands(program, json);
+registerWorkspaceCommands(program, json);
+registerKeyCommands(program, json);
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof CliError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,68 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { createKey } from '../keys/repository.js';
+import { startService } from '../main.js';
+import { projections } from '../projections/index.js';
+import { rebuildReadModels } from '../projections/rebuild.js';
+import { SCOPES } from '../shared/enums.js';
+import { projectRoot } from '../shared/paths.js';
+import { applyDefinition } from '../workspaces/repository.js';
+import { withServices } from './context.js';
+import { output } from './output.js';
+import { readDefinitionFile } from './workspace-commands.js';
+
+
+export function registerServiceCommands(program: Command, json: () => boolean): void {
+  program
+    .command('serve')
+    .description('start the API (and the webhook workers unless RUN_WORKERS=false)')
+    .action(async () => {
+      await startService(loadConfig());
+    });
+
+  program
+    .command('demo')
+    .description('start the service with the demo workspace and print fresh demo keys')
+    .action(async () => {
+      const config = loadConfig();
+      const def = await readDefinitionFile(path.join(projectRoot(), 'definitions', 'demo-workspace.json'));
+      const origin = `http://localhost:${config.port}`;
+      const keys: Record<string, string> = {};
+      const running = await startService(config, async (services) => {
+        const { workspace } = await applyDefinition(services.pool, def, services.secretBox);
+        for (const mode of ['live', 'test'] as const) {
+          keys[`secret_${mode}`] = (await createKey(services.pool, { tenantId: workspace.id, name: `demo secret ${mode}`, kind: 'secret', mode, scopes: [...SCOPES] })).value;
+          keys[`public_${mode}`] = (
+            await createKey(services.pool, { tenantId: workspace.id, name: `demo public ${mode}`, kind: 'public', mode, scopes: ['leads:create'], allowedOrigins: [origin, `http://127.0.0.1:${config.port}`], sourceKey: 'web_form' })
+          ).value;
+        }
+      });
+      output(json(), { url: running.url, keys }, () =>
+        [
+          '',
+          `visa-crm-api is running at ${running.url} with the demo workspace (${def.name}).`,
+          '',
+          `  secret live key:  ${keys.secret_live}`,
+          `  secret test key:  ${keys.secret_test}`,
+          `  public live key:  ${keys.public_live}   (origins ${origin}, http://127.0.0.1:${config.port})`,
+          `  public test key:  ${keys.public_test}`,
+          '',
+          `  API docs:   ${running.url}/docs`,
+          `  Try it:     curl -H "Authorization: Bearer ${keys.secret_test}" ${running.url}/v1/leads`,
+          '',
+          'These keys are new on every demo start and shown only here. Stop with Ctrl-C.',
+          '',
+        ].join('\n'),
+      );
+    });
+
+  const readModels = program.command('read-models').description('read models kept from the event log');
+  readModels
+    .command('rebuild')
+    .description('drop every read model and rebuild it from the event log')
+    .action(async () => {
+      const result = await withServices((s) => rebuildReadModels(s.pool, projections));
+      output(json(), { rebuilt: projections.map((p) => p.name), events: result.events }, () => `Rebuilt ${projections.map((p) => p.name).join(', ') || 'no read models'} from ${result.events} events`);
+    });
+}

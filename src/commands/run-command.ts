@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import pRetry, { AbortError } from 'p-retry';
+import type { FastifyRequest } from 'fastify';
+import type { EventStore, StoreTransaction } from '../events/event-store.js';
+import { WrongExpectedRevisionError, type Actor, type CommandContext } from '../events/types.js';
+import { PgCode, pgErrorCode } from '../storage/postgres.js';
+
+/**
+ * Runs a command in one event-store transaction, retrying when another writer got to a stream first (or the
+ * database reports a deadlock or serialization failure): the command then re-reads state and decides again.
+ */
+export async function runCommand<T>(store: EventStore, context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+  return pRetry(
+    async () => {
+      try {
+        return await store.transact(context, streams, work);
+      } catch (error) {
+        const retryable =
+          error instanceof WrongExpectedRevisionError || pgErrorCode(error) === PgCode.deadlockDetected || pgErrorCode(error) === PgCode.serializationFailure;
+        if (!retryable) throw new AbortError(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }
+    },
+    { retries: 5, minTimeout: 5, maxTimeout: 100, randomize: true },
+  );
+}
+
+/** The command context of an API request: the calling key as actor, the request id as correlation id. */
+export function contextFromRequest(request: FastifyRequest, now: Date): CommandContext {
+  const auth = request.auth;
+  if (!auth) throw new Error('contextFromRequest needs an authenticated request');
+  return {
+    tenantId: auth.workspace.id,
+    sandbox: auth.sandbox,
+    metadata: { actor: { type: 'key', key_id: auth.key.id, key_name: auth.key.name }, correlation_id: String(request.id) },
+    now,
+  };
+}
+
+/** The command context of a workspace-UI operation (CLI or admin interface). */
+export function staffContext(tenantId: string, sandbox: boolean, actor: Actor, now: Date): CommandContext {
+  return { tenantId, sandbox, metadata: { actor, correlation_id: randomUUID() }, now };
+}

@@ -1,0 +1,27 @@
+import type { Sql } from '../storage/postgres.js';
+import type { CommandContext, ExpectedRevision, GlobalPosition, NewEvent, StoredEvent } from './types.js';
+
+/**
+ * The event-store seam. The PostgreSQL adapter is the only one today; an EventStoreDB adapter would implement
+ * the same calls (its read models would then be fed by a subscription instead of inside the transaction).
+ */
+export interface EventStore {
+  /**
+   * Runs a command in one transaction: locks the named streams, lets `work` read and append, applies the inline
+   * projections to what was appended, and commits. Appends to a stream not named must come before any other write.
+   */
+  transact<T>(context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
+  readStream(streamId: string): Promise<StoredEvent[]>;
+  /** Events strictly after `after`, in global order, that no still-running transaction can precede. */
+  readAll(after: GlobalPosition, limit: number): Promise<StoredEvent[]>;
+}
+
+export interface StoreTransaction {
+  readonly context: CommandContext;
+  /** The transaction's SQL connection, for read-model queries and writes that must commit with the events. */
+  readonly sql: Sql;
+  readStream(streamId: string): Promise<StoredEvent[]>;
+  append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<StoredEvent[]>;
+  /** Everything appended so far in this transaction. */
+  readonly appended: readonly StoredEvent[];
+}

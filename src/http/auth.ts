@@ -1,0 +1,131 @@
+import ipaddr from 'ipaddr.js';
+import type { FastifyRequest } from 'fastify';
+import type { KeyLookup } from '../keys/repository.js';
+import { findKeyByValue } from '../keys/repository.js';
+import { parseKey } from '../keys/api-key.js';
+import type { Scope } from '../shared/enums.js';
+import type { Queryable } from '../storage/postgres.js';
+import { hasFeature, rateBuckets, type Feature } from '../workspaces/plans.js';
+import type { WorkspaceCache } from '../workspaces/repository.js';
+import type { Workspace } from '../workspaces/workspace.js';
+import type { RateLimitStore } from '../ratelimit/token-bucket.js';
+import { ApiError } from './errors.js';
+
+/** What a route asks of the caller; set as `config.auth` on the route. */
+export interface RouteAuth {
+  /** Which kinds of key may call: secret only (most routes), public only (widget config) or both (lead creation). */
+  keys: 'secret' | 'public' | 'any';
+  scope?: Scope;
+  feature?: Feature;
+  /** The widget configuration takes the key from the `key` query parameter instead of the Authorization header. */
+  keyFrom?: 'header' | 'query';
+}
+
+export interface AuthContext {
+  key: KeyLookup;
+  workspace: Workspace;
+  /** Test-mode keys read and write only the sandbox. */
+  sandbox: boolean;
+  /** The request's normalised Origin when a public key passed the origin check. */
+  origin: string | null;
+  rate: { limit: number; remaining: number; resetSeconds: number };
+}
+
+const invalidKey = () => new ApiError(401, 'invalid_api_key', 'The API key is missing, unknown, revoked or expired');
+
+function presentedKey(request: FastifyRequest, from: RouteAuth['keyFrom']): string | undefined {
+  if (from === 'query') {
+    const value = (request.query as Record<string, unknown> | undefined)?.key;
+    return typeof value === 'string' ? value : undefined;
+  }
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer ([^\s]+)$/i.exec(header) : null;
+  return match?.[1];
+}
+
+export function ipAllowed(ip: string, allowlist: readonly string[]): boolean {
+  if (allowlist.length === 0) return true;
+  let address: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    address = ipaddr.process(ip);
+  } catch {
+    return false;
+  }
+  return allowlist.some((entry) => {
+    try {
+      const [range, bits] = entry.includes('/') ? ipaddr.parseCIDR(entry) : [ipaddr.process(entry), address.kind() === 'ipv4' ? 32 : 128];
+      const normalised = range.kind() === 'ipv6' && (range as ipaddr.IPv6).isIPv4MappedAddress() ? (range as ipaddr.IPv6).toIPv4Address() : range;
+      return normalised.kind() === address.kind() && address.match(normalised, bits);
+    } catch {
+      return false;
+    }
+  });
+}
+
+export function requestOrigin(request: FastifyRequest): string | null {
+  const origin = request.headers.origin;
+  if (typeof origin !== 'string' || origin === 'null') return null;
+  try {
+    return new URL(origin).origin;
+  } catch {
+    return null;
+  }
+}
+
+export interface AuthDeps {
+  sql: Queryable;
+  workspaces: WorkspaceCache;
+  rateLimits: RateLimitStore;
+  now: () => Date;
+}
+
+/** Authenticates and authorises a request in the order: key, workspace, IP, key kind, scope, origin, plan, rate. */
+export async function authenticate(request: FastifyRequest, rule: RouteAuth, deps: AuthDeps): Promise<AuthContext> {
+  const value = presentedKey(request, rule.keyFrom);
+  if (!value || !parseKey(value)) throw invalidKey();
+  const key = await findKeyByValue(deps.sql, value);
+  if (!key || key.revoked_at || (key.expires_at && key.expires_at.getTime() <= deps.now().getTime())) throw invalidKey();
+  const workspace = await deps.workspaces.get(key.tenant_id, key.workspace_revision);
+  if (!workspace) throw invalidKey();
+  if (workspace.status === 'suspended') throw new ApiError(402, 'tenant_suspended', 'This workspace is suspended; contact its owner');
+  if (!ipAllowed(request.ip, key.ip_allowlist)) throw new ApiError(403, 'ip_not_allowed', 'This key may not be used from your IP address');
+  if (rule.keys === 'secret' && key.kind !== 'secret') {
+    throw new ApiError(403, 'insufficient_scope', 'This endpoint needs a secret key', { required: 'secret_key' });
+  }
+  if (rule.keys === 'public' && key.kind !== 'public') {
+    throw new ApiError(403, 'insufficient_scope', 'This endpoint needs a public key', { required: 'public_key' });
+  }
+  if (rule.scope && !key.scopes.includes(rule.scope)) {
+    throw new ApiError(403, 'insufficient_scope', `This key lacks the scope ${rule.scope}`, { required: rule.scope });
+  }
+  let origin: string | null = null;
+  if (key.kind === 'public') {
+    origin = requestOrigin(request);
+    if (!origin || !key.allowed_origins.includes(origin)) {
+      throw new ApiError(403, 'origin_not_allowed', 'The request origin is not among the allowed origins of this key');
+    }
+  }
+  if (rule.feature && !hasFeature(workspace, rule.feature)) {
+    throw new ApiError(403, 'plan_feature_unavailable', 'Webhook management needs the Growth or Enterprise plan');
+  }
+  const specs = rateBuckets(workspace, rule.scope);
+  const buckets = [{ id: `key:${key.id}`, scope: 'key', spec: specs.key }];
+  if (rule.scope && specs.scope) buckets.push({ id: `key:${key.id}:${rule.scope}`, scope: rule.scope, spec: specs.scope });
+  const taken = await deps.rateLimits.take(buckets);
+  const rate = { limit: taken.constrained.limit, remaining: taken.constrained.remaining, resetSeconds: taken.constrained.resetSeconds };
+  if (!taken.allowed) {
+    throw new ApiError(
+      429,
+      'rate_limited',
+      `Too many requests; retry in ${taken.retryAfterSeconds} s`,
+      { scope: taken.constrained.scope, retry_after: taken.retryAfterSeconds },
+      {
+        'retry-after': String(taken.retryAfterSeconds),
+        'ratelimit-limit': String(rate.limit),
+        'ratelimit-remaining': String(rate.remaining),
+        'ratelimit-reset': String(rate.resetSeconds),
+      },
+    );
+  }
+  return { key, workspace, sandbox: key.mode === 'test', origin, rate };
+}

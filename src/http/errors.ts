@@ -1,0 +1,106 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
+export interface ErrorExtras {
+  fields?: Record<string, string>;
+  scope?: string;
+  retry_after?: number;
+  required?: string;
+}
+
+/** An answer other than 2xx, in the spec's Error shape. Throw it from anywhere in a request. */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly extras: ErrorExtras = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const notFound = (what: string) => new ApiError(404, 'not_found', `No such ${what}`);
+
+export function validationFailed(fields: Record<string, string>, message = 'Some fields are invalid; see fields'): ApiError {
+  return new ApiError(400, 'validation_failed', message, { fields });
+}
+
+interface AjvLikeError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** `/english_test/overall` → `english_test.overall`; the property named by `required`/`additionalProperties` errors is appended. */
+export function fieldName(error: AjvLikeError): string {
+  const base = error.instancePath.split('/').filter(Boolean).join('.');
+  const child =
+    error.keyword === 'required' ? error.params.missingProperty : error.keyword === 'additionalProperties' ? error.params.additionalProperty : undefined;
+  return [base, typeof child === 'string' ? child : ''].filter(Boolean).join('.');
+}
+
+export function describeError(error: AjvLikeError): string {
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not allowed';
+    case 'enum':
+      return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'anyOf':
+      return 'has the wrong type';
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+/** Ajv errors → one `fields` map, first problem per field; a union's inner errors are folded into its own. */
+export function fieldsFromValidation(errors: AjvLikeError[], location: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  const anyOfPaths = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  for (const error of errors) {
+    if (error.keyword !== 'anyOf' && anyOfPaths.has(error.instancePath) && error.keyword !== 'required' && error.keyword !== 'additionalProperties') continue;
+    const name = fieldName(error) || location;
+    if (!(name in fields)) fields[name] = describeError(error);
+  }
+  return fields;
+}
+
+export function errorBody(request: FastifyRequest, code: string, message: string, extras: ErrorExtras = {}) {
+  return { error: code, message, ...extras, request_id: String(request.id) };
+}
+
+const FASTIFY_CODES: Record<string, { status: number; code: string; message: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'unsupported_media_type', message: 'Send the body as JSON with Content-Type: application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_request', message: 'The Content-Length header does not match the body' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large', message: 'The request body is too large' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_json', message: 'The body is empty; send a JSON object' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', message: 'The body is not valid JSON' },
+};
+
+/** Maps anything thrown during a request to the Error body, never leaking internals. */
+export function handleError(error: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof ApiError) {
+    reply.headers(error.headers);
+    return reply.status(error.statusCode).send(errorBody(request, error.code, error.message, error.extras));
+  }
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const fields = fieldsFromValidation(fastifyError.validation as AjvLikeError[], fastifyError.validationContext ?? 'body');
+    return reply.status(400).send(errorBody(request, 'validation_failed', 'Some fields are invalid; see fields', { fields }));
+  }
+  const known = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
+  if (known) return reply.status(known.status).send(errorBody(request, known.code, known.message));
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return reply.status(400).send(errorBody(request, 'invalid_json', 'The body is not valid JSON'));
+  }
+  const status = fastifyError.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    return reply.status(status).send(errorBody(request, 'invalid_request', 'The request could not be understood'));
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return reply.status(500).send(errorBody(request, 'internal_error', 'Something went wrong on our side; try again, and quote the request_id if it persists'));
+}

@@ -1,0 +1,22 @@
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import type { EventStore } from '../events/event-store.js';
+import type { RateLimitStore } from '../ratelimit/token-bucket.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import type { WorkspaceCache } from '../workspaces/repository.js';
+
+/** What routes and commands are given: the edges where I/O happens. */
+export interface AppServices {
+  config: Config;
+  pool: pg.Pool;
+  store: EventStore;
+  workspaces: WorkspaceCache;
+  rateLimits: RateLimitStore;
+  secretBox: SecretBox;
+  /** The clock; tests move it. */
+  now: () => Date;
+}
+
+export type TypedApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;

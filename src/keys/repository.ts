@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../storage/postgres.js';
+import type { Scope } from '../shared/enums.js';
+import { generateKey, hashKey, type KeyKind, type KeyMode } from './api-key.js';
+
+export interface ApiKeyRecord {
+  id: string;
+  tenant_id: string;
+  name: string;
+  kind: KeyKind;
+  mode: KeyMode;
+  scopes: Scope[];
+  allowed_origins: string[];
+  ip_allowlist: string[];
+  last4: string;
+  source_key: string | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  created_at: Date;
+}
+
+export interface NewKey {
+  tenantId: string;
+  name: string;
+  kind: KeyKind;
+  mode: KeyMode;
+  scopes: Scope[];
+  allowedOrigins?: string[];
+  ipAllowlist?: string[];
+  sourceKey?: string | null;
+  expiresAt?: Date | null;
+}
+
+export class KeyRuleError extends Error {
+  override name = 'KeyRuleError';
+}
+
+const COLUMNS = 'id, tenant_id, name, kind, mode, scopes, allowed_origins, ip_allowlist, last4, source_key, expires_at, revoked_at, created_at';
+
+/** Normalises an origin to scheme://host[:port], the form browsers send. */
+export function normaliseOrigin(origin: string): string {
+  const url = new URL(origin);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new KeyRuleError(`Origin ${origin} must be http or https`);
+  return url.origin;
+}
+
+/** Creates a key and returns its record with the full value, which is never available again. */
+export async function createKey(sql: Queryable, input: NewKey): Promise<{ record: ApiKeyRecord; value: string }> {
+  if (input.kind === 'public') {
+    const extra = input.scopes.filter((s) => s !== 'leads:create');
+    if (extra.length > 0) throw new KeyRuleError(`Public keys can only have the scope leads:create, not ${extra.join(', ')}`);
+    if ((input.allowedOrigins ?? []).length === 0) throw new KeyRuleError('A public key needs at least one allowed origin');
+  } else if ((input.allowedOrigins ?? []).length > 0) {
+    throw new KeyRuleError('Allowed origins apply to public keys only; secret keys must never reach a browser');
+  }
+  if (input.scopes.length === 0) throw new KeyRuleError('A key needs at least one scope');
+  const origins = (input.allowedOrigins ?? []).map(normaliseOrigin);
+  const value = generateKey(input.kind, input.mode);
+  const result = await sql.query<ApiKeyRecord>(
+    `INSERT INTO api_keys (id, tenant_id, name, kind, mode, scopes, allowed_origins, ip_allowlist, hash, last4, source_key, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${COLUMNS}`,
+    [
+      randomUUID(),
+      input.tenantId,
+      input.name,
+      input.kind,
+      input.mode,
+      [...new Set(input.scopes)],
+      origins,
+      input.ipAllowlist ?? [],
+      hashKey(value),
+      value.slice(-4),
+      input.sourceKey ?? null,
+      input.expiresAt ?? null,
+    ],
+  );
+  return { record: result.rows[0]!, value };
+}
+
+export async function listKeys(sql: Queryable, tenantId: string): Promise<ApiKeyRecord[]> {
+  return (await sql.query<ApiKeyRecord>(`SELECT ${COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at`, [tenantId])).rows;
+}
+
+export async function revokeKey(sql: Queryable, tenantId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
+  const result = await sql.query<ApiKeyRecord>(
+    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE tenant_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+    [tenantId, keyId],
+  );
+  return result.rows[0];
+}
+
+export interface KeyLookup extends ApiKeyRecord {
+  workspace_revision: number;
+  workspace_status: 'active' | 'suspended';
+}
+
+/** The key with this exact value, with its workspace's revision and status, or undefined. */
+export async function findKeyByValue(sql: Queryable, value: string): Promise<KeyLookup | undefined> {
+  const result = await sql.query<KeyLookup>(
+    `SELECT ${COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, w.revision AS workspace_revision, w.status AS workspace_status
+       FROM api_keys k JOIN workspaces w ON w.id = k.tenant_id WHERE k.hash = $1`,
+    [hashKey(value)],
+  );
+  return result.rows[0];
+}

@@ -1,0 +1,56 @@
+import { pino, type Logger } from 'pino';
+import { createServices } from './bootstrap.js';
+import { loadConfig, type Config } from './config.js';
+import { buildApp, loggerOptions } from './http/app.js';
+import type { AppServices, TypedApp } from './http/services.js';
+import { openDatabase } from './storage/database.js';
+import { startWorkers } from './subscribers/index.js';
+
+export interface RunningService {
+  app: TypedApp;
+  services: AppServices;
+  log: Logger;
+  url: string;
+  stop(reason: string): Promise<void>;
+}
+
+/** Opens the database, builds the app, starts the workers and listens; `beforeListen` runs once the database is ready. */
+export async function startService(config: Config, beforeListen?: (services: AppServices, log: Logger) => Promise<void>): Promise<RunningService> {
+  const log = pino(loggerOptions(config.logLevel) as pino.LoggerOptions);
+  const db = await openDatabase(config, { log: (message) => log.debug({ component: 'postgres' }, message) });
+  log.info({ database: db.kind === 'external' ? 'DATABASE_URL' : `embedded in ${config.dataDir}` }, 'database ready');
+  const services = await createServices(config, db);
+  let ready = false;
+  const app = await buildApp(services, { isReady: () => ready });
+  if (beforeListen) await beforeListen(services, log);
+  const workers = config.runWorkers ? await startWorkers(services, log) : { stop: async () => undefined };
+  const url = await app.listen({ host: config.host, port: config.port });
+  ready = true;
+
+  let stopping: Promise<void> | undefined;
+  const stop = (reason: string) =>
+    (stopping ??= (async () => {
+      ready = false;
+      log.info({ reason }, 'shutting down: finishing requests in flight');
+      const force = setTimeout(() => {
+        log.error('shutdown took longer than 30 s; exiting');
+        process.exit(1);
+      }, 30_000);
+      force.unref();
+      await app.close();
+      await workers.stop();
+      await services.rateLimits.close();
+      await db.close();
+      log.info('stopped');
+    })());
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  return { app, services, log, url, stop };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  startService(loadConfig()).catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

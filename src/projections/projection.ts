@@ -1,0 +1,15 @@
+import type { StoredEvent } from '../events/types.js';
+import type { Sql } from '../storage/postgres.js';
+
+/**
+ * A read model kept in PostgreSQL tables. Inline projections run inside the appending transaction, so an answer
+ * that follows a write sees it; `tables` are truncated and refilled from the log by a rebuild.
+ */
+export interface Projection {
+  name: string;
+  /** Tables owned by this projection, truncated before a rebuild. */
+  tables: string[];
+  /** Event types this projection reads; others are never passed to apply. */
+  eventTypes: readonly string[];
+  apply(sql: Sql, event: StoredEvent): Promise<void>;
+}

@@ -1,0 +1,30 @@
+import type pg from 'pg';
+import { applyProjections, readAllWith } from '../events/postgres-event-store.js';
+import { START_OF_LOG, type GlobalPosition } from '../events/types.js';
+import { withTransaction } from '../storage/postgres.js';
+import type { Projection } from './projection.js';
+
+const BATCH = 1000;
+
+/**
+ * Drops the rows of every read model and replays the whole log into them, in one transaction. Appends wait
+ * meanwhile (the events table is locked in SHARE mode), so the rebuilt rows equal what live projection gives.
+ */
+export async function rebuildReadModels(pool: pg.Pool, projections: readonly Projection[]): Promise<{ events: number }> {
+  return withTransaction(pool, async (sql) => {
+    await sql.query('LOCK TABLE events IN SHARE MODE');
+    const tables = projections.flatMap((p) => p.tables);
+    if (tables.length > 0) await sql.query(`TRUNCATE ${tables.join(', ')}`);
+    let after: GlobalPosition = START_OF_LOG;
+    let count = 0;
+    for (;;) {
+      // With the table locked no transaction is appending, so everything this snapshot sees is the whole log.
+      const batch = await readAllWith(sql, after, BATCH, false);
+      if (batch.length === 0) break;
+      await applyProjections(sql, projections, batch);
+      count += batch.length;
+      after = batch[batch.length - 1]!.position;
+    }
+    return { events: count };
+  });
+}

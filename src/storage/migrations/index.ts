@@ -1,0 +1,14 @@
+import * as eventStore from './0001-event-store.js';
+import * as workspacesAndKeys from './0002-workspaces-and-keys.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Every schema change, in order. Append only: a released migration is never edited. */
+export const migrations: Migration[] = [
+  { version: 1, ...eventStore },
+  { version: 2, ...workspacesAndKeys },
+];

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import type { SecretBox } from '../shared/secret-box.js';
+import { withTransaction, type Queryable } from '../storage/postgres.js';
+import type { WorkspaceDefinition } from './definition.js';
+import type { Workspace, WorkspaceSettings } from './workspace.js';
+
+interface WorkspaceRow {
+  id: string;
+  slug: string;
+  name: string;
+  plan: Workspace['plan'];
+  status: Workspace['status'];
+  revision: number;
+  settings: WorkspaceSettings;
+}
+
+function keepId<T extends { id: string }>(previous: T[] | undefined, match: (item: T) => boolean): string {
+  return previous?.find(match)?.id ?? randomUUID();
+}
+
+/** Turns a validated definition into stored settings, keeping the ids of branches, users and stages that already exist. */
+export function settingsFromDefinition(def: WorkspaceDefinition, previous: WorkspaceSettings | undefined, box: SecretBox): WorkspaceSettings {
+  const branches = def.branches.map((b) => ({ id: keepId(previous?.branches, (p) => p.code === b.code), code: b.code, name: b.name }));
+  const branchId = (code: string) => branches.find((b) => b.code === code)!.id;
+  const secret = def.widget.captcha.secret;
+  const sealedSecret = secret === undefined ? (previous?.widget.captcha.sealed_secret ?? null) : secret === null ? null : box.seal(secret);
+  return {
+    default_phone_country: def.default_phone_country,
+    branches,
+    users: def.users.map((u) => ({
+      id: keepId(previous?.users, (p) => p.email.toLowerCase() === u.email.toLowerCase()),
+      name: u.name,
+      email: u.email.toLowerCase(),
+      role: u.role,
+      branch_id: branchId(u.branch),
+      active: u.active ?? true,
+    })),
+    pipeline: { stages: def.pipeline.stages.map((s) => ({ key: s.key, name: s.name, lost: s.lost ?? false })) },
+    lost_reasons: def.lost_reasons,
+    sources: def.sources ?? [{ key: 'api', name: 'API' }, { key: 'web_form', name: 'Web form' }],
+    custom_fields: def.custom_fields,
+    visa_types: def.visa_types,
+    countries: def.countries,
+    widget: {
+      brand_color: def.widget.brand_color,
+      logo_url: def.widget.logo_url,
+      consent_text: def.widget.consent_text,
+      consent_text_version: def.widget.consent_text_version,
+      captcha: { provider: def.widget.captcha.provider, site_key: def.widget.captcha.site_key, sealed_secret: sealedSecret },
+    },
+    application_workflow: {
+      stages: (def.application_workflow?.stages ?? []).map((s, position) => ({
+        id: keepId(previous?.application_workflow.stages, (p) => p.key === s.key),
+        key: s.key,
+        name: s.name,
+        position,
+      })),
+      modules: (def.application_workflow?.modules ?? []).map((m) => ({
+        key: m.key,
+        name: m.name,
+        stages: m.stages,
+        counts_toward_progress: m.counts_toward_progress ?? true,
+        optional: m.optional ?? false,
+      })),
+    },
+    limits: def.limits ?? {},
+  };
+}
+
+const SELECT = 'SELECT id, slug, name, plan, status, revision, settings FROM workspaces';
+
+/** Creates the workspace named by the definition's slug, or updates it in place. */
+export async function applyDefinition(pool: pg.Pool, def: WorkspaceDefinition, box: SecretBox): Promise<{ workspace: Workspace; created: boolean }> {
+  return withTransaction(pool, async (sql) => {
+    const existing = (await sql.query<WorkspaceRow>(`${SELECT} WHERE slug = $1 FOR UPDATE`, [def.slug])).rows[0];
+    const settings = settingsFromDefinition(def, existing?.settings, box);
+    if (existing) {
+      const updated = await sql.query<WorkspaceRow>(
+        `UPDATE workspaces SET name = $2, plan = $3, status = $4, settings = $5, revision = revision + 1, updated_at = now()
+          WHERE id = $1 RETURNING id, slug, name, plan, status, revision, settings`,
+        [existing.id, def.name, def.plan, def.status ?? existing.status, JSON.stringify(settings)],
+      );
+      return { workspace: updated.rows[0]!, created: false };
+    }
+    const created = await sql.query<WorkspaceRow>(
+      `INSERT INTO workspaces (id, slug, name, plan, status, settings) VALUES ($1, $2, $3, $4, $5, $6)
+       RETURNING id, slug, name, plan, status, revision, settings`,
+      [randomUUID(), def.slug, def.name, def.plan, def.status ?? 'active', JSON.stringify(settings)],
+    );
+    return { workspace: created.rows[0]!, created: true };
+  });
+}
+
+/** Finds a workspace by id or slug. */
+export async function findWorkspace(sql: Queryable, idOrSlug: string): Promise<Workspace | undefined> {
+  const byId = /^[0-9a-f-]{36}$/i.test(idOrSlug);
+  const result = await sql.query<WorkspaceRow>(`${SELECT} WHERE ${byId ? 'id = $1::uuid' : 'slug = $1'}`, [idOrSlug]);
+  return result.rows[0];
+}
+
+export async function listWorkspaces(sql: Queryable): Promise<Workspace[]> {
+  return (await sql.query<WorkspaceRow>(`${SELECT} ORDER BY created_at`)).rows;
+}
+
+export async function setWorkspaceStatus(sql: Queryable, id: string, status: Workspace['status']): Promise<Workspace | undefined> {
+  const result = await sql.query<WorkspaceRow>(
+    `UPDATE workspaces SET status = $2, revision = revision + 1, updated_at = now() WHERE id = $1
+     RETURNING id, slug, name, plan, status, revision, settings`,
+    [id, status],
+  );
+  return result.rows[0];
+}
+
+/**
+ * Parsed settings per workspace and revision. Authentication reads only the small columns of the workspace row
+ * on each request and takes the settings from here unless the revision moved.
+ */
+export class WorkspaceCache {
+  private readonly entries = new Map<string, Workspace>();
+
+  constructor(private readonly sql: Queryable) {}
+
+  async get(id: string, revision: number): Promise<Workspace | undefined> {
+    const cached = this.entries.get(id);
+    if (cached && cached.revision === revision) return cached;
+    const fresh = await findWorkspace(this.sql, id);
+    if (fresh) this.entries.set(id, fresh);
+    return fresh;
+  }
+}

@@ -1,0 +1,54 @@
+import type { MetaField } from '../http/schemas/meta-field.js';
+import type { Plan, Scope, VisaType } from '../shared/enums.js';
+
+export interface Branch { id: string; code: string; name: string }
+export interface WorkspaceUser { id: string; name: string; email: string; role: 'owner' | 'admin' | 'manager' | 'counsellor'; branch_id: string; active: boolean }
+export interface PipelineStage { key: string; name: string; lost: boolean }
+export interface Named { key: string; name: string }
+export interface ApplicationStageDef { id: string; key: string; name: string; position: number }
+export interface ModuleDef { key: string; name: string; stages: string[]; counts_toward_progress: boolean; optional: boolean }
+export interface BucketSpec { capacity: number; refill_per_second: number }
+
+/** A workspace's settings as stored: the definition with stable ids given to branches, users and application stages. */
+export interface WorkspaceSettings {
+  default_phone_country: string;
+  branches: Branch[];
+  users: WorkspaceUser[];
+  pipeline: { stages: PipelineStage[] };
+  lost_reasons: Named[];
+  sources: Named[];
+  custom_fields: MetaField[];
+  visa_types: VisaType[];
+  countries: string[];
+  widget: {
+    brand_color: string | null;
+    logo_url: string | null;
+    consent_text: string;
+    consent_text_version: string;
+    captcha: { provider: 'turnstile' | 'hcaptcha' | 'recaptcha' | 'none'; site_key: string | null; sealed_secret: string | null };
+  };
+  application_workflow: { stages: ApplicationStageDef[]; modules: ModuleDef[] };
+  limits: {
+    monthly_leads?: number | null;
+    webhook_endpoints?: number;
+    rate?: { key?: BucketSpec; scopes?: Partial<Record<Scope, BucketSpec>> };
+  };
+}
+
+export interface Workspace {
+  id: string;
+  slug: string;
+  name: string;
+  plan: Plan;
+  status: 'active' | 'suspended';
+  revision: number;
+  settings: WorkspaceSettings;
+}
+
+export function firstStage(settings: WorkspaceSettings): PipelineStage {
+  return settings.pipeline.stages[0]!;
+}
+
+export function lostStage(settings: WorkspaceSettings): PipelineStage | undefined {
+  return settings.pipeline.stages.find((s) => s.lost);
+}

@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import type { Test } from 'tap';
+import { createServices } from '../../src/bootstrap.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import type { AppServices, TypedApp } from '../../src/http/services.js';
+import { createKey } from '../../src/keys/repository.js';
+import type { Scope } from '../../src/shared/enums.js';
+import { validateDefinition, type WorkspaceDefinition } from '../../src/workspaces/definition.js';
+import { applyDefinition } from '../../src/workspaces/repository.js';
+import type { Workspace } from '../../src/workspaces/workspace.js';
+import { freshDatabase } from './db.js';
+import { SCOPES } from '../../src/shared/enums.js';
+
+export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+
+/** A clock the test moves by hand. */
+export class TestClock {
+  constructor(public current = new Date('2026-11-01T10:00:00.000Z')) {}
+  now = (): Date => new Date(this.current.getTime());
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+export interface TestApp {
+  app: TypedApp;
+  services: AppServices;
+  pool: pg.Pool;
+  baseUrl: string;
+  /** fetch against the app over real HTTP on loopback. */
+  request(path: string, init?: RequestInit & { json?: unknown; key?: string }): Promise<Response>;
+}
+
+/** Starts the real app on a fresh database, listening on 127.0.0.1 with an ephemeral port. */
+export async function startApp(t: Test, options: { config?: Partial<Config>; now?: () => Date } = {}): Promise<TestApp> {
+  const { pool, url } = await freshDatabase(t);
+  const config: Config = { ...loadConfig({ DATABASE_URL: url, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent' }), ...options.config };
+  const services = await createServices(config, { pool, url, kind: 'external', close: async () => undefined }, options.now);
+  const app = await buildApp(services, { logger: false });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  t.teardown(async () => {
+    await app.close();
+    await services.rateLimits.close();
+  });
+  const address = app.server.address();
+  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return {
+    app,
+    services,
+    pool,
+    baseUrl,
+    request(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.key) headers.set('authorization', `Bearer ${init.key}`);
+      let body = init.body;
+      if (init.json !== undefined) {
+        headers.set('content-type', 'application/json');
+        body = JSON.stringify(init.json);
+      }
+      return fetch(baseUrl + path, { ...init, headers, body });
+    },
+  };
+}
+
+export function demoDefinition(overrides: Partial<WorkspaceDefinition> = {}): WorkspaceDefinition {
+  const base = JSON.parse(readFileSync(new URL('../../definitions/demo-workspace.json', import.meta.url), 'utf8')) as WorkspaceDefinition;
+  return validateDefinition({ ...base, slug: `ws-${randomBytes(4).toString('hex')}`, ...overrides });
+}
+
+export interface SeededWorkspace {
+  workspace: Workspace;
+  /** Secret keys with every scope, live and test. */
+  live: string;
+  test: string;
+  /** Public live and test keys allowed from https://www.example.com. */
+  publicLive: string;
+  publicTest: string;
+  /** Creates another key on this workspace. */
+  key(options: { kind?: 'secret' | 'public'; mode?: 'live' | 'test'; scopes?: Scope[]; origins?: string[]; ips?: string[]; expiresAt?: Date; sourceKey?: string }): Promise<{ id: string; value: string }>;
+}
+
+export const ALLOWED_ORIGIN = 'https://www.example.com';
+
+/** Applies the demo definition (with overrides) and creates one key of each kind and mode. */
+export async function seedWorkspace(testApp: Pick<TestApp, 'pool' | 'services'>, overrides: Partial<WorkspaceDefinition> = {}): Promise<SeededWorkspace> {
+  const { workspace } = await applyDefinition(testApp.pool, demoDefinition(overrides), testApp.services.secretBox);
+  const key: SeededWorkspace['key'] = async (o) => {
+    const kind = o.kind ?? 'secret';
+    const { record, value } = await createKey(testApp.pool, {
+      tenantId: workspace.id,
+      name: 'test key',
+      kind,
+      mode: o.mode ?? 'live',
+      scopes: o.scopes ?? (kind === 'public' ? ['leads:create'] : [...SCOPES]),
+      allowedOrigins: kind === 'public' ? (o.origins ?? [ALLOWED_ORIGIN]) : [],
+      ipAllowlist: o.ips ?? [],
+      expiresAt: o.expiresAt ?? null,
+      sourceKey: o.sourceKey ?? null,
+    });
+    return { id: record.id, value };
+  };
+  return {
+    workspace,
+    live: (await key({ mode: 'live' })).value,
+    test: (await key({ mode: 'test' })).value,
+    publicLive: (await key({ kind: 'public', mode: 'live' })).value,
+    publicTest: (await key({ kind: 'public', mode: 'test' })).value,
+    key,
+  };
+}
