@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { CliError } from './output.js';
+import { registerApplicationCommands } from './application-commands.js';
+import { registerHistoryCommands } from './history-commands.js';
 import { registerKeyCommands } from './key-commands.js';
+import { registerLeadCommands } from './lead-commands.js';
 import { registerServiceCommands } from './service-commands.js';
 import { registerWorkspaceCommands } from './workspace-commands.js';
+import { registerWebhookCommands } from './webhook-commands.js';
 
 const program = new Command('visa-crm').description('visa-crm-api: run the service and do what the workspace UI does').option('--json', 'print JSON, for scripts');
 const json = () => Boolean(program.opts<{ json?: boolean }>().json);
@@ -11,6 +15,10 @@ const json = () => Boolean(program.opts<{ json?: boolean }>().json);
 registerServiceCommands(program, json);
 registerWorkspaceCommands(program, json);
 registerKeyCommands(program, json);
+registerLeadCommands(program, json);
+registerApplicationCommands(program, json);
+registerHistoryCommands(program, json);
+registerWebhookCommands(program, json);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof CliError) {

@@ -12,6 +12,8 @@ export interface EventStore {
    */
   transact<T>(context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   readStream(streamId: string): Promise<StoredEvent[]>;
+  /** Calls `listener` after every commit that appended events in this process (subscribers use it to wake). */
+  onCommit(listener: () => void): () => void;
   /** Events strictly after `after`, in global order, that no still-running transaction can precede. */
   readAll(after: GlobalPosition, limit: number): Promise<StoredEvent[]>;
 }

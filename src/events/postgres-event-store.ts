@@ -12,6 +12,10 @@ import {
   type StoredEvent,
 } from './types.js';
 
+/**
+ * Not notified by PostgreSQL: NOTIFY serialises every committing transaction on one lock, which halves concurrent
+ * append throughput. Subscribers in this process are woken by `onCommit`; other processes poll.
+ */
 export const EVENTS_CHANNEL = 'events_appended';
 
 interface EventRow {
@@ -90,39 +94,47 @@ class PostgresStoreTransaction implements StoreTransaction {
 
   async append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<StoredEvent[]> {
     if (events.length === 0) return [];
-    if (!this.locked.has(streamId)) {
+    // A stream's first event needs no lock: any other writer of that stream fails on its unique revision.
+    if (!this.locked.has(streamId) && expected !== 'no_stream') {
       // Locking after a write would let this transaction's id sort before a commit it has already seen.
       if (this.appended.length > 0) throw new Error(`Stream ${streamId} must be named when the transaction starts`);
       await this.lock([streamId]);
     }
-    const current = await this.sql.query<{ revision: number | null }>('SELECT max(revision) AS revision FROM events WHERE stream_id = $1', [streamId]);
-    const actual = current.rows[0]?.revision ?? null;
-    if (expected !== 'any') {
-      const matches = expected === 'no_stream' ? actual === null : actual === expected;
-      if (!matches) throw new WrongExpectedRevisionError(streamId, expected, actual ?? 'no_stream');
-    }
-    const first = (actual ?? -1) + 1;
     const { tenantId, sandbox, metadata, now } = this.context;
+    const expectedCurrent = expected === 'any' ? null : expected === 'no_stream' ? -1 : expected;
     const ids = events.map((event) => event.id ?? randomUUID());
+    let rows: EventRow[];
     try {
+      // One round trip: the current revision, the expectation check and the insert.
       const result = await this.sql.query<EventRow>(
-        `INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at)
-         SELECT id, $2, $3 + ord - 1, type, $4, $5, data, $6, $7
-           FROM unnest($1::uuid[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS e(id, type, data, ord)
+        `WITH current AS (SELECT coalesce(max(revision), -1) AS revision FROM events WHERE stream_id = $2)
+         INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at)
+         SELECT e.id, $2, current.revision + e.ord, e.type, $3, $4, e.data, $5, $6
+           FROM current, unnest($1::uuid[], $7::text[], $8::jsonb[]) WITH ORDINALITY AS e(id, type, data, ord)
+          WHERE $9::integer IS NULL OR current.revision = $9::integer
          RETURNING ${COLUMNS}`,
-        [ids, streamId, first, tenantId, sandbox, JSON.stringify(metadata), now, events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))],
+        [ids, streamId, tenantId, sandbox, JSON.stringify(metadata), now, events.map((e) => e.type), events.map((e) => JSON.stringify(e.data)), expectedCurrent],
       );
-      const stored = result.rows.map(toStoredEvent).sort((a, b) => a.revision - b.revision);
-      this.appended.push(...stored);
-      return stored;
+      rows = result.rows;
     } catch (error) {
-      if (pgErrorCode(error) === PgCode.uniqueViolation) throw new WrongExpectedRevisionError(streamId, expected, actual ?? 'no_stream');
+      if (pgErrorCode(error) === PgCode.uniqueViolation) throw new WrongExpectedRevisionError(streamId, expected, await this.currentRevision(streamId));
       throw error;
     }
+    if (rows.length === 0) throw new WrongExpectedRevisionError(streamId, expected, await this.currentRevision(streamId));
+    const stored = rows.map(toStoredEvent).sort((a, b) => a.revision - b.revision);
+    this.appended.push(...stored);
+    return stored;
+  }
+
+  private async currentRevision(streamId: string): Promise<number | 'no_stream'> {
+    const result = await this.sql.query<{ revision: number | null }>('SELECT max(revision) AS revision FROM events WHERE stream_id = $1', [streamId]).catch(() => undefined);
+    return result?.rows[0]?.revision ?? 'no_stream';
   }
 }
 
 export class PostgresEventStore implements EventStore {
+  private readonly commitListeners = new Set<() => void>();
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly projections: readonly Projection[],
@@ -137,9 +149,9 @@ export class PostgresEventStore implements EventStore {
       const result = await work(tx);
       if (tx.appended.length > 0) {
         await applyProjections(client, this.projections, tx.appended);
-        await client.query(`SELECT pg_notify('${EVENTS_CHANNEL}', '')`);
       }
       await client.query('COMMIT');
+      if (tx.appended.length > 0) for (const listener of this.commitListeners) listener();
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -147,6 +159,11 @@ export class PostgresEventStore implements EventStore {
     } finally {
       client.release();
     }
+  }
+
+  onCommit(listener: () => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
   }
 
   readStream(streamId: string): Promise<StoredEvent[]> {

@@ -69,7 +69,8 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     const rule = request.routeOptions.config.auth;
     if (!rule) return;
     request.auth = await authenticate(request, rule, { sql: services.pool, workspaces: services.workspaces, rateLimits: services.rateLimits, now: services.now });
-    request.log = request.log.child({ tenant_id: request.auth.workspace.id, key_id: request.auth.key.id, sandbox: request.auth.sandbox });
+    // The reply's logger writes the "request completed" line, so it gets the same bindings.
+    request.log = reply.log = request.log.child({ tenant_id: request.auth.workspace.id, key_id: request.auth.key.id, sandbox: request.auth.sandbox });
   });
 
   app.addHook('onSend', async (request, reply, payload) => {

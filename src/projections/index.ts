@@ -1,4 +1,7 @@
+import { applicationsProjection } from './applications.js';
+import { leadsProjection } from './leads.js';
 import type { Projection } from './projection.js';
+import { webhookEndpointsProjection } from './webhook-endpoints.js';
 
 /** Every inline read model, in the order they are applied. */
-export const projections: Projection[] = [];
+export const projections: Projection[] = [leadsProjection, applicationsProjection, webhookEndpointsProjection];

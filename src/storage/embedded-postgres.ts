@@ -46,6 +46,14 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** A lock is held while its process lives; a lock with this process's pid but older than it was left by an earlier process. */
+function isHeld(lock: InstanceLock): boolean {
+  if (!isAlive(lock.pid)) return false;
+  if (lock.pid !== process.pid) return true;
+  const thisProcessStarted = Date.now() - process.uptime() * 1000;
+  return new Date(lock.startedAt).getTime() >= thisProcessStarted - 1000;
+}
+
 async function readJson<T>(file: string): Promise<T | undefined> {
   try {
     return JSON.parse(await fs.readFile(file, 'utf8')) as T;
@@ -58,7 +66,7 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 export async function runningInstance(dataDir: string): Promise<{ url: string; pid: number } | undefined> {
   const lock = await readJson<InstanceLock>(lockPath(dataDir));
   const credentials = await readJson<Credentials>(path.join(dataDir, 'credentials.json'));
-  if (!lock || !credentials || !isAlive(lock.pid) || lock.port === 0) return undefined;
+  if (!lock || !credentials || !isHeld(lock) || lock.port === 0) return undefined;
   return { url: connectionUrl(credentials, lock.port), pid: lock.pid };
 }
 
@@ -77,7 +85,7 @@ async function acquireLock(dataDir: string): Promise<void> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = await readJson<InstanceLock>(file);
-      if (holder && holder.pid !== process.pid && isAlive(holder.pid)) throw new DataFolderInUseError(dataDir, holder.pid);
+      if (holder && isHeld(holder)) throw new DataFolderInUseError(dataDir, holder.pid);
       // The holder died without cleaning up: the lock is stale.
       await fs.rm(file, { force: true });
     }

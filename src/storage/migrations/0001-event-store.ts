@@ -18,7 +18,6 @@ CREATE TABLE events (
   CONSTRAINT events_stream_revision UNIQUE (stream_id, revision)
 );
 CREATE UNIQUE INDEX events_global_order ON events (tx_id, position);
-CREATE INDEX events_tenant ON events (tenant_id, sandbox);
 
 CREATE TABLE subscription_checkpoints (
   name        text PRIMARY KEY,

@@ -1,5 +1,8 @@
 import * as eventStore from './0001-event-store.js';
 import * as workspacesAndKeys from './0002-workspaces-and-keys.js';
+import * as leads from './0003-leads.js';
+import * as applications from './0004-applications.js';
+import * as webhooks from './0005-webhooks.js';
 
 export interface Migration {
   version: number;
@@ -11,4 +14,7 @@ export interface Migration {
 export const migrations: Migration[] = [
   { version: 1, ...eventStore },
   { version: 2, ...workspacesAndKeys },
+  { version: 3, ...leads },
+  { version: 4, ...applications },
+  { version: 5, ...webhooks },
 ];

@@ -1,0 +1,308 @@
+/**
+ * Lead capture and sync benchmark (npm run bench:leads).
+ *
+ * Seeds a workspace with BENCH_LEADS (default 200,000) leads through the bulk path, then measures, in one run and
+ * against the same PostgreSQL:
+ *   - POST /v1/leads (new people, so every request creates a lead) at 1, 16 and 64 concurrent clients;
+ *   - beside it raw fastify answering POST /v1/leads with a constant body, raw fastify doing one single-row INSERT
+ *     transaction per request, and single-row INSERT transactions straight through pg (no HTTP);
+ *   - GET /v1/leads?limit=100 from random updated_since points, beside raw fastify sending a constant 100-lead page.
+ * Load comes from a worker thread over keep-alive HTTP on 127.0.0.1. Each step runs BENCH_SECONDS (default 5) after
+ * a one-second warm-up. Uses DATABASE_URL's server when set (a fresh database is created and dropped), else an
+ * embedded PostgreSQL in a temporary folder. Stops by itself.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { createServices } from '../src/bootstrap.js';
+import { loadConfig } from '../src/config.js';
+import { buildApp } from '../src/http/app.js';
+import { createKey } from '../src/keys/repository.js';
+import { bulkImportLeads } from '../src/leads/bulk-import.js';
+import type { LeadSubmission } from '../src/leads/submission.js';
+import { SCOPES } from '../src/shared/enums.js';
+import { startEmbeddedPostgres, type EmbeddedServer } from '../src/storage/embedded-postgres.js';
+import { migrate } from '../src/storage/migrate.js';
+import { createPool } from '../src/storage/postgres.js';
+import { validateDefinition } from '../src/workspaces/definition.js';
+import { applyDefinition } from '../src/workspaces/repository.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const LEADS = Number(process.env.BENCH_LEADS ?? 200_000);
+const CONCURRENCY = [1, 16, 64];
+const POOL_SIZE = 20;
+const SEED_BATCH = 5000;
+
+interface Result {
+  requests: number;
+  errors: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+}
+
+// The load generator: closed-loop clients over keep-alive sockets, in plain JavaScript so the worker needs no loader.
+const LOAD_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const http = require('node:http');
+const { port, method, paths, headers, bodyKind, concurrency, warmupMs, durationMs, phase } = workerData;
+const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+let seq = 0;
+function leadBody() {
+  seq += 1;
+  const n = String(seq).padStart(8, '0');
+  return JSON.stringify({ full_name: 'Bench Person ' + n, phone: '7' + phase + n, email: 'bench-' + phase + '-' + n + '@example.com',
+    city: seq % 2 ? 'Bengaluru' : 'Delhi', visa_type: 'student', country_interest: 'CA', intake: '2027-01',
+    utm: { source: 'bench', campaign: 'load' }, message: 'Benchmark enquiry', consent: true });
+}
+function once() {
+  return new Promise((resolve) => {
+    const body = bodyKind === 'lead' ? leadBody() : undefined;
+    const target = paths[Math.floor(Math.random() * paths.length)];
+    const req = http.request({ host: '127.0.0.1', port, method, path: target, agent,
+      headers: body ? { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : headers }, (res) => {
+      res.on('data', () => {});
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', () => resolve(0));
+    if (body) req.write(body);
+    req.end();
+  });
+}
+(async () => {
+  const start = performance.now();
+  const warmEnd = start + warmupMs;
+  const end = warmEnd + durationMs;
+  const latencies = [];
+  let errors = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      const status = await once();
+      const t1 = performance.now();
+      if (t0 >= warmEnd && t1 <= end) {
+        latencies.push(t1 - t0);
+        if (status < 200 || status >= 300) errors += 1;
+      }
+    }
+  }));
+  agent.destroy();
+  parentPort.postMessage({ latencies, errors, seconds: durationMs / 1000 });
+})();
+`;
+
+function summarise(latencies: number[], errors: number, seconds: number): Result {
+  const sorted = Float64Array.from(latencies).sort();
+  const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN);
+  return { requests: latencies.length, errors, seconds, p50: at(0.5), p99: at(0.99) };
+}
+
+let phaseCounter = 0;
+function load(port: number, method: 'GET' | 'POST', paths: string[], headers: Record<string, string>, bodyKind: 'lead' | 'none', concurrency: number): Promise<Result> {
+  phaseCounter += 1;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(LOAD_WORKER, {
+      eval: true,
+      workerData: { port, method, paths, headers, bodyKind, concurrency, warmupMs: 1000, durationMs: SECONDS * 1000, phase: phaseCounter % 10 },
+    });
+    worker.once('message', (m: { latencies: number[]; errors: number; seconds: number }) => resolve(summarise(m.latencies, m.errors, m.seconds)));
+    worker.once('error', reject);
+  });
+}
+
+/** Single-row INSERT transactions straight through pg, closed loop, no HTTP. */
+async function rawInserts(pool: pg.Pool, concurrency: number): Promise<Result> {
+  const latencies: number[] = [];
+  const start = performance.now();
+  const warmEnd = start + 1000;
+  const end = warmEnd + SECONDS * 1000;
+  let errors = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          await client.query('INSERT INTO bench_raw_inserts (id, body) VALUES ($1, $2)', [randomUUID(), JSON.stringify({ full_name: 'Raw', consent: true })]);
+          await client.query('COMMIT');
+        } catch {
+          errors += 1;
+        } finally {
+          client.release();
+        }
+        const t1 = performance.now();
+        if (t0 >= warmEnd && t1 <= end) latencies.push(t1 - t0);
+      }
+    }),
+  );
+  return summarise(latencies, errors, SECONDS);
+}
+
+function seedSubmission(i: number): LeadSubmission {
+  const n = String(i).padStart(9, '0');
+  return {
+    full_name: `Seeded Person ${n}`,
+    phone: `+919${n}`,
+    alt_phone: null,
+    email: `seed-${n}@example.com`,
+    city: i % 2 ? 'Bengaluru' : 'Delhi',
+    state: null,
+    country_interest: (['CA', 'AU', 'GB', 'US'] as const)[i % 4]!,
+    visa_type: 'student',
+    intake: '2027-01',
+    course: i % 3 ? 'MSc Computer Science' : null,
+    date_of_birth: '2001-04-12',
+    highest_qualification: 'bachelors',
+    score_percent: 72.5,
+    english_test: i % 2 ? { type: 'IELTS', overall: 7 } : null,
+    work_experience_years: i % 5,
+    passport_available: true,
+    previous_refusals: 0,
+    utm: { source: 'google', medium: 'cpc', campaign: 'seed' },
+    landing_page_url: 'https://www.example.com/study-abroad',
+    custom_fields: { preferred_callback: 'evening' },
+    message: null,
+  };
+}
+
+const fmt = (r: Result) =>
+  `${(r.requests / r.seconds).toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms${r.errors ? `   (${r.errors} non-2xx)` : ''}`;
+
+async function main(): Promise<void> {
+  let embedded: EmbeddedServer | undefined;
+  let tmp: string | undefined;
+  let serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'vcrm-bench-pg-'));
+    if (process.getuid?.() === 0) chmodSync(tmp, 0o755);
+    console.log(`DATABASE_URL is unset: starting an embedded PostgreSQL in ${tmp}`);
+    embedded = await startEmbeddedPostgres(tmp);
+    serverUrl = embedded.url;
+  }
+  const dbName = `vcrm_bench_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${dbName}`;
+  const dbUrl = url.toString();
+  const pool = createPool(dbUrl, POOL_SIZE);
+  const rawPool = createPool(dbUrl, POOL_SIZE);
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    await migrate(pool);
+    await pool.query('CREATE TABLE bench_raw_inserts (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
+    const config = { ...loadConfig({ DATABASE_URL: dbUrl, SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'), LOG_LEVEL: 'silent' }), runWorkers: false };
+    const services = await createServices(config, { pool, url: dbUrl, kind: 'external', close: async () => undefined });
+    closers.push(() => services.rateLimits.close());
+
+    const demo = JSON.parse(readFileSync(new URL('../definitions/demo-workspace.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const big = { capacity: 10_000_000, refill_per_second: 1_000_000 };
+    const def = validateDefinition({
+      ...demo,
+      slug: `bench-${randomBytes(3).toString('hex')}`,
+      plan: 'enterprise',
+      limits: { monthly_leads: null, rate: { key: big, scopes: Object.fromEntries(SCOPES.map((s) => [s, big])) } },
+    });
+    const { workspace } = await applyDefinition(pool, def, services.secretBox);
+    const key = (await createKey(pool, { tenantId: workspace.id, name: 'bench', kind: 'secret', mode: 'live', scopes: [...SCOPES] })).value;
+    const auth = { authorization: `Bearer ${key}` };
+
+    // Seed through the bulk path, timestamps one second apart ending now.
+    const seedStart = performance.now();
+    const base = Date.now() - LEADS * 1000;
+    for (let from = 0; from < LEADS; from += SEED_BATCH) {
+      const items = Array.from({ length: Math.min(SEED_BATCH, LEADS - from) }, (_, j) => ({ submission: seedSubmission(from + j), at: new Date(base + (from + j) * 1000) }));
+      await bulkImportLeads(pool, workspace, false, { key: 'api', name: 'API' }, { type: 'system', name: 'bench seed' }, items);
+    }
+    await pool.query('ANALYZE leads; ANALYZE events');
+    const seedSeconds = (performance.now() - seedStart) / 1000;
+    console.log(`Seeded ${LEADS.toLocaleString('en')} leads in ${seedSeconds.toFixed(1)} s (${(LEADS / seedSeconds).toFixed(0)} leads/s, bulk path)`);
+
+    const app = await buildApp(services, { logger: false });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    closers.push(() => app.close());
+    const appPort = (app.server.address() as { port: number }).port;
+
+    // The constant bodies raw fastify sends: a real LeadCreated and a real page of 100 leads.
+    const samplePage = await (await fetch(`http://127.0.0.1:${appPort}/v1/leads?limit=100`, { headers: auth })).text();
+    const createdBody = JSON.stringify({ id: randomUUID(), status: 'new', assigned_to: 'vikram@northstar.example', duplicate: false, test_mode: false });
+    const raw = Fastify({ logger: false, bodyLimit: 65536 });
+    raw.post('/v1/leads', async (_request, reply) => reply.status(201).type('application/json').send(createdBody));
+    raw.get('/v1/leads', async (_request, reply) => reply.type('application/json').send(samplePage));
+    raw.post('/raw/insert', async (request, reply) => {
+      const client = await rawPool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('INSERT INTO bench_raw_inserts (id, body) VALUES ($1, $2)', [randomUUID(), JSON.stringify(request.body)]);
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+      return reply.status(201).type('application/json').send(createdBody);
+    });
+    await raw.listen({ host: '127.0.0.1', port: 0 });
+    closers.push(() => raw.close());
+    const rawPort = (raw.server.address() as { port: number }).port;
+
+    console.log(`\nPOST /v1/leads (each request a new person; ${SECONDS} s per step, pool ${POOL_SIZE}, 2 HTTP servers in this process, load from a worker thread)`);
+    const creation: Record<number, { app: Result; constant: Result; httpInsert: Result; pgInsert: Result }> = {};
+    for (const c of CONCURRENCY) {
+      const appResult = await load(appPort, 'POST', ['/v1/leads'], auth, 'lead', c);
+      const constant = await load(rawPort, 'POST', ['/v1/leads'], {}, 'lead', c);
+      const httpInsert = await load(rawPort, 'POST', ['/raw/insert'], {}, 'lead', c);
+      const pgInsert = await rawInserts(rawPool, c);
+      creation[c] = { app: appResult, constant, httpInsert, pgInsert };
+      console.log(`  ${String(c).padStart(2)} clients  visa-crm-api             ${fmt(appResult)}`);
+      console.log(`             raw fastify constant     ${fmt(constant)}`);
+      console.log(`             raw fastify + 1-row tx   ${fmt(httpInsert)}`);
+      console.log(`             1-row tx via pg, no HTTP ${fmt(pgInsert)}`);
+    }
+
+    const total = Number((await pool.query('SELECT count(*) AS n FROM leads WHERE tenant_id = $1', [workspace.id])).rows[0].n);
+    const times = await pool.query<{ lo: Date; hi: Date }>('SELECT min(updated_at) AS lo, max(updated_at) AS hi FROM leads WHERE tenant_id = $1', [workspace.id]);
+    const lo = times.rows[0]!.lo.getTime();
+    const span = times.rows[0]!.hi.getTime() - lo;
+    const listPaths = Array.from({ length: 2000 }, () => `/v1/leads?limit=100&updated_since=${encodeURIComponent(new Date(lo + Math.floor(Math.random() * span * 0.99)).toISOString())}`);
+    console.log(`\nGET /v1/leads?limit=100 from random updated_since points over ${total.toLocaleString('en')} leads (page ${(samplePage.length / 1024).toFixed(0)} KiB)`);
+    const listing: Record<number, { app: Result; constant: Result }> = {};
+    for (const c of CONCURRENCY) {
+      const appResult = await load(appPort, 'GET', listPaths, auth, 'none', c);
+      const constant = await load(rawPort, 'GET', ['/v1/leads'], {}, 'none', c);
+      listing[c] = { app: appResult, constant };
+      console.log(`  ${String(c).padStart(2)} clients  visa-crm-api             ${fmt(appResult)}`);
+      console.log(`             raw fastify constant     ${fmt(constant)}`);
+    }
+
+    console.log('\nGoals');
+    for (const c of CONCURRENCY) {
+      const r = creation[c]!;
+      const rate = (x: Result) => x.requests / x.seconds;
+      console.log(
+        `  creation at ${String(c).padStart(2)} clients: ${(rate(r.app) / rate(r.httpInsert)).toFixed(2)} × raw fastify + 1-row tx, ${(rate(r.app) / rate(r.pgInsert)).toFixed(2)} × 1-row tx via pg (goal ≥ 0.5)`,
+      );
+    }
+    for (const c of CONCURRENCY) console.log(`  listing p99 at ${String(c).padStart(2)} clients: ${listing[c]!.app.p99.toFixed(2)} ms (goal < 15 ms)`);
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await pool.end();
+    await rawPool.end();
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
+    if (embedded) await embedded.stop();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../src/storage/embedded-postgres.js';
+import { migrate } from '../src/storage/migrate.js';
+import { createPool } from '../src/storage/postgres.js';
+
+/** A fresh, migrated database for a benchmark run: on DATABASE_URL's server, else on an embedded server. Dropped at the end. */
+export async function benchDatabase(poolSize = 70): Promise<{ pool: pg.Pool; url: string; where: string; close(): Promise<void> }> {
+  let server = process.env.DATABASE_URL;
+  let stopEmbedded = async () => undefined;
+  let where = 'DATABASE_URL';
+  if (!server) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vcrm-bench-'));
+    fs.chmodSync(dir, 0o755);
+    const embedded = await startEmbeddedPostgres(dir);
+    server = embedded.url;
+    where = 'embedded PostgreSQL';
+    stopEmbedded = async () => {
+      await embedded.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  const name = `vcrm_bench_${randomBytes(4).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: server });
+    await client.connect();
+    await client.query(sql);
+    await client.end();
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  const pool = createPool(url.toString(), poolSize);
+  await migrate(pool);
+  return {
+    pool,
+    url: url.toString(),
+    where,
+    async close() {
+      await pool.end();
+      await admin(`DROP DATABASE ${name} WITH (FORCE)`);
+      await stopEmbedded();
+    },
+  };
+}
+
+/** Runs `op` from `concurrency` workers until `count` operations are done or `seconds` pass; returns ops/s and latency percentiles (ms). */
+export async function measure(count: number, concurrency: number, seconds: number, op: (i: number) => Promise<unknown>) {
+  const latencies: number[] = [];
+  let next = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count && performance.now() < deadline) {
+        const i = next++;
+        const t0 = performance.now();
+        await op(i);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+  return { ops: latencies.length, perSecond: latencies.length / elapsed, p50: pct(50), p99: pct(99) };
+}
+
+export function row(label: string, result: { ops: number; perSecond: number; p50: number; p99: number }, baseline?: number): string {
+  const ratio = baseline ? `  (${((result.perSecond / baseline) * 100).toFixed(0)}% of baseline)` : '';
+  return `${label.padEnd(52)} ${result.perSecond.toFixed(0).padStart(7)} /s   p50 ${result.p50.toFixed(2).padStart(7)} ms   p99 ${result.p99.toFixed(2).padStart(7)} ms   n=${result.ops}${ratio}`;
+}

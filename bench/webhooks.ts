@@ -1,0 +1,164 @@
+// Webhook delivery benchmark: deliveries per second to a local HTTPS receiver, and the time from a command's commit to
+// the receiver's acknowledgement (p50, p99) at a steady 500 events/s, beside a plain HTTPS POST loop to the same
+// receiver in the same run. The receiver runs in a child process, so it does not share this process's thread.
+// Run: npm run bench:webhooks   (uses DATABASE_URL, else an embedded PostgreSQL). Everything stays on 127.0.0.1.
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import https from 'node:https';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { createServices } from '../src/bootstrap.js';
+import { createEndpoint } from '../src/commands/webhooks/endpoints.js';
+import { runCommand } from '../src/commands/run-command.js';
+import { loadConfig } from '../src/config.js';
+import { PostgresEventStore } from '../src/events/postgres-event-store.js';
+import type { CommandContext } from '../src/events/types.js';
+import { webhookEndpointsProjection } from '../src/projections/webhook-endpoints.js';
+import { startWorkers } from '../src/subscribers/index.js';
+import { configureWebhookRuntime } from '../src/webhooks/runtime.js';
+import { demoDefinition } from '../test/support/app.js';
+import { makeTestPki } from '../test/webhooks/support/tls.js';
+import { applyDefinition } from '../src/workspaces/repository.js';
+import { benchDatabase } from './support.js';
+
+const now = () => performance.timeOrigin + performance.now();
+
+if (process.env.BENCH_ROLE === 'receiver') {
+  // The receiver: answers 200 at once and reports each event id's acknowledgement time to the parent.
+  const acks: [string, number][] = [];
+  const server = https.createServer({ key: process.env.BENCH_KEY!, cert: process.env.BENCH_CERT!, keepAliveTimeout: 60_000 }, (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      const id = req.headers['webhook-id'];
+      if (typeof id === 'string') acks.push([id, now()]);
+    });
+  });
+  server.maxRequestsPerSocket = 0;
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
+  setInterval(() => {
+    if (acks.length > 0) process.send!({ acks: acks.splice(0) });
+  }, 20);
+  process.on('disconnect', () => process.exit(0));
+} else {
+  await main();
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+async function main(): Promise<void> {
+  const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+  const RATE = Number(process.env.BENCH_RATE ?? 500);
+  const STEADY_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+  const CONCURRENCY = 128;
+
+  const pki = makeTestPki();
+  const receiver: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
+    env: { ...process.env, BENCH_ROLE: 'receiver', BENCH_KEY: pki.key, BENCH_CERT: pki.cert },
+    execArgv: ['--import', 'tsx'],
+  });
+  const acked = new Map<string, number>();
+  const port = await new Promise<number>((resolve) => {
+    receiver.on('message', (message: { port?: number; acks?: [string, number][] }) => {
+      if (message.port) resolve(message.port);
+      for (const [id, at] of message.acks ?? []) if (!acked.has(id)) acked.set(id, at);
+    });
+  });
+  const url = `https://127.0.0.1:${port}/hooks`;
+  const body = JSON.stringify({ id: randomUUID(), event: 'lead.created', tenant_id: randomUUID(), created_at: new Date().toISOString(), data: payload() });
+
+  // 1. Baseline: a plain HTTPS POST loop, same receiver, same keep-alive pool size, same concurrency.
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca: pki.ca });
+  const post = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = https.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'webhook-id': 'baseline' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve());
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const baselineCount = THROUGHPUT_EVENTS;
+  let next = 0;
+  const latencies: number[] = [];
+  const baselineStart = now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < baselineCount) {
+        const t0 = now();
+        await post();
+        latencies.push(now() - t0);
+      }
+    }),
+  );
+  const baselineSeconds = (now() - baselineStart) / 1000;
+  latencies.sort((a, b) => a - b);
+  agent.destroy();
+
+  // 2. The service: a database, a workspace on the Growth plan, one endpoint at the receiver.
+  const db = await benchDatabase(40);
+  const config = { ...loadConfig({ DATABASE_URL: db.url, SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'silent' }), webhookAllowLoopback: true };
+  const base = await createServices(config, { pool: db.pool, url: db.url, kind: 'external', close: async () => undefined });
+  // Only the webhook read model: the bench's made-up lead payloads are not for the lead projection.
+  const services = { ...base, store: new PostgresEventStore(db.pool, [webhookEndpointsProjection]) };
+  configureWebhookRuntime(services, { ca: pki.ca });
+  const { workspace } = await applyDefinition(db.pool, demoDefinition(), services.secretBox);
+  const context = (): CommandContext => ({ tenantId: workspace.id, sandbox: false, metadata: { actor: { type: 'system', name: 'bench' }, correlation_id: randomUUID() }, now: new Date() });
+  await createEndpoint(services, context(), workspace, { url, events: ['lead.created'] });
+  const append = async () => {
+    const stream = `bench-lead-${randomUUID()}`;
+    const [event] = await runCommand(services.store, context(), [stream], (tx) => tx.append(stream, 'no_stream', [{ type: 'lead.created', data: { payload: payload() } }]));
+    return event!;
+  };
+
+  // 3. Throughput: events appended while no worker runs, then the workers fan out and deliver them all.
+  next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next++ < THROUGHPUT_EVENTS) await append();
+    }),
+  );
+  acked.clear();
+  const log = pino({ level: 'warn' });
+  const throughputStart = now();
+  let workers = await startWorkers(services, log, { concurrency: CONCURRENCY });
+  while (acked.size < THROUGHPUT_EVENTS) await new Promise((r) => setTimeout(r, 5));
+  const throughputSeconds = (now() - throughputStart) / 1000;
+  await workers.stop();
+
+  // 4. Steady load: RATE commands per second for STEADY_SECONDS; commit time is when the command's promise resolves.
+  acked.clear();
+  workers = await startWorkers(services, log, { concurrency: CONCURRENCY });
+  const committed = new Map<string, number>();
+  const total = RATE * STEADY_SECONDS;
+  const steadyStart = now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = steadyStart + (i * 1000) / RATE;
+    const wait = due - now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(append().then((event) => void committed.set(event.id, now())));
+  }
+  await Promise.all(pending);
+  const achievedRate = total / ((now() - steadyStart) / 1000);
+  const until = now() + 30_000;
+  while (acked.size < total && now() < until) await new Promise((r) => setTimeout(r, 10));
+  const endToEnd = [...committed].flatMap(([id, at]) => (acked.has(id) ? [acked.get(id)! - at] : [])).sort((a, b) => a - b);
+  await workers.stop();
+
+  console.log(`Webhook delivery benchmark on ${db.where}; receiver: HTTPS on 127.0.0.1 in a child process\n`);
+  console.log(`plain HTTPS POST loop, ${CONCURRENCY} concurrent, keep-alive   ${(baselineCount / baselineSeconds).toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms   n=${baselineCount}`);
+  console.log(`webhook deliveries (fan-out + signed delivery + log), backlog   ${(THROUGHPUT_EVENTS / throughputSeconds).toFixed(0).padStart(6)} deliveries/s   (${((THROUGHPUT_EVENTS / throughputSeconds / (baselineCount / baselineSeconds)) * 100).toFixed(0)}% of the plain loop)   n=${THROUGHPUT_EVENTS}`);
+  console.log(
+    `commit -> receiver ack at ${achievedRate.toFixed(0)} events/s for ${STEADY_SECONDS} s   p50 ${percentile(endToEnd, 50).toFixed(1)} ms   p99 ${percentile(endToEnd, 99).toFixed(1)} ms   max ${(endToEnd.at(-1) ?? 0).toFixed(1)} ms   acked ${endToEnd.length}/${total}`,
+  );
+  receiver.disconnect();
+  await db.close();
+  pki.cleanup();
+}
+
+function payload(): Record<string, unknown> {
+  return { id: randomUUID(), full_name: 'Bench Lead', email: 'bench@example.com', phone: '+919812345678', stage: { key: 'new', name: 'New' }, source: { key: 'api', name: 'API' } };
+}

@@ -1,0 +1,114 @@
+import type { Command } from 'commander';
+import type { Actor, StoredEvent } from '../events/types.js';
+import { withServices } from './context.js';
+import { CliError, output } from './output.js';
+
+export function actorText(actor: Actor | undefined): string {
+  if (!actor) return 'unknown';
+  switch (actor.type) {
+    case 'user':
+      return [actor.name, actor.email ? `<${actor.email}>` : null].filter(Boolean).join(' ') || `user ${actor.user_id ?? '?'}`;
+    case 'key':
+      return `API key ${actor.key_name ? `"${actor.key_name}" ` : ''}(${actor.key_id})`;
+    case 'system':
+      return `system (${actor.name})`;
+  }
+}
+
+type Data = Record<string, unknown>;
+const obj = (value: unknown): Data => (typeof value === 'object' && value !== null ? (value as Data) : {});
+const str = (value: unknown): string => (value === null || value === undefined ? '-' : String(value));
+
+/** One line saying what an event did, from the facts it stores. */
+export function eventSummary(event: Pick<StoredEvent, 'type' | 'data'>): string {
+  const d = event.data;
+  const payload = obj(d.payload);
+  switch (event.type) {
+    case 'application.opened': {
+      const modules = (d.modules as { key: string; selected: boolean }[]).map((m) => `${m.key}${m.selected ? '' : ' (off)'}`);
+      return `opened ${str(d.case_ref)} from lead ${str(d.lead_id)}; stages ${(d.stages as { key: string }[]).map((s) => s.key).join(' > ')}; modules ${modules.join(', ')}`;
+    }
+    case 'application.stage_changed': {
+      const c = obj(payload.stage_change);
+      const passed = (c.passed_stage_ids as string[] | undefined) ?? [];
+      return `stage ${str(c.from_stage_key)} -> ${str(c.to_stage_key)} (${str(c.direction)}, ${d.cause === 'modules' ? 'after module updates' : d.cause === 'conversion' ? 'on conversion' : 'moved by staff'}${c.direction === 'forward' && passed.length > 1 ? `, passing ${passed.length - 1} stage(s)` : ''}); progress ${str(payload.progress)}%`;
+    }
+    case 'application.module_updated': {
+      const e = obj(payload.module_event);
+      const change = e.kind === 'state' ? `${str(e.from_state)} -> ${str(e.to_state)}` : `${str(e.kind)}${e.kind === 'added' ? ` (${str(e.to_state)})` : ''}`;
+      return `module ${str(e.key)} "${str(e.name)}": ${change}; progress ${str(payload.progress)}%`;
+    }
+    case 'application.module_details_saved':
+      return `module ${str(d.module_key)} saved: name "${str(d.name)}", details ${JSON.stringify(d.details)}`;
+    case 'application.status_changed':
+      return `status ${str(d.from)} -> ${str(d.to)}`;
+    case 'application.outcome':
+      return `outcome ${str(d.outcome)}${d.previous_outcome ? ` (was ${str(d.previous_outcome)})` : ''}`;
+    default: {
+      // Other aggregates' events (the lead's): the facts beside the payload, and the changed fields it names.
+      const { payload: _payload, ...facts } = d;
+      const parts: string[] = [];
+      if (Array.isArray(payload.changed_fields)) parts.push(`changed ${JSON.stringify(payload.changed_fields)}`);
+      const stage = obj(payload.stage);
+      if (typeof stage.key === 'string') parts.push(`stage ${stage.key}`);
+      if (Object.keys(facts).length > 0) parts.push(JSON.stringify(facts));
+      const text = parts.join('; ');
+      return text.length > 300 ? `${text.slice(0, 297)}...` : text;
+    }
+  }
+}
+
+export interface HistoryEntry {
+  at: string;
+  revision: number;
+  event_id: string;
+  type: string;
+  actor: Actor | undefined;
+  actor_text: string;
+  summary: string;
+  tenant_id: string;
+  sandbox: boolean;
+  correlation_id: string | undefined;
+  data: Data;
+}
+
+export function historyEntries(events: StoredEvent[]): HistoryEntry[] {
+  return events.map((e) => ({
+    at: e.createdAt.toISOString(),
+    revision: e.revision,
+    event_id: e.id,
+    type: e.type,
+    actor: e.metadata.actor,
+    actor_text: actorText(e.metadata.actor),
+    summary: eventSummary(e),
+    tenant_id: e.tenantId,
+    sandbox: e.sandbox,
+    correlation_id: e.metadata.correlation_id,
+    data: e.data,
+  }));
+}
+
+export function historyText(title: string, entries: HistoryEntry[]): string {
+  const first = entries[0]!;
+  const head = `${title}  (workspace ${first.tenant_id}${first.sandbox ? ', sandbox' : ''}; ${entries.length} event(s))`;
+  return [head, ...entries.map((e) => `${e.at}  #${e.revision}  ${e.type}  by ${e.actor_text}\n    ${e.summary}`)].join('\n');
+}
+
+/** `visa-crm history lead|application <id>`: every event of the stream, oldest first, with who did it and when. */
+export function registerHistoryCommands(program: Command, json: () => boolean): void {
+  const history = program.command('history').description('print the full history of a lead or an application: what happened, who did it, when');
+  for (const [what, prefix] of [
+    ['lead', 'lead-'],
+    ['application', 'application-'],
+  ] as const) {
+    history
+      .command(`${what} <id>`)
+      .description(`every event of the ${what}, in order`)
+      .action(async (id: string) => {
+        const events = await withServices((s) => s.store.readStream(`${prefix}${id}`));
+        if (events.length === 0) throw new CliError(`No ${what} ${id}`);
+        const entries = historyEntries(events);
+        output(json(), entries, () => historyText(`History of ${what} ${id}`, entries));
+      });
+  }
+}

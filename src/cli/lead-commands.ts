@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { leadStream } from '../domain/leads/lead.js';
+import { listKeys } from '../keys/repository.js';
+import { findLead, sandboxSubmissions } from '../projections/leads-queries.js';
+import { requireWorkspace, withServices } from './context.js';
+import { CliError, output, table } from './output.js';
+
+export function registerLeadCommands(program: Command, json: () => boolean): void {
+  const sandbox = program.command('sandbox').description("a test key's sandbox submissions (the workspace UI's key page)");
+
+  sandbox
+    .command('list <workspace>')
+    .description('list what a test key submitted: the sandbox leads it created and the enquiries it added to sandbox leads')
+    .requiredOption('--key <keyId>', 'the id of the test key (see: visa-crm key list)')
+    .option('--limit <n>', 'how many, newest first', '100')
+    .action(async (idOrSlug: string, o: { key: string; limit: string }) => {
+      const limit = Number(o.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError('--limit must be an integer from 1 to 10000');
+      const rows = await withServices(async (s) => {
+        const ws = await requireWorkspace(s, idOrSlug);
+        const key = (await listKeys(s.pool, ws.id)).find((k) => k.id === o.key);
+        if (!key) throw new CliError(`No key ${o.key} in workspace ${ws.slug}`);
+        if (key.mode !== 'test') throw new CliError(`Key ${o.key} is a live key; only test keys have sandbox submissions`);
+        return sandboxSubmissions(s.pool, ws.id, key.id, limit);
+      });
+      output(json(), rows, () => table(rows as unknown as Record<string, unknown>[], ['received_at', 'outcome', 'lead_id', 'full_name', 'email', 'phone']));
+    });
+
+  const lead = program.command('lead').description('read leads and their timelines');
+
+  lead
+    .command('timeline <workspace> <leadId>')
+    .description("a lead's timeline: every event of its stream (creation, enquiries, notes, stage moves, assignments)")
+    .option('--test', 'the lead is a sandbox lead')
+    .action(async (idOrSlug: string, leadId: string, o: { test?: boolean }) => {
+      const events = await withServices(async (s) => {
+        const ws = await requireWorkspace(s, idOrSlug);
+        if (!(await findLead(s.pool, ws.id, Boolean(o.test), leadId))) throw new CliError(`No ${o.test ? 'sandbox' : 'live'} lead ${leadId} in workspace ${ws.slug}`);
+        return s.store.readStream(leadStream(leadId));
+      });
+      const view = events.map((e) => ({ at: e.createdAt, type: e.type, actor: e.metadata.actor, data: e.data }));
+      output(json(), view, () =>
+        table(
+          view.map((v) => ({
+            at: v.at,
+            type: v.type,
+            by: v.actor.type === 'key' ? `key ${v.actor.key_id}` : v.actor.type === 'user' ? (v.actor.email ?? 'user') : v.actor.name,
+            detail: v.type === 'lead.note_added' ? String(v.data.note) : v.type === 'lead.enquiry_received' ? String(v.data.message ?? '(no message)') : '',
+          })),
+          ['at', 'type', 'by', 'detail'],
+        ),
+      );
+    });
+}

@@ -1,0 +1,32 @@
+import { randomUUID } from 'node:crypto';
+import { caseRef, fold, openApplication, type ApplicationState } from '../../domain/applications/index.js';
+import { ApiError } from '../../http/errors.js';
+import type { EventStore } from '../../events/event-store.js';
+import type { CommandContext } from '../../events/types.js';
+import type { Workspace } from '../../workspaces/workspace.js';
+import { markLeadConverted } from '../leads/convert-lead.js';
+import { runCommand } from '../run-command.js';
+import { nextApplicationNumber } from './application-numbers.js';
+import { applicationStream, asApiError } from './load-application.js';
+
+/**
+ * Converts a lead into an application: takes the next case number, marks the lead converted and locked (lead.converted),
+ * and opens the case at the first workflow stage (application.opened, application.stage_changed initial), all in one transaction.
+ */
+export async function convertLeadToApplication(store: EventStore, context: CommandContext, workspace: Workspace, leadId: string): Promise<ApplicationState> {
+  const id = randomUUID();
+  const stream = applicationStream(id);
+  try {
+    return await runCommand(store, context, [`lead-${leadId}`, stream], async (tx) => {
+      const workflow = workspace.settings.application_workflow;
+      if (workflow.stages.length === 0) throw new ApiError(409, 'no_application_workflow', 'The workspace defines no application stages, so a lead cannot be converted yet');
+      const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
+      await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });
+      const events = openApplication({ application_id: id, lead_id: leadId, number, workflow, now: context.now });
+      await tx.append(stream, 'no_stream', events);
+      return fold(events)!;
+    });
+  } catch (error) {
+    throw asApiError(error);
+  }
+}

@@ -1,0 +1,20 @@
+import { ApplicationRejected, fold, type ApplicationState } from '../../domain/applications/index.js';
+import type { StoreTransaction } from '../../events/event-store.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { toApplicationEvent } from '../../projections/applications.js';
+
+export const applicationStream = (id: string): string => `application-${id}`;
+
+/** Reads and folds a case's stream inside the transaction; 404 when it is unknown, another tenant's or the other mode's. */
+export async function loadApplication(tx: StoreTransaction, id: string): Promise<{ state: ApplicationState; revision: number }> {
+  const events = await tx.readStream(applicationStream(id));
+  const first = events[0];
+  if (!first || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox) throw notFound('application');
+  return { state: fold(events.map(toApplicationEvent))!, revision: events[events.length - 1]!.revision };
+}
+
+/** The domain's refusals as API errors, so the HTTP routes and the CLI report them the same way. */
+export function asApiError(error: unknown): unknown {
+  if (error instanceof ApplicationRejected) return new ApiError(error.status, error.code, error.message, error.fields ? { fields: error.fields } : {});
+  return error;
+}

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { decideCapture } from '../../domain/leads/decide.js';
+import { leadStream, type Named } from '../../domain/leads/lead.js';
+import type { CommandContext } from '../../events/types.js';
+import { ApiError } from '../../http/errors.js';
+import type { AppServices } from '../../http/services.js';
+import type { KeyLookup } from '../../keys/repository.js';
+import type { CaptchaVerdict } from '../../leads/captcha.js';
+import { findAnswer, idempotencyLock, saveAnswer, type StoredAnswer } from '../../leads/idempotency.js';
+import type { LeadSubmission } from '../../leads/submission.js';
+import { clearWriteIntent, withWriteIntent } from '../../leads/write-intents.js';
+import { findDuplicate } from '../../projections/leads-queries.js';
+import { assertLeadQuota, consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
+import type { Workspace } from '../../workspaces/workspace.js';
+import { runCommand } from '../run-command.js';
+
+export interface CaptureInput {
+  workspace: Workspace;
+  key: KeyLookup;
+  submission: LeadSubmission;
+  /** The Idempotency-Key header and the body's fingerprint. */
+  idempotency: { key: string; requestHash: string } | null;
+  /** The captcha verdict of a public-key submission (checked only once no earlier answer is replayed). */
+  captcha: CaptchaVerdict | null;
+  /** The command context for the time the write was registered at. */
+  context: (now: Date) => CommandContext;
+  now: () => Date;
+}
+
+export interface CaptureAnswer extends StoredAnswer {
+  replayed: boolean;
+}
+
+/** The source of a key's leads: its own source key, else `api` for secret keys and `web_form` for public ones. */
+export function leadSource(workspace: Workspace, key: Pick<KeyLookup, 'kind' | 'source_key'>): Named {
+  const sourceKey = key.source_key ?? (key.kind === 'public' ? 'web_form' : 'api');
+  const named = workspace.settings.sources.find((s) => s.key === sourceKey);
+  return { key: sourceKey, name: named?.name ?? sourceKey.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase()) };
+}
+
+/** Locks that make every capture for one person in a workspace and mode wait for the others. */
+export function identityLocks(tenantId: string, sandbox: boolean, s: Pick<LeadSubmission, 'phone' | 'email'>): string[] {
+  const mode = sandbox ? 'test' : 'live';
+  return [s.phone ? `lock:lead-phone:${tenantId}:${mode}:${s.phone}` : null, s.email ? `lock:lead-email:${tenantId}:${mode}:${s.email}` : null].filter(
+    (v): v is string => v !== null,
+  );
+}
+
+export function idempotencyConflict(): ApiError {
+  return new ApiError(409, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request body in the last 24 hours');
+}
+
+/**
+ * POST /v1/leads after validation: replays the first answer of a repeated Idempotency-Key, else creates a lead or
+ * adds an enquiry to the lead the person already has. Everything happens while holding the person's phone and
+ * email locks and the idempotency key's lock, so simultaneous submissions make one lead and one answer.
+ */
+export async function captureLead(services: Pick<AppServices, 'pool' | 'store'>, input: CaptureInput): Promise<CaptureAnswer> {
+  const { workspace, key, submission, idempotency } = input;
+  const sandbox = key.mode === 'test';
+  const tenantId = workspace.id;
+  const leadId = randomUUID();
+  const locks = [...identityLocks(tenantId, sandbox, submission), leadStream(leadId)];
+  if (idempotency) locks.push(idempotencyLock(tenantId, sandbox, idempotency.key));
+
+  return withWriteIntent(services.pool, tenantId, sandbox, input.now, async (intent) => {
+    const context = input.context(intent.now);
+    const now = context.now;
+    return runCommand(services.store, context, locks, async (tx) => {
+      if (idempotency) {
+        const earlier = await findAnswer(tx.sql, tenantId, sandbox, idempotency.key, now);
+        if (earlier) {
+          if (earlier.requestHash !== idempotency.requestHash) throw idempotencyConflict();
+          await clearWriteIntent(tx.sql, intent.id);
+          return { ...earlier, replayed: true };
+        }
+      }
+      if (input.captcha && !input.captcha.ok) throw new ApiError(400, 'captcha_failed', 'The captcha could not be verified; solve it again and resubmit');
+
+      const existing = (await findDuplicate(tx.sql, tenantId, sandbox, submission.phone, submission.email)) ?? null;
+      if (!existing) await assertLeadQuota(tx.sql, workspace, sandbox, now);
+      const source = leadSource(workspace, key);
+      const consentSource = key.kind === 'public' ? `${source.key}@${workspace.settings.widget.consent_text_version}` : source.key;
+      const decision = decideCapture({ leadId, submission, existing, source, consentSource, settings: workspace.settings, now });
+
+      let answer: StoredAnswer;
+      if (decision.outcome === 'duplicate') {
+        await tx.append(leadStream(decision.lead.id), 'any', decision.events);
+        answer = { requestHash: idempotency?.requestHash ?? '', status: 200, body: { id: decision.lead.id, duplicate: true } };
+      } else {
+        await tx.append(leadStream(leadId), 'no_stream', decision.events);
+        if (!sandbox) await consumeQuota(tx.sql, tenantId, LEADS_METRIC, now);
+        const body = { id: leadId, status: decision.lead.stage.key, assigned_to: decision.lead.owner?.email ?? null, duplicate: false, test_mode: sandbox };
+        answer = { requestHash: idempotency?.requestHash ?? '', status: 201, body };
+      }
+      if (idempotency) await saveAnswer(tx.sql, tenantId, sandbox, idempotency.key, answer, now);
+      await clearWriteIntent(tx.sql, intent.id);
+      return { ...answer, replayed: false };
+    });
+  });
+}
+
+/** The answer already given for a key, looked up before any work (no lock): the fast path of a retry. */
+export async function earlierAnswer(services: Pick<AppServices, 'pool'>, tenantId: string, sandbox: boolean, key: string, requestHash: string, now: Date): Promise<CaptureAnswer | undefined> {
+  const earlier = await findAnswer(services.pool, tenantId, sandbox, key, now);
+  if (!earlier) return undefined;
+  if (earlier.requestHash !== requestHash) throw idempotencyConflict();
+  return { ...earlier, replayed: true };
+}

@@ -1,0 +1,40 @@
+import { decideUpdate, type LeadPatch } from '../../domain/leads/decide.js';
+import { evolve } from '../../domain/leads/evolve.js';
+import { leadStream, type Lead } from '../../domain/leads/lead.js';
+import type { CommandContext } from '../../events/types.js';
+import { notFound } from '../../http/errors.js';
+import type { AppServices } from '../../http/services.js';
+import { clearWriteIntent, withWriteIntent } from '../../leads/write-intents.js';
+import { findLeadRow } from '../../projections/leads-queries.js';
+import type { Workspace } from '../../workspaces/workspace.js';
+import { runCommand } from '../run-command.js';
+import { asApiErrors } from './errors.js';
+
+/**
+ * PATCH /v1/leads/{id}: holding the lead's stream lock, reads the lead, decides and appends. Simultaneous patches of
+ * one lead therefore apply one after another, each to the lead the previous one left.
+ */
+export async function updateLead(
+  services: Pick<AppServices, 'pool' | 'store'>,
+  workspace: Workspace,
+  sandbox: boolean,
+  leadId: string,
+  patch: LeadPatch,
+  context: (now: Date) => CommandContext,
+  clock: () => Date,
+): Promise<Lead> {
+  const stream = leadStream(leadId);
+  return asApiErrors(() =>
+    withWriteIntent(services.pool, workspace.id, sandbox, clock, async (intent) => {
+      const ctx = context(intent.now);
+      return runCommand(services.store, ctx, [stream], async (tx) => {
+        const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
+        if (!row) throw notFound('lead');
+        const events = decideUpdate({ lead: row.lead, patch, settings: workspace.settings, author: ctx.metadata.actor, now: ctx.now });
+        const stored = await tx.append(stream, row.revision, events);
+        await clearWriteIntent(tx.sql, intent.id);
+        return stored.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
+      });
+    }),
+  );
+}

@@ -1,0 +1,206 @@
+import type { Actor, NewEvent } from '../../events/types.js';
+import { chooseBranch, chooseOwner } from '../../leads/assignment.js';
+import { checkCustomFields } from '../../leads/custom-fields.js';
+import { scoreLead } from '../../leads/scoring.js';
+import type { LeadSubmission } from '../../leads/submission.js';
+import { firstStage, lostStage, type WorkspaceSettings } from '../../workspaces/workspace.js';
+import { LeadRuleError } from './errors.js';
+import { CONVERTED_STAGE, LEAD_FIELDS, LeadEventType, type Lead, type Named, type Temperature } from './lead.js';
+
+export interface CaptureCommand {
+  /** The id a new lead gets. */
+  leadId: string;
+  submission: LeadSubmission;
+  /** The lead of this workspace and mode the submission's phone or email already belongs to, if any. */
+  existing: { lead: Lead; matchedOn: ('phone' | 'email')[] } | null;
+  source: Named;
+  consentSource: string;
+  settings: WorkspaceSettings;
+  now: Date;
+}
+
+export type CaptureDecision =
+  | { outcome: 'created'; lead: Lead; events: NewEvent[] }
+  | { outcome: 'duplicate'; lead: Lead; events: NewEvent[] };
+
+/** A new lead, or an enquiry on the timeline of the lead the submission duplicates. */
+export function decideCapture(c: CaptureCommand): CaptureDecision {
+  const at = c.now.toISOString();
+  const { message, ...fields } = c.submission;
+  if (c.existing) {
+    return {
+      outcome: 'duplicate',
+      lead: c.existing.lead,
+      events: [
+        {
+          type: LeadEventType.enquiryReceived,
+          data: { at, source: c.source, matched_on: c.existing.matchedOn, message, submission: fields },
+        },
+      ],
+    };
+  }
+  const branch = chooseBranch(c.settings, fields.city);
+  const owner = chooseOwner(c.settings, branch.id, c.leadId);
+  const stage = firstStage(c.settings);
+  const lead: Lead = {
+    id: c.leadId,
+    full_name: fields.full_name,
+    phone: fields.phone,
+    alt_phone: fields.alt_phone,
+    email: fields.email,
+    city: fields.city,
+    state: fields.state,
+    country_interest: fields.country_interest,
+    visa_type: fields.visa_type,
+    intake: fields.intake,
+    course: fields.course,
+    date_of_birth: fields.date_of_birth,
+    highest_qualification: fields.highest_qualification,
+    score_percent: fields.score_percent,
+    english_test: fields.english_test,
+    work_experience_years: fields.work_experience_years,
+    passport_available: fields.passport_available,
+    previous_refusals: fields.previous_refusals,
+    source: c.source,
+    campaign: fields.utm?.campaign ?? null,
+    utm: fields.utm,
+    landing_page_url: fields.landing_page_url,
+    branch: { id: branch.id, code: branch.code },
+    owner: owner ? { id: owner.id, name: owner.name, email: owner.email } : null,
+    stage: { key: stage.key, name: stage.name },
+    temperature: null,
+    score: scoreLead(fields),
+    next_follow_up_at: null,
+    lost_reason: null,
+    converted: false,
+    custom_fields: fields.custom_fields,
+    consent: { at, source: c.consentSource },
+    created_at: at,
+    updated_at: at,
+    last_activity_at: at,
+    stage_changed_at: null,
+  };
+  return { outcome: 'created', lead, events: [{ type: LeadEventType.created, data: { payload: lead, message } }] };
+}
+
+/** LeadPatch after the schema: every field optional. */
+export interface LeadPatch {
+  stage_key?: string;
+  lost_reason_key?: string | null;
+  temperature?: Temperature | null;
+  next_follow_up_at?: string | null;
+  owner_email?: string | null;
+  custom_fields?: Record<string, unknown>;
+  note?: string;
+}
+
+export interface UpdateCommand {
+  lead: Lead;
+  patch: LeadPatch;
+  settings: WorkspaceSettings;
+  author: Actor;
+  now: Date;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Lead fields whose values differ, leaving out the two times every change moves. */
+export function changedFields(before: Lead, after: Lead): string[] {
+  return LEAD_FIELDS.filter((f) => f !== 'updated_at' && f !== 'last_activity_at' && !same(before[f], after[f]));
+}
+
+/**
+ * The events of a PATCH, in order: lead.updated (fields other than the owner and a move to lost, with
+ * changed_fields), lead.assigned (a new owner), lead.lost (a move to the lost stage), then lead.note_added.
+ * Each public event carries the lead as it is after that event. Nothing changes, nothing is appended.
+ */
+export function decideUpdate(c: UpdateCommand): NewEvent[] {
+  const { lead, patch, settings } = c;
+  if (lead.converted) throw new LeadRuleError(409, 'lead_locked', 'This lead was converted to an application and can no longer be changed');
+  if (patch.stage_key === CONVERTED_STAGE.key) {
+    throw new LeadRuleError(409, 'stage_requires_conversion', 'A lead becomes converted only by converting it to an application');
+  }
+  const problems: Record<string, string> = {};
+  const stages = settings.pipeline.stages;
+  const target = patch.stage_key === undefined ? undefined : stages.find((s) => s.key === patch.stage_key);
+  if (patch.stage_key !== undefined && !target) problems.stage_key = 'is not a stage of this workspace\'s pipeline';
+  const lost = lostStage(settings);
+  const isLostNow = lead.stage.key === lost?.key;
+  const endsLost = target ? target.lost : isLostNow;
+
+  let lostReason: Named | null | undefined;
+  if (patch.lost_reason_key !== undefined && patch.lost_reason_key !== null) {
+    lostReason = settings.lost_reasons.find((r) => r.key === patch.lost_reason_key);
+    if (!lostReason) problems.lost_reason_key = 'is not a lost reason of this workspace';
+    else if (!endsLost) problems.lost_reason_key = 'applies only to a lead moving to (or in) the lost stage';
+  }
+
+  let owner: Lead['owner'] | undefined;
+  if (patch.owner_email === null) owner = null;
+  else if (patch.owner_email !== undefined) {
+    const email = patch.owner_email.trim().toLowerCase();
+    const user = settings.users.find((u) => u.email === email && u.active && u.branch_id === lead.branch.id);
+    if (user) owner = { id: user.id, name: user.name, email: user.email };
+    else problems.owner_email = `is not an active user of the lead's branch ${lead.branch.code}`;
+  }
+
+  let customFields: Record<string, unknown> | undefined;
+  if (patch.custom_fields !== undefined) {
+    const accepted = checkCustomFields(settings.custom_fields, patch.custom_fields, problems);
+    customFields = { ...lead.custom_fields };
+    for (const [key, value] of Object.entries(accepted)) {
+      if (value === null) delete customFields[key];
+      else customFields[key] = value;
+    }
+  }
+
+  const note = patch.note?.trim();
+  if (patch.note !== undefined && !note) problems.note = 'must not be blank';
+  if (Object.keys(problems).length > 0) throw new LeadRuleError(400, 'validation_failed', 'Some fields are invalid; see fields', problems);
+
+  const movesToLost = Boolean(target?.lost && !isLostNow);
+  if (endsLost && (movesToLost || patch.lost_reason_key !== undefined) && !lostReason) {
+    throw new LeadRuleError(400, 'lost_reason_required', 'Moving a lead to the lost stage needs a lost_reason_key');
+  }
+
+  const at = c.now.toISOString();
+  const touched = { updated_at: at, last_activity_at: at };
+  const events: NewEvent[] = [];
+
+  // lead.updated: everything except the owner and a move into the lost stage.
+  const updated: Lead = { ...lead, ...touched };
+  if (patch.temperature !== undefined) updated.temperature = patch.temperature;
+  if (patch.next_follow_up_at !== undefined) updated.next_follow_up_at = patch.next_follow_up_at === null ? null : new Date(patch.next_follow_up_at).toISOString();
+  if (customFields) updated.custom_fields = customFields;
+  if (target && !target.lost && target.key !== lead.stage.key) {
+    updated.stage = { key: target.key, name: target.name };
+    updated.stage_changed_at = at;
+    updated.lost_reason = null;
+  }
+  if (!movesToLost && isLostNow && endsLost && lostReason) updated.lost_reason = lostReason;
+  const changed = changedFields(lead, updated);
+  let current = changed.length > 0 ? updated : lead;
+  if (changed.length > 0) events.push({ type: LeadEventType.updated, data: { payload: { ...updated, changed_fields: changed } } });
+
+  if (owner !== undefined && !same(owner, current.owner)) {
+    const assigned: Lead = { ...current, ...touched, owner };
+    events.push({ type: LeadEventType.assigned, data: { payload: assigned, previous_owner: current.owner } });
+    current = assigned;
+  }
+
+  if (movesToLost && target && lostReason) {
+    const lostLead: Lead = { ...current, ...touched, stage: { key: target.key, name: target.name }, stage_changed_at: at, lost_reason: lostReason };
+    events.push({ type: LeadEventType.lost, data: { payload: lostLead, previous_stage: current.stage } });
+  }
+
+  if (note) events.push({ type: LeadEventType.noteAdded, data: { at, note, author: c.author } });
+  return events;
+}
+
+/** lead.converted: the lead locked in the reserved converted stage, with the application it became. */
+export function decideConversion(lead: Lead, application: { id: string; case_ref: string }, now: Date): NewEvent[] {
+  if (lead.converted) throw new LeadRuleError(409, 'lead_locked', 'This lead was already converted to an application');
+  const at = now.toISOString();
+  const payload: Lead = { ...lead, converted: true, stage: { ...CONVERTED_STAGE }, stage_changed_at: at, updated_at: at, last_activity_at: at };
+  return [{ type: LeadEventType.converted, data: { payload, application: { id: application.id, case_ref: application.case_ref } } }];
+}

@@ -1,0 +1,33 @@
+import type { StoredEvent } from '../../events/types.js';
+import { LEAD_FIELDS, LeadEventType, type Lead } from './lead.js';
+
+/** Exactly the Lead fields of a payload (dropping changed_fields and anything else a webhook carries beside them). */
+export function leadFromPayload(payload: Record<string, unknown>): Lead {
+  const lead: Record<string, unknown> = {};
+  for (const field of LEAD_FIELDS) lead[field] = payload[field];
+  return lead as unknown as Lead;
+}
+
+/** The lead after one of its events. Public events carry the whole Lead; timeline events move its activity time. */
+export function evolve(state: Lead | undefined, event: Pick<StoredEvent, 'type' | 'data'>): Lead | undefined {
+  switch (event.type) {
+    case LeadEventType.created:
+    case LeadEventType.updated:
+    case LeadEventType.assigned:
+    case LeadEventType.lost:
+    case LeadEventType.converted:
+      return leadFromPayload(event.data.payload as Record<string, unknown>);
+    case LeadEventType.enquiryReceived:
+    case LeadEventType.noteAdded: {
+      if (!state) return state;
+      const at = String(event.data.at);
+      return { ...state, last_activity_at: at, updated_at: at };
+    }
+    default:
+      return state;
+  }
+}
+
+export function foldLead(events: readonly Pick<StoredEvent, 'type' | 'data'>[]): Lead | undefined {
+  return events.reduce<Lead | undefined>(evolve, undefined);
+}

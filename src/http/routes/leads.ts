@@ -1,0 +1,182 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { captureLead, earlierAnswer, type CaptureAnswer } from '../../commands/leads/capture-lead.js';
+import { updateLead } from '../../commands/leads/update-lead.js';
+import { contextFromRequest } from '../../commands/run-command.js';
+import type { LeadPatch } from '../../domain/leads/decide.js';
+import { CaptchaUnavailableError, verifyCaptcha, type CaptchaVerdict } from '../../leads/captcha.js';
+import { decodeCursor, encodeCursor } from '../../leads/cursor.js';
+import { requestHash } from '../../leads/idempotency.js';
+import { spamReason } from '../../leads/spam.js';
+import { normaliseSubmission, type LeadCreateBody } from '../../leads/submission.js';
+import { findLead, listLeads } from '../../projections/leads-queries.js';
+import { ApiError, fieldsFromValidation, notFound, validationFailed } from '../errors.js';
+import type { AuthContext } from '../auth.js';
+import { errorResponses } from '../schemas/error.js';
+import { IdempotencyHeaders, LeadCreate, LeadCreated, LeadDuplicate, LeadIdParams, LeadList, LeadListQuery, LeadPatchBody, LeadSchema } from '../schemas/lead.js';
+import type { AppServices, TypedApp } from '../services.js';
+
+const DEFAULT_PAGE = 25;
+
+type AjvErrors = Parameters<typeof fieldsFromValidation>[0];
+
+/** Every problem of a LeadCreate body, schema and business rules together, with consent kept apart. */
+function createProblems(request: FastifyRequest, auth: AuthContext, now: Date): { problems: Record<string, string>; body: LeadCreateBody | null } {
+  const problems: Record<string, string> = {};
+  const error = request.validationError as (Error & { validation?: AjvErrors; validationContext?: string }) | undefined;
+  if (error) {
+    // Only the body is validated in the handler; a bad header or path goes to the common error handler.
+    if (error.validationContext !== 'body' || !error.validation) throw error;
+    Object.assign(problems, fieldsFromValidation(error.validation, 'body'));
+  }
+  delete problems.consent;
+  const raw = request.body;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { problems: Object.keys(problems).length ? problems : { body: 'must be a JSON object' }, body: null };
+  const body = raw as LeadCreateBody;
+  const refused = new Set(Object.keys(problems).map((field) => field.split('.')[0]!));
+  const submission = normaliseSubmission(body, auth.workspace.settings, now, problems, refused);
+  void submission;
+  if (auth.key.kind === 'public' && !refused.has('captcha_token') && (typeof body.captcha_token !== 'string' || body.captcha_token.trim() === '')) {
+    problems.captcha_token = 'is required with a public key';
+  }
+  return { problems, body };
+}
+
+async function captchaVerdict(services: AppServices, request: FastifyRequest, auth: AuthContext, token: string): Promise<CaptchaVerdict | null> {
+  const captcha = auth.workspace.settings.widget.captcha;
+  if (auth.key.kind !== 'public' || captcha.provider === 'none') return null;
+  if (!captcha.sealed_secret) throw new ApiError(503, 'captcha_unavailable', 'This workspace has no captcha secret configured; the form cannot be checked');
+  try {
+    return await verifyCaptcha({
+      provider: captcha.provider,
+      verifyUrl: services.config.captchaVerifyUrls[captcha.provider],
+      secret: services.secretBox.open(captcha.sealed_secret),
+      token,
+      siteKey: captcha.site_key,
+      remoteIp: request.ip,
+      expectedHostname: auth.origin ? new URL(auth.origin).hostname : null,
+    });
+  } catch (error) {
+    if (error instanceof CaptchaUnavailableError) {
+      request.log.warn({ err: error }, 'captcha provider unavailable');
+      throw new ApiError(503, 'captcha_unavailable', 'The captcha provider could not be reached; try again shortly', {}, { 'retry-after': '5' });
+    }
+    throw error;
+  }
+}
+
+function send(reply: FastifyReply, answer: CaptureAnswer) {
+  if (answer.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.status(answer.status).send(answer.body);
+}
+
+export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
+  app.post(
+    '/v1/leads',
+    {
+      schema: {
+        tags: ['leads'],
+        summary: 'Create a lead (or add an enquiry to the lead the person already has)',
+        headers: IdempotencyHeaders,
+        body: LeadCreate,
+        response: { 201: LeadCreated, 200: LeadDuplicate, ...errorResponses(400, 401, 402, 403, 409, 429, 503) },
+      },
+      attachValidation: true,
+      config: { auth: { keys: 'any', scope: 'leads:create' } },
+    },
+    async (request, reply) => {
+      const auth = request.auth!;
+      const now = services.now();
+      const { problems, body } = createProblems(request, auth, now);
+      const consentGiven = body?.consent === true;
+      if (Object.keys(problems).length > 0 || !body) {
+        if (!consentGiven) problems.consent = 'must be true';
+        throw validationFailed(problems);
+      }
+      if (!consentGiven) throw new ApiError(400, 'consent_required', 'The enquirer must consent (consent: true) before a lead can be created');
+      if (spamReason(body)) throw new ApiError(400, 'spam_detected', 'This submission looks like spam and was not accepted');
+
+      const sandbox = auth.sandbox;
+      const header = request.headers['idempotency-key'];
+      const idempotency = typeof header === 'string' ? { key: header, requestHash: requestHash(body) } : null;
+      if (idempotency) {
+        const earlier = await earlierAnswer(services, auth.workspace.id, sandbox, idempotency.key, idempotency.requestHash, now);
+        if (earlier) return send(reply, earlier);
+      }
+      const captcha = await captchaVerdict(services, request, auth, body.captcha_token ?? '');
+      const submission = normaliseSubmission(body, auth.workspace.settings, now, {});
+      const answer = await captureLead(services, {
+        workspace: auth.workspace,
+        key: auth.key,
+        submission,
+        idempotency,
+        captcha,
+        context: (at) => contextFromRequest(request, at),
+        now: services.now,
+      });
+      return send(reply, answer);
+    },
+  );
+
+  app.get(
+    '/v1/leads',
+    {
+      schema: {
+        tags: ['leads'],
+        summary: 'List leads ascending by (updated_at, id), for sync',
+        querystring: LeadListQuery,
+        response: { 200: LeadList, ...errorResponses(400, 401, 402, 403, 429) },
+      },
+      config: { auth: { keys: 'secret', scope: 'leads:read' } },
+    },
+    async (request) => {
+      const auth = request.auth!;
+      const { updated_since, cursor, limit = DEFAULT_PAGE } = request.query;
+      const after = cursor === undefined ? undefined : decodeCursor(services.secretBox, auth.workspace.id, auth.sandbox, cursor);
+      if (cursor !== undefined && !after) throw validationFailed({ cursor: 'is not a cursor this service gave for this workspace and mode' });
+      const rows = await listLeads(services.pool, auth.workspace.id, auth.sandbox, {
+        updatedSince: updated_since ? new Date(updated_since) : undefined,
+        after,
+        limit,
+        now: services.now(),
+      });
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return {
+        data: page.map((r) => r.lead),
+        next_cursor: rows.length > limit && last ? encodeCursor(services.secretBox, auth.workspace.id, auth.sandbox, { updatedAt: last.updatedAt, id: last.id }) : null,
+      };
+    },
+  );
+
+  app.get(
+    '/v1/leads/:id',
+    {
+      schema: { tags: ['leads'], summary: 'Read a lead', params: LeadIdParams, response: { 200: LeadSchema, ...errorResponses(400, 401, 402, 403, 404, 429) } },
+      config: { auth: { keys: 'secret', scope: 'leads:read' } },
+    },
+    async (request) => {
+      const auth = request.auth!;
+      const lead = await findLead(services.pool, auth.workspace.id, auth.sandbox, request.params.id);
+      if (!lead) throw notFound('lead');
+      return lead;
+    },
+  );
+
+  app.patch(
+    '/v1/leads/:id',
+    {
+      schema: {
+        tags: ['leads'],
+        summary: 'Update a lead: stage, lost reason, temperature, follow-up, owner, custom fields, or add a note',
+        params: LeadIdParams,
+        body: LeadPatchBody,
+        response: { 200: LeadSchema, ...errorResponses(400, 401, 402, 403, 404, 409, 429) },
+      },
+      config: { auth: { keys: 'secret', scope: 'leads:update' } },
+    },
+    async (request) => {
+      const auth = request.auth!;
+      return updateLead(services, auth.workspace, auth.sandbox, request.params.id, request.body as LeadPatch, (at) => contextFromRequest(request, at), services.now);
+    },
+  );
+}

@@ -1,0 +1,56 @@
+import { Type } from 'typebox';
+import { contextFromRequest } from '../../commands/run-command.js';
+import { createEndpoint, deleteEndpoint } from '../../commands/webhooks/endpoints.js';
+import { listEndpoints, toPublicEndpoint } from '../../projections/webhook-endpoints.js';
+import { errorResponses } from '../schemas/error.js';
+import { WebhookEndpointCreate, WebhookEndpointCreated, WebhookEndpointList, WebhookIdParams } from '../schemas/webhook.js';
+import type { AppServices, TypedApp } from '../services.js';
+
+const AUTH = { keys: 'secret', scope: 'webhooks:manage', feature: 'webhooks' } as const;
+
+/** GET, POST and DELETE /v1/webhooks. A test-mode key manages test endpoints (sandbox events only), a live key live ones. */
+export function registerWebhookRoutes(app: TypedApp, services: AppServices): void {
+  app.get(
+    '/v1/webhooks',
+    {
+      schema: { tags: ['webhooks'], summary: 'List webhook endpoints (never their secrets)', response: { 200: WebhookEndpointList, ...errorResponses(401, 402, 403, 429) } },
+      config: { auth: AUTH },
+    },
+    async (request) => {
+      const auth = request.auth!;
+      const now = services.now();
+      const rows = await listEndpoints(services.pool, auth.workspace.id, auth.sandbox);
+      return { data: rows.map((row) => toPublicEndpoint(row, now)) };
+    },
+  );
+
+  app.post(
+    '/v1/webhooks',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Create a webhook endpoint; its secret is in this answer only',
+        body: WebhookEndpointCreate,
+        response: { 201: WebhookEndpointCreated, ...errorResponses(400, 401, 402, 403, 409, 429) },
+      },
+      config: { auth: AUTH },
+    },
+    async (request, reply) => {
+      const auth = request.auth!;
+      const { endpoint, secret } = await createEndpoint(services, contextFromRequest(request, services.now()), auth.workspace, request.body);
+      return reply.status(201).send({ ...endpoint, secret });
+    },
+  );
+
+  app.delete(
+    '/v1/webhooks/:id',
+    {
+      schema: { tags: ['webhooks'], summary: 'Delete a webhook endpoint', params: WebhookIdParams, response: { 204: Type.Null({ description: 'deleted, no body' }), ...errorResponses(401, 402, 403, 404, 429) } },
+      config: { auth: AUTH },
+    },
+    async (request, reply) => {
+      await deleteEndpoint(services, contextFromRequest(request, services.now()), request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+}

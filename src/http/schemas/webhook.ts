@@ -1,0 +1,109 @@
+import { Type, type Static } from 'typebox';
+import { EVENT_KINDS, StringEnum } from '../../shared/enums.js';
+
+const DateTime = Type.String({ format: 'date-time' });
+const NullableDateTime = Type.Union([DateTime, Type.Null()]);
+
+export const WebhookEndpoint = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    url: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    events: Type.Array(StringEnum(EVENT_KINDS), { description: 'subscribed event kinds' }),
+    status: StringEnum(['active', 'paused'] as const),
+    consecutive_failures: Type.Integer(),
+    paused_reason: Type.Union([Type.String(), Type.Null()]),
+    paused_at: NullableDateTime,
+    previous_secret_valid_until: NullableDateTime,
+    created_at: DateTime,
+    updated_at: DateTime,
+  },
+  { additionalProperties: false },
+);
+export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
+
+export const WebhookEndpointCreate = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'public HTTPS address; internal networks and user names or passwords are refused' }),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+    events: Type.Array(StringEnum(EVENT_KINDS), { minItems: 1, maxItems: 15, uniqueItems: true }),
+  },
+  { additionalProperties: false },
+);
+export type WebhookEndpointCreate = Static<typeof WebhookEndpointCreate>;
+
+export const WebhookEndpointCreated = Type.Object(
+  { ...WebhookEndpoint.properties, secret: Type.String({ pattern: '^whsec_[A-Za-z0-9]{32}$', description: 'shown only in this answer' }) },
+  { additionalProperties: false },
+);
+
+export const WebhookEndpointList = Type.Object({ data: Type.Array(WebhookEndpoint) }, { additionalProperties: false });
+
+export const WebhookIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
+
+/** The body of a delivery (the spec's WebhookEvent). */
+export const WebhookEvent = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'event id; the same on every attempt and resend' }),
+    event: StringEnum(EVENT_KINDS),
+    tenant_id: Type.String({ format: 'uuid' }),
+    created_at: DateTime,
+    data: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { additionalProperties: false },
+);
+
+// Admin (workspace UI) shapes.
+
+export const AdminEndpointParams = Type.Object({ workspace: Type.String(), id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
+export const AdminDeliveryParams = Type.Object({ workspace: Type.String(), id: Type.String({ format: 'uuid' }), deliveryId: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
+export const AdminWorkspaceParams = Type.Object({ workspace: Type.String() }, { additionalProperties: false });
+
+export const AdminWebhookEndpoint = Type.Object({ ...WebhookEndpoint.properties, mode: StringEnum(['live', 'test'] as const) }, { additionalProperties: false });
+export const AdminWebhookEndpointList = Type.Object({ data: Type.Array(AdminWebhookEndpoint) }, { additionalProperties: false });
+export const AdminRotatedSecret = Type.Object(
+  { endpoint: WebhookEndpoint, secret: Type.String({ pattern: '^whsec_[A-Za-z0-9]{32}$', description: 'the new secret, shown only in this answer' }) },
+  { additionalProperties: false },
+);
+
+export const DeliveryListQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })), cursor: Type.Optional(Type.String({ format: 'uuid' })) },
+  { additionalProperties: false },
+);
+
+const Headers = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]));
+
+export const DeliveryLogEntry = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'delivery id (X-Service-Delivery)' }),
+    event_id: Type.String({ format: 'uuid' }),
+    event: Type.String(),
+    status: StringEnum(['pending', 'succeeded', 'failed', 'cancelled'] as const),
+    attempts: Type.Integer(),
+    next_attempt_at: NullableDateTime,
+    resend_of: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+    created_at: DateTime,
+    updated_at: DateTime,
+    request_body: Type.String(),
+    log: Type.Array(
+      Type.Object(
+        {
+          attempt: Type.Integer(),
+          attempted_at: DateTime,
+          request_headers: Type.Record(Type.String(), Type.String()),
+          response_status: Type.Union([Type.Integer(), Type.Null()]),
+          response_headers: Type.Union([Headers, Type.Null()]),
+          response_body: Type.Union([Type.String(), Type.Null()]),
+          duration_ms: Type.Integer(),
+          error: Type.Union([Type.String(), Type.Null()]),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const DeliveryList = Type.Object({ data: Type.Array(DeliveryLogEntry), next_cursor: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false });
+
+export const ResendAnswer = Type.Object({ id: Type.String({ format: 'uuid' }), event_id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
+export const TestAnswer = Type.Object({ event_id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });

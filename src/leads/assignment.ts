@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto';
+import type { Branch, WorkspaceSettings, WorkspaceUser } from '../workspaces/workspace.js';
+
+/** The branch of a new lead: the branch whose name or code equals the lead's city (ignoring case), else the first branch. */
+export function chooseBranch(settings: WorkspaceSettings, city: string | null): Branch {
+  const wanted = city?.trim().toLowerCase();
+  const match = wanted ? settings.branches.find((b) => b.name.toLowerCase() === wanted || b.code.toLowerCase() === wanted) : undefined;
+  return match ?? settings.branches[0]!;
+}
+
+/**
+ * The owner of a new lead: among the branch's active counsellors (or, when it has none, its other active users),
+ * ordered by email, the one picked by the lead id's hash. Leads spread evenly without a shared counter that every
+ * capture in a workspace would have to wait on; null when the branch has no active user.
+ */
+export function chooseOwner(settings: WorkspaceSettings, branchId: string, leadId: string): WorkspaceUser | null {
+  const active = settings.users.filter((u) => u.active && u.branch_id === branchId).sort((a, b) => a.email.localeCompare(b.email));
+  const counsellors = active.filter((u) => u.role === 'counsellor');
+  const pool = counsellors.length > 0 ? counsellors : active;
+  if (pool.length === 0) return null;
+  const bucket = createHash('sha256').update(leadId).digest().readUInt32BE(0);
+  return pool[bucket % pool.length]!;
+}

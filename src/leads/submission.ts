@@ -1,0 +1,172 @@
+import type { EnglishTest, Qualification } from '../domain/leads/lead.js';
+import type { VisaType } from '../shared/enums.js';
+import type { WorkspaceSettings } from '../workspaces/workspace.js';
+import { normaliseCountry } from './country.js';
+import { checkCustomFields } from './custom-fields.js';
+import { dateOfBirthProblem, testDateProblem } from './dates.js';
+import { normaliseEmail } from './email.js';
+import { normalisePhone } from './phone.js';
+
+/** A LeadCreate body that passed the schema (types, lengths, ranges, enums, patterns, no unknown properties). */
+export interface LeadCreateBody {
+  full_name: string;
+  phone?: string | null;
+  email?: string | null;
+  alt_phone?: string | null;
+  city?: string | null;
+  state?: string | null;
+  country_interest?: string | null;
+  visa_type?: VisaType | null;
+  intake?: string | null;
+  course?: string | null;
+  date_of_birth?: string | null;
+  highest_qualification?: Qualification | null;
+  score_percent?: number | null;
+  english_test?: EnglishTest | null;
+  work_experience_years?: number | null;
+  passport_available?: boolean | null;
+  previous_refusals?: number | null;
+  message?: string;
+  utm?: Record<string, string> | null;
+  landing_page_url?: string | null;
+  custom_fields?: Record<string, unknown>;
+  consent: boolean;
+  captcha_token?: string;
+  website?: string;
+}
+
+/** A submission in the form a lead stores it: trimmed, phones in E.164, email lower-cased, country upper-cased. */
+export interface LeadSubmission {
+  full_name: string;
+  phone: string | null;
+  alt_phone: string | null;
+  email: string | null;
+  city: string | null;
+  state: string | null;
+  country_interest: string | null;
+  visa_type: VisaType | null;
+  intake: string | null;
+  course: string | null;
+  date_of_birth: string | null;
+  highest_qualification: Qualification | null;
+  score_percent: number | null;
+  english_test: EnglishTest | null;
+  work_experience_years: number | null;
+  passport_available: boolean | null;
+  previous_refusals: number | null;
+  utm: Record<string, string> | null;
+  landing_page_url: string | null;
+  custom_fields: Record<string, unknown>;
+  message: string | null;
+}
+
+/** Trimmed text, with empty text read as absent. */
+function text(value: string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  const trimmed = value.trim();
+  return trimmed === '' ? null : trimmed;
+}
+
+/**
+ * The checks the schema cannot make: phone and email formats, calendar dates, the country code, custom fields against
+ * the workspace's, and that a phone or an email is given. Every problem lands in `problems`, keyed by field.
+ * `skip` names fields the schema already refused, so each field reports one problem.
+ */
+export function normaliseSubmission(
+  body: LeadCreateBody,
+  settings: WorkspaceSettings,
+  now: Date,
+  problems: Record<string, string>,
+  skip: ReadonlySet<string> = new Set(),
+): LeadSubmission {
+  const ok = (field: string) => !skip.has(field);
+  const phoneField = (field: 'phone' | 'alt_phone'): string | null => {
+    const raw = ok(field) ? text(body[field]) : null;
+    if (raw === null) return null;
+    const e164 = normalisePhone(raw, settings.default_phone_country);
+    if (!e164) problems[field] = `is not a valid phone number (international format, or a ${settings.default_phone_country} number)`;
+    return e164 ?? null;
+  };
+  const phone = phoneField('phone');
+  const altPhone = phoneField('alt_phone');
+
+  let email: string | null = null;
+  const rawEmail = ok('email') ? text(body.email) : null;
+  if (rawEmail !== null) {
+    email = normaliseEmail(rawEmail) ?? null;
+    if (!email) problems.email = 'is not a valid email address';
+  }
+  const phoneGiven = ok('phone') && text(body.phone) !== null;
+  const emailGiven = ok('email') && text(body.email) !== null;
+  if (!phoneGiven && !emailGiven && ok('phone') && ok('email')) {
+    problems.phone = 'a phone or an email is required';
+    problems.email = 'a phone or an email is required';
+  }
+
+  let country: string | null = null;
+  const rawCountry = ok('country_interest') ? text(body.country_interest) : null;
+  if (rawCountry !== null) {
+    country = normaliseCountry(rawCountry) ?? null;
+    if (!country) problems.country_interest = 'must be an ISO 3166-1 alpha-2 country code';
+  }
+
+  const dob = ok('date_of_birth') ? text(body.date_of_birth) : null;
+  if (dob !== null) {
+    const problem = dateOfBirthProblem(dob, now);
+    if (problem) problems.date_of_birth = problem;
+  }
+
+  let englishTest: EnglishTest | null = null;
+  if (ok('english_test') && body.english_test) {
+    englishTest = { ...body.english_test };
+    if (englishTest.test_date !== undefined) {
+      const problem = testDateProblem(englishTest.test_date, now);
+      if (problem) problems['english_test.test_date'] = problem;
+    }
+  }
+
+  let utm: Record<string, string> | null = null;
+  if (ok('utm') && body.utm) {
+    const kept = Object.entries(body.utm).filter(([, v]) => v.trim() !== '');
+    utm = kept.length > 0 ? Object.fromEntries(kept.map(([k, v]) => [k, v.trim()])) : null;
+  }
+
+  const custom: Record<string, unknown> = {};
+  if (ok('custom_fields') && body.custom_fields) {
+    for (const [key, value] of Object.entries(checkCustomFields(settings.custom_fields, body.custom_fields, problems))) {
+      if (value !== null) custom[key] = value;
+    }
+  }
+  for (const field of settings.custom_fields) {
+    if (field.required && field.key && custom[field.key] === undefined && !problems[`custom_fields.${field.key}`]) {
+      problems[`custom_fields.${field.key}`] = 'is required';
+    }
+  }
+
+  const fullName = ok('full_name') ? (text(body.full_name) ?? '') : '';
+  if (ok('full_name') && fullName === '') problems.full_name = 'must not be blank';
+
+  return {
+    full_name: fullName,
+    phone,
+    alt_phone: altPhone,
+    email,
+    city: ok('city') ? text(body.city) : null,
+    state: ok('state') ? text(body.state) : null,
+    country_interest: country,
+    visa_type: ok('visa_type') ? (body.visa_type ?? null) : null,
+    intake: ok('intake') ? (body.intake ?? null) : null,
+    course: ok('course') ? text(body.course) : null,
+    date_of_birth: dob,
+    highest_qualification: ok('highest_qualification') ? (body.highest_qualification ?? null) : null,
+    score_percent: ok('score_percent') ? (body.score_percent ?? null) : null,
+    english_test: englishTest,
+    work_experience_years: ok('work_experience_years') ? (body.work_experience_years ?? null) : null,
+    passport_available: ok('passport_available') ? (body.passport_available ?? null) : null,
+    previous_refusals: ok('previous_refusals') ? (body.previous_refusals ?? null) : null,
+    utm,
+    landing_page_url: ok('landing_page_url') ? text(body.landing_page_url) : null,
+    custom_fields: custom,
+    message: ok('message') ? text(body.message) : null,
+  };
+}

@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../storage/postgres.js';
+
+/** A registered write older than this is taken to be left over from a crashed process and no longer holds readers back. */
+export const INTENT_EXPIRY_MS = 2 * 60 * 1000;
+
+/**
+ * Registers a lead write before its time is read: GET /v1/leads shows only rows older than the oldest registered
+ * write, so a write that commits late cannot carry an updated_at below what a client already saw. The caller
+ * removes the intent in its own transaction (`clearWriteIntent`), so it disappears exactly when the write appears.
+ * Returns the intent's id and the time to use for the write (never before the intent's time).
+ */
+export async function registerWriteIntent(pool: Queryable, tenantId: string, sandbox: boolean, clock: () => Date): Promise<{ id: string; now: Date }> {
+  const id = randomUUID();
+  const at = clock();
+  await pool.query('INSERT INTO lead_write_intents (id, tenant_id, sandbox, at) VALUES ($1, $2, $3, $4)', [id, tenantId, sandbox, at]);
+  const now = clock();
+  return { id, now: now.getTime() < at.getTime() ? at : now };
+}
+
+export async function clearWriteIntent(sql: Queryable, id: string): Promise<void> {
+  await sql.query('DELETE FROM lead_write_intents WHERE id = $1', [id]);
+}
+
+/** Runs a lead write after registering its intent. The write's transaction must end with `clearWriteIntent`; when it fails the intent is removed here. */
+export async function withWriteIntent<T>(
+  pool: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  clock: () => Date,
+  write: (intent: { id: string; now: Date }) => Promise<T>,
+): Promise<T> {
+  const intent = await registerWriteIntent(pool, tenantId, sandbox, clock);
+  try {
+    return await write(intent);
+  } catch (error) {
+    await clearWriteIntent(pool, intent.id).catch(() => undefined);
+    throw error;
+  }
+}

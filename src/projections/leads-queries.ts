@@ -1,0 +1,98 @@
+import type { Lead } from '../domain/leads/lead.js';
+import type { Queryable } from '../storage/postgres.js';
+import { INTENT_EXPIRY_MS } from '../leads/write-intents.js';
+
+/** The public Lead, from this workspace and mode only. */
+export async function findLead(sql: Queryable, tenantId: string, sandbox: boolean, leadId: string): Promise<Lead | undefined> {
+  return (await findLeadRow(sql, tenantId, sandbox, leadId))?.lead;
+}
+
+/** The lead with the last revision of its stream, for a command that appends after it. */
+export async function findLeadRow(sql: Queryable, tenantId: string, sandbox: boolean, leadId: string): Promise<{ lead: Lead; revision: number } | undefined> {
+  const result = await sql.query<{ body: Lead; revision: number }>('SELECT body, revision FROM leads WHERE id = $1 AND tenant_id = $2 AND sandbox = $3', [
+    leadId,
+    tenantId,
+    sandbox,
+  ]);
+  const row = result.rows[0];
+  return row ? { lead: row.body, revision: row.revision } : undefined;
+}
+
+/** The lead a phone or email already belongs to (the earliest created when they point at two), and what matched. */
+export async function findDuplicate(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  phone: string | null,
+  email: string | null,
+): Promise<{ lead: Lead; matchedOn: ('phone' | 'email')[] } | undefined> {
+  if (!phone && !email) return undefined;
+  const result = await sql.query<{ body: Lead; phone: string | null; email: string | null }>(
+    `SELECT body, phone, email FROM leads
+      WHERE tenant_id = $1 AND sandbox = $2 AND (phone = $3 OR email = $4)
+      ORDER BY created_at, id LIMIT 1`,
+    [tenantId, sandbox, phone, email],
+  );
+  const row = result.rows[0];
+  if (!row) return undefined;
+  const matchedOn: ('phone' | 'email')[] = [];
+  if (phone && row.phone === phone) matchedOn.push('phone');
+  if (email && row.email === email) matchedOn.push('email');
+  return { lead: row.body, matchedOn };
+}
+
+export interface ListOptions {
+  updatedSince?: Date;
+  after?: { updatedAt: Date; id: string };
+  limit: number;
+  now: Date;
+}
+
+/**
+ * A page of leads ascending by (updated_at, id), one more than `limit` when there is a next page. Rows at or after
+ * the oldest lead write still in flight are held back until it commits, so a page never shows a change that a
+ * slower, earlier-timed write could still land behind.
+ */
+export async function listLeads(sql: Queryable, tenantId: string, sandbox: boolean, o: ListOptions): Promise<{ lead: Lead; updatedAt: Date; id: string }[]> {
+  const result = await sql.query<{ body: Lead; updated_at: Date; id: string }>(
+    `SELECT body, updated_at, id FROM leads
+      WHERE tenant_id = $1 AND sandbox = $2
+        AND ($3::timestamptz IS NULL OR updated_at >= $3)
+        AND ($4::timestamptz IS NULL OR (updated_at, id) > ($4, $5::uuid))
+        AND updated_at < coalesce((SELECT min(at) FROM lead_write_intents WHERE tenant_id = $1 AND sandbox = $2 AND at > $6), 'infinity')
+      ORDER BY updated_at, id
+      LIMIT $7`,
+    [tenantId, sandbox, o.updatedSince ?? null, o.after?.updatedAt ?? null, o.after?.id ?? null, new Date(o.now.getTime() - INTENT_EXPIRY_MS), o.limit + 1],
+  );
+  return result.rows.map((r) => ({ lead: r.body, updatedAt: r.updated_at, id: r.id }));
+}
+
+export interface SandboxSubmission {
+  received_at: Date;
+  outcome: 'created' | 'duplicate';
+  lead_id: string;
+  full_name: string;
+  email: string | null;
+  phone: string | null;
+  event_id: string;
+}
+
+/** What a test key submitted: every lead it created and every enquiry it added, newest first. */
+export async function sandboxSubmissions(sql: Queryable, tenantId: string, keyId: string, limit = 100): Promise<SandboxSubmission[]> {
+  const result = await sql.query<SandboxSubmission>(
+    `SELECT created_at AS received_at,
+            CASE WHEN type = 'lead.created' THEN 'created' ELSE 'duplicate' END AS outcome,
+            substr(stream_id, 6) AS lead_id,
+            coalesce(data->'payload'->>'full_name', data->'submission'->>'full_name') AS full_name,
+            coalesce(data->'payload'->>'email', data->'submission'->>'email') AS email,
+            coalesce(data->'payload'->>'phone', data->'submission'->>'phone') AS phone,
+            id AS event_id
+       FROM events
+      WHERE tenant_id = $1 AND sandbox AND type IN ('lead.created', 'lead.enquiry_received')
+        AND metadata->'actor'->>'key_id' = $2
+      ORDER BY tx_id DESC, position DESC
+      LIMIT $3`,
+    [tenantId, keyId, limit],
+  );
+  return result.rows;
+}

@@ -1,0 +1,44 @@
+import { LeadEventType, type Lead } from '../domain/leads/lead.js';
+import { leadFromPayload } from '../domain/leads/evolve.js';
+import type { StoredEvent } from '../events/types.js';
+import type { Sql } from '../storage/postgres.js';
+import type { Projection } from './projection.js';
+
+const PUBLIC = new Set<string>([LeadEventType.updated, LeadEventType.assigned, LeadEventType.lost, LeadEventType.converted]);
+
+/** The `leads` table: one row per lead, the public shape in `body`, kept at the stream's last revision. */
+export const leadsProjection: Projection = {
+  name: 'leads',
+  tables: ['leads'],
+  eventTypes: Object.values(LeadEventType),
+  async apply(sql: Sql, event: StoredEvent): Promise<void> {
+    if (event.type === LeadEventType.created) {
+      const lead = leadFromPayload(event.data.payload as Record<string, unknown>);
+      await sql.query(
+        `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        [lead.id, event.tenantId, event.sandbox, event.revision, lead.phone, lead.email, lead.branch.id, lead.owner?.id ?? null, lead.converted, lead.created_at, lead.updated_at, JSON.stringify(lead)],
+      );
+      return;
+    }
+    const id = event.streamId.slice('lead-'.length);
+    if (PUBLIC.has(event.type)) {
+      const lead: Lead = leadFromPayload(event.data.payload as Record<string, unknown>);
+      await sql.query('UPDATE leads SET revision = $2, owner_id = $3, converted = $4, updated_at = $5, body = $6 WHERE id = $1', [
+        id,
+        event.revision,
+        lead.owner?.id ?? null,
+        lead.converted,
+        lead.updated_at,
+        JSON.stringify(lead),
+      ]);
+      return;
+    }
+    // Timeline entries (enquiries, notes) move only the activity time, which is also a change a sync must see.
+    const at = String(event.data.at);
+    await sql.query(
+      `UPDATE leads SET revision = $2, updated_at = $3, body = body || jsonb_build_object('updated_at', $4::text, 'last_activity_at', $4::text) WHERE id = $1`,
+      [id, event.revision, at, at],
+    );
+  },
+};

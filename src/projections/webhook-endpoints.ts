@@ -1,0 +1,118 @@
+import { ENDPOINT_EVENTS } from '../domain/webhooks/endpoint.js';
+import type { StoredEvent } from '../events/types.js';
+import type { EventKind } from '../shared/enums.js';
+import type { Queryable, Sql } from '../storage/postgres.js';
+import type { Projection } from './projection.js';
+
+export interface EndpointRow {
+  id: string;
+  tenant_id: string;
+  sandbox: boolean;
+  url: string;
+  description: string | null;
+  events: EventKind[];
+  status: 'active' | 'paused';
+  paused_reason: string | null;
+  paused_at: Date | null;
+  sealed_secret: string;
+  previous_sealed_secret: string | null;
+  previous_secret_valid_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  consecutive_failures: number;
+}
+
+/** The WebhookEndpoint shape of the spec (never a secret). */
+export interface PublicEndpoint {
+  id: string;
+  url: string;
+  description: string | null;
+  events: EventKind[];
+  status: 'active' | 'paused';
+  consecutive_failures: number;
+  paused_reason: string | null;
+  paused_at: string | null;
+  previous_secret_valid_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** previous_secret_valid_until is shown while the previous secret still signs, and null once it no longer does. */
+export function toPublicEndpoint(row: EndpointRow, now: Date): PublicEndpoint {
+  const overlap = row.previous_secret_valid_until && row.previous_secret_valid_until.getTime() > now.getTime() ? row.previous_secret_valid_until : null;
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    events: row.events,
+    status: row.status,
+    consecutive_failures: row.consecutive_failures,
+    paused_reason: row.paused_reason,
+    paused_at: iso(row.paused_at),
+    previous_secret_valid_until: iso(overlap),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+const SELECT = `SELECT e.id, e.tenant_id, e.sandbox, e.url, e.description, e.events, e.status, e.paused_reason, e.paused_at, e.sealed_secret,
+  e.previous_sealed_secret, e.previous_secret_valid_until, e.created_at, e.updated_at, coalesce(h.consecutive_failures, 0) AS consecutive_failures
+  FROM webhook_endpoints e LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = e.id`;
+
+export async function listEndpoints(sql: Queryable, tenantId: string, sandbox: boolean): Promise<EndpointRow[]> {
+  return (await sql.query<EndpointRow>(`${SELECT} WHERE e.tenant_id = $1 AND e.sandbox = $2 ORDER BY e.created_at, e.id`, [tenantId, sandbox])).rows;
+}
+
+/** Every endpoint of a workspace, live and test (for the workspace UI). */
+export async function listAllEndpoints(sql: Queryable, tenantId: string): Promise<EndpointRow[]> {
+  return (await sql.query<EndpointRow>(`${SELECT} WHERE e.tenant_id = $1 ORDER BY e.sandbox, e.created_at, e.id`, [tenantId])).rows;
+}
+
+/** The endpoint with this id in the workspace; `sandbox` undefined matches either mode. */
+export async function findEndpoint(sql: Queryable, tenantId: string, id: string, sandbox?: boolean): Promise<EndpointRow | undefined> {
+  const result = await sql.query<EndpointRow>(`${SELECT} WHERE e.tenant_id = $1 AND e.id = $2 AND ($3::boolean IS NULL OR e.sandbox = $3)`, [tenantId, id, sandbox ?? null]);
+  return result.rows[0];
+}
+
+export async function countEndpoints(sql: Queryable, tenantId: string, sandbox: boolean): Promise<number> {
+  const result = await sql.query<{ count: number }>('SELECT count(*)::int AS count FROM webhook_endpoints WHERE tenant_id = $1 AND sandbox = $2', [tenantId, sandbox]);
+  return result.rows[0]!.count;
+}
+
+async function apply(sql: Sql, event: StoredEvent): Promise<void> {
+  const d = event.data;
+  const id = String(d.endpoint_id);
+  switch (event.type) {
+    case ENDPOINT_EVENTS.created:
+      await sql.query(
+        `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, description, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position)
+         VALUES ($1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, $9::xid8, $10)`,
+        [id, event.tenantId, event.sandbox, d.url, d.description ?? null, d.events, d.sealed_secret, event.createdAt, event.position.txId, event.position.position],
+      );
+      return;
+    case ENDPOINT_EVENTS.deleted:
+      await sql.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
+      return;
+    case ENDPOINT_EVENTS.paused:
+      await sql.query(`UPDATE webhook_endpoints SET status = 'paused', paused_reason = $2, paused_at = $3, updated_at = $3 WHERE id = $1`, [id, d.reason, event.createdAt]);
+      return;
+    case ENDPOINT_EVENTS.resumed:
+      await sql.query(`UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, paused_at = NULL, updated_at = $2 WHERE id = $1`, [id, event.createdAt]);
+      return;
+    case ENDPOINT_EVENTS.secretRotated:
+      await sql.query(
+        'UPDATE webhook_endpoints SET sealed_secret = $2, previous_sealed_secret = $3, previous_secret_valid_until = $4, updated_at = $5 WHERE id = $1',
+        [id, d.sealed_secret, d.previous_sealed_secret, d.previous_secret_valid_until, event.createdAt],
+      );
+      return;
+  }
+}
+
+export const webhookEndpointsProjection: Projection = {
+  name: 'webhook endpoints',
+  tables: ['webhook_endpoints'],
+  eventTypes: [ENDPOINT_EVENTS.created, ENDPOINT_EVENTS.deleted, ENDPOINT_EVENTS.paused, ENDPOINT_EVENTS.resumed, ENDPOINT_EVENTS.secretRotated],
+  apply,
+};

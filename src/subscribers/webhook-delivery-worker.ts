@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { pauseEndpoint } from '../commands/webhooks/endpoints.js';
+import { PAUSE_THRESHOLD } from '../domain/webhooks/endpoint.js';
+import type { AppServices } from '../http/services.js';
+import { claimDueDeliveries, recordAttempts, type AttemptRecord, type ClaimedDelivery } from '../webhooks/deliveries.js';
+import type { DeliveryClient, DeliveryResult } from '../webhooks/delivery-client.js';
+import { nextAttemptAt } from '../webhooks/retry-schedule.js';
+import { signatureHeader, standardSignatureHeader } from '../webhooks/signing.js';
+
+export const USER_AGENT = 'Service-Webhooks/1.0';
+const WRITE_BATCH = 200;
+const MAX_CONCURRENT_WRITES = 4;
+
+export interface DeliveryWorkerOptions {
+  /** Deliveries in flight at once in this process. */
+  concurrency?: number;
+  /** How long a claim keeps other workers off a delivery; longer than the 10 s delivery timeout. */
+  leaseMs?: number;
+  /** How often to look for due deliveries without being told (retries come due this way). */
+  pollIntervalMs?: number;
+  workerId?: string;
+}
+
+/** The headers of one attempt: the spec's, and the Standard Webhooks ones (webhook-id is the event id). */
+export function deliveryHeaders(delivery: Pick<ClaimedDelivery, 'id' | 'event_id' | 'event_type' | 'body'>, secrets: readonly string[], now: Date): Record<string, string> {
+  const t = Math.floor(now.getTime() / 1000);
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-service-event': delivery.event_type,
+    'x-service-delivery': delivery.id,
+    'x-service-signature': signatureHeader(secrets, t, delivery.body),
+    'webhook-id': delivery.event_id,
+    'webhook-timestamp': String(t),
+    'webhook-signature': standardSignatureHeader(secrets, delivery.event_id, t, delivery.body),
+  };
+}
+
+/**
+ * Sends due deliveries. Claims them in the database with a lease (so any number of workers in any number of
+ * processes share the work without sending one twice), posts them, and records each attempt with its next retry
+ * time, so a restart picks up retries on time and a crashed worker's leases run out and are claimed again.
+ */
+export class DeliveryWorker {
+  readonly id: string;
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly pollIntervalMs: number;
+  private inFlight = 0;
+  private readonly sending = new Set<Promise<void>>();
+  private pumping = false;
+  private again = false;
+  private running = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** Finished attempts waiting to be written; written in batches, a few statements at a time. */
+  private readonly finished: { record: AttemptRecord; delivery: ClaimedDelivery; done: () => void }[] = [];
+  private writing = 0;
+
+  constructor(
+    private readonly services: AppServices,
+    private readonly client: DeliveryClient,
+    private readonly log: Pick<Logger, 'warn' | 'error' | 'info'>,
+    options: DeliveryWorkerOptions = {},
+  ) {
+    this.id = options.workerId ?? `worker-${randomUUID()}`;
+    this.concurrency = options.concurrency ?? 128;
+    this.leaseMs = options.leaseMs ?? 60_000;
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+  }
+
+  start(): void {
+    this.running = true;
+    this.timer = setInterval(() => this.wake(), this.pollIntervalMs);
+    this.wake();
+  }
+
+  /** Looks for due deliveries now (called on a database notification or by the poll timer). */
+  wake(): void {
+    if (!this.running) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = true;
+    void this.pump()
+      .catch((error: unknown) => this.log.error({ err: error }, 'webhook delivery worker: claiming failed'))
+      .finally(() => {
+        this.pumping = false;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async pump(): Promise<void> {
+    // Claims come in batches: a claim for one free slot after each answer would make the claim query the bottleneck.
+    const batch = Math.max(1, Math.min(100, Math.floor(this.concurrency / 2)));
+    while (this.running && (this.inFlight === 0 || this.concurrency - this.inFlight >= batch)) {
+      const now = this.services.now();
+      const claimed = await claimDueDeliveries(this.services.pool, this.id, now, new Date(now.getTime() + this.leaseMs), this.concurrency - this.inFlight);
+      if (claimed.length === 0) return;
+      for (const delivery of claimed) {
+        this.inFlight++;
+        const task = this.deliver(delivery)
+          .catch((error: unknown) => this.log.error({ err: error, delivery_id: delivery.id }, 'webhook delivery failed to record'))
+          .finally(() => {
+            this.inFlight--;
+            this.sending.delete(task);
+            this.wake();
+          });
+        this.sending.add(task);
+      }
+    }
+  }
+
+  private secrets(delivery: ClaimedDelivery, now: Date): string[] {
+    const secrets = [this.services.secretBox.open(delivery.sealed_secret)];
+    if (delivery.previous_sealed_secret && delivery.previous_secret_valid_until && delivery.previous_secret_valid_until.getTime() > now.getTime()) {
+      secrets.push(this.services.secretBox.open(delivery.previous_sealed_secret));
+    }
+    return secrets;
+  }
+
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    const attemptedAt = this.services.now();
+    const headers = deliveryHeaders(delivery, this.secrets(delivery, attemptedAt), attemptedAt);
+    let result: DeliveryResult;
+    try {
+      result = await this.client.post(delivery.url, headers, delivery.body);
+    } catch (error) {
+      result = { ok: false, status: null, headers: null, body: null, durationMs: 0, error: error instanceof Error ? error.message : String(error), address: null };
+    }
+    const finishedAt = this.services.now();
+    const attempt = delivery.attempts + 1;
+    const record: AttemptRecord = {
+      deliveryId: delivery.id,
+      attempt,
+      ok: result.ok,
+      nextAttemptAt: result.ok ? null : nextAttemptAt(attempt, finishedAt),
+      attemptedAt,
+      finishedAt,
+      requestHeaders: headers,
+      responseStatus: result.status,
+      responseHeaders: result.headers,
+      responseBody: result.body,
+      durationMs: result.durationMs,
+      error: result.error,
+    };
+    await new Promise<void>((done) => {
+      this.finished.push({ record, delivery, done });
+      this.write();
+    });
+  }
+
+  private write(): void {
+    if (this.writing >= MAX_CONCURRENT_WRITES || this.finished.length === 0) return;
+    const batch = this.finished.splice(0, WRITE_BATCH);
+    this.writing++;
+    void recordAttempts(
+      this.services.pool,
+      this.id,
+      batch.map((b) => b.record),
+    )
+      .then(async (recorded) => {
+        const toPause = new Map<string, number>();
+        for (const { delivery, record } of batch) {
+          if (!recorded.has(delivery.id)) {
+            this.log.warn({ delivery_id: delivery.id }, 'webhook delivery: the lease ended before the attempt was recorded');
+            continue;
+          }
+          const failures = recorded.get(delivery.id);
+          if (!record.ok && failures != null && failures >= PAUSE_THRESHOLD && delivery.endpoint_status === 'active') toPause.set(delivery.endpoint_id, failures);
+        }
+        for (const [endpointId, failures] of toPause) {
+          if (await pauseEndpoint(this.services, endpointId, failures)) this.log.warn({ endpoint_id: endpointId, consecutive_failures: failures }, 'webhook endpoint paused');
+        }
+      })
+      // Unrecorded attempts keep their lease until it ends; then they are claimed and sent again (at least once).
+      .catch((error: unknown) => this.log.error({ err: error }, 'webhook delivery: recording attempts failed'))
+      .finally(() => {
+        this.writing--;
+        for (const b of batch) b.done();
+        this.write();
+      });
+  }
+
+  /** Stops claiming and waits for the deliveries in flight to be sent and recorded. */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearInterval(this.timer);
+    while (this.sending.size > 0) await Promise.allSettled([...this.sending]);
+  }
+}

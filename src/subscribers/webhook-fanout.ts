@@ -1,0 +1,72 @@
+import type pg from 'pg';
+import { readAllWith } from '../events/postgres-event-store.js';
+import { withTransaction } from '../storage/postgres.js';
+import { DELIVERIES_CHANNEL } from '../webhooks/deliveries.js';
+import { envelopeBody } from '../webhooks/envelope.js';
+
+export const FANOUT_SUBSCRIPTION = 'webhook-fanout';
+
+export interface FanOutResult {
+  /** Events read past the checkpoint. */
+  events: number;
+  deliveries: number;
+  /** Another process holds the checkpoint right now. */
+  busy: boolean;
+}
+
+/**
+ * One step of the fan-out: in one transaction, locks the checkpoint row (another process holding it makes this one
+ * skip), reads the next events after it, records a delivery for each webhook event and each endpoint of the same
+ * workspace and mode subscribed to its kind and created before it, and moves the checkpoint. Deliveries and the
+ * checkpoint commit together, and a unique index on (event, endpoint) makes a replay record nothing twice.
+ */
+export async function fanOutBatch(pool: pg.Pool, now: Date, batchSize = 500): Promise<FanOutResult> {
+  return withTransaction(pool, async (sql) => {
+    const checkpoint = await sql.query<{ tx_id: string; position: number }>(
+      'SELECT tx_id::text AS tx_id, position FROM subscription_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED',
+      [FANOUT_SUBSCRIPTION],
+    );
+    const at = checkpoint.rows[0];
+    if (!at) {
+      const exists = await sql.query('SELECT 1 FROM subscription_checkpoints WHERE name = $1', [FANOUT_SUBSCRIPTION]);
+      if (exists.rowCount === 0) await sql.query("INSERT INTO subscription_checkpoints (name, tx_id, position) VALUES ($1, '0', 0) ON CONFLICT DO NOTHING", [FANOUT_SUBSCRIPTION]);
+      return { events: 0, deliveries: 0, busy: exists.rowCount !== 0 };
+    }
+    const events = await readAllWith(sql, { txId: at.tx_id, position: at.position }, batchSize);
+    if (events.length === 0) return { events: 0, deliveries: 0, busy: false };
+    const deliverable = events.flatMap((event) => {
+      const body = envelopeBody(event);
+      return body === null ? [] : [{ event, body }];
+    });
+    let deliveries = 0;
+    if (deliverable.length > 0) {
+      const inserted = await sql.query(
+        `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at, created_at, updated_at)
+         SELECT gen_random_uuid(), ev.id, ep.id, ev.tenant_id, ev.sandbox, ev.type, ev.body, 'pending', $9, $9, $9
+           FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::text[], $6::xid8[], $7::bigint[], $8::text[])
+                AS ev(id, tenant_id, sandbox, type, body, tx_id, position, target)
+           JOIN webhook_endpoints ep
+             ON ep.tenant_id = ev.tenant_id AND ep.sandbox = ev.sandbox
+            AND (ev.tx_id, ev.position) > (ep.created_tx_id, ep.created_position)
+            AND CASE WHEN ev.type = 'webhook.test' THEN ep.id::text = ev.target ELSE ev.type = ANY (ep.events) END
+         ON CONFLICT (event_id, endpoint_id) WHERE resend_of IS NULL DO NOTHING`,
+        [
+          deliverable.map((d) => d.event.id),
+          deliverable.map((d) => d.event.tenantId),
+          deliverable.map((d) => d.event.sandbox),
+          deliverable.map((d) => d.event.type),
+          deliverable.map((d) => d.body),
+          deliverable.map((d) => d.event.position.txId),
+          deliverable.map((d) => d.event.position.position),
+          deliverable.map((d) => (typeof d.event.data.endpoint_id === 'string' ? d.event.data.endpoint_id : '')),
+          now,
+        ],
+      );
+      deliveries = inserted.rowCount ?? 0;
+    }
+    const last = events[events.length - 1]!.position;
+    await sql.query('UPDATE subscription_checkpoints SET tx_id = $2::xid8, position = $3, updated_at = $4 WHERE name = $1', [FANOUT_SUBSCRIPTION, last.txId, last.position, now]);
+    if (deliveries > 0) await sql.query(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
+    return { events: events.length, deliveries, busy: false };
+  });
+}

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import t from 'tap';
+import { TestClock, seedWorkspace } from '../support/app.js';
+import { leadBody, leadsFixture, type LeadsFixture } from './helpers.js';
+
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+
+type Page = { data: Record<string, unknown>[]; next_cursor: string | null };
+
+async function page(f: LeadsFixture, query: string, key = f.live): Promise<Page> {
+  const res = await f.get(`/v1/leads${query}`, key);
+  if (res.status !== 200) throw new Error(`list answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body as unknown as Page;
+}
+
+/** Walks every page from updated_since (or the start), returning the leads in the order served. */
+async function walk(f: LeadsFixture, limit: number, since?: string): Promise<Record<string, unknown>[]> {
+  const seen: Record<string, unknown>[] = [];
+  let cursor: string | null = null;
+  do {
+    const params = new URLSearchParams({ limit: String(limit) });
+    if (since) params.set('updated_since', since);
+    if (cursor) params.set('cursor', cursor);
+    const p = await page(f, `?${params}`);
+    seen.push(...p.data);
+    cursor = p.next_cursor;
+  } while (cursor);
+  return seen;
+}
+
+t.test('pages ascend by (updated_at, id), limit 1 to 100 (default 25), next_cursor null on the last page', async (t) => {
+  const clock = new TestClock();
+  const f = await leadsFixture(t, { now: clock.now });
+  for (let i = 0; i < 30; i++) {
+    await f.post(leadBody());
+    if (i % 4 === 0) clock.advance(1000); // several leads share an updated_at, so ties are ordered by id
+  }
+  const first = await page(f, '');
+  t.equal(first.data.length, 25, 'default page of 25');
+  t.type(first.next_cursor, 'string');
+  t.ok(first.next_cursor!.length <= 200, 'the cursor fits the 200 characters');
+  const second = await page(f, `?cursor=${encodeURIComponent(first.next_cursor!)}`);
+  t.equal(second.data.length, 5);
+  t.equal(second.next_cursor, null, 'null on the last page');
+  const all = [...first.data, ...second.data];
+  const keys = all.map((l) => `${String(l.updated_at)}|${String(l.id)}`);
+  t.same(keys, [...keys].sort(), 'ascending by (updated_at, id)');
+  t.equal(new Set(all.map((l) => l.id)).size, 30, 'every lead once');
+
+  t.equal((await walk(f, 1)).length, 30, 'limit 1 walks every lead');
+  t.equal((await page(f, '?limit=100')).data.length, 30);
+  const exact = await page(f, '?limit=30');
+  t.equal(exact.next_cursor, null, 'a page that ends exactly at the last lead has no next cursor');
+
+  for (const bad of ['?limit=0', '?limit=101', '?limit=abc', '?updated_since=yesterday', `?cursor=${'a'.repeat(201)}`, '?unknown=1']) {
+    const res = await f.get(`/v1/leads${bad}`);
+    t.equal(res.status, 400, bad);
+    t.equal(res.body.error, 'validation_failed');
+  }
+});
+
+t.test('updated_since keeps leads updated at or after the instant', async (t) => {
+  const clock = new TestClock();
+  const f = await leadsFixture(t, { now: clock.now });
+  const a = await f.post(leadBody());
+  clock.advance(60_000);
+  const b = await f.post(leadBody());
+  const bAt = String((await f.get(`/v1/leads/${b.body.id}`)).body.updated_at);
+  t.same((await page(f, `?updated_since=${encodeURIComponent(bAt)}`)).data.map((l) => l.id), [b.body.id], 'inclusive of the instant');
+  clock.advance(60_000);
+  await f.patch(String(a.body.id), { temperature: 'hot' });
+  t.same((await page(f, `?updated_since=${encodeURIComponent(bAt)}`)).data.map((l) => l.id), [b.body.id, a.body.id], 'an update moves a lead to the end');
+  const offset = new Date(Date.parse(bAt) + 1).toISOString().replace('Z', '+00:00');
+  t.same((await page(f, `?updated_since=${encodeURIComponent(offset)}`)).data.map((l) => l.id), [a.body.id], 'offsets are understood');
+});
+
+t.test('tampered and foreign cursors answer 400', async (t) => {
+  const f = await leadsFixture(t);
+  for (let i = 0; i < 3; i++) await f.post(leadBody());
+  const { next_cursor: cursor } = await page(f, '?limit=1');
+  const flipped = cursor!.slice(0, 10) + (cursor![10] === 'A' ? 'B' : 'A') + cursor!.slice(11);
+  for (const bad of [flipped, 'not-a-cursor', cursor!.slice(0, -2)]) {
+    const res = await f.get(`/v1/leads?cursor=${encodeURIComponent(bad)}`);
+    t.equal(res.status, 400);
+    t.match(res.body, { error: 'validation_failed', fields: { cursor: /not a cursor/ } });
+  }
+  t.equal((await f.get(`/v1/leads?cursor=${encodeURIComponent(cursor!)}`, f.test)).status, 400, "the other mode's cursor is refused");
+  const other = await seedWorkspace(f);
+  t.equal((await f.get(`/v1/leads?cursor=${encodeURIComponent(cursor!)}`, other.live)).status, 400, "another workspace's cursor is refused");
+  t.equal((await f.get(`/v1/leads?cursor=${encodeURIComponent(cursor!)}`)).status, 200, 'the cursor itself works');
+  t.same((await page(f, '', other.live)).data, [], 'another workspace sees none of these leads');
+});
+
+t.test('a write in flight holds back the rows it could land behind', async (t) => {
+  const f = await leadsFixture(t);
+  await f.post(leadBody());
+  const inFlightAt = new Date();
+  await new Promise((r) => setTimeout(r, 5));
+  const later = await f.post(leadBody());
+  const intent = randomUUID();
+  // As a write that registered (and read its clock) before `later` but has not committed yet.
+  await f.pool.query('INSERT INTO lead_write_intents (id, tenant_id, sandbox, at) VALUES ($1, $2, false, $3)', [intent, f.workspace.id, inFlightAt]);
+  const held = await page(f, '');
+  t.equal(held.data.length, 1, 'the lead written after the in-flight write started is held back');
+  t.equal((await page(f, '', f.test)).data.length, 0, 'the sandbox is not affected either way');
+  await f.pool.query('DELETE FROM lead_write_intents WHERE id = $1', [intent]);
+  t.same((await page(f, '')).data.map((l) => l.id).includes(later.body.id), true, 'released once it commits');
+  const stale = randomUUID();
+  await f.pool.query('INSERT INTO lead_write_intents (id, tenant_id, sandbox, at) VALUES ($1, $2, false, $3)', [stale, f.workspace.id, new Date(Date.now() - 10 * 60_000)]);
+  t.equal((await page(f, '')).data.length, 2, 'an intent left by a crashed process stops holding rows back after two minutes');
+  const left = await f.pool.query('SELECT count(*)::int AS n FROM lead_write_intents WHERE id <> $1', [stale]);
+  t.equal(left.rows[0].n, 0, 'writers remove their own intents');
+});
+
+t.test('a client syncing with updated_since misses no change while leads are updated during its walk', async (t) => {
+  const f = await leadsFixture(t);
+  const ids: string[] = [];
+  for (let i = 0; i < 40; i++) ids.push(String((await f.post(leadBody())).body.id));
+
+  let writing = true;
+  const writers = Array.from({ length: 8 }, async (_, w) => {
+    for (let i = 0; i < 25; i++) {
+      const id = ids[(w * 7 + i * 13) % ids.length]!;
+      const patch = i % 3 === 0 ? { note: `note ${w}.${i}` } : i % 3 === 1 ? { custom_fields: { budget_lakhs: w * 100 + i } } : { temperature: (['hot', 'warm', 'cold'] as const)[i % 3] };
+      const res = await f.patch(id, patch);
+      if (res.status !== 200) throw new Error(`patch answered ${res.status}`);
+    }
+    // Also new leads during the walk.
+    ids.push(String((await f.post(leadBody())).body.id));
+  });
+  const done = Promise.all(writers).then(() => {
+    writing = false;
+  });
+
+  const view = new Map<string, Record<string, unknown>>();
+  let since: string | undefined;
+  let walks = 0;
+  const syncOnce = async () => {
+    const seen = await walk(f, 7, since);
+    for (const lead of seen) view.set(String(lead.id), lead);
+    if (seen.length > 0) since = String(seen[seen.length - 1]!.updated_at);
+    walks += 1;
+  };
+  while (writing) await syncOnce();
+  await done;
+  await syncOnce();
+
+  t.ok(walks > 1, `the client walked ${walks} times while writes went on`);
+  const truth = await f.pool.query<{ id: string; body: Record<string, unknown> }>('SELECT id, body FROM leads');
+  t.equal(view.size, truth.rows.length, 'the client saw every lead');
+  const stale = truth.rows.filter((r) => canonical(view.get(r.id)) !== canonical(r.body));
+  t.equal(stale.length, 0, 'and the latest version of each');
+});

@@ -1,0 +1,70 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { TEST_ENCRYPTION_KEY } from '../support/app.js';
+import { resourcePayload, webhookHarness } from './support/harness.js';
+import { waitFor } from './support/receiver.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+t.test('the CLI lists endpoints and deliveries, resends, rotates, tests and resumes', async (t) => {
+  const h = await webhookHarness(t);
+  const env = { ...process.env, DATABASE_URL: h.services.config.databaseUrl!, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent', RUN_WORKERS: 'false' };
+  const cli = async (...args: string[]) => {
+    try {
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env });
+      return { code: 0, stdout, stderr: '' };
+    } catch (error) {
+      const e = error as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  };
+  const slug = h.ws.workspace.slug;
+  const live = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] });
+  const test = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] }, h.ws.test);
+  await h.startWorkers();
+  const event = await h.appendEvent('document.uploaded', resourcePayload());
+  await waitFor(() => h.receiver.forEvent(event.id).length === 1, 'delivered');
+
+  const list = await cli('--json', 'webhook', 'list', slug);
+  t.equal(list.code, 0, list.stderr);
+  const endpoints = JSON.parse(list.stdout) as { id: string; mode: string }[];
+  t.same(endpoints.map((e) => [e.id, e.mode]).sort(), [[live.id, 'live'], [test.id, 'test']].sort(), 'both modes, no secrets');
+  t.notOk(list.stdout.includes('whsec_'));
+
+  const deliveries = await cli('--json', 'webhook', 'deliveries', slug, live.id);
+  t.equal(deliveries.code, 0, deliveries.stderr);
+  const page = JSON.parse(deliveries.stdout) as { data: { id: string; event_id: string; status: string; log: unknown[] }[] };
+  t.match(page.data, [{ event_id: event.id, status: 'succeeded', log: [{ response_status: 200 }] }]);
+  t.match((await cli('webhook', 'deliveries', slug, live.id)).stdout, /succeeded/, 'a human table too');
+
+  const resent = await cli('--json', 'webhook', 'resend', slug, live.id, page.data[0]!.id, '--as', 'asha@northstar.example');
+  t.equal(resent.code, 0, resent.stderr);
+  t.match(JSON.parse(resent.stdout), { event_id: event.id });
+  await waitFor(() => h.receiver.forEvent(event.id).length === 2, 'the resend arrives');
+
+  const rotated = await cli('--json', 'webhook', 'rotate-secret', slug, live.id, '--as', 'asha@northstar.example');
+  t.equal(rotated.code, 0, rotated.stderr);
+  const rotation = JSON.parse(rotated.stdout) as { secret: string; endpoint: { previous_secret_valid_until: string } };
+  t.match(rotation.secret, /^whsec_[A-Za-z0-9]{32}$/);
+  t.ok(rotation.endpoint.previous_secret_valid_until);
+
+  const tested = await cli('--json', 'webhook', 'test', slug, test.id, '--as', 'asha@northstar.example');
+  t.equal(tested.code, 0, tested.stderr);
+  const { event_id } = JSON.parse(tested.stdout) as { event_id: string };
+  await waitFor(() => h.receiver.forEvent(event_id).length === 1, 'the test event arrives');
+
+  const resumed = await cli('--json', 'webhook', 'resume', slug, live.id, '--as', 'asha@northstar.example');
+  t.equal(resumed.code, 0, resumed.stderr);
+  t.match(JSON.parse(resumed.stdout), { status: 'active' }, 'resuming an active endpoint changes nothing');
+
+  const stranger = await cli('webhook', 'resume', slug, live.id, '--as', 'nobody@example.org');
+  t.equal(stranger.code, 2, 'only active users of the workspace act');
+  const missing = await cli('webhook', 'test', slug, '00000000-0000-4000-8000-000000000000', '--as', 'asha@northstar.example');
+  t.equal(missing.code, 2);
+  t.match(missing.stderr, /No webhook endpoint/);
+  const history = await h.pool.query<{ type: string; actor: { email?: string } }>("SELECT type, metadata->'actor' AS actor FROM events WHERE stream_id = $1 ORDER BY revision", [`webhook-endpoint-${live.id}`]);
+  t.same(history.rows.map((r) => [r.type, r.actor.email ?? null]), [['webhook_endpoint.created', null], ['webhook_endpoint.secret_rotated', 'asha@northstar.example']], 'the staff member is recorded as the actor');
+});
