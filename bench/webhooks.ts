@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
   const RATE = Number(process.env.BENCH_RATE ?? 500);
   const STEADY_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-  const CONCURRENCY = 128;
+  const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 128);
 
   const pki = makeTestPki();
   const receiver: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
@@ -147,6 +147,20 @@ async function main(): Promise<void> {
   while (acked.size < total && now() < until) await new Promise((r) => setTimeout(r, 10));
   const endToEnd = [...committed].flatMap(([id, at]) => (acked.has(id) ? [acked.get(id)! - at] : [])).sort((a, b) => a - b);
   await workers.stop();
+  // Where the time goes: commit -> delivery recorded by the fan-out -> first attempt started -> acknowledged.
+  const stages = await db.pool.query<{ event_id: string; created_at: Date; attempted_at: Date }>(
+    'SELECT d.event_id, d.created_at, a.attempted_at FROM webhook_deliveries d JOIN webhook_delivery_attempts a ON a.delivery_id = d.id AND a.attempt = 1 WHERE d.event_id = ANY($1)',
+    [[...committed.keys()]],
+  );
+  const fanOut: number[] = [];
+  const claim: number[] = [];
+  const send: number[] = [];
+  for (const r of stages.rows) {
+    fanOut.push(r.created_at.getTime() - committed.get(r.event_id)!);
+    claim.push(r.attempted_at.getTime() - r.created_at.getTime());
+    send.push((acked.get(r.event_id) ?? NaN) - r.attempted_at.getTime());
+  }
+  const p = (xs: number[]) => { xs.sort((a, b) => a - b); return `p50 ${percentile(xs, 50).toFixed(0)} ms, p99 ${percentile(xs, 99).toFixed(0)} ms`; };
 
   console.log(`Webhook delivery benchmark on ${db.where}; receiver: HTTPS on 127.0.0.1 in a child process\n`);
   console.log(`plain HTTPS POST loop, ${CONCURRENCY} concurrent, keep-alive   ${(baselineCount / baselineSeconds).toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms   n=${baselineCount}`);
@@ -154,6 +168,7 @@ async function main(): Promise<void> {
   console.log(
     `commit -> receiver ack at ${achievedRate.toFixed(0)} events/s for ${STEADY_SECONDS} s   p50 ${percentile(endToEnd, 50).toFixed(1)} ms   p99 ${percentile(endToEnd, 99).toFixed(1)} ms   max ${(endToEnd.at(-1) ?? 0).toFixed(1)} ms   acked ${endToEnd.length}/${total}`,
   );
+  console.log(`  of which: commit -> fanned out ${p(fanOut)}; -> first attempt started ${p(claim)}; -> acknowledged ${p(send)}`);
   receiver.disconnect();
   await db.close();
   pki.cleanup();

@@ -73,7 +73,14 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     request.log = reply.log = request.log.child({ tenant_id: request.auth.workspace.id, key_id: request.auth.key.id, sandbox: request.auth.sandbox });
   });
 
+  // While closing, answers in flight end their keep-alive connection, so shutdown does not wait out keep-alive timeouts.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
   app.addHook('onSend', async (request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
     const status = reply.statusCode;
     if (request.auth && status >= 200 && status < 300 && status !== 204 && payload !== undefined && payload !== null && payload !== '') {
       reply.header('ratelimit-limit', request.auth.rate.limit);

@@ -30,7 +30,7 @@ export async function originAllowedByAnyPublicKey(sql: Queryable, origin: string
     `SELECT EXISTS (
        SELECT 1 FROM api_keys
         WHERE kind = 'public' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)
-          AND 'leads:create' = ANY (scopes) AND $1 = ANY (allowed_origins)
+          AND 'leads:create' = ANY (scopes) AND allowed_origins @> ARRAY[$1::text]
      ) AS allowed`,
     [origin, now],
   );

@@ -10,31 +10,41 @@ export const INTENT_EXPIRY_MS = 2 * 60 * 1000;
  * removes the intent in its own transaction (`clearWriteIntent`), so it disappears exactly when the write appears.
  * Returns the intent's id and the time to use for the write (never before the intent's time).
  */
-export async function registerWriteIntent(pool: Queryable, tenantId: string, sandbox: boolean, clock: () => Date): Promise<{ id: string; now: Date }> {
+export interface WriteIntent {
+  id: string;
+  /** The time the write uses. */
+  now: Date;
+  /** Set once the write's transaction has removed the intent. */
+  cleared: boolean;
+}
+
+export async function registerWriteIntent(pool: Queryable, tenantId: string, sandbox: boolean, clock: () => Date): Promise<WriteIntent> {
   const id = randomUUID();
   const at = clock();
   await pool.query('INSERT INTO lead_write_intents (id, tenant_id, sandbox, at) VALUES ($1, $2, $3, $4)', [id, tenantId, sandbox, at]);
   const now = clock();
-  return { id, now: now.getTime() < at.getTime() ? at : now };
+  return { id, now: now.getTime() < at.getTime() ? at : now, cleared: false };
 }
 
-export async function clearWriteIntent(sql: Queryable, id: string): Promise<void> {
-  await sql.query('DELETE FROM lead_write_intents WHERE id = $1', [id]);
+/** Removes the intent; inside the write's transaction it then disappears exactly when the write appears. */
+export async function clearWriteIntent(sql: Queryable, intent: WriteIntent): Promise<void> {
+  await sql.query('DELETE FROM lead_write_intents WHERE id = $1', [intent.id]);
+  intent.cleared = true;
 }
 
-/** Runs a lead write after registering its intent. The write's transaction must end with `clearWriteIntent`; when it fails the intent is removed here. */
-export async function withWriteIntent<T>(
-  pool: Queryable,
-  tenantId: string,
-  sandbox: boolean,
-  clock: () => Date,
-  write: (intent: { id: string; now: Date }) => Promise<T>,
-): Promise<T> {
+/**
+ * Runs a lead write after registering its intent; the write must take its time from `intent.now`. It should remove
+ * the intent in its own transaction (`clearWriteIntent(tx.sql, intent)`); otherwise, and when it fails, the intent is
+ * removed here afterwards, which only holds lists back a moment longer.
+ */
+export async function withWriteIntent<T>(pool: Queryable, tenantId: string, sandbox: boolean, clock: () => Date, write: (intent: WriteIntent) => Promise<T>): Promise<T> {
   const intent = await registerWriteIntent(pool, tenantId, sandbox, clock);
   try {
-    return await write(intent);
+    const result = await write(intent);
+    if (!intent.cleared) await clearWriteIntent(pool, intent);
+    return result;
   } catch (error) {
-    await clearWriteIntent(pool, intent.id).catch(() => undefined);
+    await clearWriteIntent(pool, intent).catch(() => undefined);
     throw error;
   }
 }

@@ -27,10 +27,14 @@ export async function findDuplicate(
   email: string | null,
 ): Promise<{ lead: Lead; matchedOn: ('phone' | 'email')[] } | undefined> {
   if (!phone && !email) return undefined;
+  // One lookup per unique index (an OR across both would not use them), the earliest-created lead first.
   const result = await sql.query<{ body: Lead; phone: string | null; email: string | null }>(
-    `SELECT body, phone, email FROM leads
-      WHERE tenant_id = $1 AND sandbox = $2 AND (phone = $3 OR email = $4)
-      ORDER BY created_at, id LIMIT 1`,
+    `SELECT body, phone, email FROM (
+       SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3
+       UNION ALL
+       SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = $4
+     ) AS matches
+     ORDER BY created_at, id LIMIT 1`,
     [tenantId, sandbox, phone, email],
   );
   const row = result.rows[0];
@@ -49,13 +53,14 @@ export interface ListOptions {
 }
 
 /**
- * A page of leads ascending by (updated_at, id), one more than `limit` when there is a next page. Rows at or after
+ * A page of leads (as JSON text) ascending by (updated_at, id), one more than `limit` when there is a next page. Rows at or after
  * the oldest lead write still in flight are held back until it commits, so a page never shows a change that a
  * slower, earlier-timed write could still land behind.
  */
-export async function listLeads(sql: Queryable, tenantId: string, sandbox: boolean, o: ListOptions): Promise<{ lead: Lead; updatedAt: Date; id: string }[]> {
-  const result = await sql.query<{ body: Lead; updated_at: Date; id: string }>(
-    `SELECT body, updated_at, id FROM leads
+export async function listLeads(sql: Queryable, tenantId: string, sandbox: boolean, o: ListOptions): Promise<{ json: string; updatedAt: Date; id: string }[]> {
+  // The stored body is exactly the public Lead (the projection writes nothing else), so it is passed on as JSON text.
+  const result = await sql.query<{ json: string; updated_at: Date; id: string }>(
+    `SELECT body::text AS json, updated_at, id FROM leads
       WHERE tenant_id = $1 AND sandbox = $2
         AND ($3::timestamptz IS NULL OR updated_at >= $3)
         AND ($4::timestamptz IS NULL OR (updated_at, id) > ($4, $5::uuid))
@@ -64,7 +69,7 @@ export async function listLeads(sql: Queryable, tenantId: string, sandbox: boole
       LIMIT $7`,
     [tenantId, sandbox, o.updatedSince ?? null, o.after?.updatedAt ?? null, o.after?.id ?? null, new Date(o.now.getTime() - INTENT_EXPIRY_MS), o.limit + 1],
   );
-  return result.rows.map((r) => ({ lead: r.body, updatedAt: r.updated_at, id: r.id }));
+  return result.rows.map((r) => ({ json: r.json, updatedAt: r.updated_at, id: r.id }));
 }
 
 export interface SandboxSubmission {

@@ -1,6 +1,5 @@
-import type pg from 'pg';
+import pg from 'pg';
 import type { Logger } from 'pino';
-import { EVENTS_CHANNEL } from '../events/postgres-event-store.js';
 import type { AppServices } from '../http/services.js';
 import { DELIVERIES_CHANNEL, purgeDeliveries } from '../webhooks/deliveries.js';
 import { DeliveryClient } from '../webhooks/delivery-client.js';
@@ -16,6 +15,8 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
   fanOutPollIntervalMs?: number;
   /** How often the delivery log is purged of entries older than 30 days. */
   purgeIntervalMs?: number;
+  /** Connections of the workers' own pool. */
+  poolSize?: number;
   /** The delivery timeout; 10 s (the spec's) unless a test shortens it. */
   deliveryTimeoutMs?: number;
 }
@@ -23,7 +24,7 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
 const HOUR = 3_600_000;
 
 /**
- * Holds one connection that LISTENs for appended events and new deliveries, reconnecting after a loss; the
+ * Holds one connection that LISTENs for new deliveries, reconnecting after a loss; the
  * subscribers' poll timers cover the gap meanwhile.
  */
 function listen(services: AppServices, log: Logger, handlers: Record<string, () => void>): { close(): Promise<void> } {
@@ -64,11 +65,15 @@ function listen(services: AppServices, log: Logger, handlers: Record<string, () 
 }
 
 /** Starts the webhook fan-out subscriber and delivery worker of this process, and the delivery log purge. */
-export async function startWorkers(services: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
-  const runtime = webhookRuntime(services);
+export async function startWorkers(apiServices: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
+  // The workers get connections of their own, so a burst of API requests cannot hold up deliveries (and the reverse).
+  const pool = new pg.Pool({ ...apiServices.pool.options, max: options.poolSize ?? 8 });
+  pool.on('error', () => undefined);
+  const services: AppServices = { ...apiServices, pool };
+  const runtime = webhookRuntime(apiServices);
   const client = new DeliveryClient({ allowLoopback: services.config.webhookAllowLoopback, resolve: runtime.resolve, ca: runtime.ca, timeoutMs: options.deliveryTimeoutMs });
-  const fanOut = new FanOutRunner(services, log, { pollIntervalMs: options.fanOutPollIntervalMs ?? options.pollIntervalMs });
   const worker = new DeliveryWorker(services, client, log, options);
+  const fanOut = new FanOutRunner(services, log, { pollIntervalMs: options.fanOutPollIntervalMs ?? options.pollIntervalMs, onDeliveries: () => worker.wake() });
   let purging: Promise<void> | undefined;
   const purge = () => (purging ??= runPurge().finally(() => (purging = undefined)));
   const runPurge = async () => {
@@ -80,7 +85,10 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
     }
   };
   const purgeTimer = setInterval(() => void purge(), options.purgeIntervalMs ?? HOUR);
-  const listener = listen(services, log, { [EVENTS_CHANNEL]: () => fanOut.wake(), [DELIVERIES_CHANNEL]: () => worker.wake() });
+  // Appends in this process wake the fan-out at once (the event store does not NOTIFY; other processes' appends are
+  // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
+  const stopWatchingCommits = apiServices.store.onCommit(() => fanOut.wake());
+  const listener = listen(services, log, { [DELIVERIES_CHANNEL]: () => worker.wake() });
   fanOut.start();
   worker.start();
   void purge();
@@ -89,11 +97,13 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
     stop: () =>
       (stopping ??= (async () => {
         clearInterval(purgeTimer);
+        stopWatchingCommits();
         await purging;
         await listener.close();
         await fanOut.stop();
         await worker.stop();
         client.close();
+        await pool.end();
       })()),
   };
 }

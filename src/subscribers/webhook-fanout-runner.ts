@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { AppServices } from '../http/services.js';
 import { fanOutBatch } from './webhook-fanout.js';
 
-/** Runs the fan-out whenever events are appended (a database notification) and on a timer, one batch after another until caught up. */
+/** Runs the fan-out whenever this process commits events and on a timer, one batch after another until caught up. */
 export class FanOutRunner {
   private running = false;
   private busy: Promise<void> | undefined;
@@ -12,7 +12,7 @@ export class FanOutRunner {
   constructor(
     private readonly services: AppServices,
     private readonly log: Pick<Logger, 'error'>,
-    private readonly options: { pollIntervalMs?: number; batchSize?: number } = {},
+    private readonly options: { pollIntervalMs?: number; batchSize?: number; onDeliveries?: () => void } = {},
   ) {}
 
   start(): void {
@@ -41,6 +41,7 @@ export class FanOutRunner {
   private async catchUp(): Promise<void> {
     while (this.running) {
       const result = await fanOutBatch(this.services.pool, this.services.now(), this.options.batchSize);
+      if (result.deliveries > 0) this.options.onDeliveries?.();
       if (result.busy || result.events === 0) return;
     }
   }

@@ -19,6 +19,17 @@ export function formScript(): string {
   return source.replace(RULES_SLOT, JSON.stringify(clientRules(LeadCreate)));
 }
 
+/**
+ * Where the demo page loads the form from. A browser sends no Origin header on a same-origin GET, and the widget
+ * configuration needs one, so a page on localhost talks to the service as 127.0.0.1 and the other way round (the
+ * `visa-crm demo` keys allow both). Other hosts get the page's own origin.
+ */
+export function demoServiceBase(hostHeader: string | undefined): string {
+  const match = /^(localhost|127\.0\.0\.1)(:\d{1,5})?$/.exec(hostHeader ?? '');
+  if (!match) return '';
+  return `http://${match[1] === 'localhost' ? '127.0.0.1' : 'localhost'}${match[2] ?? ''}`;
+}
+
 export function registerWidgetAssetRoutes(app: TypedApp, services: AppServices): void {
   const script = formScript();
   const etag = `"${createHash('sha256').update(script).digest('base64url').slice(0, 27)}"`;
@@ -41,6 +52,6 @@ export function registerWidgetAssetRoutes(app: TypedApp, services: AppServices):
     const parsed = key ? parseKey(key) : undefined;
     reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store');
     // Only a well-formed public key (letters, digits, underscores) is written into the page.
-    return demoPage(FORM_SCRIPT_PATH, parsed?.kind === 'public' ? key! : null);
+    return demoPage(`${demoServiceBase(request.headers.host)}${FORM_SCRIPT_PATH}`, parsed?.kind === 'public' ? key! : null);
   });
 }

@@ -47,6 +47,9 @@ t.test('pages ascend by (updated_at, id), limit 1 to 100 (default 25), next_curs
   const keys = all.map((l) => `${String(l.updated_at)}|${String(l.id)}`);
   t.same(keys, [...keys].sort(), 'ascending by (updated_at, id)');
   t.equal(new Set(all.map((l) => l.id)).size, 30, 'every lead once');
+  const { LEAD_FIELDS } = await import('../../src/domain/leads/lead.js');
+  t.ok(all.every((l) => JSON.stringify(Object.keys(l).sort()) === JSON.stringify([...LEAD_FIELDS].sort())), 'listed leads have every Lead field and no other');
+  t.same(all[3], (await f.get(`/v1/leads/${String(all[3]!.id)}`)).body, 'the same lead as GET /v1/leads/{id}');
 
   t.equal((await walk(f, 1)).length, 30, 'limit 1 walks every lead');
   t.equal((await page(f, '?limit=100')).data.length, 30);

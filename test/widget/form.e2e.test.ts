@@ -302,9 +302,11 @@ t.test('the embeddable form in headless Chromium against the real service', asyn
   await t.test('a test-mode key says so and writes to the sandbox', async (t) => {
     const { page } = await open('/test');
     await page.getByText(/^Test mode/).waitFor();
+    await page.evaluate("document.addEventListener('visa-lead-form:submitted', (e) => { window.submitted = e.detail; })");
     await fillPerson(page, { name: 'Sandy Box', email: 'sandy.box@example.org' });
     await page.getByRole('button', { name: 'Send enquiry' }).click();
     await thanks(page, 'Sandy');
+    t.same(await page.evaluate('window.submitted'), { test_mode: true }, 'the host page hears of the submission (for its analytics)');
     t.equal((await byEmail(ws.test, 'sandy.box@example.org')).length, 1, 'the test key sees it');
     t.equal((await byEmail(ws.live, 'sandy.box@example.org')).length, 0, 'live data does not');
     await page.close();
@@ -352,9 +354,10 @@ t.test('the embeddable form in headless Chromium against the real service', asyn
   });
 
   await t.test('the development demo page serves the form on the service itself', async (t) => {
-    const key = await ws.key({ kind: 'public', mode: 'test', origins: [api.baseUrl] });
+    const demoOrigin = `http://localhost:${new URL(api.baseUrl).port}`;
+    const key = await ws.key({ kind: 'public', mode: 'test', origins: [demoOrigin] });
     const page = await context.newPage();
-    await page.goto(`${api.baseUrl}/widget/demo?key=${key.value}`);
+    await page.goto(`${demoOrigin}/widget/demo?key=${key.value}`);
     await page.getByRole('button', { name: 'Send enquiry' }).waitFor();
     t.equal(await page.getByText(/^Test mode/).count(), 1);
     await page.close();

@@ -38,6 +38,7 @@ t.test('GET /v1/widget/config', async (t) => {
     t.match(response.headers.get('access-control-expose-headers'), /RateLimit-Remaining/);
     t.match(response.headers.get('access-control-expose-headers'), /Request-Id/);
     for (const header of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) t.match(response.headers.get(header), /^\d+$/, `${header} is present`);
+    t.equal(response.headers.get('cache-control'), 'private, max-age=60', 'decision: a visitor’s browser may keep it for a minute');
   });
 
   await t.test('test_mode follows the key', async (t) => {

@@ -71,7 +71,7 @@ export async function captureLead(services: Pick<AppServices, 'pool' | 'store'>,
         const earlier = await findAnswer(tx.sql, tenantId, sandbox, idempotency.key, now);
         if (earlier) {
           if (earlier.requestHash !== idempotency.requestHash) throw idempotencyConflict();
-          await clearWriteIntent(tx.sql, intent.id);
+          await clearWriteIntent(tx.sql, intent);
           return { ...earlier, replayed: true };
         }
       }
@@ -94,7 +94,7 @@ export async function captureLead(services: Pick<AppServices, 'pool' | 'store'>,
         answer = { requestHash: idempotency?.requestHash ?? '', status: 201, body };
       }
       if (idempotency) await saveAnswer(tx.sql, tenantId, sandbox, idempotency.key, answer, now);
-      await clearWriteIntent(tx.sql, intent.id);
+      await clearWriteIntent(tx.sql, intent);
       return { ...answer, replayed: false };
     });
   });

@@ -30,6 +30,8 @@ CREATE TABLE api_keys (
   created_at       timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX api_keys_tenant ON api_keys (tenant_id);
+-- CORS preflights carry no key: they look up whether any public key allows the origin.
+CREATE INDEX api_keys_public_origins ON api_keys USING gin (allowed_origins) WHERE kind = 'public';
 
 -- Monthly quota counters, spread over shards so concurrent writers in one workspace do not queue on one row.
 CREATE TABLE quota_usage (
