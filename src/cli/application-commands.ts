@@ -63,7 +63,7 @@ export function registerApplicationCommands(program: Command, json: () => boolea
 
   staffOptions(application.command('convert <workspace> <leadId>').description('convert a lead into an application; the lead becomes converted and locked')).action(
     async (ws: string, leadId: string, o: StaffOptions) => {
-      print(await withStaff(ws, o, async (s, workspace, context) => applicationView(await convertLeadToApplication(s.store, context, workspace, leadId), context.sandbox)));
+      print(await withStaff(ws, o, async (s, workspace, context) => applicationView(await convertLeadToApplication(s, context, workspace, leadId), context.sandbox)));
     },
   );
 

@@ -12,6 +12,7 @@ export interface Workers {
 }
 
 export interface WorkerOptions extends DeliveryWorkerOptions {
+  /** How often the fan-out looks for events appended by processes that run no workers (API-only nodes); 200 ms. */
   fanOutPollIntervalMs?: number;
   /** How often the delivery log is purged of entries older than 30 days. */
   purgeIntervalMs?: number;
@@ -73,7 +74,7 @@ export async function startWorkers(apiServices: AppServices, log: Logger, option
   const runtime = webhookRuntime(apiServices);
   const client = new DeliveryClient({ allowLoopback: services.config.webhookAllowLoopback, resolve: runtime.resolve, ca: runtime.ca, timeoutMs: options.deliveryTimeoutMs });
   const worker = new DeliveryWorker(services, client, log, options);
-  const fanOut = new FanOutRunner(services, log, { pollIntervalMs: options.fanOutPollIntervalMs ?? options.pollIntervalMs, onDeliveries: () => worker.wake() });
+  const fanOut = new FanOutRunner(services, log, { pollIntervalMs: options.fanOutPollIntervalMs ?? options.pollIntervalMs ?? 200, onDeliveries: () => worker.wake() });
   let purging: Promise<void> | undefined;
   const purge = () => (purging ??= runPurge().finally(() => (purging = undefined)));
   const runPurge = async () => {

@@ -52,9 +52,11 @@ t.test('a delivery is the signed envelope with the spec and Standard Webhooks he
   t.equal(r.headers['content-type'], 'application/json');
   t.equal(r.headers['user-agent'], 'Service-Webhooks/1.0');
   t.equal(r.headers['x-service-event'], 'document.uploaded');
-  const delivery = await deliveryOf(h.pool, event.id);
-  t.equal(r.headers['x-service-delivery'], delivery!.id, 'X-Service-Delivery is the delivery id');
-  t.equal(delivery!.status, 'succeeded');
+  const delivery = await waitFor(async () => {
+    const d = await deliveryOf(h.pool, event.id);
+    return d?.status === 'succeeded' ? d : undefined;
+  }, 'the acknowledgement is recorded');
+  t.equal(r.headers['x-service-delivery'], delivery.id, 'X-Service-Delivery is the delivery id');
 
   const envelope = JSON.parse(r.body) as Record<string, unknown>;
   t.same(envelope, { id: event.id, event: 'document.uploaded', tenant_id: h.ws.workspace.id, created_at: event.createdAt.toISOString(), data: payload }, 'the envelope carries exactly the stored payload');
@@ -208,12 +210,21 @@ t.test('50 failures in a row pause the endpoint and notify the owners; paused en
   const notes = await h.pool.query<{ recipient: string; kind: string; subject: string }>('SELECT recipient, kind, subject FROM webhook_notifications WHERE endpoint_id = $1', [endpoint.id]);
   t.same(notes.rows.map((n) => [n.recipient, n.kind]), [['asha@northstar.example', 'webhook_endpoint_paused']], 'the one active owner is notified, once');
 
-  const sentBefore = h.receiver.requests.length;
   const whilePaused = await h.appendEvent('invoice.issued', resourcePayload('While Paused'));
   const held = await waitFor(() => deliveryOf(h.pool, whilePaused.id), 'a delivery is recorded while paused');
   await sleep(200);
   t.equal(held.attempts, 0, 'it is held, not attempted');
-  t.equal(h.receiver.requests.length, sentBefore, 'nothing is sent to a paused endpoint');
+  t.equal(h.receiver.forEvent(whilePaused.id).length, 0, 'nothing new is sent to a paused endpoint');
+
+  const firstLog = ((await (await h.admin('GET', `/webhooks/${endpoint.id}/deliveries?limit=100`)).json()) as { data: { id: string; event_id: string }[] }).data;
+  const resend = await h.admin('POST', `/webhooks/${endpoint.id}/deliveries/${firstLog.at(-1)!.id}/resend`);
+  t.equal(resend.status, 201);
+  const resent = (await resend.json()) as { id: string };
+  const test = await h.admin('POST', `/webhooks/${endpoint.id}/test`);
+  const { event_id: testEventId } = (await test.json()) as { event_id: string };
+  await waitFor(() => h.receiver.forEvent(testEventId).length === 1, 'webhook.test is sent even while paused');
+  const resentRow = await h.pool.query<{ attempts: number }>('SELECT attempts FROM webhook_deliveries WHERE id = $1', [resent.id]);
+  t.equal(resentRow.rows[0]!.attempts, 0, 'a resend to a paused endpoint waits for the resume');
 
   healthy = true;
   const resumed = await h.admin('POST', `/webhooks/${endpoint.id}/resume`);
@@ -221,8 +232,8 @@ t.test('50 failures in a row pause the endpoint and notify the owners; paused en
   t.match(await resumed.json(), { status: 'active', consecutive_failures: 0, paused_reason: null, paused_at: null, mode: 'live' });
   await waitFor(async () => {
     const rows = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'", [endpoint.id]);
-    return rows.rows[0]!.n === 51;
-  }, 'every held and retried delivery is sent after the resume');
+    return rows.rows[0]!.n === 53;
+  }, 'every held, resent and retried delivery is sent after the resume');
   t.equal(h.receiver.forEvent(whilePaused.id).at(-1)?.headers['webhook-id'], whilePaused.id, 'the event that came while paused is delivered');
   const list = ((await (await h.request('/v1/webhooks', { key: h.ws.live })).json()) as { data: Record<string, unknown>[] }).data;
   t.equal(list[0]!.consecutive_failures, 0, 'success resets the count');

@@ -6,6 +6,8 @@ import type { CommandContext } from '../../events/types.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { markLeadConverted } from '../leads/convert-lead.js';
 import { runCommand } from '../run-command.js';
+import { clearWriteIntent, withWriteIntent } from '../../leads/write-intents.js';
+import type { Queryable } from '../../storage/postgres.js';
 import { nextApplicationNumber } from './application-numbers.js';
 import { applicationStream, asApiError } from './load-application.js';
 
@@ -13,18 +15,28 @@ import { applicationStream, asApiError } from './load-application.js';
  * Converts a lead into an application: takes the next case number, marks the lead converted and locked (lead.converted),
  * and opens the case at the first workflow stage (application.opened, application.stage_changed initial), all in one transaction.
  */
-export async function convertLeadToApplication(store: EventStore, context: CommandContext, workspace: Workspace, leadId: string): Promise<ApplicationState> {
+export async function convertLeadToApplication(
+  services: { store: EventStore; pool: Queryable; now: () => Date },
+  commandContext: CommandContext,
+  workspace: Workspace,
+  leadId: string,
+): Promise<ApplicationState> {
   const id = randomUUID();
   const stream = applicationStream(id);
   try {
-    return await runCommand(store, context, [`lead-${leadId}`, stream], async (tx) => {
+    // The lead's updated_at changes: register the write first, so lead syncs cannot pass it (src/leads/write-intents.ts).
+    return await withWriteIntent(services.pool, commandContext.tenantId, commandContext.sandbox, services.now, (intent) => {
+      const context = { ...commandContext, now: intent.now };
+      return runCommand(services.store, context, [`lead-${leadId}`, stream], async (tx) => {
       const workflow = workspace.settings.application_workflow;
       if (workflow.stages.length === 0) throw new ApiError(409, 'no_application_workflow', 'The workspace defines no application stages, so a lead cannot be converted yet');
       const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
       await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });
       const events = openApplication({ application_id: id, lead_id: leadId, number, workflow, now: context.now });
       await tx.append(stream, 'no_stream', events);
+      await clearWriteIntent(tx.sql, intent);
       return fold(events)!;
+      });
     });
   } catch (error) {
     throw asApiError(error);

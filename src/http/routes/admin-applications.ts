@@ -49,7 +49,7 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
     },
     async (request, reply) => {
       const { workspace, sandbox, context } = await staff(request, request.params.workspace, request.query.sandbox);
-      const state = await convertLeadToApplication(services.store, context, workspace, request.params.leadId);
+      const state = await convertLeadToApplication(services, context, workspace, request.params.leadId);
       return reply.status(201).send(applicationView(state, sandbox));
     },
   );
