@@ -28,8 +28,22 @@ if (!process.env.DATABASE_URL) {
   process.env.DATABASE_URL = url.toString();
 }
 
-const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...args], { stdio: 'inherit', env: process.env });
-const code = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...args], { stdio: ['inherit', 'pipe', 'inherit'], env: process.env });
+// tap's own closing line is `# { total: N, pass: N, fail: N }`; say it again in the plain form CI tools read.
+let summary;
+let pending = '';
+child.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  pending += chunk.toString();
+  const lines = pending.split('\n');
+  pending = lines.pop() ?? '';
+  for (const line of lines) {
+    const match = /^# \{ total: (\d+)(?:, pass: (\d+))?(?:, fail: (\d+))?(?:, skip: (\d+))?/.exec(line);
+    if (match) summary = { pass: Number(match[2] ?? 0), fail: Number(match[3] ?? 0), skip: Number(match[4] ?? 0) };
+  }
+});
+const code = await new Promise((resolve) => child.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+if (summary) console.log(`\ntests: ${summary.pass} passed, ${summary.fail} failed${summary.skip ? `, ${summary.skip} skipped` : ''}`);
 if (embedded) {
   await embedded.stop();
   rmSync(tmp, { recursive: true, force: true });

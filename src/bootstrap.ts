@@ -7,6 +7,7 @@ import { RedisRateLimitStore } from './ratelimit/redis-store.js';
 import { loadSecretBox } from './shared/secret-box.js';
 import type { Database } from './storage/database.js';
 import { WorkspaceCache } from './workspaces/repository.js';
+import { KeyLookupCache } from './keys/key-cache.js';
 
 /** Wires the edges (database, Redis, encryption key, clock) into the services routes and commands use. */
 export async function createServices(config: Config, db: Database, now: () => Date = () => new Date()): Promise<AppServices> {
@@ -15,6 +16,7 @@ export async function createServices(config: Config, db: Database, now: () => Da
     pool: db.pool,
     store: new PostgresEventStore(db.pool, projections),
     workspaces: new WorkspaceCache(db.pool),
+    keys: new KeyLookupCache(),
     rateLimits: config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore(),
     secretBox: await loadSecretBox(config),
     now,

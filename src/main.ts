@@ -20,6 +20,7 @@ export async function startService(config: Config, beforeListen?: (services: App
   const db = await openDatabase(config, { log: (message) => log.debug({ component: 'postgres' }, message) });
   log.info({ database: db.kind === 'external' ? 'DATABASE_URL' : `embedded in ${config.dataDir}` }, 'database ready');
   const services = await createServices(config, db);
+  await services.keys.listen(db.url);
   let ready = false;
   const app = await buildApp(services, { isReady: () => ready });
   if (beforeListen) await beforeListen(services, log);
@@ -40,6 +41,7 @@ export async function startService(config: Config, beforeListen?: (services: App
       await app.close();
       await workers.stop();
       await services.rateLimits.close();
+      await services.keys.close();
       await db.close();
       log.info('stopped');
     })());

@@ -19,6 +19,7 @@ export async function withServices<T>(work: (services: AppServices) => Promise<T
       return await work(services);
     } finally {
       await services.rateLimits.close();
+      await services.keys.close();
     }
   } finally {
     await db.close();

@@ -83,6 +83,15 @@ class PostgresStoreTransaction implements StoreTransaction {
     readonly context: CommandContext,
   ) {}
 
+  /** BEGIN and the stream locks in one round trip (a multi-statement simple query; stream ids are escaped literals). */
+  async begin(streams: string[]): Promise<void> {
+    const sorted = [...new Set(streams)].sort();
+    const literals = sorted.map((stream) => this.sql.escapeLiteral(stream)).join(', ');
+    const locks = sorted.length > 0 ? `; SELECT pg_advisory_xact_lock(hashtextextended(s, 0)) FROM unnest(ARRAY[${literals}]::text[]) AS s ORDER BY s` : '';
+    await this.sql.query(`BEGIN${locks}`);
+    for (const stream of sorted) this.locked.add(stream);
+  }
+
   async lock(streams: string[]): Promise<void> {
     await lockStreams(this.sql, streams);
     for (const stream of streams) this.locked.add(stream);
@@ -143,9 +152,8 @@ export class PostgresEventStore implements EventStore {
   async transact<T>(context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
-      await client.query('BEGIN');
       const tx = new PostgresStoreTransaction(client, context);
-      await tx.lock(streams);
+      await tx.begin(streams);
       const result = await work(tx);
       if (tx.appended.length > 0) {
         await applyProjections(client, this.projections, tx.appended);

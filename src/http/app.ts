@@ -68,7 +68,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     reply.header('request-id', request.id);
     const rule = request.routeOptions.config.auth;
     if (!rule) return;
-    request.auth = await authenticate(request, rule, { sql: services.pool, workspaces: services.workspaces, rateLimits: services.rateLimits, now: services.now });
+    request.auth = await authenticate(request, rule, { sql: services.pool, keys: services.keys, workspaces: services.workspaces, rateLimits: services.rateLimits, now: services.now });
     // The reply's logger writes the "request completed" line, so it gets the same bindings.
     request.log = reply.log = request.log.child({ tenant_id: request.auth.workspace.id, key_id: request.auth.key.id, sandbox: request.auth.sandbox });
   });

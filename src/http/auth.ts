@@ -2,6 +2,7 @@ import ipaddr from 'ipaddr.js';
 import type { FastifyRequest } from 'fastify';
 import type { KeyLookup } from '../keys/repository.js';
 import { findKeyByValue } from '../keys/repository.js';
+import type { KeyLookupCache } from '../keys/key-cache.js';
 import { parseKey } from '../keys/api-key.js';
 import type { Scope } from '../shared/enums.js';
 import type { Queryable } from '../storage/postgres.js';
@@ -74,6 +75,7 @@ export function requestOrigin(request: FastifyRequest): string | null {
 
 export interface AuthDeps {
   sql: Queryable;
+  keys: KeyLookupCache;
   workspaces: WorkspaceCache;
   rateLimits: RateLimitStore;
   now: () => Date;
@@ -83,7 +85,7 @@ export interface AuthDeps {
 export async function authenticate(request: FastifyRequest, rule: RouteAuth, deps: AuthDeps): Promise<AuthContext> {
   const value = presentedKey(request, rule.keyFrom);
   if (!value || !parseKey(value)) throw invalidKey();
-  const key = await findKeyByValue(deps.sql, value);
+  const key = await findKeyByValue(deps.sql, value, deps.keys);
   if (!key || key.revoked_at || (key.expires_at && key.expires_at.getTime() <= deps.now().getTime())) throw invalidKey();
   const workspace = await deps.workspaces.get(key.tenant_id, key.workspace_revision);
   if (!workspace) throw invalidKey();

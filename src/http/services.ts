@@ -6,6 +6,7 @@ import type { EventStore } from '../events/event-store.js';
 import type { RateLimitStore } from '../ratelimit/token-bucket.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { WorkspaceCache } from '../workspaces/repository.js';
+import type { KeyLookupCache } from '../keys/key-cache.js';
 
 /** What routes and commands are given: the edges where I/O happens. */
 export interface AppServices {
@@ -13,6 +14,8 @@ export interface AppServices {
   pool: pg.Pool;
   store: EventStore;
   workspaces: WorkspaceCache;
+  /** Recent key lookups, dropped on every auth change. */
+  keys: KeyLookupCache;
   rateLimits: RateLimitStore;
   secretBox: SecretBox;
   /** The clock; tests move it. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../storage/postgres.js';
 import type { Scope } from '../shared/enums.js';
 import { generateKey, hashKey, type KeyKind, type KeyMode } from './api-key.js';
+import { announceAuthChange, type KeyLookupCache } from './key-cache.js';
 
 export interface ApiKeyRecord {
   id: string;
@@ -86,6 +87,7 @@ export async function revokeKey(sql: Queryable, tenantId: string, keyId: string)
     `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE tenant_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
     [tenantId, keyId],
   );
+  await announceAuthChange(sql);
   return result.rows[0];
 }
 
@@ -94,12 +96,18 @@ export interface KeyLookup extends ApiKeyRecord {
   workspace_status: 'active' | 'suspended';
 }
 
-/** The key with this exact value, with its workspace's revision and status, or undefined. */
-export async function findKeyByValue(sql: Queryable, value: string): Promise<KeyLookup | undefined> {
+/** The key with this exact value, with its workspace's revision and status, or undefined; through the cache when given. */
+export async function findKeyByValue(sql: Queryable, value: string, cache?: KeyLookupCache): Promise<KeyLookup | undefined> {
+  const hash = hashKey(value);
+  const cacheKey = hash.toString('base64');
+  const cached = cache?.get(cacheKey);
+  if (cached) return cached;
   const result = await sql.query<KeyLookup>(
     `SELECT ${COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, w.revision AS workspace_revision, w.status AS workspace_status
        FROM api_keys k JOIN workspaces w ON w.id = k.tenant_id WHERE k.hash = $1`,
-    [hashKey(value)],
+    [hash],
   );
-  return result.rows[0];
+  const found = result.rows[0];
+  if (found && cache) cache.set(cacheKey, found);
+  return found;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { announceAuthChange } from '../keys/key-cache.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { withTransaction, type Queryable } from '../storage/postgres.js';
 import type { WorkspaceDefinition } from './definition.js';
@@ -72,7 +73,7 @@ const SELECT = 'SELECT id, slug, name, plan, status, revision, settings FROM wor
 
 /** Creates the workspace named by the definition's slug, or updates it in place. */
 export async function applyDefinition(pool: pg.Pool, def: WorkspaceDefinition, box: SecretBox): Promise<{ workspace: Workspace; created: boolean }> {
-  return withTransaction(pool, async (sql) => {
+  const result = await withTransaction(pool, async (sql) => {
     const existing = (await sql.query<WorkspaceRow>(`${SELECT} WHERE slug = $1 FOR UPDATE`, [def.slug])).rows[0];
     const settings = settingsFromDefinition(def, existing?.settings, box);
     if (existing) {
@@ -90,6 +91,8 @@ export async function applyDefinition(pool: pg.Pool, def: WorkspaceDefinition, b
     );
     return { workspace: created.rows[0]!, created: true };
   });
+  if (!result.created) await announceAuthChange(pool);
+  return result;
 }
 
 /** Finds a workspace by id or slug. */
@@ -109,6 +112,7 @@ export async function setWorkspaceStatus(sql: Queryable, id: string, status: Wor
      RETURNING id, slug, name, plan, status, revision, settings`,
     [id, status],
   );
+  await announceAuthChange(sql);
   return result.rows[0];
 }
 

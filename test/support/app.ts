@@ -44,6 +44,7 @@ export async function startApp(t: Test, options: { config?: Partial<Config>; now
   t.teardown(async () => {
     await app.close();
     await services.rateLimits.close();
+    await services.keys.close();
   });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
