@@ -1,4 +1,4 @@
-import type { EnglishTest, Qualification } from '../domain/leads/lead.js';
+import type { EnglishTest, Lead, Qualification } from '../domain/leads/lead.js';
 import type { VisaType } from '../shared/enums.js';
 import type { WorkspaceSettings } from '../workspaces/workspace.js';
 import { normaliseCountry } from './country.js';
@@ -36,29 +36,29 @@ export interface LeadCreateBody {
 }
 
 /** A submission in the form a lead stores it: trimmed, phones in E.164, email lower-cased, country upper-cased. */
-export interface LeadSubmission {
-  full_name: string;
-  phone: string | null;
-  alt_phone: string | null;
-  email: string | null;
-  city: string | null;
-  state: string | null;
-  country_interest: string | null;
-  visa_type: VisaType | null;
-  intake: string | null;
-  course: string | null;
-  date_of_birth: string | null;
-  highest_qualification: Qualification | null;
-  score_percent: number | null;
-  english_test: EnglishTest | null;
-  work_experience_years: number | null;
-  passport_available: boolean | null;
-  previous_refusals: number | null;
-  utm: Record<string, string> | null;
-  landing_page_url: string | null;
-  custom_fields: Record<string, unknown>;
-  message: string | null;
-}
+export type LeadSubmission = Pick<
+  Lead,
+  | 'full_name'
+  | 'phone'
+  | 'alt_phone'
+  | 'email'
+  | 'city'
+  | 'state'
+  | 'country_interest'
+  | 'visa_type'
+  | 'intake'
+  | 'course'
+  | 'date_of_birth'
+  | 'highest_qualification'
+  | 'score_percent'
+  | 'english_test'
+  | 'work_experience_years'
+  | 'passport_available'
+  | 'previous_refusals'
+  | 'utm'
+  | 'landing_page_url'
+  | 'custom_fields'
+> & { message: string | null };
 
 /** Trimmed text, with empty text read as absent. */
 function text(value: string | null | undefined): string | null {

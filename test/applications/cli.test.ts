@@ -1,26 +1,12 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import t from 'tap';
+import { runCli } from '../support/cli.js';
 import type { AdminApplication } from '../../src/http/schemas/application.js';
-import { TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { appFixture } from './support.js';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 t.test('the CLI works on cases with the same commands, and prints the full history in order with who and when', async (t) => {
   const f = await appFixture(t);
-  const env = { ...process.env, DATABASE_URL: f.app.services.config.databaseUrl!, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent' };
-  const cli = async (...args: string[]) => {
-    try {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env });
-      return { code: 0, stdout, stderr: '' };
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  };
+  const cli = (...args: string[]) => runCli(f.app.services.config.databaseUrl!, args, { RUN_WORKERS: 'false' });
   const slug = f.ws.workspace.slug;
   const leadId = await f.lead();
 

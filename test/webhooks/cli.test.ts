@@ -1,26 +1,12 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import t from 'tap';
-import { TEST_ENCRYPTION_KEY } from '../support/app.js';
+import { runCli } from '../support/cli.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
 import { waitFor } from './support/receiver.js';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 t.test('the CLI lists endpoints and deliveries, resends, rotates, tests and resumes', async (t) => {
   const h = await webhookHarness(t);
-  const env = { ...process.env, DATABASE_URL: h.services.config.databaseUrl!, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent', RUN_WORKERS: 'false' };
-  const cli = async (...args: string[]) => {
-    try {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env });
-      return { code: 0, stdout, stderr: '' };
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  };
+  const cli = (...args: string[]) => runCli(h.services.config.databaseUrl!, args, { RUN_WORKERS: 'false' });
   const slug = h.ws.workspace.slug;
   const live = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] });
   const test = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] }, h.ws.test);

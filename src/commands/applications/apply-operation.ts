@@ -2,7 +2,8 @@ import { decide, evolve, type ApplicationCommand, type ApplicationEvent, type Ap
 import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { runCommand } from '../run-command.js';
-import { applicationStream, asApiError, loadApplication } from './load-application.js';
+import { applicationStream, loadApplication } from './load-application.js';
+import { asApiError } from '../rule-errors.js';
 
 export interface OperationResult {
   state: ApplicationState;

@@ -9,7 +9,8 @@ import { runCommand } from '../run-command.js';
 import { clearWriteIntent, withWriteIntent } from '../../leads/write-intents.js';
 import type { Queryable } from '../../storage/postgres.js';
 import { nextApplicationNumber } from './application-numbers.js';
-import { applicationStream, asApiError } from './load-application.js';
+import { applicationStream } from './load-application.js';
+import { asApiError } from '../rule-errors.js';
 
 /**
  * Converts a lead into an application: takes the next case number, marks the lead converted and locked (lead.converted),

@@ -1,6 +1,6 @@
-import { ApplicationRejected, fold, type ApplicationState } from '../../domain/applications/index.js';
+import { fold, type ApplicationState } from '../../domain/applications/index.js';
 import type { StoreTransaction } from '../../events/event-store.js';
-import { ApiError, notFound } from '../../http/errors.js';
+import { notFound } from '../../http/errors.js';
 import { toApplicationEvent } from '../../projections/applications.js';
 
 export const applicationStream = (id: string): string => `application-${id}`;
@@ -11,10 +11,4 @@ export async function loadApplication(tx: StoreTransaction, id: string): Promise
   const first = events[0];
   if (!first || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox) throw notFound('application');
   return { state: fold(events.map(toApplicationEvent))!, revision: events[events.length - 1]!.revision };
-}
-
-/** The domain's refusals as API errors, so the HTTP routes and the CLI report them the same way. */
-export function asApiError(error: unknown): unknown {
-  if (error instanceof ApplicationRejected) return new ApiError(error.status, error.code, error.message, error.fields ? { fields: error.fields } : {});
-  return error;
 }

@@ -4,7 +4,7 @@ import type { StoreTransaction } from '../../events/event-store.js';
 import { notFound } from '../../http/errors.js';
 import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
-import { asApiErrors } from './errors.js';
+import { asApiErrors } from '../rule-errors.js';
 
 /**
  * Marks a lead converted inside the caller's conversion command: appends lead.converted (the Lead in its converted,

@@ -8,7 +8,7 @@ import { clearWriteIntent, withWriteIntent } from '../../leads/write-intents.js'
 import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { runCommand } from '../run-command.js';
-import { asApiErrors } from './errors.js';
+import { asApiErrors } from '../rule-errors.js';
 
 /**
  * PATCH /v1/leads/{id}: holding the lead's stream lock, reads the lead, decides and appends. Simultaneous patches of

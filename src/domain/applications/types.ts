@@ -1,3 +1,4 @@
+import { RuleError } from '../rule-error.js';
 /** The application (case) aggregate: its state, the status shape the API shows, and the events of its stream. */
 
 export const MODULE_STATES = ['pending', 'updated'] as const;
@@ -158,14 +159,4 @@ export type ApplicationCommand =
   | { type: 'record_outcome'; outcome: Outcome };
 
 /** A command the case refuses: the status and code the caller sees. */
-export class ApplicationRejected extends Error {
-  constructor(
-    readonly status: 400 | 404 | 409,
-    readonly code: string,
-    message: string,
-    readonly fields?: Record<string, string>,
-  ) {
-    super(message);
-    this.name = 'ApplicationRejected';
-  }
-}
+export class ApplicationRejected extends RuleError {}
