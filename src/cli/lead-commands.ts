@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { leadStream } from '../domain/leads/lead.js';
 import { listKeys } from '../keys/repository.js';
-import { findLead, sandboxSubmissions } from '../projections/leads-queries.js';
+import { sandboxSubmissions } from '../projections/leads-queries.js';
 import { requireWorkspace, withServices } from './context.js';
 import { CliError, output, table } from './output.js';
 
@@ -24,31 +23,5 @@ export function registerLeadCommands(program: Command, json: () => boolean): voi
         return sandboxSubmissions(s.pool, ws.id, key.id, limit);
       });
       output(json(), rows, () => table(rows as unknown as Record<string, unknown>[], ['received_at', 'outcome', 'lead_id', 'full_name', 'email', 'phone']));
-    });
-
-  const lead = program.command('lead').description('read leads and their timelines');
-
-  lead
-    .command('timeline <workspace> <leadId>')
-    .description("a lead's timeline: every event of its stream (creation, enquiries, notes, stage moves, assignments)")
-    .option('--test', 'the lead is a sandbox lead')
-    .action(async (idOrSlug: string, leadId: string, o: { test?: boolean }) => {
-      const events = await withServices(async (s) => {
-        const ws = await requireWorkspace(s, idOrSlug);
-        if (!(await findLead(s.pool, ws.id, Boolean(o.test), leadId))) throw new CliError(`No ${o.test ? 'sandbox' : 'live'} lead ${leadId} in workspace ${ws.slug}`);
-        return s.store.readStream(leadStream(leadId));
-      });
-      const view = events.map((e) => ({ at: e.createdAt, type: e.type, actor: e.metadata.actor, data: e.data }));
-      output(json(), view, () =>
-        table(
-          view.map((v) => ({
-            at: v.at,
-            type: v.type,
-            by: v.actor.type === 'key' ? `key ${v.actor.key_id}` : v.actor.type === 'user' ? (v.actor.email ?? 'user') : v.actor.name,
-            detail: v.type === 'lead.note_added' ? String(v.data.note) : v.type === 'lead.enquiry_received' ? String(v.data.message ?? '(no message)') : '',
-          })),
-          ['at', 'type', 'by', 'detail'],
-        ),
-      );
     });
 }

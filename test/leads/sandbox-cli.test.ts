@@ -31,6 +31,6 @@ t.test('visa-crm sandbox list shows what a test key submitted', async (t) => {
   t.match(human.stdout, /received_at\s+outcome\s+lead_id/);
   await t.rejects(cli('sandbox', 'list', f.workspace.slug, '--key', liveKey.id), /live key/, 'live keys have no sandbox');
 
-  const timeline = await cli('--json', 'lead', 'timeline', f.workspace.slug, String(created.body.id), '--test');
+  const timeline = await cli('--json', 'history', 'lead', String(created.body.id));
   t.same((JSON.parse(timeline.stdout) as { type: string }[]).map((e) => e.type), ['lead.created', 'lead.enquiry_received'], 'the timeline of a sandbox lead');
 });
