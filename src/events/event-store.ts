@@ -1,4 +1,5 @@
 import type { Sql } from '../storage/postgres.js';
+import type { SqlRunner } from '../storage/write-batch.js';
 import type { CommandContext, ExpectedRevision, GlobalPosition, NewEvent, StoredEvent } from './types.js';
 
 /**
@@ -22,6 +23,11 @@ export interface StoreTransaction {
   readonly context: CommandContext;
   /** The transaction's SQL connection, for read-model queries and writes that must commit with the events. */
   readonly sql: Sql;
+  /**
+   * For a command's trailing writes nobody reads back (quota counters, markers): they go to the server with the
+   * projections' writes and COMMIT, in one round trip. Reads through `sql` do not see them.
+   */
+  readonly writes: SqlRunner;
   readStream(streamId: string): Promise<StoredEvent[]>;
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<StoredEvent[]>;
   /** Everything appended so far in this transaction. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Projection } from '../projections/projection.js';
 import { PgCode, pgErrorCode, type Queryable, type Sql } from '../storage/postgres.js';
+import { WriteBatch, type SqlRunner } from '../storage/write-batch.js';
 import type { EventStore, StoreTransaction } from './event-store.js';
 import {
   WrongExpectedRevisionError,
@@ -76,12 +77,15 @@ async function lockStreams(sql: Sql, streams: string[]): Promise<void> {
 
 class PostgresStoreTransaction implements StoreTransaction {
   readonly appended: StoredEvent[] = [];
+  readonly writes: WriteBatch;
   private readonly locked = new Set<string>();
 
   constructor(
     readonly sql: Sql,
     readonly context: CommandContext,
-  ) {}
+  ) {
+    this.writes = new WriteBatch(sql);
+  }
 
   /** BEGIN and the stream locks in one round trip (a multi-statement simple query; stream ids are escaped literals). */
   async begin(streams: string[]): Promise<void> {
@@ -155,10 +159,8 @@ export class PostgresEventStore implements EventStore {
       const tx = new PostgresStoreTransaction(client, context);
       await tx.begin(streams);
       const result = await work(tx);
-      if (tx.appended.length > 0) {
-        await applyProjections(client, this.projections, tx.appended);
-      }
-      await client.query('COMMIT');
+      if (tx.appended.length > 0) await applyProjections(tx.writes, this.projections, tx.appended);
+      await tx.writes.commit();
       if (tx.appended.length > 0) for (const listener of this.commitListeners) listener();
       return result;
     } catch (error) {
@@ -183,7 +185,7 @@ export class PostgresEventStore implements EventStore {
   }
 }
 
-export async function applyProjections(sql: Sql, projections: readonly Projection[], events: readonly StoredEvent[]): Promise<void> {
+export async function applyProjections(sql: SqlRunner, projections: readonly Projection[], events: readonly StoredEvent[]): Promise<void> {
   for (const event of events) {
     for (const projection of projections) {
       if (projection.eventTypes.includes(event.type)) await projection.apply(sql, event);

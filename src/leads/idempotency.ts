@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { SqlRunner } from '../storage/write-batch.js';
 import type { Queryable } from '../storage/postgres.js';
 
 /** How long a first answer is replayed for the same Idempotency-Key. */
@@ -39,7 +40,7 @@ export async function findAnswer(sql: Queryable, tenantId: string, sandbox: bool
 }
 
 /** Records the answer; call it in the transaction that made it, holding the key's lock. An expired entry is replaced. */
-export async function saveAnswer(sql: Queryable, tenantId: string, sandbox: boolean, key: string, answer: StoredAnswer, now: Date): Promise<void> {
+export async function saveAnswer(sql: SqlRunner, tenantId: string, sandbox: boolean, key: string, answer: StoredAnswer, now: Date): Promise<void> {
   await sql.query(
     `INSERT INTO lead_idempotency (tenant_id, sandbox, key, request_hash, status, body, created_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

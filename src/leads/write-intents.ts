@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { SqlRunner } from '../storage/write-batch.js';
 import type { Queryable } from '../storage/postgres.js';
 
 /** A registered write older than this is taken to be left over from a crashed process and no longer holds readers back. */
@@ -27,7 +28,7 @@ export async function registerWriteIntent(pool: Queryable, tenantId: string, san
 }
 
 /** Removes the intent; inside the write's transaction it then disappears exactly when the write appears. */
-export async function clearWriteIntent(sql: Queryable, intent: WriteIntent): Promise<void> {
+export async function clearWriteIntent(sql: SqlRunner, intent: WriteIntent): Promise<void> {
   await sql.query('DELETE FROM lead_write_intents WHERE id = $1', [intent.id]);
   intent.cleared = true;
 }

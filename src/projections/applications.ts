@@ -1,6 +1,7 @@
 import { APPLICATION_EVENT_TYPES, applicationStatus, evolve, type ApplicationEvent, type ApplicationState, type ApplicationStatus } from '../domain/applications/index.js';
 import type { StoredEvent } from '../events/types.js';
-import type { Queryable, Sql } from '../storage/postgres.js';
+import type { Queryable } from '../storage/postgres.js';
+import type { SqlRunner } from '../storage/write-batch.js';
 import type { Projection } from './projection.js';
 
 /** A stored event of an application stream as the domain's event type (the stream only ever holds what decide made). */
@@ -14,7 +15,7 @@ export const applicationsProjection: Projection = {
   name: 'applications',
   tables: ['applications'],
   eventTypes: APPLICATION_EVENT_TYPES,
-  async apply(sql: Sql, stored: StoredEvent): Promise<void> {
+  async apply(sql: SqlRunner, stored: StoredEvent): Promise<void> {
     const event = toApplicationEvent(stored);
     if (event.type === 'application.opened') {
       const state = evolve(null, event);

@@ -1,7 +1,7 @@
 import { LeadEventType, type Lead } from '../domain/leads/lead.js';
 import { leadFromPayload } from '../domain/leads/evolve.js';
 import type { StoredEvent } from '../events/types.js';
-import type { Sql } from '../storage/postgres.js';
+import type { SqlRunner } from '../storage/write-batch.js';
 import type { Projection } from './projection.js';
 
 const PUBLIC = new Set<string>([LeadEventType.updated, LeadEventType.assigned, LeadEventType.lost, LeadEventType.converted]);
@@ -11,7 +11,7 @@ export const leadsProjection: Projection = {
   name: 'leads',
   tables: ['leads'],
   eventTypes: Object.values(LeadEventType),
-  async apply(sql: Sql, event: StoredEvent): Promise<void> {
+  async apply(sql: SqlRunner, event: StoredEvent): Promise<void> {
     if (event.type === LeadEventType.created) {
       const lead = leadFromPayload(event.data.payload as Record<string, unknown>);
       await sql.query(

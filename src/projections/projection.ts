@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../events/types.js';
-import type { Sql } from '../storage/postgres.js';
+import type { SqlRunner } from '../storage/write-batch.js';
 
 /**
  * A read model kept in PostgreSQL tables. Inline projections run inside the appending transaction, so an answer
@@ -11,5 +11,6 @@ export interface Projection {
   tables: string[];
   /** Event types this projection reads; others are never passed to apply. */
   eventTypes: readonly string[];
-  apply(sql: Sql, event: StoredEvent): Promise<void>;
+  /** Writes may be batched until the next read or COMMIT: read rows back with a SELECT, never through rowCount. */
+  apply(sql: SqlRunner, event: StoredEvent): Promise<void>;
 }

@@ -1,7 +1,8 @@
 import { ENDPOINT_EVENTS } from '../domain/webhooks/endpoint.js';
 import type { StoredEvent } from '../events/types.js';
 import type { EventKind } from '../shared/enums.js';
-import type { Queryable, Sql } from '../storage/postgres.js';
+import type { Queryable } from '../storage/postgres.js';
+import type { SqlRunner } from '../storage/write-batch.js';
 import type { Projection } from './projection.js';
 
 export interface EndpointRow {
@@ -81,7 +82,7 @@ export async function countEndpoints(sql: Queryable, tenantId: string, sandbox: 
   return result.rows[0]!.count;
 }
 
-async function apply(sql: Sql, event: StoredEvent): Promise<void> {
+async function apply(sql: SqlRunner, event: StoredEvent): Promise<void> {
   const d = event.data;
   const id = String(d.endpoint_id);
   switch (event.type) {

@@ -1,4 +1,5 @@
 import { ApiError } from '../http/errors.js';
+import type { SqlRunner } from '../storage/write-batch.js';
 import type { Queryable } from '../storage/postgres.js';
 import { monthlyLeadQuota } from './plans.js';
 import type { Workspace } from './workspace.js';
@@ -20,7 +21,7 @@ export async function quotaUsed(sql: Queryable, tenantId: string, metric: string
 }
 
 /** Counts one unit; call it inside the transaction that creates what is counted, so a rollback uncounts it. */
-export async function consumeQuota(sql: Queryable, tenantId: string, metric: string, now: Date): Promise<void> {
+export async function consumeQuota(sql: SqlRunner, tenantId: string, metric: string, now: Date): Promise<void> {
   await sql.query(
     `INSERT INTO quota_usage (tenant_id, period, metric, shard, used) VALUES ($1, $2, $3, $4, 1)
      ON CONFLICT (tenant_id, period, metric, shard) DO UPDATE SET used = quota_usage.used + 1`,

@@ -35,7 +35,7 @@ export async function convertLeadToApplication(
       await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });
       const events = openApplication({ application_id: id, lead_id: leadId, number, workflow, now: context.now });
       await tx.append(stream, 'no_stream', events);
-      await clearWriteIntent(tx.sql, intent);
+      await clearWriteIntent(tx.writes, intent);
       return fold(events)!;
       });
     });

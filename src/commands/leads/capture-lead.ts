@@ -71,7 +71,7 @@ export async function captureLead(services: Pick<AppServices, 'pool' | 'store'>,
         const earlier = await findAnswer(tx.sql, tenantId, sandbox, idempotency.key, now);
         if (earlier) {
           if (earlier.requestHash !== idempotency.requestHash) throw idempotencyConflict();
-          await clearWriteIntent(tx.sql, intent);
+          await clearWriteIntent(tx.writes, intent);
           return { ...earlier, replayed: true };
         }
       }
@@ -89,12 +89,12 @@ export async function captureLead(services: Pick<AppServices, 'pool' | 'store'>,
         answer = { requestHash: idempotency?.requestHash ?? '', status: 200, body: { id: decision.lead.id, duplicate: true } };
       } else {
         await tx.append(leadStream(leadId), 'no_stream', decision.events);
-        if (!sandbox) await consumeQuota(tx.sql, tenantId, LEADS_METRIC, now);
+        if (!sandbox) await consumeQuota(tx.writes, tenantId, LEADS_METRIC, now);
         const body = { id: leadId, status: decision.lead.stage.key, assigned_to: decision.lead.owner?.email ?? null, duplicate: false, test_mode: sandbox };
         answer = { requestHash: idempotency?.requestHash ?? '', status: 201, body };
       }
-      if (idempotency) await saveAnswer(tx.sql, tenantId, sandbox, idempotency.key, answer, now);
-      await clearWriteIntent(tx.sql, intent);
+      if (idempotency) await saveAnswer(tx.writes, tenantId, sandbox, idempotency.key, answer, now);
+      await clearWriteIntent(tx.writes, intent);
       return { ...answer, replayed: false };
     });
   });

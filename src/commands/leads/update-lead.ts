@@ -32,7 +32,7 @@ export async function updateLead(
         if (!row) throw notFound('lead');
         const events = decideUpdate({ lead: row.lead, patch, settings: workspace.settings, author: ctx.metadata.actor, now: ctx.now });
         const stored = await tx.append(stream, row.revision, events);
-        await clearWriteIntent(tx.sql, intent);
+        await clearWriteIntent(tx.writes, intent);
         return stored.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
       });
     }),
