@@ -16,6 +16,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     auth: AuthContext | null;
+    /** The Origin a public key was checked against: its answers, refusals included, are readable by that page. */
+    corsOrigin: string | null;
   }
 }
 
@@ -61,6 +63,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
 
   app.decorateRequest('auth', null);
+  app.decorateRequest('corsOrigin', null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`)));
 

@@ -6,10 +6,10 @@ import type { KeyLookupCache } from '../keys/key-cache.js';
 import { parseKey } from '../keys/api-key.js';
 import type { Scope } from '../shared/enums.js';
 import type { Queryable } from '../storage/postgres.js';
-import { hasFeature, rateBuckets, type Feature } from '../workspaces/plans.js';
+import { hasFeature, rateBuckets, widgetBucket, type Feature } from '../workspaces/plans.js';
 import type { WorkspaceCache } from '../workspaces/repository.js';
 import type { Workspace } from '../workspaces/workspace.js';
-import type { RateLimitStore } from '../ratelimit/token-bucket.js';
+import type { BucketRequest, RateLimitStore } from '../ratelimit/token-bucket.js';
 import { ApiError } from './errors.js';
 
 /** What a route asks of the caller; set as `config.auth` on the route. */
@@ -20,6 +20,8 @@ export interface RouteAuth {
   feature?: Feature;
   /** The widget configuration takes the key from the `key` query parameter instead of the Authorization header. */
   keyFrom?: 'header' | 'query';
+  /** `widget`: the request takes a token from the key's widget bucket only (see widgetBucket). */
+  rate?: 'widget';
 }
 
 export interface AuthContext {
@@ -106,13 +108,20 @@ export async function authenticate(request: FastifyRequest, rule: RouteAuth, dep
     if (!origin || !key.allowed_origins.includes(origin)) {
       throw new ApiError(403, 'origin_not_allowed', 'The request origin is not among the allowed origins of this key');
     }
+    // From here on the browser may read the answer, a refusal (such as 429) included.
+    request.corsOrigin = origin;
   }
   if (rule.feature && !hasFeature(workspace, rule.feature)) {
     throw new ApiError(403, 'plan_feature_unavailable', 'Webhook management needs the Growth or Enterprise plan');
   }
-  const specs = rateBuckets(workspace, rule.scope);
-  const buckets = [{ id: `key:${key.id}`, scope: 'key', spec: specs.key }];
-  if (rule.scope && specs.scope) buckets.push({ id: `key:${key.id}:${rule.scope}`, scope: rule.scope, spec: specs.scope });
+  const buckets: BucketRequest[] = [];
+  if (rule.rate === 'widget') {
+    buckets.push({ id: `key:${key.id}:widget`, scope: 'widget', spec: widgetBucket(workspace) });
+  } else {
+    const specs = rateBuckets(workspace, rule.scope);
+    buckets.push({ id: `key:${key.id}`, scope: 'key', spec: specs.key });
+    if (rule.scope && specs.scope) buckets.push({ id: `key:${key.id}:${rule.scope}`, scope: rule.scope, spec: specs.scope });
+  }
   const taken = await deps.rateLimits.take(buckets);
   const rate = { limit: taken.constrained.limit, remaining: taken.constrained.remaining, resetSeconds: taken.constrained.resetSeconds };
   if (!taken.allowed) {

@@ -59,7 +59,7 @@ export function registerCors(app: TypedApp, services: AppServices): void {
     const route = request.routeOptions.url;
     // The answer of a browser endpoint depends on the Origin, whether or not it carries the CORS headers.
     if (route !== undefined && route in BROWSER_ROUTES) appendVary(reply, 'Origin');
-    const origin = request.auth?.origin;
+    const origin = request.corsOrigin;
     if (origin) {
       reply.header('access-control-allow-origin', origin);
       reply.header('access-control-expose-headers', EXPOSED_HEADERS.join(', '));

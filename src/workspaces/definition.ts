@@ -82,7 +82,7 @@ export const WorkspaceDefinition = Type.Object(
         {
           monthly_leads: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
           webhook_endpoints: Type.Optional(Type.Integer({ minimum: 0 })),
-          rate: Type.Optional(Type.Object({ key: Type.Optional(Bucket), scopes: Type.Optional(Type.Record(StringEnum(SCOPES), Bucket)) }, { additionalProperties: false })),
+          rate: Type.Optional(Type.Object({ key: Type.Optional(Bucket), scopes: Type.Optional(Type.Record(StringEnum(SCOPES), Bucket)), widget: Type.Optional(Bucket) }, { additionalProperties: false })),
         },
         { additionalProperties: false },
       ),

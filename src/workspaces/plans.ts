@@ -8,7 +8,7 @@ interface PlanSpec {
   /** New live leads a workspace may create per calendar month (UTC); null is unlimited. */
   monthlyLeads: number | null;
   webhookEndpoints: number;
-  rate: { key: BucketSpec; scopes: Record<Scope, BucketSpec> };
+  rate: { key: BucketSpec; scopes: Record<Scope, BucketSpec>; widget: BucketSpec };
 }
 
 /** Defaults per plan; a workspace definition's `limits` overrides them. The numbers are explained in docs/decisions.md. */
@@ -26,6 +26,7 @@ export const PLAN_SPECS: Record<Plan, PlanSpec> = {
         'applications:read': { capacity: 60, refill_per_second: 10 },
         'webhooks:manage': { capacity: 10, refill_per_second: 1 },
       },
+      widget: { capacity: 120, refill_per_second: 20 },
     },
   },
   growth: {
@@ -41,6 +42,7 @@ export const PLAN_SPECS: Record<Plan, PlanSpec> = {
         'applications:read': { capacity: 200, refill_per_second: 50 },
         'webhooks:manage': { capacity: 20, refill_per_second: 2 },
       },
+      widget: { capacity: 400, refill_per_second: 100 },
     },
   },
   enterprise: {
@@ -56,6 +58,7 @@ export const PLAN_SPECS: Record<Plan, PlanSpec> = {
         'applications:read': { capacity: 1000, refill_per_second: 250 },
         'webhooks:manage': { capacity: 50, refill_per_second: 5 },
       },
+      widget: { capacity: 2000, refill_per_second: 500 },
     },
   },
 };
@@ -71,6 +74,14 @@ export function monthlyLeadQuota(workspace: Pick<Workspace, 'plan' | 'settings'>
 
 export function webhookEndpointLimit(workspace: Pick<Workspace, 'plan' | 'settings'>): number {
   return workspace.settings.limits.webhook_endpoints ?? PLAN_SPECS[workspace.plan].webhookEndpoints;
+}
+
+/**
+ * Page views of the embeddable form fetch its configuration with the public key; they have a bucket of their own,
+ * apart from the key's other buckets, so a busy website cannot use up the tokens its lead submissions need.
+ */
+export function widgetBucket(workspace: Pick<Workspace, 'plan' | 'settings'>): BucketSpec {
+  return workspace.settings.limits.rate?.widget ?? PLAN_SPECS[workspace.plan].rate.widget;
 }
 
 export function rateBuckets(workspace: Pick<Workspace, 'plan' | 'settings'>, scope: Scope | undefined): { key: BucketSpec; scope?: BucketSpec } {

@@ -31,7 +31,7 @@ export interface WorkspaceSettings {
   limits: {
     monthly_leads?: number | null;
     webhook_endpoints?: number;
-    rate?: { key?: BucketSpec; scopes?: Partial<Record<Scope, BucketSpec>> };
+    rate?: { key?: BucketSpec; scopes?: Partial<Record<Scope, BucketSpec>>; widget?: BucketSpec };
   };
 }
 

@@ -75,3 +75,19 @@ t.test('429 quota_exceeded once the monthly live-lead quota is used; sandbox lea
   t.equal((await create(ws.test, 3)).status, 201, 'the sandbox is not limited by the live quota');
   t.equal((await api.request('/v1/leads', { key: ws.live })).status, 200, 'reads go on');
 });
+
+t.test('a browser can read the 429 of its public key', async (t) => {
+  const api = await startApp(t);
+  const ws = await seedWorkspace(api, { limits: { rate: { scopes: { 'leads:create': { capacity: 1, refill_per_second: 0.01 } } } } });
+  const origin = 'https://www.example.com';
+  const submit = (n: number) =>
+    api.request('/v1/leads', { key: ws.publicLive, method: 'POST', headers: { origin }, json: { full_name: `Browser ${n}`, email: `browser${n}@example.com`, consent: true, captcha_token: 'none' } });
+  const first = await submit(1);
+  t.equal(first.status, 201);
+  const limited = await submit(2);
+  t.equal(limited.status, 429);
+  t.equal(limited.headers.get('access-control-allow-origin'), origin, 'the refusal carries the CORS header for the checked origin');
+  const foreign = await api.request('/v1/leads', { key: ws.publicLive, method: 'POST', headers: { origin: 'https://evil.example' }, json: { full_name: 'X', email: 'x@example.com', consent: true, captcha_token: 'none' } });
+  t.equal(foreign.status, 403);
+  t.equal(foreign.headers.get('access-control-allow-origin'), null, 'a foreign origin gets none');
+});

@@ -123,15 +123,22 @@ t.test('GET /v1/widget/config', async (t) => {
     t.equal(body.error, 'tenant_suspended');
   });
 
-  await t.test('429 rate_limited once the bucket is empty', async (t) => {
-    const other = await seedWorkspace(api, { limits: { rate: { key: { capacity: 2, refill_per_second: 0.001 } } } });
+  await t.test('429 rate_limited once the widget bucket is empty; lead submissions keep their own tokens', async (t) => {
+    const other = await seedWorkspace(api, { limits: { rate: { widget: { capacity: 2, refill_per_second: 0.001 }, scopes: { 'leads:create': { capacity: 1, refill_per_second: 0.001 } } } } });
     t.equal((await get(other.publicLive, ALLOWED_ORIGIN)).response.status, 200);
     t.equal((await get(other.publicLive, ALLOWED_ORIGIN)).response.status, 200);
     const { response, body } = await get(other.publicLive, ALLOWED_ORIGIN);
     t.equal(response.status, 429);
     t.equal(body.error, 'rate_limited');
     t.type(body.retry_after, 'number');
-    t.type(body.scope, 'string');
+    t.equal(body.scope, 'widget');
     t.match(response.headers.get('retry-after'), /^\d+$/);
+    const submitted = await api.request('/v1/leads', {
+      key: other.publicLive,
+      method: 'POST',
+      headers: { origin: ALLOWED_ORIGIN },
+      json: { full_name: 'After Many Page Views', email: 'views@example.com', consent: true, captcha_token: 'none' },
+    });
+    t.equal(submitted.status, 201, 'page views did not use up the submission tokens');
   });
 });

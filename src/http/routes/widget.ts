@@ -17,7 +17,7 @@ export function registerWidgetRoutes(app: TypedApp, _services: AppServices): voi
         querystring: WidgetConfigQuery,
         response: { 200: WidgetConfig, ...errorResponses(400, 401, 402, 403, 429) },
       },
-      config: { auth: { keys: 'public', scope: 'leads:create', keyFrom: 'query' } },
+      config: { auth: { keys: 'public', scope: 'leads:create', keyFrom: 'query', rate: 'widget' } },
     },
     async (request, reply) => {
       const { workspace, sandbox } = request.auth!;
