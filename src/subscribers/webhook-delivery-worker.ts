@@ -1,3 +1,4 @@
+import { CoalescedRun } from './coalesced-run.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { pauseEndpoint } from '../commands/webhooks/endpoints.js';
@@ -49,8 +50,7 @@ export class DeliveryWorker {
   private readonly pollIntervalMs: number;
   private inFlight = 0;
   private readonly sending = new Set<Promise<void>>();
-  private pumping = false;
-  private again = false;
+  private readonly claiming: CoalescedRun;
   private running = false;
   private timer: NodeJS.Timeout | undefined;
   /** Finished attempts waiting to be written; written in batches, a few statements at a time. */
@@ -67,6 +67,7 @@ export class DeliveryWorker {
     this.concurrency = options.concurrency ?? 128;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.claiming = new CoalescedRun(() => this.pump(), (error) => log.error({ err: error }, 'webhook delivery worker: claiming failed'));
   }
 
   start(): void {
@@ -77,21 +78,7 @@ export class DeliveryWorker {
 
   /** Looks for due deliveries now (called on a database notification or by the poll timer). */
   wake(): void {
-    if (!this.running) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = true;
-    void this.pump()
-      .catch((error: unknown) => this.log.error({ err: error }, 'webhook delivery worker: claiming failed'))
-      .finally(() => {
-        this.pumping = false;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    if (this.running) this.claiming.wake();
   }
 
   private async pump(): Promise<void> {

@@ -1,19 +1,21 @@
 import type { Logger } from 'pino';
 import type { AppServices } from '../http/services.js';
+import { CoalescedRun } from './coalesced-run.js';
 import { fanOutBatch } from './webhook-fanout.js';
 
 /** Runs the fan-out whenever this process commits events and on a timer, one batch after another until caught up. */
 export class FanOutRunner {
   private running = false;
-  private busy: Promise<void> | undefined;
-  private again = false;
   private timer: NodeJS.Timeout | undefined;
+  private readonly pass: CoalescedRun;
 
   constructor(
     private readonly services: AppServices,
-    private readonly log: Pick<Logger, 'error'>,
+    log: Pick<Logger, 'error'>,
     private readonly options: { pollIntervalMs?: number; batchSize?: number; onDeliveries?: () => void } = {},
-  ) {}
+  ) {
+    this.pass = new CoalescedRun(() => this.catchUp(), (error) => log.error({ err: error }, 'webhook fan-out failed'));
+  }
 
   start(): void {
     this.running = true;
@@ -22,20 +24,7 @@ export class FanOutRunner {
   }
 
   wake(): void {
-    if (!this.running) return;
-    if (this.busy) {
-      this.again = true;
-      return;
-    }
-    this.busy = this.catchUp()
-      .catch((error: unknown) => this.log.error({ err: error }, 'webhook fan-out failed'))
-      .finally(() => {
-        this.busy = undefined;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    if (this.running) this.pass.wake();
   }
 
   private async catchUp(): Promise<void> {
@@ -49,6 +38,6 @@ export class FanOutRunner {
   async stop(): Promise<void> {
     this.running = false;
     clearInterval(this.timer);
-    await this.busy;
+    await this.pass.settled();
   }
 }
