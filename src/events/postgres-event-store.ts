@@ -13,12 +13,6 @@ import {
   type StoredEvent,
 } from './types.js';
 
-/**
- * Not notified by PostgreSQL: NOTIFY serialises every committing transaction on one lock, which halves concurrent
- * append throughput. Subscribers in this process are woken by `onCommit`; other processes poll.
- */
-export const EVENTS_CHANNEL = 'events_appended';
-
 interface EventRow {
   id: string;
   stream_id: string;
@@ -171,6 +165,10 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
+  /**
+   * Appends are not announced with NOTIFY: PostgreSQL serialises every notifying commit on one lock, which halved
+   * concurrent append throughput. Subscribers in this process are woken here; other processes poll.
+   */
   onCommit(listener: () => void): () => void {
     this.commitListeners.add(listener);
     return () => this.commitListeners.delete(listener);
