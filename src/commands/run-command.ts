@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pRetry, { AbortError } from 'p-retry';
 import type { FastifyRequest } from 'fastify';
-import type { EventStore, StoreTransaction } from '../events/event-store.js';
+import type { EventStore, StoreTransaction, TransactOptions } from '../events/event-store.js';
 import { WrongExpectedRevisionError, type Actor, type CommandContext } from '../events/types.js';
 import { PgCode, pgErrorCode } from '../storage/postgres.js';
 
@@ -9,11 +9,17 @@ import { PgCode, pgErrorCode } from '../storage/postgres.js';
  * Runs a command in one event-store transaction, retrying when another writer got to a stream first (or the
  * database reports a deadlock or serialization failure): the command then re-reads state and decides again.
  */
-export async function runCommand<T>(store: EventStore, context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+export async function runCommand<T>(
+  store: EventStore,
+  context: CommandContext,
+  streams: string[],
+  work: (tx: StoreTransaction) => Promise<T>,
+  options?: TransactOptions,
+): Promise<T> {
   return pRetry(
     async () => {
       try {
-        return await store.transact(context, streams, work);
+        return await store.transact(context, streams, work, options);
       } catch (error) {
         const retryable =
           error instanceof WrongExpectedRevisionError || pgErrorCode(error) === PgCode.deadlockDetected || pgErrorCode(error) === PgCode.serializationFailure;

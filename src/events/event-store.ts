@@ -1,6 +1,14 @@
-import type { Sql } from '../storage/postgres.js';
+import type { Queryable, Statement } from '../storage/postgres.js';
 import type { SqlRunner } from '../storage/write-batch.js';
-import type { CommandContext, ExpectedRevision, GlobalPosition, NewEvent, StoredEvent } from './types.js';
+import type { CommandContext, ExpectedRevision, GlobalPosition, NewEvent, RecordedEvent, StoredEvent } from './types.js';
+
+export interface TransactOptions {
+  /**
+   * A write committed on its own just before the transaction begins, in the same round trip as BEGIN: a marker
+   * other readers must see before this transaction reads anything (it must be safe to run again on a retry).
+   */
+  before?: Statement;
+}
 
 /**
  * The event-store seam. The PostgreSQL adapter is the only one today; an EventStoreDB adapter would implement
@@ -11,7 +19,7 @@ export interface EventStore {
    * Runs a command in one transaction: locks the named streams, lets `work` read and append, applies the inline
    * projections to what was appended, and commits. Appends to a stream not named must come before any other write.
    */
-  transact<T>(context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
+  transact<T>(context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>, options?: TransactOptions): Promise<T>;
   readStream(streamId: string): Promise<StoredEvent[]>;
   /** Calls `listener` after every commit that appended events in this process (subscribers use it to wake). */
   onCommit(listener: () => void): () => void;
@@ -21,15 +29,26 @@ export interface EventStore {
 
 export interface StoreTransaction {
   readonly context: CommandContext;
-  /** The transaction's SQL connection, for read-model queries and writes that must commit with the events. */
-  readonly sql: Sql;
+  /**
+   * The transaction's SQL connection, for read-model queries and writes that must commit with the events. BEGIN and
+   * the stream locks go to the server with its first query.
+   */
+  readonly sql: Queryable;
   /**
    * For a command's trailing writes nobody reads back (quota counters, markers): they go to the server with the
-   * projections' writes and COMMIT, in one round trip. Reads through `sql` do not see them.
+   * next read, or with the projections' writes and COMMIT, in one round trip. Reads through `sql` do not see them.
    */
   readonly writes: SqlRunner;
+  /** True once BEGIN (and `before`) have reached the server, that is after the transaction's first query. */
+  readonly opened: boolean;
+  /** Sets the time the events appended from now on carry (for commands that read their clock after their first query). */
+  setTime(now: Date): void;
   readStream(streamId: string): Promise<StoredEvent[]>;
-  append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<StoredEvent[]>;
+  /**
+   * Appends to a stream. A new stream's first events (`no_stream`) are written with the transaction's trailing
+   * writes and COMMIT; a conflict then fails the commit with WrongExpectedRevisionError.
+   */
+  append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<RecordedEvent[]>;
   /** Everything appended so far in this transaction. */
-  readonly appended: readonly StoredEvent[];
+  readonly appended: readonly RecordedEvent[];
 }

@@ -27,7 +27,8 @@ export interface NewEvent {
   data: Record<string, unknown>;
 }
 
-export interface StoredEvent {
+/** An event as its transaction wrote it. Its global position is known once read back from the log. */
+export interface RecordedEvent {
   id: string;
   streamId: string;
   revision: number;
@@ -37,6 +38,10 @@ export interface StoredEvent {
   data: Record<string, unknown>;
   metadata: EventMetadata;
   createdAt: Date;
+}
+
+/** An event read from the log, with its place in the global order. */
+export interface StoredEvent extends RecordedEvent {
   position: GlobalPosition;
 }
 

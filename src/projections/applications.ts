@@ -1,11 +1,11 @@
 import { APPLICATION_EVENT_TYPES, applicationStatus, evolve, type ApplicationEvent, type ApplicationState, type ApplicationStatus } from '../domain/applications/index.js';
-import type { StoredEvent } from '../events/types.js';
+import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { SqlRunner } from '../storage/write-batch.js';
 import type { Projection } from './projection.js';
 
 /** A stored event of an application stream as the domain's event type (the stream only ever holds what decide made). */
-export function toApplicationEvent(event: StoredEvent): ApplicationEvent {
+export function toApplicationEvent(event: RecordedEvent): ApplicationEvent {
   if (!(APPLICATION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new Error(`${event.type} is not an application event`);
   return { type: event.type, data: event.data } as ApplicationEvent;
 }
@@ -15,7 +15,7 @@ export const applicationsProjection: Projection = {
   name: 'applications',
   tables: ['applications'],
   eventTypes: APPLICATION_EVENT_TYPES,
-  async apply(sql: SqlRunner, stored: StoredEvent): Promise<void> {
+  async apply(sql: SqlRunner, stored: RecordedEvent): Promise<void> {
     const event = toApplicationEvent(stored);
     if (event.type === 'application.opened') {
       const state = evolve(null, event);

@@ -1,6 +1,7 @@
 import type { Lead } from '../domain/leads/lead.js';
 import type { Queryable } from '../storage/postgres.js';
 import { INTENT_EXPIRY_MS } from '../leads/write-intents.js';
+import { quotaPeriod } from '../workspaces/quota.js';
 
 /** The public Lead, from this workspace and mode only. */
 export async function findLead(sql: Queryable, tenantId: string, sandbox: boolean, leadId: string): Promise<Lead | undefined> {
@@ -18,31 +19,42 @@ export async function findLeadRow(sql: Queryable, tenantId: string, sandbox: boo
   return row ? { lead: row.body, revision: row.revision } : undefined;
 }
 
-/** The lead a phone or email already belongs to (the earliest created when they point at two), and what matched. */
-export async function findDuplicate(
+export interface CaptureLookup {
+  /** The lead the phone or email already belongs to (the earliest created when they point at two), and what matched. */
+  duplicate?: { lead: Lead; matchedOn: ('phone' | 'email')[] };
+  /** With `quota`: how much of the metric the workspace used in the quota's period. */
+  quotaUsed: number | null;
+}
+
+/** What a capture reads before it decides, in one statement: the person's lead, if any, and the quota used. */
+export async function captureLookup(
   sql: Queryable,
   tenantId: string,
   sandbox: boolean,
   phone: string | null,
   email: string | null,
-): Promise<{ lead: Lead; matchedOn: ('phone' | 'email')[] } | undefined> {
-  if (!phone && !email) return undefined;
+  quota: { metric: string; at: Date } | null,
+): Promise<CaptureLookup> {
   // One lookup per unique index (an OR across both would not use them), the earliest-created lead first.
-  const result = await sql.query<{ body: Lead; phone: string | null; email: string | null }>(
-    `SELECT body, phone, email FROM (
-       SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3
-       UNION ALL
-       SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = $4
-     ) AS matches
-     ORDER BY created_at, id LIMIT 1`,
-    [tenantId, sandbox, phone, email],
+  const result = await sql.query<{ body: Lead | null; phone: string | null; email: string | null; quota_used: number | null }>(
+    `SELECT m.body, m.phone, m.email,
+            (SELECT coalesce(sum(used), 0)::bigint FROM quota_usage WHERE $5::text IS NOT NULL AND tenant_id = $1 AND period = $5 AND metric = $6) AS quota_used
+       FROM (SELECT 1) AS one
+       LEFT JOIN LATERAL (
+         SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3
+         UNION ALL
+         SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = $4
+         ORDER BY created_at, id LIMIT 1
+       ) AS m ON true`,
+    [tenantId, sandbox, phone, email, quota ? quotaPeriod(quota.at) : null, quota?.metric ?? null],
   );
-  const row = result.rows[0];
-  if (!row) return undefined;
+  const row = result.rows[0]!;
+  const quotaUsed = quota ? (row.quota_used ?? 0) : null;
+  if (!row.body) return { quotaUsed };
   const matchedOn: ('phone' | 'email')[] = [];
   if (phone && row.phone === phone) matchedOn.push('phone');
   if (email && row.email === email) matchedOn.push('email');
-  return { lead: row.body, matchedOn };
+  return { duplicate: { lead: row.body, matchedOn }, quotaUsed };
 }
 
 export interface ListOptions {

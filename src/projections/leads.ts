@@ -1,8 +1,14 @@
-import { LeadEventType, type Lead } from '../domain/leads/lead.js';
+import { LEAD_FIELDS, LeadEventType, type Lead } from '../domain/leads/lead.js';
 import { leadFromPayload } from '../domain/leads/evolve.js';
-import type { StoredEvent } from '../events/types.js';
+import type { RecordedEvent } from '../events/types.js';
 import type { SqlRunner } from '../storage/write-batch.js';
 import type { Projection } from './projection.js';
+
+/** True when the payload holds the Lead's fields and nothing else, so it can serve as the stored body as it is. */
+function isExactlyLead(payload: Record<string, unknown>): boolean {
+  const keys = Object.keys(payload);
+  return keys.length === LEAD_FIELDS.length && LEAD_FIELDS.every((field) => Object.hasOwn(payload, field));
+}
 
 const PUBLIC = new Set<string>([LeadEventType.updated, LeadEventType.assigned, LeadEventType.lost, LeadEventType.converted]);
 
@@ -11,14 +17,25 @@ export const leadsProjection: Projection = {
   name: 'leads',
   tables: ['leads'],
   eventTypes: Object.values(LeadEventType),
-  async apply(sql: SqlRunner, event: StoredEvent): Promise<void> {
+  async apply(sql: SqlRunner, event: RecordedEvent): Promise<void> {
     if (event.type === LeadEventType.created) {
-      const lead = leadFromPayload(event.data.payload as Record<string, unknown>);
-      await sql.query(
-        `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [lead.id, event.tenantId, event.sandbox, event.revision, lead.phone, lead.email, lead.branch.id, lead.owner?.id ?? null, lead.converted, lead.created_at, lead.updated_at, JSON.stringify(lead)],
-      );
+      const payload = event.data.payload as Record<string, unknown>;
+      const lead = leadFromPayload(payload);
+      const columns = [lead.id, event.tenantId, event.sandbox, event.revision, lead.phone, lead.email, lead.branch.id, lead.owner?.id ?? null, lead.converted, lead.created_at, lead.updated_at];
+      if (isExactlyLead(payload)) {
+        // The body is the event's payload: copied from the log row (written just before) instead of sent twice.
+        await sql.query(
+          `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
+           SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, e.data->'payload' FROM events e WHERE e.id = $12`,
+          [...columns, event.id],
+        );
+      } else {
+        await sql.query(
+          `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+          [...columns, JSON.stringify(lead)],
+        );
+      }
       return;
     }
     const id = event.streamId.slice('lead-'.length);

@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../events/types.js';
+import type { RecordedEvent } from '../events/types.js';
 import type { SqlRunner } from '../storage/write-batch.js';
 
 /**
@@ -12,5 +12,5 @@ export interface Projection {
   /** Event types this projection reads; others are never passed to apply. */
   eventTypes: readonly string[];
   /** Writes may be batched until the next read or COMMIT: read rows back with a SELECT, never through rowCount. */
-  apply(sql: SqlRunner, event: StoredEvent): Promise<void>;
+  apply(sql: SqlRunner, event: RecordedEvent): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { ENDPOINT_EVENTS } from '../domain/webhooks/endpoint.js';
-import type { StoredEvent } from '../events/types.js';
+import type { RecordedEvent } from '../events/types.js';
 import type { EventKind } from '../shared/enums.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { SqlRunner } from '../storage/write-batch.js';
@@ -82,15 +82,17 @@ export async function countEndpoints(sql: Queryable, tenantId: string, sandbox: 
   return result.rows[0]!.count;
 }
 
-async function apply(sql: SqlRunner, event: StoredEvent): Promise<void> {
+async function apply(sql: SqlRunner, event: RecordedEvent): Promise<void> {
   const d = event.data;
   const id = String(d.endpoint_id);
   switch (event.type) {
     case ENDPOINT_EVENTS.created:
       await sql.query(
+        // The endpoint receives the events after its own creation in the global order, read from the log row itself
+        // (a new stream's event has no position until its INSERT runs, just before this one).
         `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, description, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position)
-         VALUES ($1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, $9::xid8, $10)`,
-        [id, event.tenantId, event.sandbox, d.url, d.description ?? null, d.events, d.sealed_secret, event.createdAt, event.position.txId, event.position.position],
+         SELECT $1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, e.tx_id, e.position FROM events e WHERE e.id = $9`,
+        [id, event.tenantId, event.sandbox, d.url, d.description ?? null, d.events, d.sealed_secret, event.createdAt, event.id],
       );
       return;
     case ENDPOINT_EVENTS.deleted:

@@ -1,8 +1,20 @@
 import pg from 'pg';
 
-/** Anything that runs SQL: the pool or a client inside a transaction. */
-export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
-export type Sql = pg.PoolClient;
+/** Anything that runs SQL: the pool, a client, or a transaction's connection. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/** A statement and its parameters. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** The result of the last statement of a (possibly multi-statement) simple query. */
+export function lastResult<R extends pg.QueryResultRow>(result: pg.QueryResult<R> | pg.QueryResult<R>[]): pg.QueryResult<R> {
+  return Array.isArray(result) ? result[result.length - 1]! : result;
+}
 
 // bigint columns (event positions, counters) come back as strings unless told otherwise; numbers are safe up to 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { TestClock, seedWorkspace } from '../support/app.js';
 import { leadBody, leadsFixture, type LeadsFixture } from './helpers.js';
+import { clearWriteIntent, INTENT_SHARING_MS, settleTime, withWriteIntent, type WriteIntent } from '../../src/leads/write-intents.js';
 
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
@@ -114,6 +115,104 @@ t.test('a write in flight holds back the rows it could land behind', async (t) =
   t.equal((await page(f, '')).data.length, 2, 'an intent left by a crashed process stops holding rows back after two minutes');
   const left = await f.pool.query('SELECT count(*)::int AS n FROM lead_write_intents WHERE id <> $1', [stale]);
   t.equal(left.rows[0].n, 0, 'writers remove their own intents');
+});
+
+t.test('a lead write registers its intent in its first round trip and reads its time after it', async (t) => {
+  const f = await leadsFixture(t);
+  const rows = async () => (await f.pool.query<{ id: string }>('SELECT id FROM lead_write_intents WHERE tenant_id = $1', [f.workspace.id])).rows.map((r) => r.id);
+  const context = () => ({ tenantId: f.workspace.id, sandbox: false, metadata: { actor: { type: 'system' as const, name: 'test' }, correlation_id: randomUUID() }, now: new Date() });
+  const clock = () => new Date();
+
+  await withWriteIntent(f.pool, f.workspace.id, false, clock, (intent) =>
+    f.services.store.transact(
+      context(),
+      [],
+      async (tx) => {
+        t.ok(intent.registration, 'the first write of a while carries the registration');
+        t.throws(() => settleTime(tx, intent, clock), /after its first query/, 'no time is read before the intent is registered');
+        t.same(await rows(), [], 'nothing sent yet');
+        await tx.sql.query('SELECT 1');
+        t.equal((await rows()).length, 1, 'after the first round trip other connections see the intent, while the transaction is still open');
+        const at = settleTime(tx, intent, () => new Date(intent.at.getTime() - 60_000));
+        t.equal(at.getTime(), intent.at.getTime(), 'the time is never before the intent');
+        t.equal(tx.context.now.getTime(), at.getTime(), "and is the time the transaction's events carry");
+        await clearWriteIntent(tx.writes, intent, f.pool);
+        t.ok(intent.removedInTransaction, 'the only write in flight removes the intent in its own transaction');
+      },
+      { before: intent.registration },
+    ),
+  );
+  t.same(await rows(), [], 'gone when the write committed');
+});
+
+t.test('writes in flight together share one intent; the last one out removes it', async (t) => {
+  const f = await leadsFixture(t);
+  const rows = async () => (await f.pool.query<{ id: string }>('SELECT id FROM lead_write_intents WHERE tenant_id = $1', [f.workspace.id])).rows.map((r) => r.id);
+  const context = () => ({ tenantId: f.workspace.id, sandbox: false, metadata: { actor: { type: 'system' as const, name: 'test' }, correlation_id: randomUUID() }, now: new Date() });
+  const clock = () => new Date();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let firstIntent: WriteIntent | undefined;
+  let registered!: () => void;
+  const registeredOnce = new Promise<void>((resolve) => (registered = resolve));
+
+  const first = withWriteIntent(f.pool, f.workspace.id, false, clock, (intent) =>
+    f.services.store.transact(
+      context(),
+      [],
+      async (tx) => {
+        firstIntent = intent;
+        await tx.sql.query('SELECT 1');
+        settleTime(tx, intent, clock);
+        registered();
+        await gate;
+        await clearWriteIntent(tx.writes, intent, f.pool);
+        return intent.removedInTransaction;
+      },
+      { before: intent.registration },
+    ),
+  );
+  await registeredOnce;
+  const second = await withWriteIntent(f.pool, f.workspace.id, false, clock, (intent) =>
+    f.services.store.transact(
+      context(),
+      [],
+      async (tx) => {
+        t.equal(intent.registration, undefined, 'a write joining a committed intent registers nothing');
+        t.equal(intent.at.getTime(), firstIntent!.at.getTime(), 'and takes its time as the floor');
+        await tx.sql.query('SELECT 1');
+        settleTime(tx, intent, clock);
+        await clearWriteIntent(tx.writes, intent, f.pool);
+        return intent.removedInTransaction;
+      },
+      { before: intent.registration },
+    ),
+  );
+  t.equal(second, false, 'a write finishing while another is in flight leaves the intent');
+  t.equal((await rows()).length, 1, 'so lists stay held back for the write still in flight');
+  release();
+  t.equal(await first, true, 'the last write out removes it in its own transaction');
+  t.same(await rows(), [], 'and it is gone');
+
+  // Past INTENT_SHARING_MS a write registers a fresh intent, and a write that fails leaves nothing behind.
+  await new Promise((r) => setTimeout(r, INTENT_SHARING_MS + 10));
+  await t.rejects(
+    withWriteIntent(f.pool, f.workspace.id, false, clock, (intent) =>
+      f.services.store.transact(
+        context(),
+        [],
+        async (tx) => {
+          t.ok(intent.registration, 'a fresh intent');
+          await tx.sql.query('SELECT 1');
+          await clearWriteIntent(tx.writes, intent, f.pool);
+          throw new Error('boom');
+        },
+        { before: intent.registration },
+      ),
+    ),
+    /boom/,
+  );
+  t.same(await rows(), [], 'a failed write removes its intent too');
 });
 
 t.test('a client syncing with updated_since misses no change while leads are updated during its walk', async (t) => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { decideCapture } from '../../domain/leads/decide.js';
 import { leadStream, type Named } from '../../domain/leads/lead.js';
+import type { StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { ApiError } from '../../http/errors.js';
 import type { AppServices } from '../../http/services.js';
@@ -8,9 +9,10 @@ import type { KeyLookup } from '../../keys/repository.js';
 import type { CaptchaVerdict } from '../../leads/captcha.js';
 import { findAnswer, idempotencyLock, saveAnswer, type StoredAnswer } from '../../leads/idempotency.js';
 import type { LeadSubmission } from '../../leads/submission.js';
-import { clearWriteIntent, withWriteIntent } from '../../leads/write-intents.js';
-import { findDuplicate } from '../../projections/leads-queries.js';
-import { assertLeadQuota, consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
+import { clearWriteIntent, settleTime, withWriteIntent } from '../../leads/write-intents.js';
+import { captureLookup } from '../../projections/leads-queries.js';
+import { monthlyLeadQuota } from '../../workspaces/plans.js';
+import { assertWithinQuota, consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { runCommand } from '../run-command.js';
 
@@ -64,21 +66,24 @@ export async function captureLead(services: Pick<AppServices, 'pool' | 'store'>,
   if (idempotency) locks.push(idempotencyLock(tenantId, sandbox, idempotency.key));
 
   return withWriteIntent(services.pool, tenantId, sandbox, input.now, async (intent) => {
-    const context = input.context(intent.now);
-    const now = context.now;
-    return runCommand(services.store, context, locks, async (tx) => {
+    const context = input.context(intent.at);
+    // First round trip: the intent, BEGIN, the locks and the first read; second: the writes and COMMIT.
+    const work = async (tx: StoreTransaction): Promise<CaptureAnswer> => {
       if (idempotency) {
-        const earlier = await findAnswer(tx.sql, tenantId, sandbox, idempotency.key, now);
+        const earlier = await findAnswer(tx.sql, tenantId, sandbox, idempotency.key, intent.at);
         if (earlier) {
           if (earlier.requestHash !== idempotency.requestHash) throw idempotencyConflict();
-          await clearWriteIntent(tx.writes, intent);
+          await clearWriteIntent(tx.writes, intent, services.pool);
           return { ...earlier, replayed: true };
         }
       }
       if (input.captcha && !input.captcha.ok) throw new ApiError(400, 'captcha_failed', 'The captcha could not be verified; solve it again and resubmit');
 
-      const existing = (await findDuplicate(tx.sql, tenantId, sandbox, submission.phone, submission.email)) ?? null;
-      if (!existing) await assertLeadQuota(tx.sql, workspace, sandbox, now);
+      const quotaLimit = sandbox ? null : monthlyLeadQuota(workspace);
+      const found = await captureLookup(tx.sql, tenantId, sandbox, submission.phone, submission.email, quotaLimit === null ? null : { metric: LEADS_METRIC, at: intent.at });
+      const now = settleTime(tx, intent, input.now);
+      const existing = found.duplicate ?? null;
+      if (!existing && quotaLimit !== null) assertWithinQuota(found.quotaUsed ?? 0, quotaLimit);
       const source = leadSource(workspace, key);
       const consentSource = key.kind === 'public' ? `${source.key}@${workspace.settings.widget.consent_text_version}` : source.key;
       const decision = decideCapture({ leadId, submission, existing, source, consentSource, settings: workspace.settings, now });
@@ -94,9 +99,10 @@ export async function captureLead(services: Pick<AppServices, 'pool' | 'store'>,
         answer = { requestHash: idempotency?.requestHash ?? '', status: 201, body };
       }
       if (idempotency) await saveAnswer(tx.writes, tenantId, sandbox, idempotency.key, answer, now);
-      await clearWriteIntent(tx.writes, intent);
+      await clearWriteIntent(tx.writes, intent, services.pool);
       return { ...answer, replayed: false };
-    });
+    };
+    return runCommand(services.store, context, locks, work, { before: intent.registration });
   });
 }
 

@@ -4,7 +4,7 @@ import { leadStream, type Lead } from '../../domain/leads/lead.js';
 import type { CommandContext } from '../../events/types.js';
 import { notFound } from '../../http/errors.js';
 import type { AppServices } from '../../http/services.js';
-import { clearWriteIntent, withWriteIntent } from '../../leads/write-intents.js';
+import { clearWriteIntent, settleTime, withWriteIntent } from '../../leads/write-intents.js';
 import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { runCommand } from '../run-command.js';
@@ -26,15 +26,22 @@ export async function updateLead(
   const stream = leadStream(leadId);
   return asApiErrors(() =>
     withWriteIntent(services.pool, workspace.id, sandbox, clock, async (intent) => {
-      const ctx = context(intent.now);
-      return runCommand(services.store, ctx, [stream], async (tx) => {
-        const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
-        if (!row) throw notFound('lead');
-        const events = decideUpdate({ lead: row.lead, patch, settings: workspace.settings, author: ctx.metadata.actor, now: ctx.now });
-        const stored = await tx.append(stream, row.revision, events);
-        await clearWriteIntent(tx.writes, intent);
-        return stored.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
-      });
+      const ctx = context(intent.at);
+      return runCommand(
+        services.store,
+        ctx,
+        [stream],
+        async (tx) => {
+          const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
+          const now = settleTime(tx, intent, clock);
+          if (!row) throw notFound('lead');
+          const events = decideUpdate({ lead: row.lead, patch, settings: workspace.settings, author: ctx.metadata.actor, now });
+          const stored = await tx.append(stream, row.revision, events);
+          await clearWriteIntent(tx.writes, intent, services.pool);
+          return stored.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
+        },
+        { before: intent.registration },
+      );
     }),
   );
 }

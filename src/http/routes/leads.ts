@@ -7,7 +7,7 @@ import { CaptchaUnavailableError, verifyCaptcha, type CaptchaVerdict } from '../
 import { decodeCursor, encodeCursor } from '../../leads/cursor.js';
 import { requestHash } from '../../leads/idempotency.js';
 import { spamReason } from '../../leads/spam.js';
-import { normaliseSubmission, type LeadCreateBody } from '../../leads/submission.js';
+import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from '../../leads/submission.js';
 import { findLead, listLeads } from '../../projections/leads-queries.js';
 import { ApiError, fieldsFromValidation, notFound, validationFailed } from '../errors.js';
 import type { AuthContext } from '../auth.js';
@@ -20,7 +20,11 @@ const DEFAULT_PAGE = 25;
 type AjvErrors = Parameters<typeof fieldsFromValidation>[0];
 
 /** Every problem of a LeadCreate body, schema and business rules together, with consent kept apart. */
-function createProblems(request: FastifyRequest, auth: AuthContext, now: Date): { problems: Record<string, string>; body: LeadCreateBody | null } {
+function createProblems(
+  request: FastifyRequest,
+  auth: AuthContext,
+  now: Date,
+): { problems: Record<string, string>; body: LeadCreateBody | null; submission: LeadSubmission | null } {
   const problems: Record<string, string> = {};
   const error = request.validationError as (Error & { validation?: AjvErrors; validationContext?: string }) | undefined;
   if (error) {
@@ -30,15 +34,15 @@ function createProblems(request: FastifyRequest, auth: AuthContext, now: Date): 
   }
   delete problems.consent;
   const raw = request.body;
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { problems: Object.keys(problems).length ? problems : { body: 'must be a JSON object' }, body: null };
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { problems: Object.keys(problems).length ? problems : { body: 'must be a JSON object' }, body: null, submission: null };
   const body = raw as LeadCreateBody;
   const refused = new Set(Object.keys(problems).map((field) => field.split('.')[0]!));
+  // Normalised once: with no problem at all, this is the submission the capture uses.
   const submission = normaliseSubmission(body, auth.workspace.settings, now, problems, refused);
-  void submission;
   if (auth.key.kind === 'public' && !refused.has('captcha_token') && (typeof body.captcha_token !== 'string' || body.captcha_token.trim() === '')) {
     problems.captcha_token = 'is required with a public key';
   }
-  return { problems, body };
+  return { problems, body, submission };
 }
 
 async function captchaVerdict(services: AppServices, request: FastifyRequest, auth: AuthContext, token: string): Promise<CaptchaVerdict | null> {
@@ -86,9 +90,9 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
     async (request, reply) => {
       const auth = request.auth!;
       const now = services.now();
-      const { problems, body } = createProblems(request, auth, now);
+      const { problems, body, submission } = createProblems(request, auth, now);
       const consentGiven = body?.consent === true;
-      if (Object.keys(problems).length > 0 || !body) {
+      if (Object.keys(problems).length > 0 || !body || !submission) {
         if (!consentGiven) problems.consent = 'must be true';
         throw validationFailed(problems);
       }
@@ -103,7 +107,6 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
         if (earlier) return send(reply, earlier);
       }
       const captcha = await captchaVerdict(services, request, auth, body.captcha_token ?? '');
-      const submission = normaliseSubmission(body, auth.workspace.settings, now, {});
       const answer = await captureLead(services, {
         workspace: auth.workspace,
         key: auth.key,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import type { Test } from 'tap';
 import { runCommand } from '../../../src/commands/run-command.js';
-import type { CommandContext, StoredEvent } from '../../../src/events/types.js';
+import type { CommandContext, RecordedEvent } from '../../../src/events/types.js';
 import { startWorkers, type WorkerOptions, type Workers } from '../../../src/subscribers/index.js';
 import type { Resolver } from '../../../src/webhooks/address-guard.js';
 import { configureWebhookRuntime } from '../../../src/webhooks/runtime.js';
@@ -36,7 +36,7 @@ export interface Harness extends TestApp {
   /** Creates an endpoint through POST /v1/webhooks; returns the 201 body. */
   createEndpoint(body: Record<string, unknown>, key?: string): Promise<{ id: string; secret: string; [k: string]: unknown }>;
   /** Appends an event as another helper's command would: a webhook kind with `data.payload`, or an internal event without. */
-  appendEvent(type: string, payload: Record<string, unknown> | null, options?: { sandbox?: boolean; stream?: string }): Promise<StoredEvent>;
+  appendEvent(type: string, payload: Record<string, unknown> | null, options?: { sandbox?: boolean; stream?: string }): Promise<RecordedEvent>;
   admin(method: string, path: string, json?: unknown): Promise<Response>;
 }
 

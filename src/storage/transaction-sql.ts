@@ -1,0 +1,37 @@
+import type pg from 'pg';
+import type { Queryable, Statement } from './postgres.js';
+import { runScript } from './statement-script.js';
+import type { ScriptRunner } from './write-batch.js';
+
+/**
+ * A transaction's connection whose opening (statements committed just before it, BEGIN, the lock statements) waits
+ * and goes to the server with the transaction's first query, in one round trip. PostgreSQL runs the statements of
+ * one simple query in order, so that first query runs holding the locks, as if each had been sent alone.
+ */
+export class TransactionSql implements Queryable, ScriptRunner {
+  private opening: Statement[] | null;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    opening: Statement[],
+  ) {
+    this.opening = opening;
+  }
+
+  /** True once the opening has gone to the server (whether or not it succeeded). */
+  get opened(): boolean {
+    return this.opening === null;
+  }
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+    if (this.opening === null) return this.client.query<R>(text, values);
+    return this.runScript<R>([{ text, values }]);
+  }
+
+  async runScript<R extends pg.QueryResultRow = pg.QueryResultRow>(statements: readonly Statement[]): Promise<pg.QueryResult<R>> {
+    const all = this.opening ? [...this.opening, ...statements] : statements;
+    this.opening = null;
+    if (all.length === 1 && all[0]!.values.length === 0) return this.client.query<R>(all[0]!.text);
+    return runScript<R>(this.client, all);
+  }
+}
