@@ -6,6 +6,7 @@ import { DeliveryClient } from '../webhooks/delivery-client.js';
 import { webhookRuntime } from '../webhooks/runtime.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhook-delivery-worker.js';
 import { FanOutRunner } from './webhook-fanout-runner.js';
+import { listen } from './notification-listener.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -23,47 +24,6 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
 }
 
 const HOUR = 3_600_000;
-
-/**
- * Holds one connection that LISTENs for new deliveries, reconnecting after a loss; the
- * subscribers' poll timers cover the gap meanwhile.
- */
-function listen(services: AppServices, log: Logger, handlers: Record<string, () => void>): { close(): Promise<void> } {
-  let client: pg.PoolClient | undefined;
-  let closed = false;
-  let retry: NodeJS.Timeout | undefined;
-  const connect = async () => {
-    try {
-      const c = await services.pool.connect();
-      if (closed) return c.release();
-      client = c;
-      c.on('notification', (message) => handlers[message.channel]?.());
-      c.on('error', (error) => {
-        log.warn({ err: error }, 'webhook workers: the notification connection failed; reconnecting');
-        c.release(error);
-        client = undefined;
-        if (!closed) retry = setTimeout(() => void connect(), 1000);
-      });
-      for (const channel of Object.keys(handlers)) await c.query(`LISTEN ${channel}`);
-    } catch (error) {
-      log.warn({ err: error }, 'webhook workers: cannot LISTEN; retrying');
-      if (!closed) retry = setTimeout(() => void connect(), 1000);
-    }
-  };
-  void connect();
-  return {
-    async close() {
-      closed = true;
-      clearTimeout(retry);
-      const c = client;
-      client = undefined;
-      if (c) {
-        await c.query('UNLISTEN *').catch(() => undefined);
-        c.release();
-      }
-    },
-  };
-}
 
 /** Starts the webhook fan-out subscriber and delivery worker of this process, and the delivery log purge. */
 export async function startWorkers(apiServices: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
@@ -89,7 +49,7 @@ export async function startWorkers(apiServices: AppServices, log: Logger, option
   // Appends in this process wake the fan-out at once (the event store does not NOTIFY; other processes' appends are
   // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
   const stopWatchingCommits = apiServices.store.onCommit(() => fanOut.wake());
-  const listener = listen(services, log, { [DELIVERIES_CHANNEL]: () => worker.wake() });
+  const listener = listen(services.pool, log, { [DELIVERIES_CHANNEL]: () => worker.wake() });
   fanOut.start();
   worker.start();
   void purge();
