@@ -28,6 +28,7 @@ import { SCOPES } from '../src/shared/enums.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../src/storage/embedded-postgres.js';
 import { migrate } from '../src/storage/migrate.js';
 import { createPool } from '../src/storage/postgres.js';
+import { withCpuCost, type CpuCost } from './support.js';
 import { validateDefinition } from '../src/workspaces/definition.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
 
@@ -37,8 +38,12 @@ const CONCURRENCY = [1, 16, 64];
 const POOL_SIZE = 20;
 const SEED_BATCH = 5000;
 
+type Measured = Result & { cpu: CpuCost };
+
 interface Result {
   requests: number;
+  /** Every request completed, warm-up included (what the CPU figures are divided by). */
+  completed: number;
   errors: number;
   seconds: number;
   p50: number;
@@ -79,11 +84,13 @@ function once() {
   const end = warmEnd + durationMs;
   const latencies = [];
   let errors = 0;
+  let completed = 0;
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (performance.now() < end) {
       const t0 = performance.now();
       const status = await once();
       const t1 = performance.now();
+      completed += 1;
       if (t0 >= warmEnd && t1 <= end) {
         latencies.push(t1 - t0);
         if (status < 200 || status >= 300) errors += 1;
@@ -91,36 +98,45 @@ function once() {
     }
   }));
   agent.destroy();
-  parentPort.postMessage({ latencies, errors, seconds: durationMs / 1000 });
+  parentPort.postMessage({ latencies, errors, completed, seconds: durationMs / 1000 });
 })();
 `;
 
-function summarise(latencies: number[], errors: number, seconds: number): Result {
+function summarise(latencies: number[], errors: number, seconds: number, completed: number): Result {
   const sorted = Float64Array.from(latencies).sort();
   const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN);
-  return { requests: latencies.length, errors, seconds, p50: at(0.5), p99: at(0.99) };
+  return { requests: latencies.length, completed, errors, seconds, p50: at(0.5), p99: at(0.99) };
 }
 
 let phaseCounter = 0;
-function load(port: number, method: 'GET' | 'POST', paths: string[], headers: Record<string, string>, bodyKind: 'lead' | 'none', concurrency: number): Promise<Result> {
+function load(port: number, method: 'GET' | 'POST', paths: string[], headers: Record<string, string>, bodyKind: 'lead' | 'none', concurrency: number): Promise<Measured> {
   phaseCounter += 1;
+  return withCpuCost(() => loadOnce(port, method, paths, headers, bodyKind, concurrency), (r) => r.completed);
+}
+
+function loadOnce(port: number, method: 'GET' | 'POST', paths: string[], headers: Record<string, string>, bodyKind: 'lead' | 'none', concurrency: number): Promise<Result> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(LOAD_WORKER, {
       eval: true,
       workerData: { port, method, paths, headers, bodyKind, concurrency, warmupMs: 1000, durationMs: SECONDS * 1000, phase: phaseCounter % 10 },
     });
-    worker.once('message', (m: { latencies: number[]; errors: number; seconds: number }) => resolve(summarise(m.latencies, m.errors, m.seconds)));
+    worker.once('message', (m: { latencies: number[]; errors: number; completed: number; seconds: number }) => resolve(summarise(m.latencies, m.errors, m.seconds, m.completed)));
     worker.once('error', reject);
   });
 }
 
 /** Single-row INSERT transactions straight through pg, closed loop, no HTTP. */
-async function rawInserts(pool: pg.Pool, concurrency: number): Promise<Result> {
+function rawInserts(pool: pg.Pool, concurrency: number): Promise<Measured> {
+  return withCpuCost(() => rawInsertsOnce(pool, concurrency), (r) => r.completed);
+}
+
+async function rawInsertsOnce(pool: pg.Pool, concurrency: number): Promise<Result> {
   const latencies: number[] = [];
   const start = performance.now();
   const warmEnd = start + 1000;
   const end = warmEnd + SECONDS * 1000;
   let errors = 0;
+  let completed = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < end) {
@@ -135,12 +151,13 @@ async function rawInserts(pool: pg.Pool, concurrency: number): Promise<Result> {
         } finally {
           client.release();
         }
+        completed += 1;
         const t1 = performance.now();
         if (t0 >= warmEnd && t1 <= end) latencies.push(t1 - t0);
       }
     }),
   );
-  return summarise(latencies, errors, SECONDS);
+  return summarise(latencies, errors, SECONDS, completed);
 }
 
 function seedSubmission(i: number): LeadSubmission {
@@ -170,8 +187,9 @@ function seedSubmission(i: number): LeadSubmission {
   };
 }
 
-const fmt = (r: Result) =>
-  `${(r.requests / r.seconds).toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms${r.errors ? `   (${r.errors} non-2xx)` : ''}`;
+const cpuText = ({ cpu }: Measured) => `   CPU/req node ${cpu.node.toFixed(3)} ms${cpu.postgres === null ? '' : `, postgres ${cpu.postgres.toFixed(3)} ms`}`;
+const fmt = (r: Measured) =>
+  `${(r.requests / r.seconds).toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms${cpuText(r)}${r.errors ? `   (${r.errors} non-2xx)` : ''}`;
 
 async function main(): Promise<void> {
   let embedded: EmbeddedServer | undefined;
@@ -220,7 +238,8 @@ async function main(): Promise<void> {
       const items = Array.from({ length: Math.min(SEED_BATCH, LEADS - from) }, (_, j) => ({ submission: seedSubmission(from + j), at: new Date(base + (from + j) * 1000) }));
       await bulkImportLeads(pool, workspace, false, { key: 'api', name: 'API' }, { type: 'system', name: 'bench seed' }, items);
     }
-    await pool.query('ANALYZE leads; ANALYZE events');
+    // Vacuumed so no autovacuum of the freshly seeded tables runs during a measured step.
+    await pool.query('VACUUM (ANALYZE) leads, events');
     const seedSeconds = (performance.now() - seedStart) / 1000;
     console.log(`Seeded ${LEADS.toLocaleString('en')} leads in ${seedSeconds.toFixed(1)} s (${(LEADS / seedSeconds).toFixed(0)} leads/s, bulk path)`);
 
@@ -251,16 +270,24 @@ async function main(): Promise<void> {
     const rawPort = (raw.server.address() as { port: number }).port;
 
     console.log(`\nPOST /v1/leads (each request a new person; ${SECONDS} s per step, pool ${POOL_SIZE}, 2 HTTP servers in this process, load from a worker thread)`);
-    const creation: Record<number, { app: Result; constant: Result; httpInsert: Result; pgInsert: Result }> = {};
+    // WAL bytes written per request while a step ran (what each lead costs the log, full-page images included).
+    const withWal = async (step: () => Promise<Measured>): Promise<[Measured, number]> => {
+      const lsn = async () => String((await admin.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn);
+      const before = await lsn();
+      const result = await step();
+      const bytes = Number((await admin.query<{ d: string }>('SELECT pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn) AS d', [before, await lsn()])).rows[0]!.d);
+      return [result, bytes / Math.max(1, result.completed)];
+    };
+    const creation: Record<number, { app: Measured; constant: Measured; httpInsert: Measured; pgInsert: Measured }> = {};
     for (const c of CONCURRENCY) {
-      const appResult = await load(appPort, 'POST', ['/v1/leads'], auth, 'lead', c);
+      const [appResult, appWal] = await withWal(() => load(appPort, 'POST', ['/v1/leads'], auth, 'lead', c));
       const constant = await load(rawPort, 'POST', ['/v1/leads'], {}, 'lead', c);
-      const httpInsert = await load(rawPort, 'POST', ['/raw/insert'], {}, 'lead', c);
+      const [httpInsert, httpWal] = await withWal(() => load(rawPort, 'POST', ['/raw/insert'], {}, 'lead', c));
       const pgInsert = await rawInserts(rawPool, c);
       creation[c] = { app: appResult, constant, httpInsert, pgInsert };
-      console.log(`  ${String(c).padStart(2)} clients  visa-crm-api             ${fmt(appResult)}`);
+      console.log(`  ${String(c).padStart(2)} clients  visa-crm-api             ${fmt(appResult)}   WAL/req ${appWal.toFixed(0)} B`);
       console.log(`             raw fastify constant     ${fmt(constant)}`);
-      console.log(`             raw fastify + 1-row tx   ${fmt(httpInsert)}`);
+      console.log(`             raw fastify + 1-row tx   ${fmt(httpInsert)}   WAL/req ${httpWal.toFixed(0)} B`);
       console.log(`             1-row tx via pg, no HTTP ${fmt(pgInsert)}`);
     }
 
@@ -270,7 +297,7 @@ async function main(): Promise<void> {
     const span = times.rows[0]!.hi.getTime() - lo;
     const listPaths = Array.from({ length: 2000 }, () => `/v1/leads?limit=100&updated_since=${encodeURIComponent(new Date(lo + Math.floor(Math.random() * span * 0.99)).toISOString())}`);
     console.log(`\nGET /v1/leads?limit=100 from random updated_since points over ${total.toLocaleString('en')} leads (page ${(samplePage.length / 1024).toFixed(0)} KiB)`);
-    const listing: Record<number, { app: Result; constant: Result }> = {};
+    const listing: Record<number, { app: Measured; constant: Measured }> = {};
     for (const c of CONCURRENCY) {
       const appResult = await load(appPort, 'GET', listPaths, auth, 'none', c);
       const constant = await load(rawPort, 'GET', ['/v1/leads'], {}, 'none', c);
@@ -286,6 +313,15 @@ async function main(): Promise<void> {
       console.log(
         `  creation at ${String(c).padStart(2)} clients: ${(rate(r.app) / rate(r.httpInsert)).toFixed(2)} × raw fastify + 1-row tx, ${(rate(r.app) / rate(r.pgInsert)).toFixed(2)} × 1-row tx via pg (goal ≥ 0.5)`,
       );
+    }
+    // On a CPU-bound machine throughput follows CPU per request, which varies far less between runs than throughput.
+    const totalCpu = (x: Measured) => (x.cpu.postgres === null ? null : x.cpu.node + x.cpu.postgres);
+    for (const c of CONCURRENCY) {
+      const r = creation[c]!;
+      const app = totalCpu(r.app);
+      const raw = totalCpu(r.httpInsert);
+      if (app === null || raw === null) continue;
+      console.log(`  CPU per request at ${String(c).padStart(2)} clients: ${app.toFixed(3)} ms per lead vs ${raw.toFixed(3)} ms per raw fastify + 1-row tx (the raw one costs ${(raw / app).toFixed(2)} of a lead)`);
     }
     for (const c of CONCURRENCY) console.log(`  listing p99 at ${String(c).padStart(2)} clients: ${listing[c]!.app.p99.toFixed(2)} ms (goal < 15 ms)`);
   } finally {

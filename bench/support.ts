@@ -73,3 +73,50 @@ export function row(label: string, result: { ops: number; perSecond: number; p50
   const ratio = baseline ? `  (${((result.perSecond / baseline) * 100).toFixed(0)}% of baseline)` : '';
   return `${label.padEnd(52)} ${result.perSecond.toFixed(0).padStart(7)} /s   p50 ${result.p50.toFixed(2).padStart(7)} ms   p99 ${result.p99.toFixed(2).padStart(7)} ms   n=${result.ops}${ratio}`;
 }
+
+/** Linux reports process CPU times in /proc in USER_HZ ticks, which is 100 per second on every mainstream kernel. */
+const MS_PER_TICK = 10;
+
+/** CPU milliseconds used so far by each PostgreSQL process this machine runs, by process (pid and start time, so a reused pid counts as a new process; null when none is visible, e.g. a remote server). */
+export function postgresCpuMs(): Map<string, number> | null {
+  const byProcess = new Map<string, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const close = stat.lastIndexOf(')');
+    if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
+    const fields = stat.slice(close + 2).split(' ');
+    byProcess.set(`${entry}:${fields[19]}`, (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK); // utime, stime; starttime
+  }
+  return byProcess.size > 0 ? byProcess : null;
+}
+
+/** CPU ms the PostgreSQL processes used between two readings; a backend that exited meanwhile loses its last stretch. */
+function postgresCpuBetween(before: Map<string, number>, after: Map<string, number>): number {
+  let ms = 0;
+  for (const [key, now] of after) ms += now - (before.get(key) ?? 0);
+  return ms;
+}
+
+export interface CpuCost {
+  /** CPU ms per operation of this Node process (every thread: the servers and the load generator). */
+  node: number;
+  /** CPU ms per operation of the local PostgreSQL processes, or null when the server is not local. */
+  postgres: number | null;
+}
+
+/** Runs `work` and returns its result with the CPU it cost per operation (`operations` reads the count from the result). */
+export async function withCpuCost<T>(work: () => Promise<T>, operations: (result: T) => number): Promise<T & { cpu: CpuCost }> {
+  const node0 = process.cpuUsage();
+  const pg0 = postgresCpuMs();
+  const result = await work();
+  const node = process.cpuUsage(node0);
+  const pg1 = postgresCpuMs();
+  const n = Math.max(1, operations(result));
+  return { ...result, cpu: { node: (node.user + node.system) / 1000 / n, postgres: pg0 === null || pg1 === null ? null : postgresCpuBetween(pg0, pg1) / n } };
+}

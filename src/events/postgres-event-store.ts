@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Projection } from '../projections/projection.js';
 import { PgCode, pgConstraint, pgErrorCode, type Queryable, type Statement } from '../storage/postgres.js';
@@ -14,6 +13,7 @@ import {
   type RecordedEvent,
   type StoredEvent,
 } from './types.js';
+import { newId } from '../shared/ids.js';
 
 interface EventRow {
   id: string;
@@ -128,7 +128,7 @@ class PostgresStoreTransaction implements StoreTransaction {
     }
     const { tenantId, sandbox, metadata } = this.baseContext;
     const expectedCurrent = expected === 'any' ? null : expected;
-    const ids = events.map((event) => event.id ?? randomUUID());
+    const ids = events.map((event) => event.id ?? newId());
     let rows: EventRow[];
     try {
       // One round trip: the current revision, the expectation check and the insert.
@@ -160,7 +160,7 @@ class PostgresStoreTransaction implements StoreTransaction {
   private async appendNewStream(streamId: string, events: NewEvent[]): Promise<RecordedEvent[]> {
     const { tenantId, sandbox, metadata } = this.baseContext;
     const recorded: RecordedEvent[] = events.map((event, revision) => ({
-      id: event.id ?? randomUUID(),
+      id: event.id ?? newId(),
       streamId,
       revision,
       type: event.type,

@@ -6,6 +6,7 @@ import type { Actor } from '../events/types.js';
 import { withTransaction } from '../storage/postgres.js';
 import type { Workspace } from '../workspaces/workspace.js';
 import type { LeadSubmission } from './submission.js';
+import { newId } from '../shared/ids.js';
 
 /**
  * The bulk path for imports and benchmarks: many new leads in one transaction, written as their lead.created events
@@ -25,7 +26,7 @@ export async function bulkImportLeads(
   const events: { id: string; stream: string; data: string; at: Date }[] = [];
   for (const item of items) {
     const decision = decideCapture({
-      leadId: randomUUID(),
+      leadId: newId(),
       submission: item.submission,
       existing: null,
       source,
@@ -34,7 +35,7 @@ export async function bulkImportLeads(
       now: item.at,
     });
     leads.push(decision.lead);
-    events.push({ id: randomUUID(), stream: leadStream(decision.lead.id), data: JSON.stringify(decision.events[0]!.data), at: item.at });
+    events.push({ id: newId(), stream: leadStream(decision.lead.id), data: JSON.stringify(decision.events[0]!.data), at: item.at });
   }
   const metadata = JSON.stringify({ actor, correlation_id: randomUUID(), bulk_import: true });
   await withTransaction(pool, async (sql) => {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import type pg from 'pg';
-import { runScript } from '../../src/storage/statement-script.js';
+import { quoteLiteral, runScript } from '../../src/storage/statement-script.js';
 import { freshDatabase } from '../support/db.js';
 import { createTrickyTable, TRICKY_INSERT, TRICKY_ROWS } from '../support/tricky-values.js';
 
@@ -84,5 +84,23 @@ t.test('a statement is prepared once per connection, and stays usable after fail
   } finally {
     second.release();
     held?.release();
+  }
+});
+
+t.test("quoteLiteral writes what pg's escapeLiteral writes, and PostgreSQL reads back the same text", async (t) => {
+  const { pool } = await freshDatabase(t);
+  const client = await pool.connect();
+  try {
+    const texts = ['', 'plain', "O'Brien", "''", '\\', 'a\\b', "\\'", `E'x'`, '$1 $$ --', 'ünïcødé ✓ 𝄞 \u2028', '{"a":"it\'s","b":["\\\\","\\"q\\""]}'];
+    // Named by index: a U+2028 in a test name would break the TAP stream.
+    texts.forEach((text, i) => t.equal(quoteLiteral(text), client.escapeLiteral(text), `same literal for text ${i}`));
+    const read = await client.query<{ v: string }>(texts.map((text) => `SELECT ${quoteLiteral(text)}::text AS v`).join(' UNION ALL '));
+    t.same(
+      read.rows.map((r) => r.v),
+      texts,
+      'every text reads back unchanged',
+    );
+  } finally {
+    client.release();
   }
 });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { caseRef, fold, openApplication, type ApplicationState } from '../../domain/applications/index.js';
 import { ApiError } from '../../http/errors.js';
 import type { EventStore } from '../../events/event-store.js';
@@ -11,6 +10,7 @@ import type { Queryable } from '../../storage/postgres.js';
 import { nextApplicationNumber } from './application-numbers.js';
 import { applicationStream } from './load-application.js';
 import { asApiError } from '../rule-errors.js';
+import { newId } from '../../shared/ids.js';
 
 /**
  * Converts a lead into an application: takes the next case number, marks the lead converted and locked (lead.converted),
@@ -22,7 +22,7 @@ export async function convertLeadToApplication(
   workspace: Workspace,
   leadId: string,
 ): Promise<ApplicationState> {
-  const id = randomUUID();
+  const id = newId();
   const stream = applicationStream(id);
   try {
     // The lead's updated_at changes: register the write first, so lead syncs cannot pass it (src/leads/write-intents.ts).

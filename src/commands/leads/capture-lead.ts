@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { decideCapture } from '../../domain/leads/decide.js';
 import { leadStream, type Named } from '../../domain/leads/lead.js';
 import type { StoreTransaction } from '../../events/event-store.js';
@@ -15,6 +14,7 @@ import { monthlyLeadQuota } from '../../workspaces/plans.js';
 import { assertWithinQuota, consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { runCommand } from '../run-command.js';
+import { newId } from '../../shared/ids.js';
 
 export interface CaptureInput {
   workspace: Workspace;
@@ -61,8 +61,10 @@ export async function captureLead(services: Pick<AppServices, 'pool' | 'store'>,
   const { workspace, key, submission, idempotency } = input;
   const sandbox = key.mode === 'test';
   const tenantId = workspace.id;
-  const leadId = randomUUID();
-  const locks = [...identityLocks(tenantId, sandbox, submission), leadStream(leadId)];
+  const leadId = newId();
+  // A new lead's stream needs no lock (its first event's unique revision refuses a second writer); a duplicate's
+  // existing stream is locked when the enquiry is appended.
+  const locks = identityLocks(tenantId, sandbox, submission);
   if (idempotency) locks.push(idempotencyLock(tenantId, sandbox, idempotency.key));
 
   return withWriteIntent(services.pool, tenantId, sandbox, input.now, async (intent) => {
