@@ -4,10 +4,10 @@ import type { CommandContext, ExpectedRevision, GlobalPosition, NewEvent, Record
 
 export interface TransactOptions {
   /**
-   * A write committed on its own just before the transaction begins, in the same round trip as BEGIN: a marker
-   * other readers must see before this transaction reads anything (it must be safe to run again on a retry).
+   * A statement run first inside the transaction, right after BEGIN and in the same round trip (a lead write's
+   * registration, which readers must see before the transaction reads its time). Runs again on a retry.
    */
-  before?: Statement;
+  opening?: Statement;
 }
 
 /**

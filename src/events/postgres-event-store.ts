@@ -84,10 +84,10 @@ class PostgresStoreTransaction implements StoreTransaction {
     client: pg.PoolClient,
     private readonly baseContext: CommandContext,
     streams: string[],
-    before: Statement | undefined,
+    first: Statement | undefined,
   ) {
     const lock = lockStatement(streams);
-    const opening: Statement[] = [...(before ? [before, { text: 'COMMIT', values: [] }] : []), { text: 'BEGIN', values: [] }, ...(lock ? [lock] : [])];
+    const opening: Statement[] = [{ text: 'BEGIN', values: [] }, ...(first ? [first] : []), ...(lock ? [lock] : [])];
     this.sql = new TransactionSql(client, opening);
     this.writes = new WriteBatch(this.sql);
     for (const stream of streams) this.locked.add(stream);
@@ -204,7 +204,7 @@ export class PostgresEventStore implements EventStore {
     const client = await this.pool.connect();
     let tx: PostgresStoreTransaction | undefined;
     try {
-      tx = new PostgresStoreTransaction(client, context, streams, options.before);
+      tx = new PostgresStoreTransaction(client, context, streams, options.opening);
       const result = await work(tx);
       if (tx.appended.length > 0) await applyProjections(tx.writes, this.projections, tx.appended);
       await tx.writes.commit();

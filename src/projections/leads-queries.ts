@@ -1,6 +1,6 @@
 import type { Lead } from '../domain/leads/lead.js';
 import type { Queryable } from '../storage/postgres.js';
-import { INTENT_EXPIRY_MS } from '../leads/write-intents.js';
+import { INTENT_EXPIRY_MS, inFlightFloorSql, intentPrefix } from '../leads/write-intents.js';
 import { quotaPeriod } from '../workspaces/quota.js';
 
 /** The public Lead, from this workspace and mode only. */
@@ -76,10 +76,10 @@ export async function listLeads(sql: Queryable, tenantId: string, sandbox: boole
       WHERE tenant_id = $1 AND sandbox = $2
         AND ($3::timestamptz IS NULL OR updated_at >= $3)
         AND ($4::timestamptz IS NULL OR (updated_at, id) > ($4, $5::uuid))
-        AND updated_at < coalesce((SELECT min(at) FROM lead_write_intents WHERE tenant_id = $1 AND sandbox = $2 AND at > $6), 'infinity')
+        AND updated_at < coalesce(${inFlightFloorSql('$8::text', '$6::bigint')}, 'infinity')
       ORDER BY updated_at, id
       LIMIT $7`,
-    [tenantId, sandbox, o.updatedSince ?? null, o.after?.updatedAt ?? null, o.after?.id ?? null, new Date(o.now.getTime() - INTENT_EXPIRY_MS), o.limit + 1],
+    [tenantId, sandbox, o.updatedSince ?? null, o.after?.updatedAt ?? null, o.after?.id ?? null, o.now.getTime() - INTENT_EXPIRY_MS, o.limit + 1, intentPrefix(tenantId, sandbox)],
   );
   return result.rows.map((r) => ({ json: r.json, updatedAt: r.updated_at, id: r.id }));
 }

@@ -4,7 +4,7 @@ import { runScript } from './statement-script.js';
 import type { ScriptRunner } from './write-batch.js';
 
 /**
- * A transaction's connection whose opening (statements committed just before it, BEGIN, the lock statements) waits
+ * A transaction's connection whose opening (BEGIN, a first statement such as a write's registration, the locks) waits
  * and goes to the server with the transaction's first query, in one round trip. PostgreSQL runs the statements of
  * one simple query in order, so that first query runs holding the locks, as if each had been sent alone.
  */

@@ -15,9 +15,8 @@ t.test('concurrent appends and a gap-free following reader', async (t) => {
   await concurrentAppendsWithFollowingReader(t, pool);
 });
 
-t.test('BEGIN, locks and `before` travel with the first query; a new stream is written with COMMIT', async (t) => {
+t.test('BEGIN, the opening statement and the locks travel with the first query; a new stream is written with COMMIT', async (t) => {
   const { pool } = await freshDatabase(t);
-  await pool.query('CREATE TABLE markers (id uuid PRIMARY KEY)');
   const store = new PostgresEventStore(pool, []);
   const sent: string[] = [];
   const original = pg.Client.prototype.query;
@@ -30,27 +29,31 @@ t.test('BEGIN, locks and `before` travel with the first query; a new stream is w
   });
 
   const stream = `test-${randomUUID()}`;
-  const marker = randomUUID();
-  const before = { text: 'INSERT INTO markers (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', values: [marker] };
+  const opening = { text: "SET LOCAL application_name = 'vcrm-test-opening'", values: [] };
+  const seenInside: string[] = [];
+  let pid = 0;
   const appended = await store.transact(
     context(),
     [stream],
     async (tx) => {
       t.notOk(tx.opened, 'nothing is sent before the first query');
-      await tx.sql.query('SELECT 1');
+      const row = (await tx.sql.query<{ name: string; pid: number }>('SELECT current_setting($1) AS name, pg_backend_pid() AS pid', ['application_name'])).rows[0]!;
+      seenInside.push(row.name);
+      pid = row.pid;
       t.ok(tx.opened);
       return tx.append(stream, 'no_stream', [{ type: 'test.happened', data: { n: 1 } }]);
     },
-    { before },
+    { opening },
   );
   t.equal(sent.length, 2, 'two round trips: the opening with the first query, then the writes with COMMIT');
-  t.match(sent[0], /EXECUTE vcrm_\w+\('[0-9a-f-]{36}'\);\nCOMMIT;\nBEGIN;\nEXECUTE vcrm_\w+\('\{"test-[^"]+"\}'\);\nSELECT 1$/, 'before, COMMIT, BEGIN, the lock and the read');
+  t.match(sent[0], /^(PREPARE [^\n]*;\n)*BEGIN;\nSET LOCAL application_name = 'vcrm-test-opening';\nEXECUTE vcrm_\w+\('\{"test-[^"]+"\}'\);\nEXECUTE vcrm_\w+\('application_name'\)$/, 'BEGIN, the opening, the lock and the read');
   t.match(sent[1], /^(PREPARE .*;\n)?EXECUTE vcrm_\w+\(.*\);\nCOMMIT$/s, 'the event insert and COMMIT');
+  t.same(seenInside, ['vcrm-test-opening'], 'the opening ran inside the transaction, before the first query');
   t.equal(appended[0]!.revision, 0);
   t.equal((await store.readStream(stream)).length, 1);
+  const after = await pool.query<{ name: string }>('SELECT application_name AS name FROM pg_stat_activity WHERE pid = $1', [pid]);
+  t.not(after.rows[0]!.name, 'vcrm-test-opening', 'a SET LOCAL opening ends with its transaction');
 
-  // `before` is committed on its own: it stays when the transaction fails.
-  const second = randomUUID();
   await t.rejects(
     store.transact(
       context(),
@@ -60,10 +63,9 @@ t.test('BEGIN, locks and `before` travel with the first query; a new stream is w
         await tx.append(`test-${randomUUID()}`, 'no_stream', [{ type: 'test.happened', data: {} }]);
         throw new Error('boom');
       },
-      { before: { ...before, values: [second] } },
+      { opening },
     ),
     /boom/,
   );
-  t.equal((await pool.query('SELECT count(*)::int AS n FROM markers WHERE id = $1', [second])).rows[0].n, 1, 'the marker committed before the failed transaction');
   t.equal((await store.readStream(stream)).length, 1, 'the failed transaction appended nothing');
 });

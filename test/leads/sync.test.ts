@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { TestClock, seedWorkspace } from '../support/app.js';
 import { leadBody, leadsFixture, type LeadsFixture } from './helpers.js';
-import { clearWriteIntent, INTENT_SHARING_MS, settleTime, withWriteIntent, type WriteIntent } from '../../src/leads/write-intents.js';
+import { intentPrefix, settleTime, writeIntent } from '../../src/leads/write-intents.js';
+import { quoteLiteral } from '../../src/storage/statement-script.js';
 
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
@@ -96,129 +97,110 @@ t.test('tampered and foreign cursors answer 400', async (t) => {
   t.same((await page(f, '', other.live)).data, [], 'another workspace sees none of these leads');
 });
 
+/** A session of its own that opens a transaction registered as a lead write from `at`, as a writer in flight would. */
+async function inFlightWrite(f: LeadsFixture, at: Date, o: { sandbox?: boolean; tenantId?: string } = {}): Promise<{ end(how: 'COMMIT' | 'ROLLBACK'): Promise<void> }> {
+  const client = await f.pool.connect();
+  const { registration } = writeIntent(o.tenantId ?? f.workspace.id, o.sandbox ?? false, () => at);
+  await client.query(`BEGIN; ${registration.text}`);
+  return {
+    async end(how) {
+      await client.query(how);
+      client.release();
+    },
+  };
+}
+
+/** The session names registered for this workspace's live leads, as any other connection sees them. */
+async function registered(f: LeadsFixture): Promise<string[]> {
+  const result = await f.pool.query<{ name: string }>('SELECT application_name AS name FROM pg_stat_activity WHERE starts_with(application_name, $1)', [intentPrefix(f.workspace.id, false)]);
+  return result.rows.map((r) => r.name);
+}
+
 t.test('a write in flight holds back the rows it could land behind', async (t) => {
   const f = await leadsFixture(t);
   await f.post(leadBody());
   const inFlightAt = new Date();
   await new Promise((r) => setTimeout(r, 5));
   const later = await f.post(leadBody());
-  const intent = randomUUID();
+
   // As a write that registered (and read its clock) before `later` but has not committed yet.
-  await f.pool.query('INSERT INTO lead_write_intents (id, tenant_id, sandbox, at) VALUES ($1, $2, false, $3)', [intent, f.workspace.id, inFlightAt]);
+  const writer = await inFlightWrite(f, inFlightAt);
   const held = await page(f, '');
   t.equal(held.data.length, 1, 'the lead written after the in-flight write started is held back');
   t.equal((await page(f, '', f.test)).data.length, 0, 'the sandbox is not affected either way');
-  await f.pool.query('DELETE FROM lead_write_intents WHERE id = $1', [intent]);
+  const younger = await inFlightWrite(f, new Date());
+  t.equal((await page(f, '')).data.length, 1, 'with two writes in flight, the older one sets the limit');
+  await writer.end('COMMIT');
   t.same((await page(f, '')).data.map((l) => l.id).includes(later.body.id), true, 'released once it commits');
-  const stale = randomUUID();
-  await f.pool.query('INSERT INTO lead_write_intents (id, tenant_id, sandbox, at) VALUES ($1, $2, false, $3)', [stale, f.workspace.id, new Date(Date.now() - 10 * 60_000)]);
-  t.equal((await page(f, '')).data.length, 2, 'an intent left by a crashed process stops holding rows back after two minutes');
-  const left = await f.pool.query('SELECT count(*)::int AS n FROM lead_write_intents WHERE id <> $1', [stale]);
-  t.equal(left.rows[0].n, 0, 'writers remove their own intents');
+  await younger.end('ROLLBACK');
+  t.same(await registered(f), [], 'a committed or rolled-back write is no longer registered');
+
+  const others = [await inFlightWrite(f, inFlightAt, { sandbox: true }), await inFlightWrite(f, inFlightAt, { tenantId: randomUUID() })];
+  t.equal((await page(f, '')).data.length, 2, "the other mode's and other workspaces' writes hold nothing back");
+  for (const other of others) await other.end('ROLLBACK');
+
+  const stuck = await inFlightWrite(f, new Date(Date.now() - 10 * 60_000));
+  t.equal((await page(f, '')).data.length, 2, 'a write stuck for more than two minutes stops holding rows back');
+  await stuck.end('ROLLBACK');
+
+  const client = await f.pool.connect();
+  await client.query(`BEGIN; SET LOCAL application_name = ${quoteLiteral(`${intentPrefix(f.workspace.id, false)}x'1`)}`);
+  t.equal((await page(f, '')).data.length, 2, 'a session name that only starts like a registration is ignored, not an error');
+  await client.query('ROLLBACK');
+  client.release();
 });
 
-t.test('a lead write registers its intent in its first round trip and reads its time after it', async (t) => {
+t.test('a lead write registers in its first round trip, reads its time after it, and is unregistered when it ends', async (t) => {
   const f = await leadsFixture(t);
-  const rows = async () => (await f.pool.query<{ id: string }>('SELECT id FROM lead_write_intents WHERE tenant_id = $1', [f.workspace.id])).rows.map((r) => r.id);
   const context = () => ({ tenantId: f.workspace.id, sandbox: false, metadata: { actor: { type: 'system' as const, name: 'test' }, correlation_id: randomUUID() }, now: new Date() });
   const clock = () => new Date();
 
-  await withWriteIntent(f.pool, f.workspace.id, false, clock, (intent) =>
-    f.services.store.transact(
-      context(),
-      [],
-      async (tx) => {
-        t.ok(intent.registration, 'the first write of a while carries the registration');
-        t.throws(() => settleTime(tx, intent, clock), /after its first query/, 'no time is read before the intent is registered');
-        t.same(await rows(), [], 'nothing sent yet');
-        await tx.sql.query('SELECT 1');
-        t.equal((await rows()).length, 1, 'after the first round trip other connections see the intent, while the transaction is still open');
-        const at = settleTime(tx, intent, () => new Date(intent.at.getTime() - 60_000));
-        t.equal(at.getTime(), intent.at.getTime(), 'the time is never before the intent');
-        t.equal(tx.context.now.getTime(), at.getTime(), "and is the time the transaction's events carry");
-        await clearWriteIntent(tx.writes, intent, f.pool);
-        t.ok(intent.removedInTransaction, 'the only write in flight removes the intent in its own transaction');
-      },
-      { before: intent.registration },
-    ),
+  const intent = writeIntent(f.workspace.id, false, clock);
+  await f.services.store.transact(
+    context(),
+    [],
+    async (tx) => {
+      t.throws(() => settleTime(tx, intent, clock), /after its first query/, 'no time is read before the write is registered');
+      t.same(await registered(f), [], 'nothing sent yet');
+      await tx.sql.query('SELECT 1');
+      t.same(await registered(f), [`${intentPrefix(f.workspace.id, false)}${intent.at.getTime()}`], 'after the first round trip other connections see the registration, while the transaction is still open');
+      const at = settleTime(tx, intent, () => new Date(intent.at.getTime() - 60_000));
+      t.equal(at.getTime(), intent.at.getTime(), 'the time is never before the registration');
+      t.equal(tx.context.now.getTime(), at.getTime(), "and is the time the transaction's events carry");
+    },
+    { opening: intent.registration },
   );
-  t.same(await rows(), [], 'gone when the write committed');
-});
+  t.same(await registered(f), [], 'gone when the write committed');
 
-t.test('writes in flight together share one intent; the last one out removes it', async (t) => {
-  const f = await leadsFixture(t);
-  const rows = async () => (await f.pool.query<{ id: string }>('SELECT id FROM lead_write_intents WHERE tenant_id = $1', [f.workspace.id])).rows.map((r) => r.id);
-  const context = () => ({ tenantId: f.workspace.id, sandbox: false, metadata: { actor: { type: 'system' as const, name: 'test' }, correlation_id: randomUUID() }, now: new Date() });
-  const clock = () => new Date();
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  let firstIntent: WriteIntent | undefined;
-  let registered!: () => void;
-  const registeredOnce = new Promise<void>((resolve) => (registered = resolve));
-
-  const first = withWriteIntent(f.pool, f.workspace.id, false, clock, (intent) =>
-    f.services.store.transact(
-      context(),
-      [],
-      async (tx) => {
-        firstIntent = intent;
-        await tx.sql.query('SELECT 1');
-        settleTime(tx, intent, clock);
-        registered();
-        await gate;
-        await clearWriteIntent(tx.writes, intent, f.pool);
-        return intent.removedInTransaction;
-      },
-      { before: intent.registration },
-    ),
-  );
-  await registeredOnce;
-  const second = await withWriteIntent(f.pool, f.workspace.id, false, clock, (intent) =>
-    f.services.store.transact(
-      context(),
-      [],
-      async (tx) => {
-        t.equal(intent.registration, undefined, 'a write joining a committed intent registers nothing');
-        t.equal(intent.at.getTime(), firstIntent!.at.getTime(), 'and takes its time as the floor');
-        await tx.sql.query('SELECT 1');
-        settleTime(tx, intent, clock);
-        await clearWriteIntent(tx.writes, intent, f.pool);
-        return intent.removedInTransaction;
-      },
-      { before: intent.registration },
-    ),
-  );
-  t.equal(second, false, 'a write finishing while another is in flight leaves the intent');
-  t.equal((await rows()).length, 1, 'so lists stay held back for the write still in flight');
-  release();
-  t.equal(await first, true, 'the last write out removes it in its own transaction');
-  t.same(await rows(), [], 'and it is gone');
-
-  // Past INTENT_SHARING_MS a write registers a fresh intent, and a write that fails leaves nothing behind.
-  await new Promise((r) => setTimeout(r, INTENT_SHARING_MS + 10));
   await t.rejects(
-    withWriteIntent(f.pool, f.workspace.id, false, clock, (intent) =>
-      f.services.store.transact(
-        context(),
-        [],
-        async (tx) => {
-          t.ok(intent.registration, 'a fresh intent');
-          await tx.sql.query('SELECT 1');
-          await clearWriteIntent(tx.writes, intent, f.pool);
-          throw new Error('boom');
-        },
-        { before: intent.registration },
-      ),
+    f.services.store.transact(
+      context(),
+      [],
+      async (tx) => {
+        await tx.sql.query('SELECT 1');
+        t.equal((await registered(f)).length, 1, 'registered');
+        throw new Error('boom');
+      },
+      { opening: writeIntent(f.workspace.id, false, clock).registration },
     ),
     /boom/,
   );
-  t.same(await rows(), [], 'a failed write removes its intent too');
+  t.same(await registered(f), [], 'a failed write is unregistered too');
+
+  // Real captures and updates leave nothing registered behind them.
+  const created = await f.post(leadBody());
+  t.equal((await f.patch(String(created.body.id), { note: 'called back' })).status, 200);
+  t.same(await registered(f), [], 'captures and updates leave no registration behind');
 });
 
 t.test('a client syncing with updated_since misses no change while leads are updated during its walk', async (t) => {
   const f = await leadsFixture(t);
   const ids: string[] = [];
   for (let i = 0; i < 40; i++) ids.push(String((await f.post(leadBody())).body.id));
+  // Each write waits up to 10 ms between reading its time and committing (a slow disk or a busy server), which
+  // widens the window in which a write that read its clock earlier commits after a later one.
+  await f.pool.query(`CREATE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(random() * 0.01); RETURN NEW; END $$`);
+  await f.pool.query('CREATE TRIGGER slow_write BEFORE INSERT OR UPDATE ON leads FOR EACH ROW EXECUTE FUNCTION slow_write()');
 
   let writing = true;
   const writers = Array.from({ length: 8 }, async (_, w) => {

@@ -5,8 +5,7 @@ import type { CommandContext } from '../../events/types.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { markLeadConverted } from '../leads/convert-lead.js';
 import { runCommand } from '../run-command.js';
-import { clearWriteIntent, settleTime, withWriteIntent } from '../../leads/write-intents.js';
-import type { Queryable } from '../../storage/postgres.js';
+import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { nextApplicationNumber } from './application-numbers.js';
 import { applicationStream } from './load-application.js';
 import { asApiError } from '../rule-errors.js';
@@ -17,7 +16,7 @@ import { newId } from '../../shared/ids.js';
  * and opens the case at the first workflow stage (application.opened, application.stage_changed initial), all in one transaction.
  */
 export async function convertLeadToApplication(
-  services: { store: EventStore; pool: Queryable; now: () => Date },
+  services: { store: EventStore; now: () => Date },
   commandContext: CommandContext,
   workspace: Workspace,
   leadId: string,
@@ -26,26 +25,24 @@ export async function convertLeadToApplication(
   const stream = applicationStream(id);
   try {
     // The lead's updated_at changes: register the write first, so lead syncs cannot pass it (src/leads/write-intents.ts).
-    return await withWriteIntent(services.pool, commandContext.tenantId, commandContext.sandbox, services.now, (intent) => {
-      const context = { ...commandContext, now: intent.at };
-      const workflow = workspace.settings.application_workflow;
-      if (workflow.stages.length === 0) throw new ApiError(409, 'no_application_workflow', 'The workspace defines no application stages, so a lead cannot be converted yet');
-      return runCommand(
-        services.store,
-        context,
-        [`lead-${leadId}`, stream],
-        async (tx) => {
-          const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
-          const now = settleTime(tx, intent, services.now);
-          await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });
-          const events = openApplication({ application_id: id, lead_id: leadId, number, workflow, now });
-          await tx.append(stream, 'no_stream', events);
-          await clearWriteIntent(tx.writes, intent, services.pool);
-          return fold(events)!;
-        },
-        { before: intent.registration },
-      );
-    });
+    const intent = writeIntent(commandContext.tenantId, commandContext.sandbox, services.now);
+    const context = { ...commandContext, now: intent.at };
+    const workflow = workspace.settings.application_workflow;
+    if (workflow.stages.length === 0) throw new ApiError(409, 'no_application_workflow', 'The workspace defines no application stages, so a lead cannot be converted yet');
+    return await runCommand(
+      services.store,
+      context,
+      [`lead-${leadId}`, stream],
+      async (tx) => {
+        const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
+        const now = settleTime(tx, intent, services.now);
+        await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });
+        const events = openApplication({ application_id: id, lead_id: leadId, number, workflow, now });
+        await tx.append(stream, 'no_stream', events);
+        return fold(events)!;
+      },
+      { opening: intent.registration },
+    );
   } catch (error) {
     throw asApiError(error);
   }

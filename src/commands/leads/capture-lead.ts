@@ -8,7 +8,7 @@ import type { KeyLookup } from '../../keys/repository.js';
 import type { CaptchaVerdict } from '../../leads/captcha.js';
 import { findAnswer, idempotencyLock, saveAnswer, type StoredAnswer } from '../../leads/idempotency.js';
 import type { LeadSubmission } from '../../leads/submission.js';
-import { clearWriteIntent, settleTime, withWriteIntent } from '../../leads/write-intents.js';
+import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { captureLookup } from '../../projections/leads-queries.js';
 import { monthlyLeadQuota } from '../../workspaces/plans.js';
 import { assertWithinQuota, consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
@@ -57,7 +57,7 @@ export function idempotencyConflict(): ApiError {
  * adds an enquiry to the lead the person already has. Everything happens while holding the person's phone and
  * email locks and the idempotency key's lock, so simultaneous submissions make one lead and one answer.
  */
-export async function captureLead(services: Pick<AppServices, 'pool' | 'store'>, input: CaptureInput): Promise<CaptureAnswer> {
+export async function captureLead(services: Pick<AppServices, 'store'>, input: CaptureInput): Promise<CaptureAnswer> {
   const { workspace, key, submission, idempotency } = input;
   const sandbox = key.mode === 'test';
   const tenantId = workspace.id;
@@ -67,45 +67,42 @@ export async function captureLead(services: Pick<AppServices, 'pool' | 'store'>,
   const locks = identityLocks(tenantId, sandbox, submission);
   if (idempotency) locks.push(idempotencyLock(tenantId, sandbox, idempotency.key));
 
-  return withWriteIntent(services.pool, tenantId, sandbox, input.now, async (intent) => {
-    const context = input.context(intent.at);
-    // First round trip: the intent, BEGIN, the locks and the first read; second: the writes and COMMIT.
-    const work = async (tx: StoreTransaction): Promise<CaptureAnswer> => {
-      if (idempotency) {
-        const earlier = await findAnswer(tx.sql, tenantId, sandbox, idempotency.key, intent.at);
-        if (earlier) {
-          if (earlier.requestHash !== idempotency.requestHash) throw idempotencyConflict();
-          await clearWriteIntent(tx.writes, intent, services.pool);
-          return { ...earlier, replayed: true };
-        }
+  const intent = writeIntent(tenantId, sandbox, input.now);
+  const context = input.context(intent.at);
+  // First round trip: BEGIN, the registration, the locks and the first read; second: the writes and COMMIT.
+  const work = async (tx: StoreTransaction): Promise<CaptureAnswer> => {
+    if (idempotency) {
+      const earlier = await findAnswer(tx.sql, tenantId, sandbox, idempotency.key, intent.at);
+      if (earlier) {
+        if (earlier.requestHash !== idempotency.requestHash) throw idempotencyConflict();
+        return { ...earlier, replayed: true };
       }
-      if (input.captcha && !input.captcha.ok) throw new ApiError(400, 'captcha_failed', 'The captcha could not be verified; solve it again and resubmit');
+    }
+    if (input.captcha && !input.captcha.ok) throw new ApiError(400, 'captcha_failed', 'The captcha could not be verified; solve it again and resubmit');
 
-      const quotaLimit = sandbox ? null : monthlyLeadQuota(workspace);
-      const found = await captureLookup(tx.sql, tenantId, sandbox, submission.phone, submission.email, quotaLimit === null ? null : { metric: LEADS_METRIC, at: intent.at });
-      const now = settleTime(tx, intent, input.now);
-      const existing = found.duplicate ?? null;
-      if (!existing && quotaLimit !== null) assertWithinQuota(found.quotaUsed ?? 0, quotaLimit);
-      const source = leadSource(workspace, key);
-      const consentSource = key.kind === 'public' ? `${source.key}@${workspace.settings.widget.consent_text_version}` : source.key;
-      const decision = decideCapture({ leadId, submission, existing, source, consentSource, settings: workspace.settings, now });
+    const quotaLimit = sandbox ? null : monthlyLeadQuota(workspace);
+    const found = await captureLookup(tx.sql, tenantId, sandbox, submission.phone, submission.email, quotaLimit === null ? null : { metric: LEADS_METRIC, at: intent.at });
+    const now = settleTime(tx, intent, input.now);
+    const existing = found.duplicate ?? null;
+    if (!existing && quotaLimit !== null) assertWithinQuota(found.quotaUsed ?? 0, quotaLimit);
+    const source = leadSource(workspace, key);
+    const consentSource = key.kind === 'public' ? `${source.key}@${workspace.settings.widget.consent_text_version}` : source.key;
+    const decision = decideCapture({ leadId, submission, existing, source, consentSource, settings: workspace.settings, now });
 
-      let answer: StoredAnswer;
-      if (decision.outcome === 'duplicate') {
-        await tx.append(leadStream(decision.lead.id), 'any', decision.events);
-        answer = { requestHash: idempotency?.requestHash ?? '', status: 200, body: { id: decision.lead.id, duplicate: true } };
-      } else {
-        await tx.append(leadStream(leadId), 'no_stream', decision.events);
-        if (!sandbox) await consumeQuota(tx.writes, tenantId, LEADS_METRIC, now);
-        const body = { id: leadId, status: decision.lead.stage.key, assigned_to: decision.lead.owner?.email ?? null, duplicate: false, test_mode: sandbox };
-        answer = { requestHash: idempotency?.requestHash ?? '', status: 201, body };
-      }
-      if (idempotency) await saveAnswer(tx.writes, tenantId, sandbox, idempotency.key, answer, now);
-      await clearWriteIntent(tx.writes, intent, services.pool);
-      return { ...answer, replayed: false };
-    };
-    return runCommand(services.store, context, locks, work, { before: intent.registration });
-  });
+    let answer: StoredAnswer;
+    if (decision.outcome === 'duplicate') {
+      await tx.append(leadStream(decision.lead.id), 'any', decision.events);
+      answer = { requestHash: idempotency?.requestHash ?? '', status: 200, body: { id: decision.lead.id, duplicate: true } };
+    } else {
+      await tx.append(leadStream(leadId), 'no_stream', decision.events);
+      if (!sandbox) await consumeQuota(tx.writes, tenantId, LEADS_METRIC, now);
+      const body = { id: leadId, status: decision.lead.stage.key, assigned_to: decision.lead.owner?.email ?? null, duplicate: false, test_mode: sandbox };
+      answer = { requestHash: idempotency?.requestHash ?? '', status: 201, body };
+    }
+    if (idempotency) await saveAnswer(tx.writes, tenantId, sandbox, idempotency.key, answer, now);
+    return { ...answer, replayed: false };
+  };
+  return runCommand(services.store, context, locks, work, { opening: intent.registration });
 }
 
 /** The answer already given for a key, looked up before any work (no lock): the fast path of a retry. */

@@ -4,7 +4,7 @@ import { leadStream, type Lead } from '../../domain/leads/lead.js';
 import type { CommandContext } from '../../events/types.js';
 import { notFound } from '../../http/errors.js';
 import type { AppServices } from '../../http/services.js';
-import { clearWriteIntent, settleTime, withWriteIntent } from '../../leads/write-intents.js';
+import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { runCommand } from '../run-command.js';
@@ -15,7 +15,7 @@ import { asApiErrors } from '../rule-errors.js';
  * one lead therefore apply one after another, each to the lead the previous one left.
  */
 export async function updateLead(
-  services: Pick<AppServices, 'pool' | 'store'>,
+  services: Pick<AppServices, 'store'>,
   workspace: Workspace,
   sandbox: boolean,
   leadId: string,
@@ -24,24 +24,22 @@ export async function updateLead(
   clock: () => Date,
 ): Promise<Lead> {
   const stream = leadStream(leadId);
+  const intent = writeIntent(workspace.id, sandbox, clock);
+  const ctx = context(intent.at);
   return asApiErrors(() =>
-    withWriteIntent(services.pool, workspace.id, sandbox, clock, async (intent) => {
-      const ctx = context(intent.at);
-      return runCommand(
-        services.store,
-        ctx,
-        [stream],
-        async (tx) => {
-          const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
-          const now = settleTime(tx, intent, clock);
-          if (!row) throw notFound('lead');
-          const events = decideUpdate({ lead: row.lead, patch, settings: workspace.settings, author: ctx.metadata.actor, now });
-          const stored = await tx.append(stream, row.revision, events);
-          await clearWriteIntent(tx.writes, intent, services.pool);
-          return stored.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
-        },
-        { before: intent.registration },
-      );
-    }),
+    runCommand(
+      services.store,
+      ctx,
+      [stream],
+      async (tx) => {
+        const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
+        const now = settleTime(tx, intent, clock);
+        if (!row) throw notFound('lead');
+        const events = decideUpdate({ lead: row.lead, patch, settings: workspace.settings, author: ctx.metadata.actor, now });
+        const stored = await tx.append(stream, row.revision, events);
+        return stored.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
+      },
+      { opening: intent.registration },
+    ),
   );
 }

@@ -36,10 +36,9 @@ CREATE TABLE lead_idempotency (
 );
 CREATE INDEX lead_idempotency_expiry ON lead_idempotency (expires_at);
 
--- Lead writes in flight: registered (and committed) before the writes it covers read the clock (writes in flight
--- together share one), removed when the last of them commits (src/leads/write-intents.ts). GET /v1/leads shows only
--- rows older than the oldest registered write, so no later commit can carry an updated_at below what a client
--- already saw. Unlogged: losing it in a crash only loses in-flight markers.
+-- Lead writes in flight: registered (and committed) before a writer reads the clock, removed by the writer's own
+-- transaction. GET /v1/leads shows only rows older than the oldest registered write, so no later commit can carry
+-- an updated_at below what a client already saw. Unlogged: losing it in a crash only loses in-flight markers.
 CREATE UNLOGGED TABLE lead_write_intents (
   id         uuid PRIMARY KEY,
   tenant_id  uuid NOT NULL,

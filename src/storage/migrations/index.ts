@@ -3,6 +3,7 @@ import * as workspacesAndKeys from './0002-workspaces-and-keys.js';
 import * as leads from './0003-leads.js';
 import * as applications from './0004-applications.js';
 import * as webhooks from './0005-webhooks.js';
+import * as writeIntentsInSessionNames from './0006-write-intents-in-session-names.js';
 
 export interface Migration {
   version: number;
@@ -17,4 +18,5 @@ export const migrations: Migration[] = [
   { version: 3, ...leads },
   { version: 4, ...applications },
   { version: 5, ...webhooks },
+  { version: 6, ...writeIntentsInSessionNames },
 ];
