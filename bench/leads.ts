@@ -11,8 +11,8 @@
  * BENCH_WARMUP_SECONDS (default 3) of unmeasured load from 16 clients, so the first measured step does not pay for
  * V8 compiling the hot path (the service's path is much longer than the baselines', so it would pay the most). Each
  * step runs BENCH_SECONDS (default 5) after a one-second warm-up. Every step prints CPU per request (this process,
- * and the local PostgreSQL processes) and the creation steps WAL bytes per request. Uses DATABASE_URL's server when set (a fresh database is created and dropped), else an
- * embedded PostgreSQL in a temporary folder. Stops by itself.
+ * and the local PostgreSQL processes) and the creation steps WAL bytes per request. Uses DATABASE_URL's server when
+ * set (a fresh database is created and dropped), else an embedded PostgreSQL in a temporary folder. Stops by itself.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
@@ -112,7 +112,8 @@ function summarise(latencies: number[], errors: number, seconds: number, complet
   return { requests: latencies.length, completed, errors, seconds, p50: at(0.5), p99: at(0.99) };
 }
 
-// Every load gets its own two-digit phase, so the people it submits never repeat an earlier load's (a repeat would be a duplicate).
+// Every load gets its own two-digit phase, so the people it submits never repeat an earlier load's (a repeat would
+// be a duplicate, a cheaper path).
 let phaseCounter = 0;
 function load(port: number, method: 'GET' | 'POST', paths: string[], headers: Record<string, string>, bodyKind: 'lead' | 'none', concurrency: number): Promise<Measured> {
   return withCpuCost(() => loadOnce(port, method, paths, headers, bodyKind, concurrency, SECONDS * 1000), (r) => r.completed);
