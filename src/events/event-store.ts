@@ -39,7 +39,7 @@ export interface StoreTransaction {
    * next read, or with the projections' writes and COMMIT, in one round trip. Reads through `sql` do not see them.
    */
   readonly writes: SqlRunner;
-  /** True once BEGIN (and `before`) have reached the server, that is after the transaction's first query. */
+  /** True once BEGIN (and the `opening` statement) have reached the server, that is after the transaction's first query. */
   readonly opened: boolean;
   /** Sets the time the events appended from now on carry (for commands that read their clock after their first query). */
   setTime(now: Date): void;

@@ -144,7 +144,7 @@ class PostgresStoreTransaction implements StoreTransaction {
       rows = result.rows;
     } catch (error) {
       // Another writer's event took the revision (the aborted transaction can no longer read which one is current).
-      if (pgErrorCode(error) === PgCode.uniqueViolation && pgConstraint(error) === 'events_stream_revision') throw new WrongExpectedRevisionError(streamId, expected, 'no_stream');
+      if (pgErrorCode(error) === PgCode.uniqueViolation && pgConstraint(error) === 'events_stream_revision') throw new WrongExpectedRevisionError(streamId, expected, 'unknown');
       throw error;
     }
     if (rows.length === 0) throw new WrongExpectedRevisionError(streamId, expected, await this.currentRevision(streamId));
@@ -189,7 +189,7 @@ class PostgresStoreTransaction implements StoreTransaction {
 function newStreamConflict(error: unknown): WrongExpectedRevisionError | undefined {
   if (pgErrorCode(error) !== PgCode.uniqueViolation || pgConstraint(error) !== 'events_stream_revision') return undefined;
   const detail = typeof error === 'object' && error !== null && 'detail' in error ? String(error.detail) : '';
-  return new WrongExpectedRevisionError(NEW_STREAM_CONFLICT.exec(detail)?.[1] ?? 'unknown', 'no_stream', 0);
+  return new WrongExpectedRevisionError(NEW_STREAM_CONFLICT.exec(detail)?.[1] ?? 'unknown', 'no_stream', 'unknown');
 }
 
 export class PostgresEventStore implements EventStore {

@@ -31,7 +31,6 @@ export class TransactionSql implements Queryable, ScriptRunner {
   async runScript<R extends pg.QueryResultRow = pg.QueryResultRow>(statements: readonly Statement[]): Promise<pg.QueryResult<R>> {
     const all = this.opening ? [...this.opening, ...statements] : statements;
     this.opening = null;
-    if (all.length === 1 && all[0]!.values.length === 0) return this.client.query<R>(all[0]!.text);
     return runScript<R>(this.client, all);
   }
 }

@@ -82,6 +82,8 @@ export async function optimisticConcurrency(t: Test, pool: pg.Pool): Promise<voi
     WrongExpectedRevisionError,
     'appending to an existing stream as new fails',
   );
+  const conflict: unknown = await store.transact(ctx, [], (tx) => tx.append(stream, 'no_stream', [{ type: 'lead.created', data: {} }])).catch((error: unknown) => error);
+  t.match(conflict, { streamId: stream, expected: 'no_stream', actual: 'unknown' }, 'refused at COMMIT, the conflict names the stream; its revision is not read from the aborted transaction');
   await t.rejects(
     store.transact(ctx, [stream], (tx) => tx.append(stream, 5, [{ type: 'lead.updated', data: {} }])),
     WrongExpectedRevisionError,
