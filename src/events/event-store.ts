@@ -8,6 +8,15 @@ export interface TransactOptions {
    * registration, which readers must see before the transaction reads its time). Runs again on a retry.
    */
   opening?: Statement;
+  /**
+   * Lets the transaction share one database transaction with others of the same group that wait at the same time
+   * (see TransactionCoalescer). Every command of a group must accept running beside the others: its locks are taken
+   * together with theirs, its reads may see their locks held, and only one opening runs, the one of lowest `openingRank`.
+   * Should the shared transaction fail, each command runs again alone.
+   */
+  coalesce?: string;
+  /** Which opening a shared transaction runs: the lowest. */
+  openingRank?: number;
 }
 
 /**
@@ -21,6 +30,8 @@ export interface EventStore {
    */
   transact<T>(context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>, options?: TransactOptions): Promise<T>;
   readStream(streamId: string): Promise<StoredEvent[]>;
+  /** True while transactions of a `coalesce` group run or wait: a command arriving now would not run alone at once. */
+  busy(group: string): boolean;
   /** Calls `listener` after every commit that appended events in this process (subscribers use it to wake). */
   onCommit(listener: () => void): () => void;
   /** Events strictly after `after`, in global order, that no still-running transaction can precede. */
@@ -41,6 +52,11 @@ export interface StoreTransaction {
   readonly writes: SqlRunner;
   /** True once BEGIN (and the `opening` statement) have reached the server, that is after the transaction's first query. */
   readonly opened: boolean;
+  /**
+   * Queues a statement that fails the transaction by raising an error, sent ahead of the writes that follow it
+   * (with the next read or with COMMIT).
+   */
+  check(statement: Statement): void;
   /** Sets the time the events appended from now on carry (for commands that read their clock after their first query). */
   setTime(now: Date): void;
   readStream(streamId: string): Promise<StoredEvent[]>;

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Projection } from '../projections/projection.js';
 import { PgCode, pgConstraint, pgErrorCode, type Queryable, type Statement } from '../storage/postgres.js';
-import { TransactionSql } from '../storage/transaction-sql.js';
+import { TransactionSql, type TransactionChannel } from '../storage/transaction-sql.js';
 import { WriteBatch, type SqlRunner } from '../storage/write-batch.js';
 import type { EventStore, StoreTransaction, TransactOptions } from './event-store.js';
 import {
@@ -14,6 +14,8 @@ import {
   type StoredEvent,
 } from './types.js';
 import { newId } from '../shared/ids.js';
+import { SharedTransaction, SharedTransactionAbandoned } from './shared-transaction.js';
+import { TransactionCoalescer, type CoalescerLimits } from './transaction-coalescer.js';
 
 interface EventRow {
   id: string;
@@ -73,22 +75,25 @@ function lockStatement(streams: string[]): Statement | null {
 
 const NEW_STREAM_CONFLICT = /^Key \(stream_id, revision\)=\((.*), \d+\) already exists/;
 
+/** BEGIN, the opening statement and the stream locks: what a transaction sends before its first query. */
+function openingStatements(first: Statement | undefined, streams: string[]): Statement[] {
+  const lock = lockStatement(streams);
+  return [{ text: 'BEGIN', values: [] }, ...(first ? [first] : []), ...(lock ? [lock] : [])];
+}
+
 class PostgresStoreTransaction implements StoreTransaction {
   readonly appended: RecordedEvent[] = [];
-  readonly sql: TransactionSql;
   readonly writes: WriteBatch;
   private readonly locked = new Set<string>();
   private now: Date;
 
+  /** `shared`: the transaction is one command's part of a transaction shared with others. */
   constructor(
-    client: pg.PoolClient,
+    readonly sql: TransactionChannel,
     private readonly baseContext: CommandContext,
     streams: string[],
-    first: Statement | undefined,
+    private readonly shared: boolean,
   ) {
-    const lock = lockStatement(streams);
-    const opening: Statement[] = [{ text: 'BEGIN', values: [] }, ...(first ? [first] : []), ...(lock ? [lock] : [])];
-    this.sql = new TransactionSql(client, opening);
     this.writes = new WriteBatch(this.sql);
     for (const stream of streams) this.locked.add(stream);
     this.now = baseContext.now;
@@ -100,6 +105,10 @@ class PostgresStoreTransaction implements StoreTransaction {
 
   get opened(): boolean {
     return this.sql.opened;
+  }
+
+  check(statement: Statement): void {
+    this.writes.defer(statement);
   }
 
   setTime(now: Date): void {
@@ -124,6 +133,10 @@ class PostgresStoreTransaction implements StoreTransaction {
     if (!this.locked.has(streamId)) {
       // Locking after a write would let this transaction's id sort before a commit it has already seen.
       if (this.appended.length > 0) throw new Error(`Stream ${streamId} must be named when the transaction starts`);
+      if (this.sql.wrote) {
+        if (this.shared) throw new SharedTransactionAbandoned(`stream ${streamId} is locked after another command of the transaction wrote`);
+        throw new Error(`Stream ${streamId} must be named when the transaction starts`);
+      }
       await this.lock([streamId]);
     }
     const { tenantId, sandbox, metadata } = this.baseContext;
@@ -192,30 +205,146 @@ function newStreamConflict(error: unknown): WrongExpectedRevisionError | undefin
   return new WrongExpectedRevisionError(NEW_STREAM_CONFLICT.exec(detail)?.[1] ?? 'unknown', 'no_stream', 'unknown');
 }
 
+interface Waiting {
+  context: CommandContext;
+  streams: string[];
+  locks: string[];
+  work: (tx: StoreTransaction) => Promise<unknown>;
+  options: TransactOptions;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export interface PostgresEventStoreOptions {
+  /** How transactions with `coalesce` share database transactions (see TransactionCoalescer). */
+  coalescing?: CoalescerLimits;
+}
+
+/** Two shared transactions at once per group: one at the server while the next one's commands gather. */
+export const DEFAULT_COALESCING: CoalescerLimits = { maxActive: 2, maxItems: 32 };
+
 export class PostgresEventStore implements EventStore {
   private readonly commitListeners = new Set<() => void>();
+  private readonly coalescer: TransactionCoalescer<Waiting>;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly projections: readonly Projection[],
-  ) {}
+    options: PostgresEventStoreOptions = {},
+  ) {
+    this.coalescer = new TransactionCoalescer((items) => this.runShared(items), options.coalescing ?? DEFAULT_COALESCING);
+  }
 
-  async transact<T>(context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>, options: TransactOptions = {}): Promise<T> {
+  transact<T>(context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>, options: TransactOptions = {}): Promise<T> {
+    if (options.coalesce === undefined) return this.transactAlone(context, streams, work, options);
+    const group = options.coalesce;
+    return new Promise<T>((resolve, reject) => {
+      this.coalescer.submit(group, { context, streams, locks: streams, work, options, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  busy(group: string): boolean {
+    return this.coalescer.busy(group);
+  }
+
+  /** How many commands with `coalesce: group` wait for a transaction to start in (for monitoring and tests). */
+  waitingToCoalesce(group: string): number {
+    return this.coalescer.waiting(group);
+  }
+
+  private async transactAlone<T>(context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>, options: TransactOptions): Promise<T> {
     const client = await this.pool.connect();
-    let tx: PostgresStoreTransaction | undefined;
+    let sql: TransactionSql | undefined;
     try {
-      tx = new PostgresStoreTransaction(client, context, streams, options.opening);
+      sql = new TransactionSql(client, openingStatements(options.opening, streams));
+      const tx = new PostgresStoreTransaction(sql, context, streams, false);
       const result = await work(tx);
       if (tx.appended.length > 0) await applyProjections(tx.writes, this.projections, tx.appended);
       await tx.writes.commit();
-      if (tx.appended.length > 0) for (const listener of this.commitListeners) listener();
+      if (tx.appended.length > 0) this.announceCommit();
       return result;
     } catch (error) {
-      if (tx?.opened) await client.query('ROLLBACK').catch(() => undefined);
+      if (sql?.opened) await client.query('ROLLBACK').catch(() => undefined);
       throw newStreamConflict(error) ?? error;
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * Runs waiting commands in one database transaction. Should it fail as a whole (a statement failed, COMMIT was
+   * refused, or a command that had written failed), it is rolled back and every command runs again alone, where
+   * its own errors and retries apply.
+   */
+  private async runShared(items: Waiting[]): Promise<void> {
+    const alone = (item: Waiting) => this.transactAlone(item.context, item.streams, item.work, item.options).then(item.resolve, item.reject);
+    if (items.length === 1) return alone(items[0]!);
+    let outcomes: Outcome[] | undefined;
+    try {
+      outcomes = await this.tryShared(items);
+    } catch {
+      outcomes = undefined;
+    }
+    if (!outcomes) {
+      await Promise.all(items.map(alone));
+      return;
+    }
+    outcomes.forEach((outcome, i) => (outcome.ok ? items[i]!.resolve(outcome.value) : items[i]!.reject(outcome.error)));
+  }
+
+  /** The commands' outcomes once their shared transaction committed, or undefined when it was abandoned (and rolled back). */
+  private async tryShared(items: Waiting[]): Promise<Outcome[] | undefined> {
+    const client = await this.pool.connect();
+    let shared: SharedTransaction | undefined;
+    try {
+      // One opening runs: the one of the lowest rank (a lead write's registration with the earliest time).
+      const first = items.filter((i) => i.options.opening).sort((a, b) => (a.options.openingRank ?? 0) - (b.options.openingRank ?? 0))[0]?.options.opening;
+      shared = new SharedTransaction(client, openingStatements(first, [...new Set(items.flatMap((i) => i.streams))]), items.length);
+      const sharedTx = shared;
+      const members = items.map((item) => {
+        const channel = sharedTx.member();
+        return { channel, tx: new PostgresStoreTransaction(channel, item.context, item.streams, true) };
+      });
+      const outcomes = await Promise.all(
+        items.map(async (item, i): Promise<Outcome> => {
+          try {
+            return { ok: true, value: await item.work(members[i]!.tx) };
+          } catch (error) {
+            return { ok: false, error };
+          } finally {
+            sharedTx.memberDone();
+          }
+        }),
+      );
+      const spoiled = outcomes.some((o, i) => !o.ok && (o.error instanceof SharedTransactionAbandoned || members[i]!.channel.memberWrote));
+      if (shared.failed || spoiled) throw new SharedTransactionAbandoned('a command failed after writing');
+      const writes: Statement[] = [];
+      let appended = 0;
+      for (const [i, { tx }] of members.entries()) {
+        if (!outcomes[i]!.ok) continue;
+        if (tx.appended.length > 0) await applyProjections(tx.writes, this.projections, tx.appended);
+        writes.push(...tx.writes.takePending());
+        appended += tx.appended.length;
+      }
+      if (!outcomes.some((o) => o.ok)) {
+        if (shared.opened) await client.query('ROLLBACK');
+        return outcomes;
+      }
+      await shared.commit(writes);
+      if (appended > 0) this.announceCommit();
+      return outcomes;
+    } catch {
+      if (shared?.opened) await client.query('ROLLBACK').catch(() => undefined);
+      return undefined;
+    } finally {
+      client.release();
+    }
+  }
+
+  private announceCommit(): void {
+    for (const listener of this.commitListeners) listener();
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Lead } from '../domain/leads/lead.js';
-import type { Queryable } from '../storage/postgres.js';
+import type { Queryable, Statement } from '../storage/postgres.js';
 import { INTENT_EXPIRY_MS, inFlightFloorSql, intentPrefix } from '../leads/write-intents.js';
 import { quotaPeriod } from '../workspaces/quota.js';
 
@@ -55,6 +55,35 @@ export async function captureLookup(
   if (phone && row.phone === phone) matchedOn.push('phone');
   if (email && row.email === email) matchedOn.push('email');
   return { duplicate: { lead: row.body, matchedOn }, quotaUsed };
+}
+
+/**
+ * The check a capture guessing "new lead" sends ahead of its writes: it fails the transaction (SQLSTATE VC001)
+ * unless no lead of the workspace and mode has the phone or the email, the quota (if any) has room, and every lead
+ * of the workspace and mode carries a time before `at`.
+ *
+ * The last part stands in for reading the write's time after its registration is visible (write-intents.ts): the
+ * check runs after the registration (same script, later statement, its own snapshot), so every row a lister could
+ * have returned without waiting for this write was committed before it and is seen here. If all of them are older
+ * than `at`, a write carrying `at` lands after everything any client has been shown.
+ */
+export function newLeadExpectation(
+  tenantId: string,
+  sandbox: boolean,
+  phone: string | null,
+  email: string | null,
+  at: Date,
+  quota: { limit: number; metric: string } | null,
+): Statement {
+  return {
+    text: `SELECT vcrm_expect(
+              NOT EXISTS (SELECT 1 FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3)
+              AND NOT EXISTS (SELECT 1 FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = $4)
+              AND coalesce((SELECT max(updated_at) FROM leads WHERE tenant_id = $1 AND sandbox = $2), '-infinity') < $5::timestamptz
+              AND ($6::bigint IS NULL OR (SELECT coalesce(sum(used), 0) FROM quota_usage WHERE tenant_id = $1 AND period = $7 AND metric = $8) < $6::bigint),
+              'a new lead')`,
+    values: [tenantId, sandbox, phone, email, at, quota?.limit ?? null, quotaPeriod(at), quota?.metric ?? null],
+  };
 }
 
 export interface ListOptions {

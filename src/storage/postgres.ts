@@ -11,11 +11,6 @@ export interface Statement {
   values: unknown[];
 }
 
-/** The result of the last statement of a (possibly multi-statement) simple query. */
-export function lastResult<R extends pg.QueryResultRow>(result: pg.QueryResult<R> | pg.QueryResult<R>[]): pg.QueryResult<R> {
-  return Array.isArray(result) ? result[result.length - 1]! : result;
-}
-
 // bigint columns (event positions, counters) come back as strings unless told otherwise; numbers are safe up to 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
@@ -47,6 +42,8 @@ export const PgCode = {
   uniqueViolation: '23505',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
+  /** Raised by vcrm_expect (migration 7): a command's guess about the database was wrong; nothing was written. */
+  expectationFailed: 'VC001',
 } as const;
 
 export function pgErrorCode(error: unknown): string | undefined {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { lastResult, pgErrorCode, type Statement } from './postgres.js';
+import { pgErrorCode, type Statement } from './postgres.js';
 
 /**
  * Several statements in one simple query (one round trip). A simple query cannot carry parameters, so each
@@ -52,6 +52,12 @@ export function literal(value: unknown): string {
  * statement counts as prepared once the text was accepted (a syntax error means nothing ran).
  */
 export async function runScript<R extends pg.QueryResultRow = pg.QueryResultRow>(client: pg.ClientBase, statements: readonly Statement[]): Promise<pg.QueryResult<R>> {
+  const results = await runScriptResults<R>(client, statements);
+  return results[results.length - 1]!;
+}
+
+/** Like runScript, but returns every statement's result, in the order of `statements`. */
+export async function runScriptResults<R extends pg.QueryResultRow = pg.QueryResultRow>(client: pg.ClientBase, statements: readonly Statement[]): Promise<pg.QueryResult<R>[]> {
   let prepared = preparedOn.get(client);
   if (!prepared) {
     prepared = new Set();
@@ -67,7 +73,8 @@ export async function runScript<R extends pg.QueryResultRow = pg.QueryResultRow>
   const head = preparing.map((name) => `PREPARE ${name} AS ${statements.find((s) => s.values.length > 0 && statementName(s.text) === name)!.text}`);
   for (const name of preparing) prepared.add(name);
   try {
-    return lastResult(await (client.query([...head, ...parts].join(';\n')) as unknown as Promise<pg.QueryResult<R> | pg.QueryResult<R>[]>));
+    const result = await (client.query([...head, ...parts].join(';\n')) as unknown as Promise<pg.QueryResult<R> | pg.QueryResult<R>[]>);
+    return Array.isArray(result) ? result.slice(head.length) : [result];
   } catch (error) {
     const code = pgErrorCode(error);
     if (code === SYNTAX_ERROR) for (const name of preparing) prepared.delete(name);

@@ -16,6 +16,16 @@ export function scriptsOn(client: pg.ClientBase): ScriptRunner {
 }
 
 const WRITE = /^\s*(INSERT|UPDATE|DELETE)\b/i;
+const READ_ONLY = /^\s*SELECT\b/i;
+const WRITE_WORD = /\b(INSERT|UPDATE|DELETE)\b|\bFOR\s+(KEY\s+)?SHARE\b/i;
+
+/**
+ * True unless the statement is certainly a read: a SELECT with no INSERT, UPDATE or DELETE in it and no row locks
+ * (which, like writes, give the transaction its id).
+ */
+export function mayWrite(text: string): boolean {
+  return !READ_ONLY.test(text) || WRITE_WORD.test(text);
+}
 const RETURNING = /\bRETURNING\b/i;
 const DEFERRED = { command: 'DEFERRED', rowCount: null, oid: 0, fields: [], rows: [] } as unknown as pg.QueryResult;
 
@@ -40,6 +50,16 @@ export class WriteBatch implements SqlRunner {
 
   async flush(): Promise<void> {
     if (this.pending.length > 0) await this.runner.runScript(this.take());
+  }
+
+  /** Queues any statement (a check, say) to go with the waiting writes, in order; its result is not read. */
+  defer(statement: Statement): void {
+    this.pending.push(statement);
+  }
+
+  /** Hands the waiting writes over unsent (to be sent with other transactions' writes) and forgets them. */
+  takePending(): Statement[] {
+    return this.take();
   }
 
   /** The waiting writes and COMMIT, in one round trip. */

@@ -4,6 +4,7 @@ import * as leads from './0003-leads.js';
 import * as applications from './0004-applications.js';
 import * as webhooks from './0005-webhooks.js';
 import * as writeIntentsInSessionNames from './0006-write-intents-in-session-names.js';
+import * as expectationChecks from './0007-expectation-checks.js';
 
 export interface Migration {
   version: number;
@@ -19,4 +20,5 @@ export const migrations: Migration[] = [
   { version: 4, ...applications },
   { version: 5, ...webhooks },
   { version: 6, ...writeIntentsInSessionNames },
+  { version: 7, ...expectationChecks },
 ];
