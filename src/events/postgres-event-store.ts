@@ -198,6 +198,11 @@ class PostgresStoreTransaction implements StoreTransaction {
   }
 }
 
+/** True for an error the server reported with severity ERROR: the transaction was rolled back. */
+function rolledBack(error: unknown): boolean {
+  return pgErrorCode(error) !== undefined && typeof error === 'object' && error !== null && 'severity' in error && error.severity === 'ERROR';
+}
+
 /** A new stream's events refused at COMMIT because the stream already exists: the command may retry and decide again. */
 function newStreamConflict(error: unknown): WrongExpectedRevisionError | undefined {
   if (pgErrorCode(error) !== PgCode.uniqueViolation || pgConstraint(error) !== 'events_stream_revision') return undefined;
@@ -257,6 +262,7 @@ export class PostgresEventStore implements EventStore {
   private async transactAlone<T>(context: CommandContext, streams: string[], work: (tx: StoreTransaction) => Promise<T>, options: TransactOptions): Promise<T> {
     const client = await this.pool.connect();
     let sql: TransactionSql | undefined;
+    let broken: Error | undefined;
     try {
       sql = new TransactionSql(client, openingStatements(options.opening, streams));
       const tx = new PostgresStoreTransaction(sql, context, streams, false);
@@ -266,10 +272,11 @@ export class PostgresEventStore implements EventStore {
       if (tx.appended.length > 0) this.announceCommit();
       return result;
     } catch (error) {
-      if (sql?.opened) await client.query('ROLLBACK').catch(() => undefined);
+      if (sql?.opened) await client.query('ROLLBACK').catch((lost: unknown) => (broken = lost instanceof Error ? lost : new Error(String(lost))));
       throw newStreamConflict(error) ?? error;
     } finally {
-      client.release();
+      // A connection that failed under a query is dropped, not handed to the next caller.
+      client.release(broken);
     }
   }
 
@@ -298,6 +305,7 @@ export class PostgresEventStore implements EventStore {
   private async tryShared(items: Waiting[]): Promise<Outcome[] | undefined> {
     const client = await this.pool.connect();
     let shared: SharedTransaction | undefined;
+    let broken: Error | undefined;
     try {
       // One opening runs: the one of the lowest rank (a lead write's registration with the earliest time).
       const first = items.filter((i) => i.options.opening).sort((a, b) => (a.options.openingRank ?? 0) - (b.options.openingRank ?? 0))[0]?.options.opening;
@@ -332,14 +340,25 @@ export class PostgresEventStore implements EventStore {
         if (shared.opened) await client.query('ROLLBACK');
         return outcomes;
       }
-      await shared.commit(writes);
+      try {
+        await shared.commit(writes);
+      } catch (error) {
+        // An ERROR from the server rolled everything back: safe to run again. Anything else (the connection lost, or
+        // the session ended with FATAL) may have come after the COMMIT: running again could write everything
+        // twice, so each command gets the error, as a transaction of its own would.
+        if (!rolledBack(error)) {
+          if (error instanceof Error) broken = error;
+          return outcomes.map(() => ({ ok: false, error }));
+        }
+        throw error;
+      }
       if (appended > 0) this.announceCommit();
       return outcomes;
     } catch {
-      if (shared?.opened) await client.query('ROLLBACK').catch(() => undefined);
+      if (shared?.opened) await client.query('ROLLBACK').catch((lost: unknown) => (broken = lost instanceof Error ? lost : new Error(String(lost))));
       return undefined;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 

@@ -15,9 +15,18 @@ export interface Statement {
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
 export function createPool(connectionString: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
-  // An idle client losing its connection must not crash the process; the next checkout reconnects.
+  return survivingLostConnections(new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 }));
+}
+
+/**
+ * Keeps a lost database connection from ending the process. An idle client losing its connection emits 'error' on
+ * the pool (the next checkout reconnects). A checked-out one emits 'error' on itself as well as failing its query,
+ * and pg-pool listens only while the client is idle: the query's caller gets the error, and the client, no longer
+ * queryable, is dropped when released.
+ */
+export function survivingLostConnections(pool: pg.Pool): pg.Pool {
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

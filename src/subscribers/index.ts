@@ -7,6 +7,7 @@ import { webhookRuntime } from '../webhooks/runtime.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhook-delivery-worker.js';
 import { FanOutRunner } from './webhook-fanout-runner.js';
 import { listen } from './notification-listener.js';
+import { survivingLostConnections } from '../storage/postgres.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -28,8 +29,7 @@ const HOUR = 3_600_000;
 /** Starts the webhook fan-out subscriber and delivery worker of this process, and the delivery log purge. */
 export async function startWorkers(apiServices: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
   // The workers get connections of their own, so a burst of API requests cannot hold up deliveries (and the reverse).
-  const pool = new pg.Pool({ ...apiServices.pool.options, max: options.poolSize ?? 8 });
-  pool.on('error', () => undefined);
+  const pool = survivingLostConnections(new pg.Pool({ ...apiServices.pool.options, max: options.poolSize ?? 8 }));
   const services: AppServices = { ...apiServices, pool };
   const runtime = webhookRuntime(apiServices);
   const client = new DeliveryClient({ allowLoopback: services.config.webhookAllowLoopback, resolve: runtime.resolve, ca: runtime.ca, timeoutMs: options.deliveryTimeoutMs });

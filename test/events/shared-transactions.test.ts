@@ -280,3 +280,45 @@ t.test('one opening runs for the shared transaction: the one of lowest rank', as
   t.ok(outcomes.every((o) => o.status === 'fulfilled'));
   t.same(seen, ['vcrm-test-10', 'vcrm-test-10', 'vcrm-test-10']);
 });
+
+t.test('the connection lost while COMMIT is under way: nobody runs again (it may have committed); each command gets the error', async (t) => {
+  const { pool, store } = await setup(t);
+  await pool.query('CREATE TABLE slow_marks (k text PRIMARY KEY)');
+  await pool.query(`CREATE FUNCTION slow_mark() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(5); RETURN NEW; END $$`);
+  await pool.query('CREATE TRIGGER slow_mark BEFORE INSERT ON slow_marks FOR EACH ROW EXECUTE FUNCTION slow_mark()');
+  const streams = Array.from({ length: 3 }, () => `test-${randomUUID()}`);
+  let runs = 0;
+  const killer = (async () => {
+    // The shared transaction's last round trip, stuck in the trigger: its connection is cut.
+    for (let i = 0; i < 500; i++) {
+      const found = await pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'`);
+      if (found.rows[0]) return pool.query('SELECT pg_terminate_backend($1)', [found.rows[0].pid]);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error('the commit never started');
+  })();
+  const outcomes = await queuedBehindHeld(store, 'g', [
+    ...streams.map((stream, i) => ({
+      streams: [stream],
+      work: async (tx: StoreTransaction) => {
+        runs += 1;
+        return newStreamWork(stream, i)(tx);
+      },
+    })),
+    {
+      streams: [],
+      work: async (tx: StoreTransaction) => {
+        runs += 1;
+        await tx.writes.query('INSERT INTO slow_marks (k) VALUES ($1)', ['x']);
+        return 'marked';
+      },
+    },
+  ]);
+  await killer;
+  t.equal(runs, 4, 'every command ran once, none again');
+  t.ok(
+    outcomes.every((o) => o.status === 'rejected' && o.reason instanceof Error && !(o.reason instanceof WrongExpectedRevisionError)),
+    'each got the connection error',
+  );
+  t.equal((await txIdsOf(store, streams)).length, 0, 'nothing was committed');
+});
