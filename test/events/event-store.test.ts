@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import t from 'tap';
 import { PostgresEventStore } from '../../src/events/postgres-event-store.js';
 import { freshDatabase } from '../support/db.js';
+import { recordSql } from '../support/sql-recorder.js';
 import { concurrentAppendsWithFollowingReader, context, optimisticConcurrency } from '../support/event-store-scenarios.js';
 
 t.test('optimistic concurrency, stream reads and event fields', async (t) => {
@@ -18,15 +18,7 @@ t.test('concurrent appends and a gap-free following reader', async (t) => {
 t.test('BEGIN, the opening statement and the locks travel with the first query; a new stream is written with COMMIT', async (t) => {
   const { pool } = await freshDatabase(t);
   const store = new PostgresEventStore(pool, []);
-  const sent: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (typeof args[0] === 'string') sent.push(args[0]);
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  t.teardown(() => {
-    pg.Client.prototype.query = original;
-  });
+  const sent = recordSql(t);
 
   const stream = `test-${randomUUID()}`;
   const opening = { text: "SET LOCAL application_name = 'vcrm-test-opening'", values: [] };

@@ -5,6 +5,7 @@ import type { StoreTransaction } from '../../src/events/event-store.js';
 import { PostgresEventStore } from '../../src/events/postgres-event-store.js';
 import { WrongExpectedRevisionError } from '../../src/events/types.js';
 import { freshDatabase } from '../support/db.js';
+import { recordSql } from '../support/sql-recorder.js';
 import { context } from '../support/event-store-scenarios.js';
 
 /**
@@ -65,15 +66,7 @@ async function setup(t: Test): Promise<{ pool: pg.Pool; store: PostgresEventStor
 t.test('commands waiting together share one transaction, each with its own reads, events and result', async (t) => {
   const { store } = await setup(t);
   const streams = Array.from({ length: 8 }, () => `test-${randomUUID()}`);
-  const sent: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (typeof args[0] === 'string') sent.push(args[0]);
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  t.teardown(() => {
-    pg.Client.prototype.query = original;
-  });
+  const sent = recordSql(t);
   const outcomes = await queuedBehindHeld(
     store,
     'g',

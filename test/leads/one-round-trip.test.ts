@@ -1,7 +1,7 @@
-import pg from 'pg';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { PgCode } from '../../src/storage/postgres.js';
 import { TestClock } from '../support/app.js';
+import { recordSql } from '../support/sql-recorder.js';
 import { leadBody, leadsFixture } from './helpers.js';
 
 /**
@@ -9,20 +9,6 @@ import { leadBody, leadsFixture } from './helpers.js';
  * trip behind vcrm_expect; when the guess is wrong the check fails the transaction and the capture runs the
  * ordinary way. These tests watch what goes to the server.
  */
-
-/** Every simple query text sent by this process while the test runs. */
-function recordSql(t: Test): string[] {
-  const sent: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (typeof args[0] === 'string') sent.push(args[0]);
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  t.teardown(() => {
-    pg.Client.prototype.query = original;
-  });
-  return sent;
-}
 
 /** The statements of capture transactions: what begins with BEGIN through what ends with COMMIT or ROLLBACK. */
 const transactionTexts = (sent: string[]) => sent.filter((text) => /(^|\n)(BEGIN|COMMIT|ROLLBACK)(;|$)/.test(text));
