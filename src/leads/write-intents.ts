@@ -40,14 +40,14 @@ export function writeIntent(tenantId: string, sandbox: boolean, clock: () => Dat
 }
 
 /**
- * SQL for the oldest time registered by a write in flight in this database for a workspace and mode, or NULL.
- * `prefix` and `expiredBefore` are the query's parameter references (`$8`) for `intentPrefix(…)` and for the epoch
- * milliseconds before which a registration is ignored.
+ * SQL for the oldest time (epoch milliseconds) registered by a write in flight in this database for a workspace and
+ * mode, or NULL. `prefix` and `expiredBefore` are the query's parameter references (`$1`) for `intentPrefix(…)` and for
+ * the epoch milliseconds before which a registration is ignored.
  * Reads the server's session table directly (`pg_stat_get_activity`), which is cheap to plan, unlike the view.
  */
-export function inFlightFloorSql(prefix: string, expiredBefore: string): string {
+export function inFlightFloorMsSql(prefix: string, expiredBefore: string): string {
   // The CASE keeps a session name that merely starts like ours from ever reaching the cast.
-  return `(SELECT timestamptz 'epoch' + min(s.ms) * interval '1 millisecond'
+  return `(SELECT min(s.ms)
              FROM pg_stat_get_activity(NULL) AS a
             CROSS JOIN LATERAL (
               SELECT CASE WHEN starts_with(a.application_name, ${prefix}) AND substr(a.application_name, length(${prefix}) + 1) ~ '^[0-9]{1,15}$'

@@ -1,6 +1,8 @@
 import type { Lead } from '../domain/leads/lead.js';
 import type { Queryable, Statement } from '../storage/postgres.js';
-import { INTENT_EXPIRY_MS, inFlightFloorSql, intentPrefix } from '../leads/write-intents.js';
+import type pg from 'pg';
+import { INTENT_EXPIRY_MS, inFlightFloorMsSql, intentPrefix } from '../leads/write-intents.js';
+import { runScriptResults } from '../storage/statement-script.js';
 import { quotaPeriod } from '../workspaces/quota.js';
 
 /** The public Lead, from this workspace and mode only. */
@@ -94,23 +96,42 @@ export interface ListOptions {
 }
 
 /**
- * A page of leads (as JSON text) ascending by (updated_at, id), one more than `limit` when there is a next page. Rows at or after
- * the oldest lead write still in flight are held back until it commits, so a page never shows a change that a
- * slower, earlier-timed write could still land behind.
+ * A page of leads (as JSON text) ascending by (updated_at, id), one more than `limit` when there is a next page.
+ *
+ * Rows are held back unless they are older than every lead write of the workspace and mode still in flight and no
+ * newer than `o.now` (read before the query is sent), so a page never shows a change that a write registered
+ * earlier, or one not registered yet, could land behind. For that the writes in flight are read first, in a
+ * statement of their own, and the rows after, in the next statement, whose snapshot is newer: a write that
+ * commits in between is then either seen as registered or seen as committed, never missed both ways (as it could
+ * be if one statement read both). One round trip: the floor is handed over in a setting local to the transaction.
  */
-export async function listLeads(sql: Queryable, tenantId: string, sandbox: boolean, o: ListOptions): Promise<{ json: string; updatedAt: Date; id: string }[]> {
-  // The stored body is exactly the public Lead (the projection writes nothing else), so it is passed on as JSON text.
-  const result = await sql.query<{ json: string; updated_at: Date; id: string }>(
-    `SELECT body::text AS json, updated_at, id FROM leads
-      WHERE tenant_id = $1 AND sandbox = $2
-        AND ($3::timestamptz IS NULL OR updated_at >= $3)
-        AND ($4::timestamptz IS NULL OR (updated_at, id) > ($4, $5::uuid))
-        AND updated_at < coalesce(${inFlightFloorSql('$8::text', '$6::bigint')}, 'infinity')
-      ORDER BY updated_at, id
-      LIMIT $7`,
-    [tenantId, sandbox, o.updatedSince ?? null, o.after?.updatedAt ?? null, o.after?.id ?? null, o.now.getTime() - INTENT_EXPIRY_MS, o.limit + 1, intentPrefix(tenantId, sandbox)],
-  );
-  return result.rows.map((r) => ({ json: r.json, updatedAt: r.updated_at, id: r.id }));
+export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolean, o: ListOptions): Promise<{ json: string; updatedAt: Date; id: string }[]> {
+  const client = await pool.connect();
+  try {
+    const [, result] = await runScriptResults<{ json: string; updated_at: Date; id: string }>(client, [
+      {
+        // Custom plans for the page query: a generic one would not use `updated_since` as an index bound.
+        text: `SELECT set_config('plan_cache_mode', 'force_custom_plan', true),
+                      set_config('vcrm.list_floor', coalesce(${inFlightFloorMsSql('$1::text', '$2::bigint')}::text, ''), true)`,
+        values: [intentPrefix(tenantId, sandbox), o.now.getTime() - INTENT_EXPIRY_MS],
+      },
+      {
+        // The stored body is exactly the public Lead (the projection writes nothing else), so it is passed on as JSON text.
+        text: `SELECT body::text AS json, updated_at, id FROM leads
+                WHERE tenant_id = $1 AND sandbox = $2
+                  AND ($3::timestamptz IS NULL OR updated_at >= $3)
+                  AND ($4::timestamptz IS NULL OR (updated_at, id) > ($4, $5::uuid))
+                  AND updated_at < $6::timestamptz
+                  AND updated_at < coalesce(timestamptz 'epoch' + nullif(current_setting('vcrm.list_floor', true), '')::bigint * interval '1 millisecond', 'infinity')
+                ORDER BY updated_at, id
+                LIMIT $7`,
+        values: [tenantId, sandbox, o.updatedSince ?? null, o.after?.updatedAt ?? null, o.after?.id ?? null, o.now, o.limit + 1],
+      },
+    ]);
+    return result!.rows.map((r) => ({ json: r.json, updatedAt: r.updated_at, id: r.id }));
+  } finally {
+    client.release();
+  }
 }
 
 export interface SandboxSubmission {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
+import { recordSql } from '../support/sql-recorder.js';
 import { TestClock, seedWorkspace } from '../support/app.js';
 import { leadBody, leadsFixture, type LeadsFixture } from './helpers.js';
 import { intentPrefix, settleTime, writeIntent } from '../../src/leads/write-intents.js';
@@ -38,6 +39,7 @@ t.test('pages ascend by (updated_at, id), limit 1 to 100 (default 25), next_curs
     await f.post(leadBody());
     if (i % 4 === 0) clock.advance(1000); // several leads share an updated_at, so ties are ordered by id
   }
+  clock.advance(1); // a list shows what changed before its own time (see listLeads)
   const first = await page(f, '');
   t.equal(first.data.length, 25, 'default page of 25');
   t.type(first.next_cursor, 'string');
@@ -72,9 +74,11 @@ t.test('updated_since keeps leads updated at or after the instant', async (t) =>
   clock.advance(60_000);
   const b = await f.post(leadBody());
   const bAt = String((await f.get(`/v1/leads/${b.body.id}`)).body.updated_at);
+  clock.advance(1); // a list shows what changed before its own time (see listLeads)
   t.same((await page(f, `?updated_since=${encodeURIComponent(bAt)}`)).data.map((l) => l.id), [b.body.id], 'inclusive of the instant');
   clock.advance(60_000);
   await f.patch(String(a.body.id), { temperature: 'hot' });
+  clock.advance(1);
   t.same((await page(f, `?updated_since=${encodeURIComponent(bAt)}`)).data.map((l) => l.id), [b.body.id, a.body.id], 'an update moves a lead to the end');
   const offset = new Date(Date.parse(bAt) + 1).toISOString().replace('Z', '+00:00');
   t.same((await page(f, `?updated_since=${encodeURIComponent(offset)}`)).data.map((l) => l.id), [a.body.id], 'offsets are understood');
@@ -235,4 +239,32 @@ t.test('a client syncing with updated_since misses no change while leads are upd
   t.equal(view.size, truth.rows.length, 'the client saw every lead');
   const stale = truth.rows.filter((r) => canonical(view.get(r.id)) !== canonical(r.body));
   t.equal(stale.length, 0, 'and the latest version of each');
+});
+
+t.test('a list shows only what changed before its own time: a write registering after the list looked can land no lower', async (t) => {
+  const clock = new TestClock();
+  const f = await leadsFixture(t, { now: clock.now });
+  const created = await f.post(leadBody());
+  t.same((await page(f, '')).data, [], 'a lead of this very millisecond is held back');
+  clock.advance(1);
+  t.same(
+    (await page(f, '')).data.map((l) => l.id),
+    [created.body.id],
+    'and shown a millisecond later',
+  );
+});
+
+t.test('a list reads the writes in flight in a statement before the one that reads the rows, in one round trip', async (t) => {
+  const f = await leadsFixture(t);
+  const sent = recordSql(t);
+  await page(f, ''); // the first list: its connection prepares both statements in the same round trip
+  const lists = sent.filter((text) => text.includes('pg_stat_get_activity'));
+  t.equal(lists.length, 1, 'one round trip');
+  const script = lists[0]!;
+  const statements = script.split(/;\n(?=PREPARE|EXECUTE)/);
+  const prepared = new Map(statements.filter((x) => x.startsWith('PREPARE')).map((x) => [/^PREPARE (\w+)/.exec(x)![1]!, x]));
+  const executed = statements.filter((x) => x.startsWith('EXECUTE')).map((x) => /^EXECUTE (\w+)/.exec(x)![1]!);
+  t.equal(executed.length, 2, 'two statements');
+  t.match(prepared.get(executed[0]!), /pg_stat_get_activity/, 'the first reads the registrations');
+  t.match(prepared.get(executed[1]!), /FROM leads/, 'the second reads the rows, with a snapshot taken after');
 });
