@@ -198,6 +198,16 @@ class PostgresStoreTransaction implements StoreTransaction {
   }
 }
 
+/** Rolls the connection's transaction back; returns the error if that failed (the connection is then lost). */
+async function rollBack(client: pg.PoolClient): Promise<Error | undefined> {
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch (lost) {
+    return lost instanceof Error ? lost : new Error(String(lost));
+  }
+}
+
 /** True for an error the server reported with severity ERROR: the transaction was rolled back. */
 function rolledBack(error: unknown): boolean {
   return pgErrorCode(error) !== undefined && typeof error === 'object' && error !== null && 'severity' in error && error.severity === 'ERROR';
@@ -272,7 +282,7 @@ export class PostgresEventStore implements EventStore {
       if (tx.appended.length > 0) this.announceCommit();
       return result;
     } catch (error) {
-      if (sql?.opened) await client.query('ROLLBACK').catch((lost: unknown) => (broken = lost instanceof Error ? lost : new Error(String(lost))));
+      if (sql?.opened) broken = await rollBack(client);
       throw newStreamConflict(error) ?? error;
     } finally {
       // A connection that failed under a query is dropped, not handed to the next caller.
@@ -355,7 +365,7 @@ export class PostgresEventStore implements EventStore {
       if (appended > 0) this.announceCommit();
       return outcomes;
     } catch {
-      if (shared?.opened) await client.query('ROLLBACK').catch((lost: unknown) => (broken = lost instanceof Error ? lost : new Error(String(lost))));
+      if (shared?.opened) broken = await rollBack(client);
       return undefined;
     } finally {
       client.release(broken);

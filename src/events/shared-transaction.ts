@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import type { Statement } from '../storage/postgres.js';
-import { runScriptResults } from '../storage/statement-script.js';
-import type { TransactionChannel } from '../storage/transaction-sql.js';
+import { TransactionSql, type TransactionChannel } from '../storage/transaction-sql.js';
 import { mayWrite } from '../storage/write-batch.js';
 
 /**
@@ -27,27 +26,23 @@ interface Submission {
  * locks first. N commands so cost two or three round trips, one BEGIN and one COMMIT in all.
  */
 export class SharedTransaction {
-  private opening: Statement[] | null;
+  /** The connection, which sends BEGIN, the opening and the locks with the first round trip. */
+  private readonly sql: TransactionSql;
   private pending: Submission[] = [];
   private running: number;
   private failure: unknown = undefined;
-  private sentWrite = false;
 
-  constructor(
-    private readonly client: pg.PoolClient,
-    opening: Statement[],
-    members: number,
-  ) {
-    this.opening = opening;
+  constructor(client: pg.PoolClient, opening: Statement[], members: number) {
+    this.sql = new TransactionSql(client, opening);
     this.running = members;
   }
 
   get opened(): boolean {
-    return this.opening === null;
+    return this.sql.opened;
   }
 
   get wrote(): boolean {
-    return this.sentWrite;
+    return this.sql.wrote;
   }
 
   /** True once a round trip failed: the transaction is aborted on the server. */
@@ -98,12 +93,8 @@ export class SharedTransaction {
   }
 
   private async send(statements: readonly Statement[]): Promise<pg.QueryResult[]> {
-    const opening = this.opening ?? [];
-    this.opening = null;
-    if (statements.some((s) => mayWrite(s.text))) this.sentWrite = true;
     try {
-      const results = await runScriptResults(this.client, [...opening, ...statements]);
-      return results.slice(opening.length);
+      return await this.sql.runScriptResults(statements);
     } catch (error) {
       this.failure ??= error;
       throw error;

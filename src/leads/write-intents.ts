@@ -14,7 +14,7 @@ export const INTENT_EXPIRY_MS = 2 * 60 * 1000;
  * to `vcrm-w:<tenant>:<l|t>:<ms>`, where `<ms>` is the time it will not go below. PostgreSQL publishes a session's
  * application_name in `pg_stat_activity` the moment it is set, to every role, with no commit and no row written, and
  * puts the old name back when the transaction commits or aborts (after a commit is visible). Readers take the oldest
- * such time of their workspace and mode (`inFlightFloorSql`). A write reads its own time only after the round trip
+ * such time of their workspace and mode (`inFlightFloorMsSql`). A write reads its own time only after the round trip
  * that set the name came back.
  */
 export interface WriteIntent {

@@ -3,7 +3,7 @@ import type { Queryable, Statement } from '../storage/postgres.js';
 import type pg from 'pg';
 import { INTENT_EXPIRY_MS, inFlightFloorMsSql, intentPrefix } from '../leads/write-intents.js';
 import { runScriptResults } from '../storage/statement-script.js';
-import { quotaPeriod } from '../workspaces/quota.js';
+import { quotaPeriod, quotaUsedSql } from '../workspaces/quota.js';
 
 /** The public Lead, from this workspace and mode only. */
 export async function findLead(sql: Queryable, tenantId: string, sandbox: boolean, leadId: string): Promise<Lead | undefined> {
@@ -40,7 +40,7 @@ export async function captureLookup(
   // One lookup per unique index (an OR across both would not use them), the earliest-created lead first.
   const result = await sql.query<{ body: Lead | null; phone: string | null; email: string | null; quota_used: number | null }>(
     `SELECT m.body, m.phone, m.email,
-            (SELECT coalesce(sum(used), 0)::bigint FROM quota_usage WHERE $5::text IS NOT NULL AND tenant_id = $1 AND period = $5 AND metric = $6) AS quota_used
+            CASE WHEN $5::text IS NOT NULL THEN ${quotaUsedSql('$1', '$5', '$6')} END AS quota_used
        FROM (SELECT 1) AS one
        LEFT JOIN LATERAL (
          SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3
@@ -82,7 +82,7 @@ export function newLeadExpectation(
               NOT EXISTS (SELECT 1 FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3)
               AND NOT EXISTS (SELECT 1 FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = $4)
               AND coalesce((SELECT max(updated_at) FROM leads WHERE tenant_id = $1 AND sandbox = $2), '-infinity') < $5::timestamptz
-              AND ($6::bigint IS NULL OR (SELECT coalesce(sum(used), 0) FROM quota_usage WHERE tenant_id = $1 AND period = $7 AND metric = $8) < $6::bigint),
+              AND ($6::bigint IS NULL OR ${quotaUsedSql('$1', '$7', '$8')} < $6::bigint),
               'a new lead')`,
     values: [tenantId, sandbox, phone, email, at, quota?.limit ?? null, quotaPeriod(at), quota?.metric ?? null],
   };

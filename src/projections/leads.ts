@@ -22,20 +22,13 @@ export const leadsProjection: Projection = {
       const payload = event.data.payload as Record<string, unknown>;
       const lead = leadFromPayload(payload);
       const columns = [lead.id, event.tenantId, event.sandbox, event.revision, lead.phone, lead.email, lead.branch.id, lead.owner?.id ?? null, lead.converted, lead.created_at, lead.updated_at];
-      if (isExactlyLead(payload)) {
-        // The body is the event's payload: copied from the log row (written just before) instead of sent twice.
-        await sql.query(
-          `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
-           SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, e.data->'payload' FROM events e WHERE e.id = $12`,
-          [...columns, event.id],
-        );
-      } else {
-        await sql.query(
-          `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-          [...columns, JSON.stringify(lead)],
-        );
-      }
+      // When the payload is exactly the Lead (as captures write it), the body is copied from the log row written just
+      // before instead of being sent twice; an older payload goes in as the Lead it reads as.
+      await sql.query(
+        `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12::jsonb, e.data->'payload') FROM events e WHERE e.id = $13`,
+        [...columns, isExactlyLead(payload) ? null : JSON.stringify(lead), event.id],
+      );
       return;
     }
     const id = event.streamId.slice('lead-'.length);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Queryable, Statement } from './postgres.js';
-import { runScript } from './statement-script.js';
+import { runScriptResults } from './statement-script.js';
 import { mayWrite, type ScriptRunner } from './write-batch.js';
 
 /** A transaction's connection as its commands see it: queries, scripts, and what has been sent so far. */
@@ -46,9 +46,16 @@ export class TransactionSql implements TransactionChannel {
   }
 
   async runScript<R extends pg.QueryResultRow = pg.QueryResultRow>(statements: readonly Statement[]): Promise<pg.QueryResult<R>> {
+    const results = await this.runScriptResults<R>(statements);
+    return results[results.length - 1]!;
+  }
+
+  /** The statements (after the opening, if it has not gone yet) in one round trip: each one's result, in order. */
+  async runScriptResults<R extends pg.QueryResultRow = pg.QueryResultRow>(statements: readonly Statement[]): Promise<pg.QueryResult<R>[]> {
     if (statements.some((s) => mayWrite(s.text))) this.sentWrite = true;
-    const all = this.opening ? [...this.opening, ...statements] : statements;
+    const opening = this.opening ?? [];
     this.opening = null;
-    return runScript<R>(this.client, all);
+    const results = await runScriptResults<R>(this.client, [...opening, ...statements]);
+    return results.slice(opening.length);
   }
 }

@@ -16,6 +16,7 @@ export function scriptsOn(client: pg.ClientBase): ScriptRunner {
 }
 
 const WRITE = /^\s*(INSERT|UPDATE|DELETE)\b/i;
+const RETURNING = /\bRETURNING\b/i;
 const READ_ONLY = /^\s*SELECT\b/i;
 const WRITE_WORD = /\b(INSERT|UPDATE|DELETE)\b|\bFOR\s+(KEY\s+)?SHARE\b/i;
 
@@ -26,7 +27,7 @@ const WRITE_WORD = /\b(INSERT|UPDATE|DELETE)\b|\bFOR\s+(KEY\s+)?SHARE\b/i;
 export function mayWrite(text: string): boolean {
   return !READ_ONLY.test(text) || WRITE_WORD.test(text);
 }
-const RETURNING = /\bRETURNING\b/i;
+
 const DEFERRED = { command: 'DEFERRED', rowCount: null, oid: 0, fields: [], rows: [] } as unknown as pg.QueryResult;
 
 /**

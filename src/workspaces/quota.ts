@@ -11,6 +11,14 @@ export function quotaPeriod(now: Date): string {
   return now.toISOString().slice(0, 7);
 }
 
+/**
+ * SQL for how much of a metric a workspace used in a period (0 when nothing): the sum of its counter rows. The
+ * arguments are the query's parameter references (`$1`), so queries that read other things too can include it.
+ */
+export function quotaUsedSql(tenantId: string, period: string, metric: string): string {
+  return `(SELECT coalesce(sum(used), 0)::bigint FROM quota_usage WHERE tenant_id = ${tenantId} AND period = ${period} AND metric = ${metric})`;
+}
+
 /** Counts one unit; call it inside the transaction that creates what is counted, so a rollback uncounts it. */
 export async function consumeQuota(sql: SqlRunner, tenantId: string, metric: string, now: Date): Promise<void> {
   await sql.query(
