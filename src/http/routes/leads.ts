@@ -45,9 +45,14 @@ function createProblems(
   return { problems, body, submission };
 }
 
+/** True when submissions with this key have their captcha token verified (public keys of a workspace with a provider). */
+function checksCaptcha(auth: AuthContext): boolean {
+  return auth.key.kind === 'public' && auth.workspace.settings.widget.captcha.provider !== 'none';
+}
+
 async function captchaVerdict(services: AppServices, request: FastifyRequest, auth: AuthContext, token: string): Promise<CaptchaVerdict | null> {
   const captcha = auth.workspace.settings.widget.captcha;
-  if (auth.key.kind !== 'public' || captcha.provider === 'none') return null;
+  if (!checksCaptcha(auth) || captcha.provider === 'none') return null;
   if (!captcha.sealed_secret) throw new ApiError(503, 'captcha_unavailable', 'This workspace has no captcha secret configured; the form cannot be checked');
   try {
     return await verifyCaptcha({
@@ -102,7 +107,9 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
       const sandbox = auth.sandbox;
       const header = request.headers['idempotency-key'];
       const idempotency = typeof header === 'string' ? { key: header, requestHash: requestHash(body) } : null;
-      if (idempotency) {
+      // A repeat must not need its (single-use) captcha token verified again, so when a captcha will be checked the
+      // first answer is looked up before it; otherwise the capture's own read, under the key's lock, finds it.
+      if (idempotency && checksCaptcha(auth)) {
         const earlier = await earlierAnswer(services, auth.workspace.id, sandbox, idempotency.key, idempotency.requestHash, now);
         if (earlier) return send(reply, earlier);
       }
