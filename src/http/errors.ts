@@ -88,6 +88,11 @@ export function handleError(error: FastifyError | ApiError | Error, request: Fas
     return reply.status(error.statusCode).send(errorBody(request, error.code, error.message, error.extras));
   }
   const fastifyError = error as FastifyError;
+  if (fastifyError.validation && fastifyError.validationContext === 'params') {
+    // A path segment that is not a well-formed id names nothing: 404, like an id that names nothing here (the spec
+    // lists no 400 for reads and deletes by id).
+    return reply.status(404).send(errorBody(request, 'not_found', 'Nothing exists at this path'));
+  }
   if (fastifyError.validation) {
     const fields = fieldsFromValidation(fastifyError.validation as AjvLikeError[], fastifyError.validationContext ?? 'body');
     return reply.status(400).send(errorBody(request, 'validation_failed', 'Some fields are invalid; see fields', { fields }));

@@ -27,7 +27,11 @@ t.test('GET /v1/leads/{id}: the Lead shape; other workspaces and modes see 404',
   t.equal(foreign.status, 404);
   t.equal(foreign.body.error, 'not_found');
   t.equal((await f.get(`/v1/leads/${randomUUID()}`)).status, 404);
-  t.equal((await f.get('/v1/leads/not-a-uuid')).status, 400);
+  const malformed = await f.get('/v1/leads/not-a-uuid');
+  t.equal(malformed.status, 404, 'an id that is not a uuid names no lead');
+  t.equal(malformed.body.error, 'not_found');
+  t.equal((await f.patch('not-a-uuid', { temperature: 'hot' })).status, 404, 'nor can it be patched');
+  t.equal((await f.get('/v1/leads/not-a-uuid', 'vcrm_live_nonsense')).status, 401, 'the key is checked first');
   const noScope = await f.key({ scopes: ['leads:create'] });
   t.match((await f.get(`/v1/leads/${id}`, noScope.value)).body, { error: 'insufficient_scope', required: 'leads:read' });
   t.equal((await f.patch(id, { temperature: 'hot' }, other.live)).status, 404, 'nor can they patch it');

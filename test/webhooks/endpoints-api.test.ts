@@ -145,7 +145,7 @@ t.test('limit, plan, scope, key kind and mode', async (t) => {
   const afterDelete = await h.request('/v1/webhooks', { method: 'POST', key: h.ws.live, json: { url, events: EVENTS } });
   t.equal(afterDelete.status, 201, 'a deleted endpoint frees its place under the limit');
   const badId = await h.request('/v1/webhooks/not-a-uuid', { method: 'DELETE', key: h.ws.live });
-  t.equal(badId.status, 400);
+  t.equal(badId.status, 404, 'an id that is not a uuid names no endpoint');
 
   const other = await seedWorkspace(h);
   const foreign = await h.request(`/v1/webhooks/${liveList.data[1]!.id}`, { method: 'DELETE', key: other.live });

@@ -162,7 +162,7 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
   app.get(
     '/v1/leads/:id',
     {
-      schema: { tags: ['leads'], summary: 'Read a lead', params: LeadIdParams, response: { 200: LeadSchema, ...errorResponses(400, 401, 402, 403, 404, 429) } },
+      schema: { tags: ['leads'], summary: 'Read a lead', params: LeadIdParams, response: { 200: LeadSchema, ...errorResponses(401, 402, 403, 404, 429) } },
       config: { auth: { keys: 'secret', scope: 'leads:read' } },
     },
     async (request) => {
