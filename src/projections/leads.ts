@@ -44,10 +44,16 @@ export const leadsProjection: Projection = {
       ]);
       return;
     }
-    // Timeline entries (enquiries, notes) move only the activity time, which is also a change a sync must see.
+    // Timeline entries (enquiries, notes) move only the activity time, which is also a change a sync must see. They
+    // move it forward only, as evolve() does: an enquiry can land after a PATCH that took a later time.
     const at = String(event.data.at);
     await sql.query(
-      `UPDATE leads SET revision = $2, updated_at = $3, body = body || jsonb_build_object('updated_at', $4::text, 'last_activity_at', $4::text) WHERE id = $1`,
+      `UPDATE leads SET revision = $2, updated_at = greatest(updated_at, $3::timestamptz),
+              body = body || jsonb_build_object(
+                'updated_at', CASE WHEN $3::timestamptz > updated_at THEN $4::text ELSE body->>'updated_at' END,
+                'last_activity_at', CASE WHEN body->>'last_activity_at' IS NULL OR $3::timestamptz > (body->>'last_activity_at')::timestamptz
+                                         THEN $4::text ELSE body->>'last_activity_at' END)
+        WHERE id = $1`,
       [id, event.revision, at, at],
     );
   },

@@ -1,4 +1,6 @@
 import t from 'tap';
+import { foldLead } from '../../src/domain/leads/evolve.js';
+import { TestClock } from '../support/app.js';
 import { leadBody, leadsFixture, streamTypes } from './helpers.js';
 
 t.test('a submission matching a phone or an email is a duplicate and an enquiry on the timeline', async (t) => {
@@ -55,4 +57,30 @@ t.test('many simultaneous submissions of one person create exactly one lead', as
     const types = await streamTypes(f, String(c.body.id));
     t.equal(types.filter((x) => x === 'lead.enquiry_received').length, byId.get(c.body.id)! - 1, 'every duplicate is an enquiry on the timeline');
   }
+});
+
+t.test("an enquiry landing after a later PATCH does not move the lead's times back", async (t) => {
+  // The race this stands for: an enquiry fixes its time, then waits for the lead's stream while a PATCH that holds it
+  // takes a later time and commits first. The test clock steps back to put the enquiry's time before the PATCH's.
+  const clock = new TestClock();
+  const f = await leadsFixture(t, { now: clock.now });
+  const person = leadBody();
+  const id = String((await f.post(person)).body.id);
+  clock.advance(2000);
+  const patched = await f.patch(id, { temperature: 'hot' });
+  t.equal(patched.status, 200);
+  const patchedAt = String(patched.body.updated_at);
+  clock.advance(-1000);
+  t.equal((await f.post(person)).status, 200, 'the enquiry is taken');
+  t.same(await streamTypes(f, id), ['lead.created', 'lead.updated', 'lead.enquiry_received']);
+
+  const read = await f.get(`/v1/leads/${id}`);
+  t.equal(read.body.updated_at, patchedAt, 'updated_at stays at the PATCH');
+  t.equal(read.body.last_activity_at, patchedAt, 'so does last_activity_at');
+  t.equal(read.body.temperature, 'hot');
+  const replayed = foldLead(await f.services.store.readStream(`lead-${id}`));
+  t.same(replayed, read.body, 'replaying the history gives the read model');
+  clock.advance(1001); // lists show only what changed before their own time
+  const listed = await f.get('/v1/leads?limit=100');
+  t.equal((listed.body.data as { updated_at: string }[])[0]!.updated_at, patchedAt, 'and the list');
 });

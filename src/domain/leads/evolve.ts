@@ -8,7 +8,16 @@ export function leadFromPayload(payload: Record<string, unknown>): Lead {
   return lead as unknown as Lead;
 }
 
-/** The lead after one of its events. Public events carry the whole Lead; timeline events move its activity time. */
+/** The later of two instants in the Lead's ISO form (null counts as the earliest). */
+function later(current: string | null, at: string): string {
+  return current !== null && Date.parse(current) >= Date.parse(at) ? current : at;
+}
+
+/**
+ * The lead after one of its events. Public events carry the whole Lead; timeline events move its activity time
+ * forward, never back: an enquiry fixes its time before it waits for the lead's stream, so a PATCH that held the
+ * stream meanwhile can land first with a later time.
+ */
 export function evolve(state: Lead | undefined, event: Pick<StoredEvent, 'type' | 'data'>): Lead | undefined {
   switch (event.type) {
     case LeadEventType.created:
@@ -21,7 +30,7 @@ export function evolve(state: Lead | undefined, event: Pick<StoredEvent, 'type' 
     case LeadEventType.noteAdded: {
       if (!state) return state;
       const at = String(event.data.at);
-      return { ...state, last_activity_at: at, updated_at: at };
+      return { ...state, last_activity_at: later(state.last_activity_at, at), updated_at: later(state.updated_at, at) };
     }
     default:
       return state;
