@@ -52,7 +52,8 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     genReqId: () => `req_${randomBytes(12).toString('hex')}`,
     bodyLimit: services.config.bodyLimitBytes,
     trustProxy: services.config.trustProxy,
-    return503OnClosing: true,
+    // Requests arriving while the server closes get the Error body from the onRequest hook below, not fastify's own.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -67,8 +68,15 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`)));
 
+  // While closing, answers in flight end their keep-alive connection, so shutdown does not wait out keep-alive timeouts.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('request-id', request.id);
+    if (closing) throw new ApiError(503, 'shutting_down', 'The service is restarting; retry in a moment', {}, { 'retry-after': '1' });
     const rule = request.routeOptions.config.auth;
     if (!rule) return;
     request.auth = await authenticate(request, rule, { sql: services.pool, keys: services.keys, workspaces: services.workspaces, rateLimits: services.rateLimits, now: services.now });
@@ -76,16 +84,12 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     request.log = reply.log = request.log.child({ tenant_id: request.auth.workspace.id, key_id: request.auth.key.id, sandbox: request.auth.sandbox });
   });
 
-  // While closing, answers in flight end their keep-alive connection, so shutdown does not wait out keep-alive timeouts.
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-
   app.addHook('onSend', async (request, reply, payload) => {
     if (closing) reply.header('connection', 'close');
     const status = reply.statusCode;
-    if (request.auth && status >= 200 && status < 300 && status !== 204 && payload !== undefined && payload !== null && payload !== '') {
+    // The spec says both "every answer" and "every 2xx answer except 204": every answer with a body given after the
+    // key's buckets were taken carries them, refusals included, so a client sees what it has left either way.
+    if (request.auth && status !== 204 && payload !== undefined && payload !== null && payload !== '') {
       reply.header('ratelimit-limit', request.auth.rate.limit);
       reply.header('ratelimit-remaining', request.auth.rate.remaining);
       reply.header('ratelimit-reset', request.auth.rate.resetSeconds);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { buildApp } from '../../src/http/app.js';
 import { createServices } from '../../src/bootstrap.js';
@@ -28,6 +29,14 @@ t.test('2xx answers with a body carry the most constrained bucket; an empty buck
   const created = await api.request('/v1/leads', { key: ws.live, method: 'POST', json: { full_name: 'Other Scope', email: 'other@example.com', consent: true } });
   t.equal(created.status, 201, 'another scope has its own bucket');
   t.ok(created.headers.get('ratelimit-limit'), '201 answers carry the headers too');
+  const invalid = await api.request('/v1/leads', { key: ws.live, method: 'POST', json: { full_name: '', consent: true } });
+  t.equal(invalid.status, 400);
+  const missing = await api.request(`/v1/webhooks/${randomUUID()}`, { key: ws.live, method: 'DELETE' });
+  t.equal(missing.status, 404);
+  for (const refusal of [invalid, missing]) {
+    const [limit, remaining, reset] = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'].map((h) => Number(refusal.headers.get(h)));
+    t.ok(limit! > 0 && remaining! >= 0 && remaining! < limit! && reset! >= 1, `a ${refusal.status} given after the buckets were taken carries the headers`);
+  }
 
   const other = await ws.key({});
   t.equal((await api.request('/v1/leads', { key: other.value })).status, 200, 'another key has its own buckets');

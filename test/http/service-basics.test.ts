@@ -78,3 +78,45 @@ t.test('graceful shutdown finishes the requests in flight', async (t) => {
   t.equal(response.status, 201, 'the request in flight completed');
   await closing;
 });
+
+t.test('a request arriving while the service closes gets 503 with the Error body', async (t) => {
+  const api = await startApp(t);
+  const ws = await seedWorkspace(api);
+  const services = await createServices(api.services.config, { pool: api.pool, url: '', kind: 'external', close: async () => undefined });
+  const app = await buildApp(services, { logger: false });
+  // Holds the close between its start and the closing of idle connections, where a request can still arrive on a
+  // kept-alive connection.
+  let letClose: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (letClose = resolve));
+  app.addHook('preClose', async () => held);
+  const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  t.teardown(async () => {
+    letClose();
+    await app.close();
+  });
+
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  t.teardown(() => agent.destroy());
+  const get = (path: string) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      const req = http.get(`${base}${path}`, { agent, headers: { authorization: `Bearer ${ws.live}` } }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      });
+      req.on('error', reject);
+    });
+  t.equal((await get('/v1/leads')).status, 200, 'the kept-alive connection is open');
+  const closing = app.close();
+  await new Promise((r) => setTimeout(r, 50));
+  const late = await get('/v1/leads');
+  t.equal(late.status, 503);
+  const body = JSON.parse(late.body) as Record<string, unknown>;
+  t.same(Object.keys(body).sort(), ['error', 'message', 'request_id'], 'the Error body');
+  t.equal(body.error, 'shutting_down');
+  t.equal(body.request_id, late.headers['request-id']);
+  t.equal(late.headers['retry-after'], '1');
+  t.equal(late.headers.connection, 'close', 'the connection is not kept');
+  letClose();
+  await closing;
+});
