@@ -12,7 +12,8 @@
  * V8 compiling the hot path (the service's path is much longer than the baselines', so it would pay the most). Each
  * step runs BENCH_SECONDS (default 5) after a one-second warm-up. Every step prints CPU per request (this process,
  * and the local PostgreSQL processes) and the creation steps WAL bytes per request. Uses DATABASE_URL's server when
- * set (a fresh database is created and dropped), else an embedded PostgreSQL in a temporary folder. Stops by itself.
+ * set (a fresh database is created and dropped), else an embedded PostgreSQL in a temporary folder. BENCH_CLIENTS
+ * (default 1,16,64) picks the client counts. Stops by itself.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
@@ -38,7 +39,7 @@ import { applyDefinition } from '../src/workspaces/repository.js';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const LEADS = Number(process.env.BENCH_LEADS ?? 200_000);
-const CONCURRENCY = [1, 16, 64];
+const CONCURRENCY = (process.env.BENCH_CLIENTS ?? '1,16,64').split(',').map(Number);
 const POOL_SIZE = 20;
 const SEED_BATCH = 5000;
 
