@@ -48,7 +48,7 @@ export async function bulkImportLeads(
     await sql.query(
       `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
        SELECT id, $2, $3, 0, phone, email, branch_id, owner_id, false, at, at, body
-         FROM unnest($1::uuid[], $4::text[], $5::text[], $6::uuid[], $7::uuid[], $8::timestamptz[], $9::jsonb[])
+         FROM unnest($1::uuid[], $4::text[], $5::text[], $6::uuid[], $7::uuid[], $8::timestamptz[], $9::json[])
               AS l(id, phone, email, branch_id, owner_id, at, body)`,
       [
         leads.map((l) => l.id),

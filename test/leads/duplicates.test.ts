@@ -83,4 +83,8 @@ t.test("an enquiry landing after a later PATCH does not move the lead's times ba
   clock.advance(1001); // lists show only what changed before their own time
   const listed = await f.get('/v1/leads?limit=100');
   t.equal((listed.body.data as { updated_at: string }[])[0]!.updated_at, patchedAt, 'and the list');
+  // The list hands on the stored text: after a capture, a PATCH and an enquiry it is still the Lead's fields in the
+  // spec's order, written compactly, exactly as the read by id serialises it.
+  const text = await (await f.request('/v1/leads?limit=100', { key: f.live })).text();
+  t.ok(text.startsWith(`{"data":[${JSON.stringify(read.body)}]`), 'the listed row is the Lead as read, byte for byte');
 });

@@ -5,6 +5,7 @@ import * as applications from './0004-applications.js';
 import * as webhooks from './0005-webhooks.js';
 import * as writeIntentsInSessionNames from './0006-write-intents-in-session-names.js';
 import * as expectationChecks from './0007-expectation-checks.js';
+import * as leadBodiesAsJsonText from './0008-lead-bodies-as-json-text.js';
 
 export interface Migration {
   version: number;
@@ -21,4 +22,5 @@ export const migrations: Migration[] = [
   { version: 5, ...webhooks },
   { version: 6, ...writeIntentsInSessionNames },
   { version: 7, ...expectationChecks },
+  { version: 8, ...leadBodiesAsJsonText },
 ];
