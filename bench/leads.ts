@@ -16,9 +16,7 @@
  * (default 1,16,64) picks the client counts. Stops by itself.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';
 import pg from 'pg';
@@ -29,10 +27,8 @@ import { createKey } from '../src/keys/repository.js';
 import { bulkImportLeads } from '../src/leads/bulk-import.js';
 import type { LeadSubmission } from '../src/leads/submission.js';
 import { SCOPES } from '../src/shared/enums.js';
-import { startEmbeddedPostgres, type EmbeddedServer } from '../src/storage/embedded-postgres.js';
-import { migrate } from '../src/storage/migrate.js';
 import { createPool } from '../src/storage/postgres.js';
-import { withCpuCost, type CpuCost } from './support.js';
+import { benchDatabase, withCpuCost, type CpuCost } from './support.js';
 import { validateDefinition } from '../src/workspaces/definition.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
 
@@ -205,28 +201,15 @@ const fmt = (r: Measured) =>
   `${(r.requests / r.seconds).toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms${cpuText(r)}${r.errors ? `   (${r.errors} non-2xx)` : ''}`;
 
 async function main(): Promise<void> {
-  let embedded: EmbeddedServer | undefined;
-  let tmp: string | undefined;
-  let serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) {
-    tmp = mkdtempSync(path.join(os.tmpdir(), 'vcrm-bench-pg-'));
-    if (process.getuid?.() === 0) chmodSync(tmp, 0o755);
-    console.log(`DATABASE_URL is unset: starting an embedded PostgreSQL in ${tmp}`);
-    embedded = await startEmbeddedPostgres(tmp);
-    serverUrl = embedded.url;
-  }
-  const dbName = `vcrm_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${dbName}`;
-  const dbUrl = url.toString();
-  const pool = createPool(dbUrl, POOL_SIZE);
+  const db = await benchDatabase(POOL_SIZE);
+  const { pool, url: dbUrl } = db;
+  console.log(`Database: ${db.where}`);
   const rawPool = createPool(dbUrl, POOL_SIZE);
+  // Reads the WAL position around the creation steps.
+  const admin = new pg.Client({ connectionString: dbUrl });
+  await admin.connect();
   const closers: (() => Promise<unknown>)[] = [];
   try {
-    await migrate(pool);
     await pool.query('CREATE TABLE bench_raw_inserts (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
     const config = { ...loadConfig({ DATABASE_URL: dbUrl, SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'), LOG_LEVEL: 'silent' }), runWorkers: false };
     const services = await createServices(config, { pool, url: dbUrl, kind: 'external', close: async () => undefined });
@@ -344,12 +327,9 @@ async function main(): Promise<void> {
     for (const c of CONCURRENCY) console.log(`  listing p99 at ${String(c).padStart(2)} clients: ${listing[c]!.app.p99.toFixed(2)} ms (goal < 15 ms)`);
   } finally {
     for (const close of closers.reverse()) await close().catch(() => undefined);
-    await pool.end();
     await rawPool.end();
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
     await admin.end();
-    if (embedded) await embedded.stop();
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
+    await db.close();
   }
 }
 
