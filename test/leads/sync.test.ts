@@ -59,6 +59,8 @@ t.test('pages ascend by (updated_at, id), limit 1 to 100 (default 25), next_curs
   t.equal((await page(f, '?limit=100')).data.length, 30);
   const exact = await page(f, '?limit=30');
   t.equal(exact.next_cursor, null, 'a page that ends exactly at the last lead has no next cursor');
+  const empty = await f.request(`/v1/leads?updated_since=${encodeURIComponent(clock.now().toISOString())}`, { key: f.live });
+  t.equal(await empty.text(), '{"data":[],"next_cursor":null}', 'past the last change: an empty page, exactly');
 
   for (const bad of ['?limit=0', '?limit=101', '?limit=abc', '?updated_since=yesterday', `?cursor=${'a'.repeat(201)}`, '?unknown=1']) {
     const res = await f.get(`/v1/leads${bad}`);

@@ -143,18 +143,16 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
       const { updated_since, cursor, limit = DEFAULT_PAGE } = request.query;
       const after = cursor === undefined ? undefined : decodeCursor(services.secretBox, auth.workspace.id, auth.sandbox, cursor);
       if (cursor !== undefined && !after) throw validationFailed({ cursor: 'is not a cursor this service gave for this workspace and mode' });
-      const rows = await listLeads(services.pool, auth.workspace.id, auth.sandbox, {
+      const page = await listLeads(services.pool, auth.workspace.id, auth.sandbox, {
         updatedSince: updated_since ? new Date(updated_since) : undefined,
         after,
         limit,
         now: services.now(),
       });
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      const next = rows.length > limit && last ? encodeCursor(services.secretBox, auth.workspace.id, auth.sandbox, { updatedAt: last.updatedAt, id: last.id }) : null;
-      // Rows are stored as the exact Lead JSON; joining them skips a parse and a re-serialisation of every lead.
-      // fastify sends a string with a JSON content type as it is; the cast tells the type provider so.
-      const json = `{"data":[${page.map((r) => r.json).join(',')}],"next_cursor":${JSON.stringify(next)}}`;
+      const next = page.next ? encodeCursor(services.secretBox, auth.workspace.id, auth.sandbox, page.next) : null;
+      // Rows are stored as the exact Lead JSON and joined by the database; this skips a parse and a re-serialisation
+      // of every lead. fastify sends a string with a JSON content type as it is; the cast tells the type provider so.
+      const json = `{"data":[${page.json}],"next_cursor":${JSON.stringify(next)}}`;
       return reply.type('application/json; charset=utf-8').send(json as never);
     },
   );
