@@ -129,7 +129,7 @@ export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolea
                       count(*)::int AS fetched,
                       max(p.at_ms) FILTER (WHERE p.n = $8) AS last_ms,
                       max(p.id::text) FILTER (WHERE p.n = $8) AS last_id
-                 FROM (SELECT body, id, (extract(epoch FROM updated_at) * 1000)::bigint AS at_ms,
+                 FROM (SELECT body, id, floor(extract(epoch FROM updated_at) * 1000)::bigint AS at_ms,
                               row_number() OVER (ORDER BY updated_at, id) AS n
                          FROM leads
                         WHERE tenant_id = $1 AND sandbox = $2
