@@ -347,7 +347,8 @@ export class PostgresEventStore implements EventStore {
         appended += tx.appended.length;
       }
       if (!outcomes.some((o) => o.ok)) {
-        if (shared.opened) await client.query('ROLLBACK');
+        // Every command failed on its own rule before writing: nothing to keep, and nothing to run again.
+        if (shared.opened) broken = await rollBack(client);
         return outcomes;
       }
       try {

@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { TestClock } from '../support/app.js';
@@ -7,16 +6,7 @@ import { DELIVERY_TIMEOUT_MS } from '../../src/webhooks/delivery-client.js';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.js';
 import { verifyWebhook } from '../../src/webhooks/verify.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
-import { sleep, waitFor, type ReceivedRequest } from './support/receiver.js';
-
-const hmacHex = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest('hex');
-
-function signatureParts(request: ReceivedRequest): { t: string; v1: string[] } {
-  const header = String(request.headers['x-service-signature']);
-  if (!/^t=\d+(,v1=[0-9a-f]{64})+$/.test(header)) throw new Error(`X-Service-Signature ${header} does not have the form t=...,v1=...`);
-  const parts = header.split(',');
-  return { t: parts[0]!.slice(2), v1: parts.slice(1).map((p) => p.slice(3)) };
-}
+import { hmacHex, signatureParts, sleep, waitFor, type ReceivedRequest } from './support/receiver.js';
 
 interface DeliveryRow {
   id: string;

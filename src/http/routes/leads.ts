@@ -45,14 +45,17 @@ function createProblems(
   return { problems, body, submission };
 }
 
-/** True when submissions with this key have their captcha token verified (public keys of a workspace with a provider). */
-function checksCaptcha(auth: AuthContext): boolean {
-  return auth.key.kind === 'public' && auth.workspace.settings.widget.captcha.provider !== 'none';
+type WidgetCaptcha = AuthContext['workspace']['settings']['widget']['captcha'];
+
+/** The captcha settings a submission with this key is verified against (public keys of a workspace with a provider), else null. */
+function captchaToCheck(auth: AuthContext): (WidgetCaptcha & { provider: Exclude<WidgetCaptcha['provider'], 'none'> }) | null {
+  const captcha = auth.workspace.settings.widget.captcha;
+  return auth.key.kind === 'public' && captcha.provider !== 'none' ? { ...captcha, provider: captcha.provider } : null;
 }
 
 async function captchaVerdict(services: AppServices, request: FastifyRequest, auth: AuthContext, token: string): Promise<CaptchaVerdict | null> {
-  const captcha = auth.workspace.settings.widget.captcha;
-  if (!checksCaptcha(auth) || captcha.provider === 'none') return null;
+  const captcha = captchaToCheck(auth);
+  if (!captcha) return null;
   if (!captcha.sealed_secret) throw new ApiError(503, 'captcha_unavailable', 'This workspace has no captcha secret configured; the form cannot be checked');
   try {
     return await verifyCaptcha({
@@ -109,7 +112,7 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
       const idempotency = typeof header === 'string' ? { key: header, requestHash: requestHash(body) } : null;
       // A repeat must not need its (single-use) captcha token verified again, so when a captcha will be checked the
       // first answer is looked up before it; otherwise the capture's own read, under the key's lock, finds it.
-      if (idempotency && checksCaptcha(auth)) {
+      if (idempotency && captchaToCheck(auth)) {
         const earlier = await earlierAnswer(services, auth.workspace.id, sandbox, idempotency.key, idempotency.requestHash, now);
         if (earlier) return send(reply, earlier);
       }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import https from 'node:https';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -73,3 +74,14 @@ export async function waitFor<T>(check: () => T | Promise<T>, message: string, t
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** HMAC-SHA256 of `text` under `secret`, in hex: what a v1 signature holds. */
+export const hmacHex = (secret: string, text: string): string => createHmac('sha256', secret).update(text).digest('hex');
+
+/** The parts of a delivery's X-Service-Signature (`t=<unix seconds>,v1=<hex>[,v1=<hex>]`); throws on any other form. */
+export function signatureParts(request: ReceivedRequest): { t: string; v1: string[] } {
+  const header = String(request.headers['x-service-signature']);
+  if (!/^t=\d+(,v1=[0-9a-f]{64})+$/.test(header)) throw new Error(`X-Service-Signature ${header} does not have the form t=...,v1=...`);
+  const parts = header.split(',');
+  return { t: parts[0]!.slice(2), v1: parts.slice(1).map((p) => p.slice(3)) };
+}
