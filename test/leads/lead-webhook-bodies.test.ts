@@ -66,6 +66,7 @@ function checkDelivery(t: Test, f: Fixture, request: ReceivedRequest): Envelope 
   t.equal(request.method, 'POST');
   t.equal(request.headers['content-type'], 'application/json');
   t.equal(request.headers['user-agent'], 'Service-Webhooks/1.0');
+  t.match(request.headers['x-service-signature'], /^t=\d+,v1=[0-9a-f]{64}$/, 'X-Service-Signature is t=<unix seconds>,v1=<hex>');
   const signature = signatureParts(request);
   t.same(signature.v1, [hmacHex(f.secret, `${signature.t}.${request.body}`)], 'one v1: HMAC-SHA256 of "<t>.<raw body>" under the endpoint secret');
   const verified = verifyWebhook({ body: request.body, signature: String(request.headers['x-service-signature']), secret: f.secret });
