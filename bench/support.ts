@@ -8,7 +8,9 @@ import { migrate } from '../src/storage/migrate.js';
 import { createPool } from '../src/storage/postgres.js';
 
 /** A fresh, migrated database for a benchmark run: on DATABASE_URL's server, else on an embedded server. Dropped at the end. */
-export async function benchDatabase(poolSize = 70): Promise<{ pool: pg.Pool; url: string; where: string; close(): Promise<void> }> {
+export async function benchDatabase(
+  poolSize = 70,
+): Promise<{ pool: pg.Pool; url: string; where: string; close(): Promise<void> }> {
   let server = process.env.DATABASE_URL;
   let stopEmbedded = async () => undefined;
   let where = 'DATABASE_URL';
@@ -47,8 +49,23 @@ export async function benchDatabase(poolSize = 70): Promise<{ pool: pg.Pool; url
   };
 }
 
+/**
+ * A pool as an application without this service's transport would use it: pg's defaults (one statement at a time
+ * per connection), for the raw baselines, so they stay the same whatever the service's own pool does.
+ */
+export function plainPool(connectionString: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 /** Runs `op` from `concurrency` workers until `count` operations are done or `seconds` pass; returns ops/s and latency percentiles (ms). */
-export async function measure(count: number, concurrency: number, seconds: number, op: (i: number) => Promise<unknown>) {
+export async function measure(
+  count: number,
+  concurrency: number,
+  seconds: number,
+  op: (i: number) => Promise<unknown>,
+) {
   const latencies: number[] = [];
   let next = 0;
   const deadline = performance.now() + seconds * 1000;
@@ -69,7 +86,11 @@ export async function measure(count: number, concurrency: number, seconds: numbe
   return { ops: latencies.length, perSecond: latencies.length / elapsed, p50: pct(50), p99: pct(99) };
 }
 
-export function row(label: string, result: { ops: number; perSecond: number; p50: number; p99: number }, baseline?: number): string {
+export function row(
+  label: string,
+  result: { ops: number; perSecond: number; p50: number; p99: number },
+  baseline?: number,
+): string {
   const ratio = baseline ? `  (${((result.perSecond / baseline) * 100).toFixed(0)}% of baseline)` : '';
   return `${label.padEnd(52)} ${result.perSecond.toFixed(0).padStart(7)} /s   p50 ${result.p50.toFixed(2).padStart(7)} ms   p99 ${result.p99.toFixed(2).padStart(7)} ms   n=${result.ops}${ratio}`;
 }
@@ -111,12 +132,21 @@ export interface CpuCost {
 }
 
 /** Runs `work` and returns its result with the CPU it cost per operation (`operations` reads the count from the result). */
-export async function withCpuCost<T>(work: () => Promise<T>, operations: (result: T) => number): Promise<T & { cpu: CpuCost }> {
+export async function withCpuCost<T>(
+  work: () => Promise<T>,
+  operations: (result: T) => number,
+): Promise<T & { cpu: CpuCost }> {
   const node0 = process.cpuUsage();
   const pg0 = postgresCpuMs();
   const result = await work();
   const node = process.cpuUsage(node0);
   const pg1 = postgresCpuMs();
   const n = Math.max(1, operations(result));
-  return { ...result, cpu: { node: (node.user + node.system) / 1000 / n, postgres: pg0 === null || pg1 === null ? null : postgresCpuBetween(pg0, pg1) / n } };
+  return {
+    ...result,
+    cpu: {
+      node: (node.user + node.system) / 1000 / n,
+      postgres: pg0 === null || pg1 === null ? null : postgresCpuBetween(pg0, pg1) / n,
+    },
+  };
 }

@@ -26,14 +26,17 @@ const now = () => performance.timeOrigin + performance.now();
 if (process.env.BENCH_ROLE === 'receiver') {
   // The receiver: answers 200 at once and reports each event id's acknowledgement time to the parent.
   const acks: [string, number][] = [];
-  const server = https.createServer({ key: process.env.BENCH_KEY!, cert: process.env.BENCH_CERT!, keepAliveTimeout: 60_000 }, (req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      const id = req.headers['webhook-id'];
-      if (typeof id === 'string') acks.push([id, now()]);
-    });
-  });
+  const server = https.createServer(
+    { key: process.env.BENCH_KEY!, cert: process.env.BENCH_CERT!, keepAliveTimeout: 60_000 },
+    (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        const id = req.headers['webhook-id'];
+        if (typeof id === 'string') acks.push([id, now()]);
+      });
+    },
+  );
   server.maxRequestsPerSocket = 0;
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
   setInterval(() => {
@@ -67,16 +70,26 @@ async function main(): Promise<void> {
     });
   });
   const url = `https://127.0.0.1:${port}/hooks`;
-  const body = JSON.stringify({ id: randomUUID(), event: 'lead.created', tenant_id: randomUUID(), created_at: new Date().toISOString(), data: payload() });
+  const body = JSON.stringify({
+    id: randomUUID(),
+    event: 'lead.created',
+    tenant_id: randomUUID(),
+    created_at: new Date().toISOString(),
+    data: payload(),
+  });
 
   // 1. Baseline: a plain HTTPS POST loop, same receiver, same keep-alive pool size, same concurrency.
   const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca: pki.ca });
   const post = () =>
     new Promise<void>((resolve, reject) => {
-      const req = https.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'webhook-id': 'baseline' } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve());
-      });
+      const req = https.request(
+        url,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json', 'webhook-id': 'baseline' } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve());
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -99,17 +112,36 @@ async function main(): Promise<void> {
 
   // 2. The service: a database, a workspace on the Growth plan, one endpoint at the receiver.
   const db = await benchDatabase(40);
-  const config = { ...loadConfig({ DATABASE_URL: db.url, SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'silent' }), webhookAllowLoopback: true };
-  const base = await createServices(config, { pool: db.pool, url: db.url, kind: 'external', close: async () => undefined });
+  const config = {
+    ...loadConfig({
+      DATABASE_URL: db.url,
+      SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'silent',
+    }),
+    webhookAllowLoopback: true,
+  };
+  const base = await createServices(config, {
+    pool: db.pool,
+    url: db.url,
+    kind: 'external',
+    close: async () => undefined,
+  });
   // Only the webhook read model: the bench's made-up lead payloads are not for the lead projection.
   const services = { ...base, store: new PostgresEventStore(db.pool, [webhookEndpointsProjection]) };
   configureWebhookRuntime(services, { ca: pki.ca });
   const { workspace } = await applyDefinition(db.pool, demoDefinition(), services.secretBox);
-  const context = (): CommandContext => ({ tenantId: workspace.id, sandbox: false, metadata: { actor: { type: 'system', name: 'bench' }, correlation_id: randomUUID() }, now: new Date() });
+  const context = (): CommandContext => ({
+    tenantId: workspace.id,
+    sandbox: false,
+    metadata: { actor: { type: 'system', name: 'bench' }, correlation_id: randomUUID() },
+    now: new Date(),
+  });
   await createEndpoint(services, context(), workspace, { url, events: ['lead.created'] });
   const append = async () => {
     const stream = `bench-lead-${randomUUID()}`;
-    const [event] = await runCommand(services.store, context(), [stream], (tx) => tx.append(stream, 'no_stream', [{ type: 'lead.created', data: { payload: payload() } }]));
+    const [event] = await runCommand(services.store, context(), [stream], (tx) =>
+      tx.append(stream, 'no_stream', [{ type: 'lead.created', data: { payload: payload() } }]),
+    );
     return event!;
   };
 
@@ -145,7 +177,9 @@ async function main(): Promise<void> {
   const achievedRate = total / ((now() - steadyStart) / 1000);
   const until = now() + 30_000;
   while (acked.size < total && now() < until) await new Promise((r) => setTimeout(r, 10));
-  const endToEnd = [...committed].flatMap(([id, at]) => (acked.has(id) ? [acked.get(id)! - at] : [])).sort((a, b) => a - b);
+  const endToEnd = [...committed]
+    .flatMap(([id, at]) => (acked.has(id) ? [acked.get(id)! - at] : []))
+    .sort((a, b) => a - b);
   await workers.stop();
   // Where the time goes: commit -> delivery recorded by the fan-out -> first attempt started -> acknowledged.
   const stages = await db.pool.query<{ event_id: string; created_at: Date; attempted_at: Date }>(
@@ -160,20 +194,36 @@ async function main(): Promise<void> {
     claim.push(r.attempted_at.getTime() - r.created_at.getTime());
     send.push((acked.get(r.event_id) ?? NaN) - r.attempted_at.getTime());
   }
-  const p = (xs: number[]) => { xs.sort((a, b) => a - b); return `p50 ${percentile(xs, 50).toFixed(0)} ms, p99 ${percentile(xs, 99).toFixed(0)} ms`; };
+  const p = (xs: number[]) => {
+    xs.sort((a, b) => a - b);
+    return `p50 ${percentile(xs, 50).toFixed(0)} ms, p99 ${percentile(xs, 99).toFixed(0)} ms`;
+  };
 
   console.log(`Webhook delivery benchmark on ${db.where}; receiver: HTTPS on 127.0.0.1 in a child process\n`);
-  console.log(`plain HTTPS POST loop, ${CONCURRENCY} concurrent, keep-alive   ${(baselineCount / baselineSeconds).toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms   n=${baselineCount}`);
-  console.log(`webhook deliveries (fan-out + signed delivery + log), backlog   ${(THROUGHPUT_EVENTS / throughputSeconds).toFixed(0).padStart(6)} deliveries/s   (${((THROUGHPUT_EVENTS / throughputSeconds / (baselineCount / baselineSeconds)) * 100).toFixed(0)}% of the plain loop)   n=${THROUGHPUT_EVENTS}`);
+  console.log(
+    `plain HTTPS POST loop, ${CONCURRENCY} concurrent, keep-alive   ${(baselineCount / baselineSeconds).toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms   n=${baselineCount}`,
+  );
+  console.log(
+    `webhook deliveries (fan-out + signed delivery + log), backlog   ${(THROUGHPUT_EVENTS / throughputSeconds).toFixed(0).padStart(6)} deliveries/s   (${((THROUGHPUT_EVENTS / throughputSeconds / (baselineCount / baselineSeconds)) * 100).toFixed(0)}% of the plain loop)   n=${THROUGHPUT_EVENTS}`,
+  );
   console.log(
     `commit -> receiver ack at ${achievedRate.toFixed(0)} events/s for ${STEADY_SECONDS} s   p50 ${percentile(endToEnd, 50).toFixed(1)} ms   p99 ${percentile(endToEnd, 99).toFixed(1)} ms   max ${(endToEnd.at(-1) ?? 0).toFixed(1)} ms   acked ${endToEnd.length}/${total}`,
   );
-  console.log(`  of which: commit -> fanned out ${p(fanOut)}; -> first attempt started ${p(claim)}; -> acknowledged ${p(send)}`);
+  console.log(
+    `  of which: commit -> fanned out ${p(fanOut)}; -> first attempt started ${p(claim)}; -> acknowledged ${p(send)}`,
+  );
   receiver.disconnect();
   await db.close();
   pki.cleanup();
 }
 
 function payload(): Record<string, unknown> {
-  return { id: randomUUID(), full_name: 'Bench Lead', email: 'bench@example.com', phone: '+919812345678', stage: { key: 'new', name: 'New' }, source: { key: 'api', name: 'API' } };
+  return {
+    id: randomUUID(),
+    full_name: 'Bench Lead',
+    email: 'bench@example.com',
+    phone: '+919812345678',
+    stage: { key: 'new', name: 'New' },
+    source: { key: 'api', name: 'API' },
+  };
 }

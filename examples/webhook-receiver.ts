@@ -22,7 +22,10 @@ import http from 'node:http';
 import https from 'node:https';
 import { verifyWebhook, WebhookVerificationError, type WebhookEnvelope } from '../src/webhooks/verify.js';
 
-const secrets = (process.env.WEBHOOK_SECRET ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const secrets = (process.env.WEBHOOK_SECRET ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 if (secrets.length === 0) {
   console.error('Set WEBHOOK_SECRET to the endpoint secret (whsec_...), or "new,old" during a rotation');
   process.exit(1);
@@ -57,7 +60,8 @@ const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     try {
       envelope = verifyWebhook({ body, signature: req.headers['x-service-signature'], secret: secrets });
     } catch (error) {
-      if (error instanceof WebhookVerificationError) return void res.writeHead(400, { 'content-type': 'text/plain' }).end(error.message);
+      if (error instanceof WebhookVerificationError)
+        return void res.writeHead(400, { 'content-type': 'text/plain' }).end(error.message);
       throw error;
     }
     res.writeHead(204).end();
@@ -70,6 +74,9 @@ const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
 const port = Number(process.env.PORT ?? 8443);
 const server =
   process.env.TLS_KEY && process.env.TLS_CERT
-    ? https.createServer({ key: readFileSync(process.env.TLS_KEY), cert: readFileSync(process.env.TLS_CERT) }, onRequest)
+    ? https.createServer(
+        { key: readFileSync(process.env.TLS_KEY), cert: readFileSync(process.env.TLS_CERT) },
+        onRequest,
+      )
     : http.createServer(onRequest);
 server.listen(port, () => console.log(`webhook receiver listening on port ${port}`));

@@ -28,7 +28,10 @@ if (!process.env.DATABASE_URL) {
   process.env.DATABASE_URL = url.toString();
 }
 
-const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...args], { stdio: ['inherit', 'pipe', 'inherit'], env: process.env });
+const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...args], {
+  stdio: ['inherit', 'pipe', 'inherit'],
+  env: process.env,
+});
 // tap's own closing line is `# { total: N, pass: N, fail: N }`; say it again in the plain form CI tools read.
 let summary;
 let pending = '';
@@ -43,7 +46,10 @@ child.stdout.on('data', (chunk) => {
   }
 });
 const code = await new Promise((resolve) => child.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
-if (summary) console.log(`\ntests: ${summary.pass} passed, ${summary.fail} failed${summary.skip ? `, ${summary.skip} skipped` : ''}`);
+if (summary)
+  console.log(
+    `\ntests: ${summary.pass} passed, ${summary.fail} failed${summary.skip ? `, ${summary.skip} skipped` : ''}`,
+  );
 if (embedded) {
   await embedded.stop();
   rmSync(tmp, { recursive: true, force: true });

@@ -10,7 +10,11 @@ import { WorkspaceCache } from './workspaces/repository.js';
 import { KeyLookupCache } from './keys/key-cache.js';
 
 /** Wires the edges (database, Redis, encryption key, clock) into the services routes and commands use. */
-export async function createServices(config: Config, db: Database, now: () => Date = () => new Date()): Promise<AppServices> {
+export async function createServices(
+  config: Config,
+  db: Database,
+  now: () => Date = () => new Date(),
+): Promise<AppServices> {
   return {
     config,
     pool: db.pool,

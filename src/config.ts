@@ -16,11 +16,21 @@ export interface Config {
   webhookAllowLoopback: boolean;
   /** Token for the admin (workspace UI) HTTP interface; the admin routes are off when unset. */
   adminToken: string | undefined;
+  /**
+   * The address integrators reach the service at (PUBLIC_BASE_URL), without a trailing slash: the `servers` entry of
+   * the OpenAPI documents. Unset: where the service listens (HOST and PORT). See docs/decisions.md.
+   */
+  publicBaseUrl: string;
   captchaVerifyUrls: { turnstile: string; hcaptcha: string; recaptcha: string };
   /** Run the webhook fan-out subscriber and delivery worker in this process. */
   runWorkers: boolean;
   /** Serve the development demo page for the embeddable form. */
   serveDemo: boolean;
+  /**
+   * Failed authentications allowed per client address (IPv4 address or IPv6 /64): a token bucket of `capacity`
+   * refilled at `refill_per_second`; past it, requests needing a key lookup answer 429. See docs/decisions.md.
+   */
+  authFailureLimit: { capacity: number; refill_per_second: number };
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -31,8 +41,29 @@ function bool(value: string | undefined, fallback: boolean): boolean {
 function int(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
+  if (!Number.isInteger(parsed) || parsed < 0)
+    throw new Error(`${name} must be a non-negative integer, got "${value}"`);
   return parsed;
+}
+
+/** `http://host:port` for a listening address; a wildcard host (listen everywhere) names no one address: localhost. */
+function listeningUrl(host: string, port: number): string {
+  const named = ['', '0.0.0.0', '::', '[::]'].includes(host) ? 'localhost' : host;
+  return `http://${named.includes(':') && !named.startsWith('[') ? `[${named}]` : named}:${port}`;
+}
+
+/** An absolute http(s) URL without credentials, query or fragment; a trailing slash is dropped (paths start with one). */
+function baseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    // The value is not repeated: a mistyped URL may hold credentials.
+    throw new Error('PUBLIC_BASE_URL must be an absolute http or https URL');
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash)
+    throw new Error('PUBLIC_BASE_URL must be an http or https URL without credentials, query or fragment');
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -42,18 +73,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error('WEBHOOK_ALLOW_LOOPBACK is a test-only switch and cannot be set when NODE_ENV=production');
   }
   const trustProxyRaw = env.TRUST_PROXY;
+  const host = env.HOST ?? '127.0.0.1';
+  const port = int('PORT', env.PORT, 3000);
   return {
-    host: env.HOST ?? '127.0.0.1',
-    port: int('PORT', env.PORT, 3000),
+    host,
+    port,
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
     redisUrl: env.REDIS_URL || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
-    trustProxy: trustProxyRaw === undefined || trustProxyRaw === '' ? false : ['true', 'false'].includes(trustProxyRaw) ? trustProxyRaw === 'true' : trustProxyRaw,
+    trustProxy:
+      trustProxyRaw === undefined || trustProxyRaw === ''
+        ? false
+        : ['true', 'false'].includes(trustProxyRaw)
+          ? trustProxyRaw === 'true'
+          : trustProxyRaw,
     bodyLimitBytes: int('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES, 65536),
     secretEncryptionKey: env.SECRET_ENCRYPTION_KEY || undefined,
     webhookAllowLoopback,
     adminToken: env.ADMIN_TOKEN || undefined,
+    publicBaseUrl: env.PUBLIC_BASE_URL ? baseUrl(env.PUBLIC_BASE_URL) : listeningUrl(host, port),
     captchaVerifyUrls: {
       turnstile: env.CAPTCHA_TURNSTILE_VERIFY_URL ?? 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
       hcaptcha: env.CAPTCHA_HCAPTCHA_VERIFY_URL ?? 'https://api.hcaptcha.com/siteverify',
@@ -61,5 +100,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     runWorkers: bool(env.RUN_WORKERS, true),
     serveDemo: bool(env.SERVE_DEMO, !production),
+    authFailureLimit: {
+      capacity: Math.max(1, int('AUTH_FAILURE_BURST', env.AUTH_FAILURE_BURST, 30)),
+      refill_per_second: Math.max(1, int('AUTH_FAILURES_PER_MINUTE', env.AUTH_FAILURES_PER_MINUTE, 30)) / 60,
+    },
   };
 }

@@ -15,7 +15,10 @@ export interface RunningService {
 }
 
 /** Opens the database, builds the app, starts the workers and listens; `beforeListen` runs once the database is ready. */
-export async function startService(config: Config, beforeListen?: (services: AppServices, log: Logger) => Promise<void>): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  beforeListen?: (services: AppServices, log: Logger) => Promise<void>,
+): Promise<RunningService> {
   const log = pino(loggerOptions(config.logLevel) as pino.LoggerOptions);
   const db = await openDatabase(config, { log: (message) => log.debug({ component: 'postgres' }, message) });
   log.info({ database: db.kind === 'external' ? 'DATABASE_URL' : `embedded in ${config.dataDir}` }, 'database ready');

@@ -3,7 +3,12 @@ import { applyApplicationOperation } from '../commands/applications/apply-operat
 import { applicationView } from '../commands/applications/application-view.js';
 import { convertLeadToApplication } from '../commands/applications/convert-lead.js';
 import { staffContext } from '../commands/run-command.js';
-import { APPLICATION_STATUSES, MODULE_STATES, OUTCOMES, type ApplicationCommand } from '../domain/applications/index.js';
+import {
+  APPLICATION_STATUSES,
+  MODULE_STATES,
+  OUTCOMES,
+  type ApplicationCommand,
+} from '../domain/applications/index.js';
 import type { Actor } from '../events/types.js';
 import { ApiError } from '../http/errors.js';
 import type { AdminApplication } from '../http/schemas/application.js';
@@ -33,39 +38,64 @@ function describe(view: AdminApplication): string {
     `progress ${view.progress}% (${view.module_progress?.updated ?? 0}/${view.module_progress?.total ?? 0}); module ${view.module?.key ?? '-'}; current module ${view.current_module?.key ?? '-'}`,
     '',
     table(
-      view.roadmap.map((m) => ({ ...m, on: m.selected ? 'on' : 'off', kind: m.custom ? 'custom' : m.optional ? 'optional' : 'roadmap', counted: m.counts_toward_progress ? 'yes' : 'no' })),
+      view.roadmap.map((m) => ({
+        ...m,
+        on: m.selected ? 'on' : 'off',
+        kind: m.custom ? 'custom' : m.optional ? 'optional' : 'roadmap',
+        counted: m.counts_toward_progress ? 'yes' : 'no',
+      })),
       ['key', 'name', 'on', 'state', 'kind', 'counted', 'stages'],
     ),
   ];
   return lines.join('\n');
 }
 
-async function withStaff<T>(idOrSlug: string, o: StaffOptions, work: (s: AppServices, ws: Workspace, context: ReturnType<typeof staffContext>) => Promise<T>): Promise<T> {
+async function withStaff<T>(
+  idOrSlug: string,
+  o: StaffOptions,
+  work: (s: AppServices, ws: Workspace, context: ReturnType<typeof staffContext>) => Promise<T>,
+): Promise<T> {
   return withServices(async (s) => {
     const ws = await requireWorkspace(s, idOrSlug);
     const context = staffContext(ws.id, o.sandbox ?? false, staffActor(ws, o.as), s.now());
     try {
       return await work(s, ws, context);
     } catch (error) {
-      if (error instanceof ApiError) throw new CliError(`${error.code}: ${error.message}${error.extras.fields ? ` ${JSON.stringify(error.extras.fields)}` : ''}`);
+      if (error instanceof ApiError)
+        throw new CliError(
+          `${error.code}: ${error.message}${error.extras.fields ? ` ${JSON.stringify(error.extras.fields)}` : ''}`,
+        );
       throw error;
     }
   });
 }
 
 function staffOptions(command: Command): Command {
-  return command.requiredOption('--as <email>', 'the staff member acting (an active user of the workspace); recorded in the history').option('--sandbox', 'act on sandbox (test-mode) data');
+  return command
+    .requiredOption(
+      '--as <email>',
+      'the staff member acting (an active user of the workspace); recorded in the history',
+    )
+    .option('--sandbox', 'act on sandbox (test-mode) data');
 }
 
 export function registerApplicationCommands(program: Command, json: () => boolean): void {
-  const application = program.command('application').description('convert leads and work on applications (the workspace UI operations)');
+  const application = program
+    .command('application')
+    .description('convert leads and work on applications (the workspace UI operations)');
   const print = (view: AdminApplication) => output(json(), view, () => describe(view));
 
-  staffOptions(application.command('convert <workspace> <leadId>').description('convert a lead into an application; the lead becomes converted and locked')).action(
-    async (ws: string, leadId: string, o: StaffOptions) => {
-      print(await withStaff(ws, o, async (s, workspace, context) => applicationView(await convertLeadToApplication(s, context, workspace, leadId), context.sandbox)));
-    },
-  );
+  staffOptions(
+    application
+      .command('convert <workspace> <leadId>')
+      .description('convert a lead into an application; the lead becomes converted and locked'),
+  ).action(async (ws: string, leadId: string, o: StaffOptions) => {
+    print(
+      await withStaff(ws, o, async (s, workspace, context) =>
+        applicationView(await convertLeadToApplication(s, context, workspace, leadId), context.sandbox),
+      ),
+    );
+  });
 
   application
     .command('show <workspace> <applicationId>')
@@ -81,8 +111,16 @@ export function registerApplicationCommands(program: Command, json: () => boolea
       print(view);
     });
 
-  const operation = (name: string, args: string, description: string, build: (args: string[], options: Record<string, unknown>) => ApplicationCommand, extra?: (c: Command) => Command) => {
-    let command = staffOptions(application.command(`${name} <workspace> <applicationId> ${args}`.trim()).description(description));
+  const operation = (
+    name: string,
+    args: string,
+    description: string,
+    build: (args: string[], options: Record<string, unknown>) => ApplicationCommand,
+    extra?: (c: Command) => Command,
+  ) => {
+    let command = staffOptions(
+      application.command(`${name} <workspace> <applicationId> ${args}`.trim()).description(description),
+    );
     if (extra) command = extra(command);
     command.action(async (...received: unknown[]) => {
       // commander passes the positional arguments, then the options object, then the command.
@@ -90,19 +128,42 @@ export function registerApplicationCommands(program: Command, json: () => boolea
       const options = received[received.length - 2] as StaffOptions & Record<string, unknown>;
       const [ws, id, ...rest] = positional;
       const applicationCommand = build(rest, options);
-      print(await withStaff(ws!, options, async (s, _workspace, context) => applicationView((await applyApplicationOperation(s.store, context, id!, applicationCommand)).state, context.sandbox)));
+      print(
+        await withStaff(ws!, options, async (s, _workspace, context) =>
+          applicationView(
+            (await applyApplicationOperation(s.store, context, id!, applicationCommand)).state,
+            context.sandbox,
+          ),
+        ),
+      );
     });
   };
 
   const oneOf = <T extends string>(value: string, allowed: readonly T[], what: string): T => {
-    if (!(allowed as readonly string[]).includes(value)) throw new CliError(`${what} must be one of: ${allowed.join(', ')}`);
+    if (!(allowed as readonly string[]).includes(value))
+      throw new CliError(`${what} must be one of: ${allowed.join(', ')}`);
     return value as T;
   };
 
-  operation('module-state', '<module> <state>', `mark a module ${MODULE_STATES.join(' or ')}`, ([module, state]) => ({ type: 'set_module_state', module_key: module!, state: oneOf(state!, MODULE_STATES, 'state') }));
-  operation('module-select', '<module>', 'switch a module on', ([module]) => ({ type: 'select_module', module_key: module! }));
-  operation('module-deselect', '<module>', 'switch a module off', ([module]) => ({ type: 'deselect_module', module_key: module! }));
-  operation('module-restore', '<module>', 'restore a module as the roadmap defines it (on, pending, roadmap name, details cleared)', ([module]) => ({ type: 'restore_module', module_key: module! }));
+  operation('module-state', '<module> <state>', `mark a module ${MODULE_STATES.join(' or ')}`, ([module, state]) => ({
+    type: 'set_module_state',
+    module_key: module!,
+    state: oneOf(state!, MODULE_STATES, 'state'),
+  }));
+  operation('module-select', '<module>', 'switch a module on', ([module]) => ({
+    type: 'select_module',
+    module_key: module!,
+  }));
+  operation('module-deselect', '<module>', 'switch a module off', ([module]) => ({
+    type: 'deselect_module',
+    module_key: module!,
+  }));
+  operation(
+    'module-restore',
+    '<module>',
+    'restore a module as the roadmap defines it (on, pending, roadmap name, details cleared)',
+    ([module]) => ({ type: 'restore_module', module_key: module! }),
+  );
   operation(
     'module-add',
     '<name>',
@@ -113,7 +174,14 @@ export function registerApplicationCommands(program: Command, json: () => boolea
       ...(o.key ? { key: String(o.key) } : {}),
       ...(o.after ? { after: String(o.after) } : {}),
       ...(o.before ? { before: String(o.before) } : {}),
-      ...(o.stages ? { stage_keys: String(o.stages).split(',').map((k) => k.trim()).filter(Boolean) } : {}),
+      ...(o.stages
+        ? {
+            stage_keys: String(o.stages)
+              .split(',')
+              .map((k) => k.trim())
+              .filter(Boolean),
+          }
+        : {}),
       ...(o.notCounted ? { counts_toward_progress: false } : {}),
     }),
     (c) =>
@@ -144,7 +212,18 @@ export function registerApplicationCommands(program: Command, json: () => boolea
         .option('--set <key=value>', 'set a detail (repeatable)', (v: string, p: string[] = []) => [...p, v])
         .option('--unset <key>', 'remove a detail (repeatable)', (v: string, p: string[] = []) => [...p, v]),
   );
-  operation('move', '<stage>', 'move the case to a stage (key or id), forward, backward or skipping stages', ([stage]) => ({ type: 'move_to_stage', stage: stage! }));
-  operation('status', '<status>', `set the status: ${APPLICATION_STATUSES.join(', ')}`, ([status]) => ({ type: 'set_status', status: oneOf(status!, APPLICATION_STATUSES, 'status') }));
-  operation('outcome', '<outcome>', `record the outcome: ${OUTCOMES.join(', ')}`, ([outcome]) => ({ type: 'record_outcome', outcome: oneOf(outcome!, OUTCOMES, 'outcome') }));
+  operation(
+    'move',
+    '<stage>',
+    'move the case to a stage (key or id), forward, backward or skipping stages',
+    ([stage]) => ({ type: 'move_to_stage', stage: stage! }),
+  );
+  operation('status', '<status>', `set the status: ${APPLICATION_STATUSES.join(', ')}`, ([status]) => ({
+    type: 'set_status',
+    status: oneOf(status!, APPLICATION_STATUSES, 'status'),
+  }));
+  operation('outcome', '<outcome>', `record the outcome: ${OUTCOMES.join(', ')}`, ([outcome]) => ({
+    type: 'record_outcome',
+    outcome: oneOf(outcome!, OUTCOMES, 'outcome'),
+  }));
 }

@@ -7,7 +7,10 @@ export function actorText(actor: Actor | undefined): string {
   if (!actor) return 'unknown';
   switch (actor.type) {
     case 'user':
-      return [actor.name, actor.email ? `<${actor.email}>` : null].filter(Boolean).join(' ') || `user ${actor.user_id ?? '?'}`;
+      return (
+        [actor.name, actor.email ? `<${actor.email}>` : null].filter(Boolean).join(' ') ||
+        `user ${actor.user_id ?? '?'}`
+      );
     case 'key':
       return `API key ${actor.key_name ? `"${actor.key_name}" ` : ''}(${actor.key_id})`;
     case 'system':
@@ -25,7 +28,9 @@ export function eventSummary(event: Pick<StoredEvent, 'type' | 'data'>): string 
   const payload = obj(d.payload);
   switch (event.type) {
     case 'application.opened': {
-      const modules = (d.modules as { key: string; selected: boolean }[]).map((m) => `${m.key}${m.selected ? '' : ' (off)'}`);
+      const modules = (d.modules as { key: string; selected: boolean }[]).map(
+        (m) => `${m.key}${m.selected ? '' : ' (off)'}`,
+      );
       return `opened ${str(d.case_ref)} from lead ${str(d.lead_id)}; stages ${(d.stages as { key: string }[]).map((s) => s.key).join(' > ')}; modules ${modules.join(', ')}`;
     }
     case 'application.stage_changed': {
@@ -35,7 +40,10 @@ export function eventSummary(event: Pick<StoredEvent, 'type' | 'data'>): string 
     }
     case 'application.module_updated': {
       const e = obj(payload.module_event);
-      const change = e.kind === 'state' ? `${str(e.from_state)} -> ${str(e.to_state)}` : `${str(e.kind)}${e.kind === 'added' ? ` (${str(e.to_state)})` : ''}`;
+      const change =
+        e.kind === 'state'
+          ? `${str(e.from_state)} -> ${str(e.to_state)}`
+          : `${str(e.kind)}${e.kind === 'added' ? ` (${str(e.to_state)})` : ''}`;
       return `module ${str(e.key)} "${str(e.name)}": ${change}; progress ${str(payload.progress)}%`;
     }
     case 'application.module_details_saved':
@@ -91,12 +99,16 @@ export function historyEntries(events: StoredEvent[]): HistoryEntry[] {
 export function historyText(title: string, entries: HistoryEntry[]): string {
   const first = entries[0]!;
   const head = `${title}  (workspace ${first.tenant_id}${first.sandbox ? ', sandbox' : ''}; ${entries.length} event(s))`;
-  return [head, ...entries.map((e) => `${e.at}  #${e.revision}  ${e.type}  by ${e.actor_text}\n    ${e.summary}`)].join('\n');
+  return [head, ...entries.map((e) => `${e.at}  #${e.revision}  ${e.type}  by ${e.actor_text}\n    ${e.summary}`)].join(
+    '\n',
+  );
 }
 
 /** `visa-crm history lead|application <id>`: every event of the stream, oldest first, with who did it and when. */
 export function registerHistoryCommands(program: Command, json: () => boolean): void {
-  const history = program.command('history').description('print the full history of a lead or an application: what happened, who did it, when');
+  const history = program
+    .command('history')
+    .description('print the full history of a lead or an application: what happened, who did it, when');
   for (const [what, prefix] of [
     ['lead', 'lead-'],
     ['application', 'application-'],

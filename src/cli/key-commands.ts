@@ -4,7 +4,13 @@ import { SCOPES, type Scope } from '../shared/enums.js';
 import { requireWorkspace, withServices } from './context.js';
 import { CliError, output, table } from './output.js';
 
-const list = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
+const list = (value: string, previous: string[] = []) => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean),
+];
 
 export function registerKeyCommands(program: Command, json: () => boolean): void {
   const key = program.command('key').description('create, list and revoke API keys');
@@ -20,50 +26,79 @@ export function registerKeyCommands(program: Command, json: () => boolean): void
     .option('--ips <ips>', 'allowed caller IPs or CIDR ranges, comma-separated', list)
     .option('--source <key>', 'the lead source key recorded on leads this key creates')
     .option('--expires <date>', 'expiry instant (ISO 8601)')
-    .action(async (idOrSlug: string, o: { type: 'secret' | 'public'; mode: 'live' | 'test'; name: string; scopes?: string[]; origins?: string[]; ips?: string[]; source?: string; expires?: string }) => {
-      const scopes = o.scopes ?? (o.type === 'public' ? ['leads:create'] : [...SCOPES]);
-      const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
-      if (unknown.length > 0) throw new CliError(`Unknown scope(s): ${unknown.join(', ')}`);
-      const expiresAt = o.expires ? new Date(o.expires) : null;
-      if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new CliError(`--expires ${o.expires} is not a date`);
-      const created = await withServices(async (s) => {
-        const ws = await requireWorkspace(s, idOrSlug);
-        if (o.source && !ws.settings.sources.some((src) => src.key === o.source)) throw new CliError(`The workspace has no source with the key ${o.source}`);
-        try {
-          return await createKey(s.pool, {
-            tenantId: ws.id,
-            name: o.name,
-            kind: o.type,
-            mode: o.mode,
-            scopes: scopes as Scope[],
-            allowedOrigins: o.origins ?? [],
-            ipAllowlist: o.ips ?? [],
-            sourceKey: o.source ?? null,
-            expiresAt,
-          });
-        } catch (error) {
-          if (error instanceof KeyRuleError) throw new CliError(error.message);
-          throw error;
-        }
-      });
-      output(json(), { ...created.record, key: created.value }, () =>
-        `Created ${o.mode} ${o.type} key ${created.record.id}\n\n  ${created.value}\n\nStore it now: it is shown only this once.`,
-      );
-    });
+    .action(
+      async (
+        idOrSlug: string,
+        o: {
+          type: 'secret' | 'public';
+          mode: 'live' | 'test';
+          name: string;
+          scopes?: string[];
+          origins?: string[];
+          ips?: string[];
+          source?: string;
+          expires?: string;
+        },
+      ) => {
+        const scopes = o.scopes ?? (o.type === 'public' ? ['leads:create'] : [...SCOPES]);
+        const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+        if (unknown.length > 0) throw new CliError(`Unknown scope(s): ${unknown.join(', ')}`);
+        const expiresAt = o.expires ? new Date(o.expires) : null;
+        if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new CliError(`--expires ${o.expires} is not a date`);
+        const created = await withServices(async (s) => {
+          const ws = await requireWorkspace(s, idOrSlug);
+          if (o.source && !ws.settings.sources.some((src) => src.key === o.source))
+            throw new CliError(`The workspace has no source with the key ${o.source}`);
+          try {
+            return await createKey(s.pool, {
+              tenantId: ws.id,
+              name: o.name,
+              kind: o.type,
+              mode: o.mode,
+              scopes: scopes as Scope[],
+              allowedOrigins: o.origins ?? [],
+              ipAllowlist: o.ips ?? [],
+              sourceKey: o.source ?? null,
+              expiresAt,
+            });
+          } catch (error) {
+            if (error instanceof KeyRuleError) throw new CliError(error.message);
+            throw error;
+          }
+        });
+        output(
+          json(),
+          { ...created.record, key: created.value },
+          () =>
+            `Created ${o.mode} ${o.type} key ${created.record.id}\n\n  ${created.value}\n\nStore it now: it is shown only this once.`,
+        );
+      },
+    );
 
   key
     .command('list <workspace>')
     .description('list the keys of a workspace (only their last four characters)')
     .action(async (idOrSlug: string) => {
       const keys = await withServices(async (s) => listKeys(s.pool, (await requireWorkspace(s, idOrSlug)).id));
-      output(json(), keys, () => table(keys.map((k) => ({ ...k, last4: `…${k.last4}`, state: k.revoked_at ? 'revoked' : k.expires_at && k.expires_at < new Date() ? 'expired' : 'active' })), ['id', 'name', 'kind', 'mode', 'last4', 'scopes', 'state', 'expires_at']));
+      output(json(), keys, () =>
+        table(
+          keys.map((k) => ({
+            ...k,
+            last4: `…${k.last4}`,
+            state: k.revoked_at ? 'revoked' : k.expires_at && k.expires_at < new Date() ? 'expired' : 'active',
+          })),
+          ['id', 'name', 'kind', 'mode', 'last4', 'scopes', 'state', 'expires_at'],
+        ),
+      );
     });
 
   key
     .command('revoke <workspace> <keyId>')
     .description('revoke a key; it answers 401 invalid_api_key from then on')
     .action(async (idOrSlug: string, keyId: string) => {
-      const revoked = await withServices(async (s) => revokeKey(s.pool, (await requireWorkspace(s, idOrSlug)).id, keyId));
+      const revoked = await withServices(async (s) =>
+        revokeKey(s.pool, (await requireWorkspace(s, idOrSlug)).id, keyId),
+      );
       if (!revoked) throw new CliError(`No key ${keyId} in that workspace`);
       output(json(), revoked, () => `Revoked key ${revoked.id}`);
     });

@@ -9,7 +9,9 @@ import { registerServiceCommands } from './service-commands.js';
 import { registerWorkspaceCommands } from './workspace-commands.js';
 import { registerWebhookCommands } from './webhook-commands.js';
 
-const program = new Command('visa-crm').description('visa-crm-api: run the service and do what the workspace UI does').option('--json', 'print JSON, for scripts');
+const program = new Command('visa-crm')
+  .description('visa-crm-api: run the service and do what the workspace UI does')
+  .option('--json', 'print JSON, for scripts');
 const json = () => Boolean(program.opts<{ json?: boolean }>().json);
 
 registerServiceCommands(program, json);

@@ -5,9 +5,20 @@ export function output(json: boolean, value: unknown, human: () => string): void
 
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return '(none)';
-  const cell = (v: unknown) => (v === null || v === undefined ? '-' : v instanceof Date ? v.toISOString() : Array.isArray(v) ? v.join(',') : String(v));
+  const cell = (v: unknown) =>
+    v === null || v === undefined
+      ? '-'
+      : v instanceof Date
+        ? v.toISOString()
+        : Array.isArray(v)
+          ? v.join(',')
+          : String(v);
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(columns), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join('\n');
 }
 

@@ -12,7 +12,6 @@ import { withServices } from './context.js';
 import { output } from './output.js';
 import { readDefinitionFile } from './workspace-commands.js';
 
-
 export function registerServiceCommands(program: Command, json: () => boolean): void {
   program
     .command('serve')
@@ -32,9 +31,25 @@ export function registerServiceCommands(program: Command, json: () => boolean): 
       const running = await startService(config, async (services) => {
         const { workspace } = await applyDefinition(services.pool, def, services.secretBox);
         for (const mode of ['live', 'test'] as const) {
-          keys[`secret_${mode}`] = (await createKey(services.pool, { tenantId: workspace.id, name: `demo secret ${mode}`, kind: 'secret', mode, scopes: [...SCOPES] })).value;
+          keys[`secret_${mode}`] = (
+            await createKey(services.pool, {
+              tenantId: workspace.id,
+              name: `demo secret ${mode}`,
+              kind: 'secret',
+              mode,
+              scopes: [...SCOPES],
+            })
+          ).value;
           keys[`public_${mode}`] = (
-            await createKey(services.pool, { tenantId: workspace.id, name: `demo public ${mode}`, kind: 'public', mode, scopes: ['leads:create'], allowedOrigins: [origin, `http://127.0.0.1:${config.port}`], sourceKey: 'web_form' })
+            await createKey(services.pool, {
+              tenantId: workspace.id,
+              name: `demo public ${mode}`,
+              kind: 'public',
+              mode,
+              scopes: ['leads:create'],
+              allowedOrigins: [origin, `http://127.0.0.1:${config.port}`],
+              sourceKey: 'web_form',
+            })
           ).value;
         }
       });
@@ -64,6 +79,10 @@ export function registerServiceCommands(program: Command, json: () => boolean): 
     .description('drop every read model and rebuild it from the event log')
     .action(async () => {
       const result = await withServices((s) => rebuildReadModels(s.pool, projections));
-      output(json(), { rebuilt: projections.map((p) => p.name), events: result.events }, () => `Rebuilt ${projections.map((p) => p.name).join(', ') || 'no read models'} from ${result.events} events`);
+      output(
+        json(),
+        { rebuilt: projections.map((p) => p.name), events: result.events },
+        () => `Rebuilt ${projections.map((p) => p.name).join(', ') || 'no read models'} from ${result.events} events`,
+      );
     });
 }

@@ -4,7 +4,12 @@ import { resumeEndpoint, rotateEndpointSecret, sendTestEvent } from '../commands
 import type { Actor } from '../events/types.js';
 import { ApiError } from '../http/errors.js';
 import type { AppServices } from '../http/services.js';
-import { findEndpoint, listAllEndpoints, toPublicEndpoint, type EndpointRow } from '../projections/webhook-endpoints.js';
+import {
+  findEndpoint,
+  listAllEndpoints,
+  toPublicEndpoint,
+  type EndpointRow,
+} from '../projections/webhook-endpoints.js';
 import { listDeliveries, resendDelivery } from '../webhooks/deliveries.js';
 import type { Workspace } from '../workspaces/workspace.js';
 import { requireWorkspace, withServices } from './context.js';
@@ -17,7 +22,11 @@ function actorOf(workspace: Workspace, email: string): Actor {
   return { type: 'user', user_id: user.id, email: user.email, name: user.name };
 }
 
-async function endpointIn(s: AppServices, idOrSlug: string, endpointId: string): Promise<{ workspace: Workspace; row: EndpointRow }> {
+async function endpointIn(
+  s: AppServices,
+  idOrSlug: string,
+  endpointId: string,
+): Promise<{ workspace: Workspace; row: EndpointRow }> {
   const workspace = await requireWorkspace(s, idOrSlug);
   if (!/^[0-9a-f-]{36}$/i.test(endpointId)) throw new CliError(`${endpointId} is not an endpoint id`);
   const row = await findEndpoint(s.pool, workspace.id, endpointId);
@@ -26,7 +35,12 @@ async function endpointIn(s: AppServices, idOrSlug: string, endpointId: string):
 }
 
 /** Runs a staff operation on one endpoint, turning API refusals into CLI errors. */
-async function onEndpoint<T>(idOrSlug: string, endpointId: string, as: string, work: (s: AppServices, row: EndpointRow, context: ReturnType<typeof staffContext>) => Promise<T>): Promise<T> {
+async function onEndpoint<T>(
+  idOrSlug: string,
+  endpointId: string,
+  as: string,
+  work: (s: AppServices, row: EndpointRow, context: ReturnType<typeof staffContext>) => Promise<T>,
+): Promise<T> {
   return withServices(async (s) => {
     const { workspace, row } = await endpointIn(s, idOrSlug, endpointId);
     try {
@@ -39,7 +53,9 @@ async function onEndpoint<T>(idOrSlug: string, endpointId: string, as: string, w
 }
 
 export function registerWebhookCommands(program: Command, json: () => boolean): void {
-  const webhook = program.command('webhook').description('webhook endpoints: delivery log, resend, resume, secret rotation, test events');
+  const webhook = program
+    .command('webhook')
+    .description('webhook endpoints: delivery log, resend, resume, secret rotation, test events');
 
   webhook
     .command('list <workspace>')
@@ -48,9 +64,14 @@ export function registerWebhookCommands(program: Command, json: () => boolean): 
       const rows = await withServices(async (s) => {
         const ws = await requireWorkspace(s, idOrSlug);
         const now = s.now();
-        return (await listAllEndpoints(s.pool, ws.id)).map((row) => ({ ...toPublicEndpoint(row, now), mode: row.sandbox ? 'test' : 'live' }));
+        return (await listAllEndpoints(s.pool, ws.id)).map((row) => ({
+          ...toPublicEndpoint(row, now),
+          mode: row.sandbox ? 'test' : 'live',
+        }));
       });
-      output(json(), rows, () => table(rows, ['id', 'mode', 'status', 'url', 'events', 'consecutive_failures', 'paused_at']));
+      output(json(), rows, () =>
+        table(rows, ['id', 'mode', 'status', 'url', 'events', 'consecutive_failures', 'paused_at']),
+      );
     });
 
   webhook
@@ -60,43 +81,69 @@ export function registerWebhookCommands(program: Command, json: () => boolean): 
     .option('--cursor <deliveryId>', 'continue after this delivery (the next_cursor of the previous page)')
     .action(async (idOrSlug: string, endpointId: string, o: { limit: string; cursor?: string }) => {
       const limit = Number(o.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new CliError('--limit must be an integer from 1 to 100');
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+        throw new CliError('--limit must be an integer from 1 to 100');
       const page = await withServices(async (s) => {
         const { row } = await endpointIn(s, idOrSlug, endpointId);
         return listDeliveries(s.pool, row.id, { limit, before: o.cursor, now: s.now() });
       });
       output(json(), page, () => {
-        const rows = page.data.map((d) => ({ ...d, last_status: d.log.at(-1)?.response_status ?? d.log.at(-1)?.error ?? '-' }));
+        const rows = page.data.map((d) => ({
+          ...d,
+          last_status: d.log.at(-1)?.response_status ?? d.log.at(-1)?.error ?? '-',
+        }));
         return `${table(rows, ['id', 'event', 'event_id', 'status', 'attempts', 'last_status', 'next_attempt_at', 'created_at'])}${page.next_cursor ? `\n\nmore: --cursor ${page.next_cursor}` : ''}`;
       });
     });
 
-  const asOption = (c: Command) => c.requiredOption('--as <email>', 'the staff member acting (an active user of the workspace)');
+  const asOption = (c: Command) =>
+    c.requiredOption('--as <email>', 'the staff member acting (an active user of the workspace)');
 
-  asOption(webhook.command('resend <workspace> <endpointId> <deliveryId>').description('send a delivery again: same event id and body, new delivery id')).action(
-    async (idOrSlug: string, endpointId: string, deliveryId: string, o: { as: string }) => {
-      const resent = await onEndpoint(idOrSlug, endpointId, o.as, async (s, row) => {
-        const result = /^[0-9a-f-]{36}$/i.test(deliveryId) ? await resendDelivery(s.pool, row.id, deliveryId, s.now()) : undefined;
-        if (!result) throw new CliError(`No delivery ${deliveryId} for that endpoint`);
-        return result;
-      });
-      output(json(), resent, () => `Queued delivery ${resent.id} of event ${resent.event_id}`);
-    },
-  );
+  asOption(
+    webhook
+      .command('resend <workspace> <endpointId> <deliveryId>')
+      .description('send a delivery again: same event id and body, new delivery id'),
+  ).action(async (idOrSlug: string, endpointId: string, deliveryId: string, o: { as: string }) => {
+    const resent = await onEndpoint(idOrSlug, endpointId, o.as, async (s, row) => {
+      const result = /^[0-9a-f-]{36}$/i.test(deliveryId)
+        ? await resendDelivery(s.pool, row.id, deliveryId, s.now())
+        : undefined;
+      if (!result) throw new CliError(`No delivery ${deliveryId} for that endpoint`);
+      return result;
+    });
+    output(json(), resent, () => `Queued delivery ${resent.id} of event ${resent.event_id}`);
+  });
 
-  asOption(webhook.command('resume <workspace> <endpointId>').description('resume a paused endpoint; what waited for it is sent')).action(async (idOrSlug: string, endpointId: string, o: { as: string }) => {
-    const endpoint = await onEndpoint(idOrSlug, endpointId, o.as, (s, row, context) => resumeEndpoint(s, context, row.id));
+  asOption(
+    webhook
+      .command('resume <workspace> <endpointId>')
+      .description('resume a paused endpoint; what waited for it is sent'),
+  ).action(async (idOrSlug: string, endpointId: string, o: { as: string }) => {
+    const endpoint = await onEndpoint(idOrSlug, endpointId, o.as, (s, row, context) =>
+      resumeEndpoint(s, context, row.id),
+    );
     output(json(), endpoint, () => `Endpoint ${endpoint.id} is ${endpoint.status}`);
   });
 
-  asOption(webhook.command('rotate-secret <workspace> <endpointId>').description('rotate the signing secret; the old one keeps signing beside it for 24 hours')).action(
-    async (idOrSlug: string, endpointId: string, o: { as: string }) => {
-      const rotated = await onEndpoint(idOrSlug, endpointId, o.as, (s, row, context) => rotateEndpointSecret(s, context, row.id));
-      output(json(), rotated, () => `New secret for ${rotated.endpoint.id}:\n\n  ${rotated.secret}\n\nStore it now: it is shown only this once. The previous secret stays valid until ${rotated.endpoint.previous_secret_valid_until}.`);
-    },
-  );
+  asOption(
+    webhook
+      .command('rotate-secret <workspace> <endpointId>')
+      .description('rotate the signing secret; the old one keeps signing beside it for 24 hours'),
+  ).action(async (idOrSlug: string, endpointId: string, o: { as: string }) => {
+    const rotated = await onEndpoint(idOrSlug, endpointId, o.as, (s, row, context) =>
+      rotateEndpointSecret(s, context, row.id),
+    );
+    output(
+      json(),
+      rotated,
+      () =>
+        `New secret for ${rotated.endpoint.id}:\n\n  ${rotated.secret}\n\nStore it now: it is shown only this once. The previous secret stays valid until ${rotated.endpoint.previous_secret_valid_until}.`,
+    );
+  });
 
-  asOption(webhook.command('test <workspace> <endpointId>').description('send a webhook.test event to the endpoint')).action(async (idOrSlug: string, endpointId: string, o: { as: string }) => {
+  asOption(
+    webhook.command('test <workspace> <endpointId>').description('send a webhook.test event to the endpoint'),
+  ).action(async (idOrSlug: string, endpointId: string, o: { as: string }) => {
     const sent = await onEndpoint(idOrSlug, endpointId, o.as, (s, row, context) => sendTestEvent(s, context, row.id));
     output(json(), sent, () => `Sent webhook.test event ${sent.event_id}`);
   });

@@ -29,8 +29,11 @@ export function registerWorkspaceCommands(program: Command, json: () => boolean)
     .action(async (file: string) => {
       const def = await readDefinitionFile(file);
       const { workspace: ws, created } = await withServices((s) => applyDefinition(s.pool, def, s.secretBox));
-      output(json(), { id: ws.id, slug: ws.slug, name: ws.name, plan: ws.plan, status: ws.status, revision: ws.revision, created }, () =>
-        `${created ? 'Created' : 'Updated'} workspace ${ws.slug} (${ws.id}), plan ${ws.plan}, revision ${ws.revision}`,
+      output(
+        json(),
+        { id: ws.id, slug: ws.slug, name: ws.name, plan: ws.plan, status: ws.status, revision: ws.revision, created },
+        () =>
+          `${created ? 'Created' : 'Updated'} workspace ${ws.slug} (${ws.id}), plan ${ws.plan}, revision ${ws.revision}`,
       );
     });
 
@@ -39,7 +42,14 @@ export function registerWorkspaceCommands(program: Command, json: () => boolean)
     .description('list workspaces')
     .action(async () => {
       const rows = await withServices((s) => listWorkspaces(s.pool));
-      const view = rows.map((w) => ({ id: w.id, slug: w.slug, name: w.name, plan: w.plan, status: w.status, revision: w.revision }));
+      const view = rows.map((w) => ({
+        id: w.id,
+        slug: w.slug,
+        name: w.name,
+        plan: w.plan,
+        status: w.status,
+        revision: w.revision,
+      }));
       output(json(), view, () => table(view, ['id', 'slug', 'name', 'plan', 'status', 'revision']));
     });
 
@@ -48,17 +58,42 @@ export function registerWorkspaceCommands(program: Command, json: () => boolean)
     .description('show a workspace and its settings (secrets are never shown)')
     .action(async (idOrSlug: string) => {
       const ws = await withServices((s) => requireWorkspace(s, idOrSlug));
-      const view = { ...ws, settings: { ...ws.settings, widget: { ...ws.settings.widget, captcha: { ...ws.settings.widget.captcha, sealed_secret: ws.settings.widget.captcha.sealed_secret ? '[set]' : null } } } };
+      const view = {
+        ...ws,
+        settings: {
+          ...ws.settings,
+          widget: {
+            ...ws.settings.widget,
+            captcha: {
+              ...ws.settings.widget.captcha,
+              sealed_secret: ws.settings.widget.captcha.sealed_secret ? '[set]' : null,
+            },
+          },
+        },
+      };
       output(json(), view, () => JSON.stringify(view, null, 2));
     });
 
-  for (const [name, status] of [['suspend', 'suspended'], ['reactivate', 'active']] as const) {
+  for (const [name, status] of [
+    ['suspend', 'suspended'],
+    ['reactivate', 'active'],
+  ] as const) {
     workspace
       .command(`${name} <workspace>`)
-      .description(status === 'suspended' ? 'suspend a workspace: its keys then get 402 tenant_suspended' : 'reactivate a suspended workspace')
+      .description(
+        status === 'suspended'
+          ? 'suspend a workspace: its keys then get 402 tenant_suspended'
+          : 'reactivate a suspended workspace',
+      )
       .action(async (idOrSlug: string) => {
-        const ws = await withServices(async (s) => setWorkspaceStatus(s.pool, (await requireWorkspace(s, idOrSlug)).id, status));
-        output(json(), { id: ws!.id, slug: ws!.slug, status: ws!.status }, () => `Workspace ${ws!.slug} is now ${ws!.status}`);
+        const ws = await withServices(async (s) =>
+          setWorkspaceStatus(s.pool, (await requireWorkspace(s, idOrSlug)).id, status),
+        );
+        output(
+          json(),
+          { id: ws!.id, slug: ws!.slug, status: ws!.status },
+          () => `Workspace ${ws!.slug} is now ${ws!.status}`,
+        );
       });
   }
 }

@@ -3,7 +3,8 @@ import { ApiError } from '../http/errors.js';
 
 /** A broken domain rule as the API error it names, so the HTTP routes and the CLI report it the same way. */
 export function asApiError(error: unknown): unknown {
-  if (error instanceof RuleError) return new ApiError(error.status, error.code, error.message, error.fields ? { fields: error.fields } : {});
+  if (error instanceof RuleError)
+    return new ApiError(error.status, error.code, error.message, error.fields ? { fields: error.fields } : {});
   return error;
 }
 

@@ -7,7 +7,11 @@ import { PgCode, pgErrorCode } from '../storage/postgres.js';
 
 /** Another writer got to a stream first, or the database broke a deadlock or a serialization conflict: decide again. */
 function retryable(error: unknown): boolean {
-  return error instanceof WrongExpectedRevisionError || pgErrorCode(error) === PgCode.deadlockDetected || pgErrorCode(error) === PgCode.serializationFailure;
+  return (
+    error instanceof WrongExpectedRevisionError ||
+    pgErrorCode(error) === PgCode.deadlockDetected ||
+    pgErrorCode(error) === PgCode.serializationFailure
+  );
 }
 
 /**
@@ -49,7 +53,10 @@ export function contextFromRequest(request: FastifyRequest, now: Date): CommandC
   return {
     tenantId: auth.workspace.id,
     sandbox: auth.sandbox,
-    metadata: { actor: { type: 'key', key_id: auth.key.id, key_name: auth.key.name }, correlation_id: String(request.id) },
+    metadata: {
+      actor: { type: 'key', key_id: auth.key.id, key_name: auth.key.name },
+      correlation_id: String(request.id),
+    },
     now,
   };
 }

@@ -63,7 +63,11 @@ export class WrongExpectedRevisionError extends Error {
     /** `unknown` when the conflict surfaced where the transaction could no longer read the stream (an aborted insert). */
     readonly actual: number | 'no_stream' | 'unknown',
   ) {
-    super(actual === 'unknown' ? `Stream ${streamId} was written by another transaction; expected ${expected}` : `Stream ${streamId} is at revision ${actual}, expected ${expected}`);
+    super(
+      actual === 'unknown'
+        ? `Stream ${streamId} was written by another transaction; expected ${expected}`
+        : `Stream ${streamId} is at revision ${actual}, expected ${expected}`,
+    );
     this.name = 'WrongExpectedRevisionError';
   }
 }

@@ -4,7 +4,21 @@ import type { Actor } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import { findWorkspace } from '../workspaces/repository.js';
 import type { Workspace } from '../workspaces/workspace.js';
-import { ApiError } from './errors.js';
+import { CANONICAL_UUID } from './edge-values.js';
+import { ApiError, fieldsFromValidation, notFound, validationFailed } from './errors.js';
+import { AdminUserHeaders } from './schemas/admin.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The staff member and workspace of an admin request; set by the admin interface's authentication hook. */
+    staff: StaffContext | null;
+  }
+}
+
+export interface StaffContext {
+  workspace: Workspace;
+  actor: Actor;
+}
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
@@ -15,20 +29,46 @@ export function secretsEqual(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
+const BEARER = /^Bearer (\S+)$/i;
+/** What a workspace can be named by in a path: its slug (src/workspaces/definition.ts) or its id. */
+const SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
+
 /**
- * The admin interface is the workspace UI's back end: staff credentials (ADMIN_TOKEN), never API keys. The staff
- * member acting is named by `X-Admin-User` (an email of a user of the workspace) and recorded as the event actor.
+ * The admin interface's one authentication step, run as its `onRequest` hook before anything else of a request:
+ * the staff credential (`Authorization: Bearer $ADMIN_TOKEN`, never an API key, compared in constant time), then the
+ * staff member acting (`X-Admin-User`, a well-formed email), then that the workspace the path names exists (404) and
+ * the email is one of its active users (403). The staff member is recorded as the actor of what the request changes.
  */
-export async function authenticateAdmin(request: FastifyRequest, adminToken: string | undefined, sql: Queryable, workspaceIdOrSlug: string): Promise<{ workspace: Workspace; actor: Actor }> {
-  const header = request.headers.authorization;
-  const presented = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
-  if (!adminToken || !presented || !secretsEqual(presented, adminToken)) {
-    throw new ApiError(401, 'invalid_admin_token', 'The admin token is missing or wrong');
-  }
-  const workspace = await findWorkspace(sql, workspaceIdOrSlug);
-  if (!workspace) throw new ApiError(404, 'not_found', 'No such workspace');
-  const email = String(request.headers['x-admin-user'] ?? '').toLowerCase();
-  const user = workspace.settings.users.find((u) => u.email === email && u.active);
-  if (!user) throw new ApiError(403, 'unknown_staff_user', 'X-Admin-User must be the email of an active user of the workspace');
-  return { workspace, actor: { type: 'user', user_id: user.id, email: user.email, name: user.name } };
+export function adminAuthentication(adminToken: string, sql: Queryable) {
+  return async function authenticateStaff(request: FastifyRequest): Promise<void> {
+    const presented = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    if (!presented || !secretsEqual(presented, adminToken))
+      throw new ApiError(401, 'invalid_admin_token', 'The admin token is missing or wrong');
+
+    const validHeaders = request.compileValidationSchema(AdminUserHeaders, 'headers');
+    if (!validHeaders(request.headers)) {
+      const errors = (validHeaders.errors ?? []) as Parameters<typeof fieldsFromValidation>[0];
+      throw validationFailed(fieldsFromValidation(errors, 'x-admin-user'));
+    }
+
+    // Every admin operation acts on the workspace its path names (`/admin/v1/workspaces/:workspace/…`).
+    const ref = String((request.params as { workspace?: unknown }).workspace ?? '');
+    const workspace = SLUG.test(ref) || CANONICAL_UUID.test(ref) ? await findWorkspace(sql, ref) : undefined;
+    if (!workspace) throw notFound('workspace');
+    const email = String(request.headers['x-admin-user']).toLowerCase();
+    const user = workspace.settings.users.find((u) => u.email.toLowerCase() === email && u.active);
+    if (!user)
+      throw new ApiError(
+        403,
+        'unknown_staff_user',
+        'X-Admin-User must be the email of an active user of the workspace',
+      );
+    request.staff = { workspace, actor: { type: 'user', user_id: user.id, email: user.email, name: user.name } };
+  };
+}
+
+/** The staff context of an admin route's request (its hook has run, or the request did not reach the handler). */
+export function staffOf(request: FastifyRequest): StaffContext {
+  if (!request.staff) throw new Error('an admin route ran without the admin authentication hook');
+  return request.staff;
 }

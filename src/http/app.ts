@@ -1,14 +1,17 @@
-import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyServerOptions } from 'fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
 import { authenticate, type AuthContext, type RouteAuth } from './auth.js';
-import { ApiError, errorBody, handleError } from './errors.js';
+import { isServiceDateTime, CANONICAL_UUID, withEdgeChecks } from './edge-values.js';
+import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
+import { loggerOptions } from './logging.js';
+import { registerPublicDocument } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
 import type { AppServices, TypedApp } from './services.js';
+import { answerClientError, answerExpectation, jsonBodyParser } from './wire.js';
+
+export { loggerOptions } from './logging.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,23 +24,13 @@ declare module 'fastify' {
   }
 }
 
-const API_VERSION = '1.0.0';
-
 function ajv(options: AjvOptions): Ajv {
   const instance = new Ajv({ allErrors: true, removeAdditional: false, useDefaults: false, strict: false, ...options });
   addFormats.default(instance);
+  // Stricter than ajv-formats: only what PostgreSQL, JavaScript and the answers can all hold (src/http/edge-values.ts).
+  instance.addFormat('date-time', { type: 'string', validate: isServiceDateTime });
+  instance.addFormat('uuid', CANONICAL_UUID);
   return instance;
-}
-
-/** Pino options: request ids, and never a key or secret in a log line. */
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
-  return {
-    level,
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.query.key', '*.secret', '*.captcha_token'], censor: '[redacted]' },
-    serializers: {
-      req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: req.url.replace(/([?&]key=)[^&]*/, '$1[redacted]'), ip: req.ip }),
-    },
-  };
 }
 
 export interface BuildOptions {
@@ -49,24 +42,47 @@ export interface BuildOptions {
 export async function buildApp(services: AppServices, options: BuildOptions = {}): Promise<TypedApp> {
   const app = Fastify({
     logger: options.logger ?? loggerOptions(services.config.logLevel),
-    genReqId: () => `req_${randomBytes(12).toString('hex')}`,
+    genReqId: newRequestId,
     bodyLimit: services.config.bodyLimitBytes,
     trustProxy: services.config.trustProxy,
     // Requests arriving while the server closes get the Error body from the onRequest hook below, not fastify's own.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // Refusals before a route exists answer in the Error shape too: the router's, and Node's HTTP parser's.
+    frameworkErrors: handleFrameworkError,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // fastify calls it bound to the instance (its type does not say so).
+    clientErrorHandler(this: FastifyInstance, error, socket) {
+      answerClientError(this.log, error, socket);
+    },
+    // Node would answer a missing Host with an empty 400; the onRequest hook below refuses it with the Error body.
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.on('checkExpectation', answerExpectation);
+
+  // One body parser, for JSON; fastify's text/plain parser goes, so any other type is 415 before validation.
+  const parseJsonText = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser(parseJsonText));
 
   // Bodies are validated exactly (no coercion, unknown properties refused by their schemas); query strings and
   // paths arrive as text, so they are coerced to the schema's types.
   const bodyAjv = ajv({ coerceTypes: false });
   const textAjv = ajv({ coerceTypes: true });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+  // Every part also goes through the edge checks: no NUL or unpaired surrogate in any string or key, no infinite
+  // number; uuids in paths and queries are lowercased (src/http/edge-values.ts).
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body'
+      ? withEdgeChecks(bodyAjv.compile(schema), schema, false)
+      : withEdgeChecks(textAjv.compile(schema), schema, true),
+  );
 
   app.decorateRequest('auth', null);
   app.decorateRequest('corsOrigin', null);
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`)));
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(errorBody(request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`)),
+  );
 
   // While closing, answers in flight end their keep-alive connection, so shutdown does not wait out keep-alive timeouts.
   let closing = false;
@@ -76,12 +92,32 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('request-id', request.id);
-    if (closing) throw new ApiError(503, 'shutting_down', 'The service is restarting; retry in a moment', {}, { 'retry-after': '1' });
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+      throw new ApiError(400, 'invalid_request', 'HTTP/1.1 requests need a Host header');
+    if (closing)
+      throw new ApiError(
+        503,
+        'shutting_down',
+        'The service is restarting; retry in a moment',
+        {},
+        { 'retry-after': '1' },
+      );
     const rule = request.routeOptions.config.auth;
     if (!rule) return;
-    request.auth = await authenticate(request, rule, { sql: services.pool, keys: services.keys, workspaces: services.workspaces, rateLimits: services.rateLimits, now: services.now });
+    request.auth = await authenticate(request, rule, {
+      sql: services.pool,
+      keys: services.keys,
+      workspaces: services.workspaces,
+      rateLimits: services.rateLimits,
+      failureLimit: services.config.authFailureLimit,
+      now: services.now,
+    });
     // The reply's logger writes the "request completed" line, so it gets the same bindings.
-    request.log = reply.log = request.log.child({ tenant_id: request.auth.workspace.id, key_id: request.auth.key.id, sandbox: request.auth.sandbox });
+    request.log = reply.log = request.log.child({
+      tenant_id: request.auth.workspace.id,
+      key_id: request.auth.key.id,
+      sandbox: request.auth.sandbox,
+    });
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -97,17 +133,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     return payload;
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'visa-crm-api', version: API_VERSION, description: 'Lead capture, lead sync, application status and webhooks.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A secret or public API key' } } },
-      security: [{ bearer: [] }],
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerPublicDocument(app, services.config);
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     if (options.isReady && !options.isReady()) return reply.status(503).send({ status: 'not_ready' });

@@ -1,14 +1,14 @@
 import ipaddr from 'ipaddr.js';
 import type { FastifyRequest } from 'fastify';
 import type { KeyLookup } from '../keys/repository.js';
-import { findKeyByValue } from '../keys/repository.js';
+import { findKeyByValue, keyCacheId } from '../keys/repository.js';
 import type { KeyLookupCache } from '../keys/key-cache.js';
 import { parseKey } from '../keys/api-key.js';
 import type { Scope } from '../shared/enums.js';
 import type { Queryable } from '../storage/postgres.js';
 import { hasFeature, rateBuckets, widgetBucket, type Feature } from '../workspaces/plans.js';
 import type { WorkspaceCache } from '../workspaces/repository.js';
-import type { Workspace } from '../workspaces/workspace.js';
+import type { BucketSpec, Workspace } from '../workspaces/workspace.js';
 import type { BucketRequest, RateLimitStore } from '../ratelimit/token-bucket.js';
 import { ApiError } from './errors.js';
 
@@ -56,8 +56,13 @@ export function ipAllowed(ip: string, allowlist: readonly string[]): boolean {
   }
   return allowlist.some((entry) => {
     try {
-      const [range, bits] = entry.includes('/') ? ipaddr.parseCIDR(entry) : [ipaddr.process(entry), address.kind() === 'ipv4' ? 32 : 128];
-      const normalised = range.kind() === 'ipv6' && (range as ipaddr.IPv6).isIPv4MappedAddress() ? (range as ipaddr.IPv6).toIPv4Address() : range;
+      const [range, bits] = entry.includes('/')
+        ? ipaddr.parseCIDR(entry)
+        : [ipaddr.process(entry), address.kind() === 'ipv4' ? 32 : 128];
+      const normalised =
+        range.kind() === 'ipv6' && (range as ipaddr.IPv6).isIPv4MappedAddress()
+          ? (range as ipaddr.IPv6).toIPv4Address()
+          : range;
       return normalised.kind() === address.kind() && address.match(normalised, bits);
     } catch {
       return false;
@@ -80,19 +85,74 @@ export interface AuthDeps {
   keys: KeyLookupCache;
   workspaces: WorkspaceCache;
   rateLimits: RateLimitStore;
+  /** Failed authentications allowed per client address (config.authFailureLimit). */
+  failureLimit: BucketSpec;
   now: () => Date;
+}
+
+/**
+ * The client address whose failures are counted together: the IPv4 address, or the /64 of an IPv6 address (one
+ * subscriber's network: counting single IPv6 addresses would let one client rotate through 2^64 of them).
+ */
+export function failureAddress(ip: string): string {
+  try {
+    const address = ipaddr.process(ip);
+    if (address.kind() === 'ipv4') return address.toString();
+    const parts = (address as ipaddr.IPv6).parts.slice(0, 4);
+    return `${parts.map((p) => p.toString(16)).join(':')}::/64`;
+  } catch {
+    return ip;
+  }
+}
+
+function failureBucket(request: FastifyRequest, spec: BucketSpec): BucketRequest {
+  return { id: `auth-failures:${failureAddress(request.ip)}`, scope: 'failed_authentication', spec };
+}
+
+function tooManyFailures(retryAfterSeconds: number): ApiError {
+  return new ApiError(
+    429,
+    'rate_limited',
+    `Too many failed authentications from your address; retry in ${retryAfterSeconds} s`,
+    { scope: 'failed_authentication', retry_after: retryAfterSeconds },
+    { 'retry-after': String(retryAfterSeconds) },
+  );
+}
+
+/**
+ * The key a well-formed value names. A key this process knows (cached) needs nothing more; otherwise, when the
+ * client's address has used up its failed authentications, the answer is 429 without a database lookup.
+ */
+async function lookUpKey(request: FastifyRequest, value: string, deps: AuthDeps): Promise<KeyLookup | undefined> {
+  const cacheId = keyCacheId(value);
+  const cached = deps.keys.get(cacheId);
+  if (cached) return cached;
+  if (deps.keys.isUnknown(cacheId)) return undefined;
+  const gate = await deps.rateLimits.peek([failureBucket(request, deps.failureLimit)]);
+  if (!gate.allowed) throw tooManyFailures(gate.retryAfterSeconds);
+  return findKeyByValue(deps.sql, value, deps.keys);
+}
+
+/** Counts a failed authentication against the client's address: 401, or 429 once the address has none left. */
+async function failed(request: FastifyRequest, deps: AuthDeps): Promise<ApiError> {
+  const taken = await deps.rateLimits.take([failureBucket(request, deps.failureLimit)]);
+  return taken.allowed ? invalidKey() : tooManyFailures(taken.retryAfterSeconds);
 }
 
 /** Authenticates and authorises a request in the order: key, workspace, IP, key kind, scope, origin, plan, rate. */
 export async function authenticate(request: FastifyRequest, rule: RouteAuth, deps: AuthDeps): Promise<AuthContext> {
   const value = presentedKey(request, rule.keyFrom);
+  // A missing or malformed key costs no lookup and cannot be a key: it is refused without counting.
   if (!value || !parseKey(value)) throw invalidKey();
-  const key = await findKeyByValue(deps.sql, value, deps.keys);
-  if (!key || key.revoked_at || (key.expires_at && key.expires_at.getTime() <= deps.now().getTime())) throw invalidKey();
+  const key = await lookUpKey(request, value, deps);
+  if (!key || key.revoked_at || (key.expires_at && key.expires_at.getTime() <= deps.now().getTime()))
+    throw await failed(request, deps);
   const workspace = await deps.workspaces.get(key.tenant_id, key.workspace_revision);
-  if (!workspace) throw invalidKey();
-  if (workspace.status === 'suspended') throw new ApiError(402, 'tenant_suspended', 'This workspace is suspended; contact its owner');
-  if (!ipAllowed(request.ip, key.ip_allowlist)) throw new ApiError(403, 'ip_not_allowed', 'This key may not be used from your IP address');
+  if (!workspace) throw await failed(request, deps);
+  if (workspace.status === 'suspended')
+    throw new ApiError(402, 'tenant_suspended', 'This workspace is suspended; contact its owner');
+  if (!ipAllowed(request.ip, key.ip_allowlist))
+    throw new ApiError(403, 'ip_not_allowed', 'This key may not be used from your IP address');
   if (rule.keys === 'secret' && key.kind !== 'secret') {
     throw new ApiError(403, 'insufficient_scope', 'This endpoint needs a secret key', { required: 'secret_key' });
   }
@@ -120,10 +180,15 @@ export async function authenticate(request: FastifyRequest, rule: RouteAuth, dep
   } else {
     const specs = rateBuckets(workspace, rule.scope);
     buckets.push({ id: `key:${key.id}`, scope: 'key', spec: specs.key });
-    if (rule.scope && specs.scope) buckets.push({ id: `key:${key.id}:${rule.scope}`, scope: rule.scope, spec: specs.scope });
+    if (rule.scope && specs.scope)
+      buckets.push({ id: `key:${key.id}:${rule.scope}`, scope: rule.scope, spec: specs.scope });
   }
   const taken = await deps.rateLimits.take(buckets);
-  const rate = { limit: taken.constrained.limit, remaining: taken.constrained.remaining, resetSeconds: taken.constrained.resetSeconds };
+  const rate = {
+    limit: taken.constrained.limit,
+    remaining: taken.constrained.remaining,
+    resetSeconds: taken.constrained.resetSeconds,
+  };
   if (!taken.allowed) {
     throw new ApiError(
       429,

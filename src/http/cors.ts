@@ -10,13 +10,25 @@ export const BROWSER_ROUTES: Readonly<Record<string, { method: 'GET' | 'POST'; h
   '/v1/widget/config': { method: 'GET', headers: [] },
 };
 
-export const EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Request-Id'];
+export const EXPOSED_HEADERS = [
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+  'Request-Id',
+];
 /** How long a browser may reuse a preflight answer; the actual request is checked against the key every time. */
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 export function appendVary(reply: FastifyReply, ...names: string[]): void {
   const current = reply.getHeader('vary');
-  const values = typeof current === 'string' ? current.split(',').map((v) => v.trim()).filter(Boolean) : [];
+  const values =
+    typeof current === 'string'
+      ? current
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean)
+      : [];
   for (const name of names) if (!values.some((v) => v.toLowerCase() === name.toLowerCase())) values.push(name);
   reply.header('vary', values.join(', '));
 }
@@ -44,7 +56,11 @@ export function registerCors(app: TypedApp, services: AppServices): void {
       appendVary(reply, 'Origin', 'Access-Control-Request-Method', 'Access-Control-Request-Headers');
       const origin = requestOrigin(request);
       if (!origin || !(await originAllowedByAnyPublicKey(services.pool, origin, services.now()))) {
-        throw new ApiError(403, 'origin_not_allowed', 'The request origin is not among the allowed origins of any public key');
+        throw new ApiError(
+          403,
+          'origin_not_allowed',
+          'The request origin is not among the allowed origins of any public key',
+        );
       }
       reply.header('access-control-allow-origin', origin);
       reply.header('access-control-allow-methods', rule.method);

@@ -1,4 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DATE_TIME_RULE, printable } from './edge-values.js';
+
+/** A request id: `req_` and 24 hexadecimal digits. Every answer carries one, in its body and its `Request-Id` header. */
+export const newRequestId = (): string => `req_${randomBytes(12).toString('hex')}`;
 
 export interface ErrorExtras {
   fields?: Record<string, string>;
@@ -23,7 +28,10 @@ export class ApiError extends Error {
 
 export const notFound = (what: string) => new ApiError(404, 'not_found', `No such ${what}`);
 
-export function validationFailed(fields: Record<string, string>, message = 'Some fields are invalid; see fields'): ApiError {
+export function validationFailed(
+  fields: Record<string, string>,
+  message = 'Some fields are invalid; see fields',
+): ApiError {
   return new ApiError(400, 'validation_failed', message, { fields });
 }
 
@@ -34,12 +42,23 @@ interface AjvLikeError {
   params: Record<string, unknown>;
 }
 
-/** `/english_test/overall` → `english_test.overall`; the property named by `required`/`additionalProperties` errors is appended. */
+/**
+ * `/english_test/overall` → `english_test.overall`; the property named by `required`/`additionalProperties` errors is
+ * appended. Keys are shown as sent (JSON-pointer escapes undone), NULs and unpaired surrogates as `\u0000` escapes.
+ */
 export function fieldName(error: AjvLikeError): string {
-  const base = error.instancePath.split('/').filter(Boolean).join('.');
+  const base = error.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
   const child =
-    error.keyword === 'required' ? error.params.missingProperty : error.keyword === 'additionalProperties' ? error.params.additionalProperty : undefined;
-  return [base, typeof child === 'string' ? child : ''].filter(Boolean).join('.');
+    error.keyword === 'required'
+      ? error.params.missingProperty
+      : error.keyword === 'additionalProperties'
+        ? error.params.additionalProperty
+        : undefined;
+  return printable([base, typeof child === 'string' ? child : ''].filter(Boolean).join('.'));
 }
 
 export function describeError(error: AjvLikeError): string {
@@ -52,17 +71,29 @@ export function describeError(error: AjvLikeError): string {
       return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
     case 'anyOf':
       return 'has the wrong type';
+    case 'format':
+      return error.params.format === 'date-time' ? DATE_TIME_RULE : (error.message ?? 'is invalid');
     default:
       return error.message ?? 'is invalid';
   }
 }
+
+/** Problems found by `valueProblems` (src/http/edge-values.ts), never a union's inner error. */
+const EDGE_KEYWORDS = new Set(['text', 'finite']);
 
 /** Ajv errors → one `fields` map, first problem per field; a union's inner errors are folded into its own. */
 export function fieldsFromValidation(errors: AjvLikeError[], location: string): Record<string, string> {
   const fields: Record<string, string> = {};
   const anyOfPaths = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
   for (const error of errors) {
-    if (error.keyword !== 'anyOf' && anyOfPaths.has(error.instancePath) && error.keyword !== 'required' && error.keyword !== 'additionalProperties') continue;
+    if (
+      error.keyword !== 'anyOf' &&
+      anyOfPaths.has(error.instancePath) &&
+      error.keyword !== 'required' &&
+      error.keyword !== 'additionalProperties' &&
+      !EDGE_KEYWORDS.has(error.keyword)
+    )
+      continue;
     const name = fieldName(error) || location;
     if (!(name in fields)) fields[name] = describeError(error);
   }
@@ -74,15 +105,27 @@ export function errorBody(request: FastifyRequest, code: string, message: string
 }
 
 const FASTIFY_CODES: Record<string, { status: number; code: string; message: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'unsupported_media_type', message: 'Send the body as JSON with Content-Type: application/json' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_request', message: 'The Content-Length header does not match the body' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 415,
+    code: 'unsupported_media_type',
+    message: 'Send the body as JSON with Content-Type: application/json',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    status: 400,
+    code: 'invalid_request',
+    message: 'The Content-Length header does not match the body',
+  },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large', message: 'The request body is too large' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_json', message: 'The body is empty; send a JSON object' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', message: 'The body is not valid JSON' },
 };
 
 /** Maps anything thrown during a request to the Error body, never leaking internals. */
-export function handleError(error: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function handleError(
+  error: FastifyError | ApiError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   if (error instanceof ApiError) {
     reply.headers(error.headers);
     return reply.status(error.statusCode).send(errorBody(request, error.code, error.message, error.extras));
@@ -94,8 +137,13 @@ export function handleError(error: FastifyError | ApiError | Error, request: Fas
     return reply.status(404).send(errorBody(request, 'not_found', 'Nothing exists at this path'));
   }
   if (fastifyError.validation) {
-    const fields = fieldsFromValidation(fastifyError.validation as AjvLikeError[], fastifyError.validationContext ?? 'body');
-    return reply.status(400).send(errorBody(request, 'validation_failed', 'Some fields are invalid; see fields', { fields }));
+    const fields = fieldsFromValidation(
+      fastifyError.validation as AjvLikeError[],
+      fastifyError.validationContext ?? 'body',
+    );
+    return reply
+      .status(400)
+      .send(errorBody(request, 'validation_failed', 'Some fields are invalid; see fields', { fields }));
   }
   const known = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
   if (known) return reply.status(known.status).send(errorBody(request, known.code, known.message));
@@ -107,5 +155,44 @@ export function handleError(error: FastifyError | ApiError | Error, request: Fas
     return reply.status(status).send(errorBody(request, 'invalid_request', 'The request could not be understood'));
   }
   request.log.error({ err: error }, 'unhandled error');
-  return reply.status(500).send(errorBody(request, 'internal_error', 'Something went wrong on our side; try again, and quote the request_id if it persists'));
+  return reply
+    .status(500)
+    .send(
+      errorBody(
+        request,
+        'internal_error',
+        'Something went wrong on our side; try again, and quote the request_id if it persists',
+      ),
+    );
+}
+
+/** The longest path segment the router reads (fastify's `maxParamLength`); a longer one answers 414. */
+export const MAX_PARAM_LENGTH = 100;
+
+/**
+ * fastify's `frameworkErrors`: what its router refuses before any route is chosen (so before the onRequest hook that
+ * sets the `Request-Id` header), answered in the Error shape like everything else.
+ */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('request-id', request.id);
+  switch (error.code) {
+    case 'FST_ERR_BAD_URL':
+      return handleError(
+        new ApiError(400, 'invalid_request', 'The request path is not a valid URL path; check its percent-encoding'),
+        request,
+        reply,
+      );
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return handleError(
+        new ApiError(
+          414,
+          'uri_too_long',
+          `A path segment is longer than the ${MAX_PARAM_LENGTH} characters this service reads`,
+        ),
+        request,
+        reply,
+      );
+    default:
+      return handleError(error, request, reply);
+  }
 }

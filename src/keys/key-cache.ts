@@ -5,31 +5,58 @@ import type { KeyLookup } from './repository.js';
 /** Channel on which a revocation, a suspension or a workspace change tells every API process to drop cached keys. */
 export const AUTH_CHANNEL = 'auth_changed';
 
-const inProcess = new Set<() => void>();
+/** NOTIFY payload prefix of a key creation: other processes drop their "unknown" entry for that key's hash. */
+const KEY_CREATED = 'key_created:';
+
+const inProcess = new Set<KeyLookupCache>();
 
 /** Tells every process (NOTIFY) and this one (at once) that cached key lookups may be stale. */
 export async function announceAuthChange(sql: Queryable): Promise<void> {
   await sql.query(`SELECT pg_notify('${AUTH_CHANNEL}', '')`);
-  for (const clear of inProcess) clear();
+  for (const cache of inProcess) cache.clear();
+}
+
+/**
+ * Tells every process that a key with this hash (the cache id, base64 of its SHA-256) now exists, so a cached
+ * "unknown" answer for it goes: in this process at once, in others when the creating transaction commits.
+ */
+export async function announceKeyCreated(sql: Queryable, cacheId: string): Promise<void> {
+  for (const cache of inProcess) cache.forgetUnknown(cacheId);
+  await sql.query('SELECT pg_notify($1, $2)', [AUTH_CHANNEL, KEY_CREATED + cacheId]);
 }
 
 /**
  * Key lookups by hash, kept briefly so a request does not pay a database round trip to authenticate. Entries go on
  * any auth change (revocation, suspension, workspace update) announced in this process or through NOTIFY, and
- * after `ttlMs` at the latest, which bounds staleness should a notification be lost. Unknown keys are not cached.
+ * after `ttlMs` at the latest, which bounds staleness should a notification be lost.
+ *
+ * Hashes that named no key are kept too (`unknownTtlMs`, at most `maxUnknown` of them, the oldest dropped first), so
+ * a client repeating a wrong key costs no lookups. A key's value exists nowhere before its creation generates it, so
+ * no "unknown" entry can normally name a new key; should one, the creation drops it here at once and in other
+ * processes on its NOTIFY, and `unknownTtlMs` bounds it if that notification were lost. A lookup that began before a
+ * drop does not store its "unknown" answer afterwards.
  */
 export class KeyLookupCache {
   private readonly entries = new Map<string, { lookup: KeyLookup; until: number }>();
+  private readonly unknown = new Map<string, number>();
+  /** Moves on every drop, so an "unknown" answer read before it is not stored after it. */
+  private generation = 0;
   private listener: pg.Client | undefined;
   private closed = false;
-  private readonly clear = () => this.entries.clear();
+  readonly clear = (): void => {
+    this.entries.clear();
+    this.unknown.clear();
+    this.generation++;
+  };
 
   constructor(
     private readonly ttlMs = 5_000,
     private readonly maxEntries = 10_000,
     private readonly clock: () => number = Date.now,
+    private readonly unknownTtlMs = 5_000,
+    private readonly maxUnknown = 10_000,
   ) {
-    inProcess.add(this.clear);
+    inProcess.add(this);
   }
 
   get(hash: string): KeyLookup | undefined {
@@ -47,6 +74,35 @@ export class KeyLookupCache {
     this.entries.set(hash, { lookup, until: this.clock() + this.ttlMs });
   }
 
+  /** The current generation: pass it to `setUnknown` with the answer of a lookup that started now. */
+  get version(): number {
+    return this.generation;
+  }
+
+  /** Whether this hash was recently looked up and named no key. */
+  isUnknown(hash: string): boolean {
+    const until = this.unknown.get(hash);
+    if (until === undefined) return false;
+    if (until <= this.clock()) {
+      this.unknown.delete(hash);
+      return false;
+    }
+    return true;
+  }
+
+  /** Remembers that this hash named no key, unless a drop happened since the lookup began (`version` then). */
+  setUnknown(hash: string, version: number): void {
+    if (version !== this.generation) return;
+    this.unknown.delete(hash);
+    while (this.unknown.size >= this.maxUnknown) this.unknown.delete(this.unknown.keys().next().value!);
+    this.unknown.set(hash, this.clock() + this.unknownTtlMs);
+  }
+
+  forgetUnknown(hash: string): void {
+    this.unknown.delete(hash);
+    this.generation++;
+  }
+
   /** Follows AUTH_CHANNEL on its own connection, reconnecting after a loss (the cache is dropped meanwhile). */
   async listen(connectionString: string): Promise<void> {
     if (this.closed) return;
@@ -57,7 +113,10 @@ export class KeyLookupCache {
       client.end().catch(() => undefined);
       if (!this.closed) setTimeout(() => void this.listen(connectionString).catch(() => undefined), 1000).unref();
     };
-    client.on('notification', this.clear);
+    client.on('notification', (message) => {
+      if (message.payload?.startsWith(KEY_CREATED)) this.forgetUnknown(message.payload.slice(KEY_CREATED.length));
+      else this.clear();
+    });
     client.on('error', reconnect);
     try {
       await client.connect();
@@ -72,7 +131,7 @@ export class KeyLookupCache {
 
   async close(): Promise<void> {
     this.closed = true;
-    inProcess.delete(this.clear);
+    inProcess.delete(this);
     this.clear();
     await this.listener?.end().catch(() => undefined);
   }

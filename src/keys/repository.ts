@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../storage/postgres.js';
 import type { Scope } from '../shared/enums.js';
 import { generateKey, hashKey, type KeyKind, type KeyMode } from './api-key.js';
-import { announceAuthChange, type KeyLookupCache } from './key-cache.js';
+import { announceAuthChange, announceKeyCreated, type KeyLookupCache } from './key-cache.js';
 
 export interface ApiKeyRecord {
   id: string;
@@ -36,12 +36,14 @@ export class KeyRuleError extends Error {
   override name = 'KeyRuleError';
 }
 
-const COLUMNS = 'id, tenant_id, name, kind, mode, scopes, allowed_origins, ip_allowlist, last4, source_key, expires_at, revoked_at, created_at';
+const COLUMNS =
+  'id, tenant_id, name, kind, mode, scopes, allowed_origins, ip_allowlist, last4, source_key, expires_at, revoked_at, created_at';
 
 /** Normalises an origin to scheme://host[:port], the form browsers send. */
 export function normaliseOrigin(origin: string): string {
   const url = new URL(origin);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new KeyRuleError(`Origin ${origin} must be http or https`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new KeyRuleError(`Origin ${origin} must be http or https`);
   return url.origin;
 }
 
@@ -49,8 +51,10 @@ export function normaliseOrigin(origin: string): string {
 export async function createKey(sql: Queryable, input: NewKey): Promise<{ record: ApiKeyRecord; value: string }> {
   if (input.kind === 'public') {
     const extra = input.scopes.filter((s) => s !== 'leads:create');
-    if (extra.length > 0) throw new KeyRuleError(`Public keys can only have the scope leads:create, not ${extra.join(', ')}`);
-    if ((input.allowedOrigins ?? []).length === 0) throw new KeyRuleError('A public key needs at least one allowed origin');
+    if (extra.length > 0)
+      throw new KeyRuleError(`Public keys can only have the scope leads:create, not ${extra.join(', ')}`);
+    if ((input.allowedOrigins ?? []).length === 0)
+      throw new KeyRuleError('A public key needs at least one allowed origin');
   } else if ((input.allowedOrigins ?? []).length > 0) {
     throw new KeyRuleError('Allowed origins apply to public keys only; secret keys must never reach a browser');
   }
@@ -75,11 +79,16 @@ export async function createKey(sql: Queryable, input: NewKey): Promise<{ record
       input.expiresAt ?? null,
     ],
   );
+  await announceKeyCreated(sql, keyCacheId(value));
   return { record: result.rows[0]!, value };
 }
 
 export async function listKeys(sql: Queryable, tenantId: string): Promise<ApiKeyRecord[]> {
-  return (await sql.query<ApiKeyRecord>(`SELECT ${COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at`, [tenantId])).rows;
+  return (
+    await sql.query<ApiKeyRecord>(`SELECT ${COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at`, [
+      tenantId,
+    ])
+  ).rows;
 }
 
 export async function revokeKey(sql: Queryable, tenantId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
@@ -96,18 +105,35 @@ export interface KeyLookup extends ApiKeyRecord {
   workspace_status: 'active' | 'suspended';
 }
 
-/** The key with this exact value, with its workspace's revision and status, or undefined; through the cache when given. */
-export async function findKeyByValue(sql: Queryable, value: string, cache?: KeyLookupCache): Promise<KeyLookup | undefined> {
+/** The id of a key value in the lookup cache: base64 of its SHA-256. */
+export function keyCacheId(value: string): string {
+  return hashKey(value).toString('base64');
+}
+
+/**
+ * The key with this exact value, with its workspace's revision and status, or undefined; through the cache when
+ * given, which also remembers for a few seconds that a value named no key.
+ */
+export async function findKeyByValue(
+  sql: Queryable,
+  value: string,
+  cache?: KeyLookupCache,
+): Promise<KeyLookup | undefined> {
   const hash = hashKey(value);
   const cacheKey = hash.toString('base64');
   const cached = cache?.get(cacheKey);
   if (cached) return cached;
+  if (cache?.isUnknown(cacheKey)) return undefined;
+  const version = cache?.version ?? 0;
   const result = await sql.query<KeyLookup>(
-    `SELECT ${COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, w.revision AS workspace_revision, w.status AS workspace_status
+    `SELECT ${COLUMNS.split(', ')
+      .map((c) => `k.${c}`)
+      .join(', ')}, w.revision AS workspace_revision, w.status AS workspace_status
        FROM api_keys k JOIN workspaces w ON w.id = k.tenant_id WHERE k.hash = $1`,
     [hash],
   );
   const found = result.rows[0];
-  if (found && cache) cache.set(cacheKey, found);
+  if (found) cache?.set(cacheKey, found);
+  else cache?.setUnknown(cacheKey, version);
   return found;
 }

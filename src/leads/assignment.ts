@@ -4,7 +4,9 @@ import type { Branch, WorkspaceSettings, WorkspaceUser } from '../workspaces/wor
 /** The branch of a new lead: the branch whose name or code equals the lead's city (ignoring case), else the first branch. */
 export function chooseBranch(settings: WorkspaceSettings, city: string | null): Branch {
   const wanted = city?.trim().toLowerCase();
-  const match = wanted ? settings.branches.find((b) => b.name.toLowerCase() === wanted || b.code.toLowerCase() === wanted) : undefined;
+  const match = wanted
+    ? settings.branches.find((b) => b.name.toLowerCase() === wanted || b.code.toLowerCase() === wanted)
+    : undefined;
   return match ?? settings.branches[0]!;
 }
 
@@ -14,7 +16,9 @@ export function chooseBranch(settings: WorkspaceSettings, city: string | null): 
  * capture in a workspace would have to wait on; null when the branch has no active user.
  */
 export function chooseOwner(settings: WorkspaceSettings, branchId: string, leadId: string): WorkspaceUser | null {
-  const active = settings.users.filter((u) => u.active && u.branch_id === branchId).sort((a, b) => a.email.localeCompare(b.email));
+  const active = settings.users
+    .filter((u) => u.active && u.branch_id === branchId)
+    .sort((a, b) => a.email.localeCompare(b.email));
   const counsellors = active.filter((u) => u.role === 'counsellor');
   const pool = counsellors.length > 0 ? counsellors : active;
   if (pool.length === 0) return null;

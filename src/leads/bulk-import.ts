@@ -35,7 +35,12 @@ export async function bulkImportLeads(
       now: item.at,
     });
     leads.push(decision.lead);
-    events.push({ id: newId(), stream: leadStream(decision.lead.id), data: JSON.stringify(decision.events[0]!.data), at: item.at });
+    events.push({
+      id: newId(),
+      stream: leadStream(decision.lead.id),
+      data: JSON.stringify(decision.events[0]!.data),
+      at: item.at,
+    });
   }
   const metadata = JSON.stringify({ actor, correlation_id: randomUUID(), bulk_import: true });
   await withTransaction(pool, async (sql) => {
@@ -43,7 +48,15 @@ export async function bulkImportLeads(
       `INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at)
        SELECT id, stream_id, 0, 'lead.created', $4, $5, data, $6, created_at
          FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $7::timestamptz[]) AS e(id, stream_id, data, created_at)`,
-      [events.map((e) => e.id), events.map((e) => e.stream), events.map((e) => e.data), workspace.id, sandbox, metadata, events.map((e) => e.at)],
+      [
+        events.map((e) => e.id),
+        events.map((e) => e.stream),
+        events.map((e) => e.data),
+        workspace.id,
+        sandbox,
+        metadata,
+        events.map((e) => e.at),
+      ],
     );
     await sql.query(
       `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)

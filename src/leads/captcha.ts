@@ -50,13 +50,19 @@ export async function verifyCaptcha(check: CaptchaCheck): Promise<CaptchaVerdict
     answer = (await response.json()) as SiteverifyAnswer;
   } catch (error) {
     if (error instanceof CaptchaUnavailableError) throw error;
-    throw new CaptchaUnavailableError(`${check.provider} siteverify failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CaptchaUnavailableError(
+      `${check.provider} siteverify failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   if (answer.success !== true) {
     const codes = Array.isArray(answer['error-codes']) ? answer['error-codes'].join(', ') : 'no reason given';
     return { ok: false, reason: codes };
   }
-  if (check.expectedHostname && typeof answer.hostname === 'string' && answer.hostname.toLowerCase() !== check.expectedHostname.toLowerCase()) {
+  if (
+    check.expectedHostname &&
+    typeof answer.hostname === 'string' &&
+    answer.hostname.toLowerCase() !== check.expectedHostname.toLowerCase()
+  ) {
     return { ok: false, reason: `solved on ${answer.hostname}` };
   }
   if (check.provider === 'recaptcha' && typeof answer.score === 'number' && answer.score < RECAPTCHA_MIN_SCORE) {

@@ -6,30 +6,43 @@ export interface ListPosition {
 }
 
 const compactId = (id: string) => id.replaceAll('-', '');
-const expandId = (hex: string) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+const expandId = (hex: string) =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 
 /**
  * The opaque `next_cursor`: the last row's (updated_at, id) with the workspace and mode it belongs to, sealed with
- * AES-GCM, so a changed byte or another workspace's cursor is refused instead of silently reading elsewhere.
+ * AES-GCM under the list-cursor key (not the key of stored secrets), so a changed byte or another workspace's cursor
+ * is refused instead of silently reading elsewhere.
  * About 160 characters, within the spec's 200.
  */
 export function encodeCursor(box: SecretBox, tenantId: string, sandbox: boolean, position: ListPosition): string {
-  const plain = [compactId(tenantId), sandbox ? '1' : '0', position.updatedAt.getTime().toString(36), compactId(position.id)].join('.');
-  const sealed = box.seal(plain).slice(3);
+  const plain = [
+    compactId(tenantId),
+    sandbox ? '1' : '0',
+    position.updatedAt.getTime().toString(36),
+    compactId(position.id),
+  ].join('.');
+  const sealed = box.listCursors.seal(plain).slice(3);
   return sealed.replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
 }
 
 /** The position a cursor names, or undefined when it is not a cursor this service issued for this workspace and mode. */
-export function decodeCursor(box: SecretBox, tenantId: string, sandbox: boolean, cursor: string): ListPosition | undefined {
+export function decodeCursor(
+  box: SecretBox,
+  tenantId: string,
+  sandbox: boolean,
+  cursor: string,
+): ListPosition | undefined {
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
   let plain: string;
   try {
-    plain = box.open(`v1:${cursor.replaceAll('-', '+').replaceAll('_', '/')}`);
+    plain = box.listCursors.open(`v2:${cursor.replaceAll('-', '+').replaceAll('_', '/')}`);
   } catch {
     return undefined;
   }
   const [tenant, mode, time, id] = plain.split('.');
-  if (tenant !== compactId(tenantId) || mode !== (sandbox ? '1' : '0') || !time || !id || !/^[0-9a-f]{32}$/.test(id)) return undefined;
+  if (tenant !== compactId(tenantId) || mode !== (sandbox ? '1' : '0') || !time || !id || !/^[0-9a-f]{32}$/.test(id))
+    return undefined;
   const ms = parseInt(time, 36);
   if (!Number.isFinite(ms)) return undefined;
   return { updatedAt: new Date(ms), id: expandId(id) };

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { SqlRunner } from '../storage/write-batch.js';
 import type { Queryable } from '../storage/postgres.js';
 
 /** How long a first answer is replayed for the same Idempotency-Key. */
@@ -14,14 +13,20 @@ export interface StoredAnswer {
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
   }
   return value;
 }
 
 /** The fingerprint of a request body: the same JSON value gives the same hash whatever its key order or spacing. */
 export function requestHash(body: unknown): string {
-  return createHash('sha256').update(JSON.stringify(canonical(body))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(body)))
+    .digest('hex');
 }
 
 /** The lock a command takes so that simultaneous requests with one key run one after the other. */
@@ -30,7 +35,13 @@ export function idempotencyLock(tenantId: string, sandbox: boolean, key: string)
 }
 
 /** The first answer given for this key within its window, if any. */
-export async function findAnswer(sql: Queryable, tenantId: string, sandbox: boolean, key: string, now: Date): Promise<StoredAnswer | undefined> {
+export async function findAnswer(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  key: string,
+  now: Date,
+): Promise<StoredAnswer | undefined> {
   const result = await sql.query<{ request_hash: string; status: number; body: Record<string, unknown> }>(
     'SELECT request_hash, status, body FROM lead_idempotency WHERE tenant_id = $1 AND sandbox = $2 AND key = $3 AND expires_at > $4',
     [tenantId, sandbox, key, now],
@@ -40,14 +51,30 @@ export async function findAnswer(sql: Queryable, tenantId: string, sandbox: bool
 }
 
 /** Records the answer; call it in the transaction that made it, holding the key's lock. An expired entry is replaced. */
-export async function saveAnswer(sql: SqlRunner, tenantId: string, sandbox: boolean, key: string, answer: StoredAnswer, now: Date): Promise<void> {
+export async function saveAnswer(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  key: string,
+  answer: StoredAnswer,
+  now: Date,
+): Promise<void> {
   await sql.query(
     `INSERT INTO lead_idempotency (tenant_id, sandbox, key, request_hash, status, body, created_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (tenant_id, sandbox, key) DO UPDATE
        SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, body = EXCLUDED.body,
            created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-    [tenantId, sandbox, key, answer.requestHash, answer.status, JSON.stringify(answer.body), now, new Date(now.getTime() + IDEMPOTENCY_WINDOW_MS)],
+    [
+      tenantId,
+      sandbox,
+      key,
+      answer.requestHash,
+      answer.status,
+      JSON.stringify(answer.body),
+      now,
+      new Date(now.getTime() + IDEMPOTENCY_WINDOW_MS),
+    ],
   );
 }
 

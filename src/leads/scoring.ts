@@ -8,7 +8,22 @@ const DEGREES = new Set(['bachelors', 'masters', 'doctorate']);
  * (5 more for a degree), English test 15, passport available 10, two or more years of work experience 5;
  * minus 5 per previous refusal (at most 20). Documented in docs/decisions.md.
  */
-export function scoreLead(s: Pick<LeadSubmission, 'phone' | 'email' | 'visa_type' | 'country_interest' | 'intake' | 'course' | 'highest_qualification' | 'english_test' | 'passport_available' | 'work_experience_years' | 'previous_refusals'>): number {
+export function scoreLead(
+  s: Pick<
+    LeadSubmission,
+    | 'phone'
+    | 'email'
+    | 'visa_type'
+    | 'country_interest'
+    | 'intake'
+    | 'course'
+    | 'highest_qualification'
+    | 'english_test'
+    | 'passport_available'
+    | 'work_experience_years'
+    | 'previous_refusals'
+  >,
+): number {
   let score = 0;
   if (s.phone) score += 15;
   if (s.email) score += 10;

@@ -12,6 +12,7 @@ export const MAX_MESSAGE_LINKS = 3;
 export function spamReason(body: Pick<LeadCreateBody, 'website' | 'full_name' | 'message'>): string | undefined {
   if (typeof body.website === 'string' && body.website.trim() !== '') return 'honeypot';
   if (typeof body.full_name === 'string' && LINK.test(body.full_name)) return 'link_in_name';
-  if (typeof body.message === 'string' && (body.message.match(LINKS)?.length ?? 0) > MAX_MESSAGE_LINKS) return 'links_in_message';
+  if (typeof body.message === 'string' && (body.message.match(LINKS)?.length ?? 0) > MAX_MESSAGE_LINKS)
+    return 'links_in_message';
   return undefined;
 }

@@ -84,7 +84,9 @@ export function normaliseSubmission(
     const raw = ok(field) ? text(body[field]) : null;
     if (raw === null) return null;
     const e164 = normalisePhone(raw, settings.default_phone_country);
-    if (!e164) problems[field] = `is not a valid phone number (international format, or a ${settings.default_phone_country} number)`;
+    if (!e164)
+      problems[field] =
+        `is not a valid phone number (international format, or a ${settings.default_phone_country} number)`;
     return e164 ?? null;
   };
   const phone = phoneField('phone');
@@ -133,7 +135,9 @@ export function normaliseSubmission(
 
   const custom: Record<string, unknown> = {};
   if (ok('custom_fields') && body.custom_fields) {
-    for (const [key, value] of Object.entries(checkCustomFields(settings.custom_fields, body.custom_fields, problems))) {
+    for (const [key, value] of Object.entries(
+      checkCustomFields(settings.custom_fields, body.custom_fields, problems),
+    )) {
       if (value !== null) custom[key] = value;
     }
   }

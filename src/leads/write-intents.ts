@@ -1,6 +1,5 @@
 import type { StoreTransaction } from '../events/event-store.js';
 import type { Statement } from '../storage/postgres.js';
-import { quoteLiteral } from '../storage/statement-script.js';
 
 /** A registered write older than this is taken to be stuck (a hung process) and no longer holds readers back. */
 export const INTENT_EXPIRY_MS = 2 * 60 * 1000;
@@ -10,8 +9,8 @@ export const INTENT_EXPIRY_MS = 2 * 60 * 1000;
  * registered write of the workspace and mode, so a write that commits late cannot carry an updated_at below what a
  * client already saw.
  *
- * A write registers by naming its database session for the length of its transaction: `SET LOCAL application_name`
- * to `vcrm-w:<tenant>:<l|t>:<ms>`, where `<ms>` is the time it will not go below. PostgreSQL publishes a session's
+ * A write registers by naming its database session for the length of its transaction: `set_config('application_name',
+ * $1, true)` with `vcrm-w:<tenant>:<l|t>:<ms>`, where `<ms>` is the time it will not go below. PostgreSQL publishes a session's
  * application_name in `pg_stat_activity` the moment it is set, to every role, with no commit and no row written, and
  * puts the old name back when the transaction commits or aborts (after a commit is visible). Readers take the oldest
  * such time of their workspace and mode (`inFlightFloorMsSql`). A write reads its own time only after the round trip
@@ -36,7 +35,7 @@ export function writeIntent(tenantId: string, sandbox: boolean, clock: () => Dat
   const at = clock();
   // 6 + 36 + 4 + 13 characters: within PostgreSQL's 63-byte limit for names, so nothing is cut off.
   const name = `${intentPrefix(tenantId, sandbox)}${at.getTime()}`;
-  return { at, registration: { text: `SET LOCAL application_name = ${quoteLiteral(name)}`, values: [] } };
+  return { at, registration: { text: "SELECT set_config('application_name', $1, true)", values: [name] } };
 }
 
 /**

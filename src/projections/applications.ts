@@ -1,12 +1,19 @@
-import { APPLICATION_EVENT_TYPES, applicationStatus, evolve, type ApplicationEvent, type ApplicationState, type ApplicationStatus } from '../domain/applications/index.js';
+import {
+  APPLICATION_EVENT_TYPES,
+  applicationStatus,
+  evolve,
+  type ApplicationEvent,
+  type ApplicationState,
+  type ApplicationStatus,
+} from '../domain/applications/index.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
-import type { SqlRunner } from '../storage/write-batch.js';
 import type { Projection } from './projection.js';
 
 /** A stored event of an application stream as the domain's event type (the stream only ever holds what decide made). */
 export function toApplicationEvent(event: RecordedEvent): ApplicationEvent {
-  if (!(APPLICATION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new Error(`${event.type} is not an application event`);
+  if (!(APPLICATION_EVENT_TYPES as readonly string[]).includes(event.type))
+    throw new Error(`${event.type} is not an application event`);
   return { type: event.type, data: event.data } as ApplicationEvent;
 }
 
@@ -15,19 +22,32 @@ export const applicationsProjection: Projection = {
   name: 'applications',
   tables: ['applications'],
   eventTypes: APPLICATION_EVENT_TYPES,
-  async apply(sql: SqlRunner, stored: RecordedEvent): Promise<void> {
+  async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
     const event = toApplicationEvent(stored);
     if (event.type === 'application.opened') {
       const state = evolve(null, event);
       await sql.query(
         `INSERT INTO applications (id, tenant_id, sandbox, lead_id, number, case_ref, state, status, revision, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-        [state.id, stored.tenantId, stored.sandbox, state.lead_id, state.number, state.case_ref, JSON.stringify(state), JSON.stringify(applicationStatus(state)), stored.revision, stored.createdAt],
+        [
+          state.id,
+          stored.tenantId,
+          stored.sandbox,
+          state.lead_id,
+          state.number,
+          state.case_ref,
+          JSON.stringify(state),
+          JSON.stringify(applicationStatus(state)),
+          stored.revision,
+          stored.createdAt,
+        ],
       );
       return;
     }
     const id = stored.streamId.slice('application-'.length);
-    const row = (await sql.query<{ state: ApplicationState }>('SELECT state FROM applications WHERE id = $1 FOR UPDATE', [id])).rows[0];
+    const row = (
+      await sql.query<{ state: ApplicationState }>('SELECT state FROM applications WHERE id = $1 FOR UPDATE', [id])
+    ).rows[0];
     if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
     const state = evolve(row.state, event);
     await sql.query('UPDATE applications SET state = $2, status = $3, revision = $4, updated_at = $5 WHERE id = $1', [
@@ -51,7 +71,12 @@ export interface ApplicationRow {
 }
 
 /** One case of a tenant in one mode; undefined for another tenant's, the other mode's or an unknown id. */
-export async function findApplication(sql: Queryable, tenantId: string, sandbox: boolean, id: string): Promise<ApplicationRow | undefined> {
+export async function findApplication(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  id: string,
+): Promise<ApplicationRow | undefined> {
   const result = await sql.query<ApplicationRow>(
     'SELECT id, lead_id, sandbox, state, status, created_at, updated_at FROM applications WHERE id = $1 AND tenant_id = $2 AND sandbox = $3',
     [id, tenantId, sandbox],
@@ -59,6 +84,11 @@ export async function findApplication(sql: Queryable, tenantId: string, sandbox:
   return result.rows[0];
 }
 
-export async function findApplicationStatus(sql: Queryable, tenantId: string, sandbox: boolean, id: string): Promise<ApplicationStatus | undefined> {
+export async function findApplicationStatus(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  id: string,
+): Promise<ApplicationStatus | undefined> {
   return (await findApplication(sql, tenantId, sandbox, id))?.status;
 }

@@ -1,22 +1,31 @@
 import type { Lead } from '../domain/leads/lead.js';
-import type { Queryable, Statement } from '../storage/postgres.js';
+import type { Queryable } from '../storage/postgres.js';
 import type pg from 'pg';
 import { INTENT_EXPIRY_MS, inFlightFloorMsSql, intentPrefix } from '../leads/write-intents.js';
-import { runScriptResults } from '../storage/statement-script.js';
+import { inTransaction } from '../storage/pipeline.js';
 import { quotaPeriod, quotaUsedSql } from '../workspaces/quota.js';
 
 /** The public Lead, from this workspace and mode only. */
-export async function findLead(sql: Queryable, tenantId: string, sandbox: boolean, leadId: string): Promise<Lead | undefined> {
+export async function findLead(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  leadId: string,
+): Promise<Lead | undefined> {
   return (await findLeadRow(sql, tenantId, sandbox, leadId))?.lead;
 }
 
 /** The lead with the last revision of its stream, for a command that appends after it. */
-export async function findLeadRow(sql: Queryable, tenantId: string, sandbox: boolean, leadId: string): Promise<{ lead: Lead; revision: number } | undefined> {
-  const result = await sql.query<{ body: Lead; revision: number }>('SELECT body, revision FROM leads WHERE id = $1 AND tenant_id = $2 AND sandbox = $3', [
-    leadId,
-    tenantId,
-    sandbox,
-  ]);
+export async function findLeadRow(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  leadId: string,
+): Promise<{ lead: Lead; revision: number } | undefined> {
+  const result = await sql.query<{ body: Lead; revision: number }>(
+    'SELECT body, revision FROM leads WHERE id = $1 AND tenant_id = $2 AND sandbox = $3',
+    [leadId, tenantId, sandbox],
+  );
   const row = result.rows[0];
   return row ? { lead: row.body, revision: row.revision } : undefined;
 }
@@ -38,7 +47,12 @@ export async function captureLookup(
   quota: { metric: string; at: Date } | null,
 ): Promise<CaptureLookup> {
   // One lookup per unique index (an OR across both would not use them), the earliest-created lead first.
-  const result = await sql.query<{ body: Lead | null; phone: string | null; email: string | null; quota_used: number | null }>(
+  const result = await sql.query<{
+    body: Lead | null;
+    phone: string | null;
+    email: string | null;
+    quota_used: number | null;
+  }>(
     `SELECT m.body, m.phone, m.email,
             CASE WHEN $5::text IS NOT NULL THEN ${quotaUsedSql('$1', '$5', '$6')} END AS quota_used
        FROM (SELECT 1) AS one
@@ -57,35 +71,6 @@ export async function captureLookup(
   if (phone && row.phone === phone) matchedOn.push('phone');
   if (email && row.email === email) matchedOn.push('email');
   return { duplicate: { lead: row.body, matchedOn }, quotaUsed };
-}
-
-/**
- * The check a capture guessing "new lead" sends ahead of its writes: it fails the transaction (SQLSTATE VC001)
- * unless no lead of the workspace and mode has the phone or the email, the quota (if any) has room, and every lead
- * of the workspace and mode carries a time before `at`.
- *
- * The last part stands in for reading the write's time after its registration is visible (write-intents.ts): the
- * check runs after the registration (same script, later statement, its own snapshot), so every row a lister could
- * have returned without waiting for this write was committed before it and is seen here. If all of them are older
- * than `at`, a write carrying `at` lands after everything any client has been shown.
- */
-export function newLeadExpectation(
-  tenantId: string,
-  sandbox: boolean,
-  phone: string | null,
-  email: string | null,
-  at: Date,
-  quota: { limit: number; metric: string } | null,
-): Statement {
-  return {
-    text: `SELECT vcrm_expect(
-              NOT EXISTS (SELECT 1 FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3)
-              AND NOT EXISTS (SELECT 1 FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = $4)
-              AND coalesce((SELECT max(updated_at) FROM leads WHERE tenant_id = $1 AND sandbox = $2), '-infinity') < $5::timestamptz
-              AND ($6::bigint IS NULL OR ${quotaUsedSql('$1', '$7', '$8')} < $6::bigint),
-              'a new lead')`,
-    values: [tenantId, sandbox, phone, email, at, quota?.limit ?? null, quotaPeriod(at), quota?.metric ?? null],
-  };
 }
 
 export interface ListOptions {
@@ -113,41 +98,57 @@ export interface LeadPage {
  * be if one statement read both). One round trip: the floor is handed over in a setting local to the transaction.
  */
 export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolean, o: ListOptions): Promise<LeadPage> {
-  const client = await pool.connect();
-  try {
-    const [, result] = await runScriptResults<{ json: string | null; fetched: number; last_ms: string | null; last_id: string | null }>(client, [
-      {
-        // Custom plans for the page query: a generic one would not use `updated_since` as an index bound.
-        text: `SELECT set_config('plan_cache_mode', 'force_custom_plan', true),
-                      set_config('vcrm.list_floor', coalesce(${inFlightFloorMsSql('$1::text', '$2::bigint')}::text, ''), true)`,
-        values: [intentPrefix(tenantId, sandbox), o.now.getTime() - INTENT_EXPIRY_MS],
-      },
-      {
-        // One row more than the page tells whether another follows; the stored body is exactly the public Lead (the
-        // projection writes nothing else), so it is passed on as it is. The page's last row gives the next cursor.
-        text: `SELECT string_agg(p.body::text, ',' ORDER BY p.n) FILTER (WHERE p.n <= $8) AS json,
-                      count(*)::int AS fetched,
-                      max(p.at_ms) FILTER (WHERE p.n = $8) AS last_ms,
-                      max(p.id::text) FILTER (WHERE p.n = $8) AS last_id
-                 FROM (SELECT body, id, floor(extract(epoch FROM updated_at) * 1000)::bigint AS at_ms,
-                              row_number() OVER (ORDER BY updated_at, id) AS n
-                         FROM leads
-                        WHERE tenant_id = $1 AND sandbox = $2
-                          AND ($3::timestamptz IS NULL OR updated_at >= $3)
-                          AND ($4::timestamptz IS NULL OR (updated_at, id) > ($4, $5::uuid))
-                          AND updated_at < $6::timestamptz
-                          AND updated_at < coalesce(timestamptz 'epoch' + nullif(current_setting('vcrm.list_floor', true), '')::bigint * interval '1 millisecond', 'infinity')
-                        ORDER BY updated_at, id
-                        LIMIT $7) AS p`,
-        values: [tenantId, sandbox, o.updatedSince ?? null, o.after?.updatedAt ?? null, o.after?.id ?? null, o.now, o.limit + 1, o.limit],
-      },
-    ]);
-    const row = result!.rows[0]!;
-    const next = row.fetched > o.limit && row.last_ms !== null && row.last_id !== null ? { updatedAt: new Date(Number(row.last_ms)), id: row.last_id } : null;
-    return { json: row.json ?? '', next };
-  } finally {
-    client.release();
-  }
+  // One transaction, so that the floor the first statement sets is there for the second; one round trip, because the
+  // page is handed back unread and COMMIT is sent behind it before anyone waits (a failure of either fails COMMIT).
+  const { page } = await inTransaction(pool, async (tx) => {
+    tx.send(
+      `SELECT set_config('vcrm.list_floor', coalesce(${inFlightFloorMsSql('$1::text', '$2::bigint')}::text, ''), true)`,
+      [intentPrefix(tenantId, sandbox), o.now.getTime() - INTENT_EXPIRY_MS],
+    );
+    // One row more than the page tells whether another follows; the stored body is exactly the public Lead (the
+    // projection writes nothing else), so it is passed on as it is. The page's last row gives the next cursor.
+    // Unnamed, so that it is planned for its own values each time (a generic plan would not use `updated_since` as an
+    // index bound).
+    const page = tx.queryUnprepared<{
+      json: string | null;
+      fetched: number;
+      last_ms: string | null;
+      last_id: string | null;
+    }>(
+      `SELECT string_agg(p.body::text, ',' ORDER BY p.n) FILTER (WHERE p.n <= $8) AS json,
+              count(*)::int AS fetched,
+              max(p.at_ms) FILTER (WHERE p.n = $8) AS last_ms,
+              max(p.id::text) FILTER (WHERE p.n = $8) AS last_id
+         FROM (SELECT body, id, floor(extract(epoch FROM updated_at) * 1000)::bigint AS at_ms,
+                      row_number() OVER (ORDER BY updated_at, id) AS n
+                 FROM leads
+                WHERE tenant_id = $1 AND sandbox = $2
+                  AND ($3::timestamptz IS NULL OR updated_at >= $3)
+                  AND ($4::timestamptz IS NULL OR (updated_at, id) > ($4, $5::uuid))
+                  AND updated_at < $6::timestamptz
+                  AND updated_at < coalesce(timestamptz 'epoch' + nullif(current_setting('vcrm.list_floor', true), '')::bigint * interval '1 millisecond', 'infinity')
+                ORDER BY updated_at, id
+                LIMIT $7) AS p`,
+      [
+        tenantId,
+        sandbox,
+        o.updatedSince ?? null,
+        o.after?.updatedAt ?? null,
+        o.after?.id ?? null,
+        o.now,
+        o.limit + 1,
+        o.limit,
+      ],
+    );
+    page.catch(() => undefined); // read below, once COMMIT has answered
+    return { page };
+  });
+  const row = (await page).rows[0]!;
+  const next =
+    row.fetched > o.limit && row.last_ms !== null && row.last_id !== null
+      ? { updatedAt: new Date(Number(row.last_ms)), id: row.last_id }
+      : null;
+  return { json: row.json ?? '', next };
 }
 
 export interface SandboxSubmission {
@@ -161,7 +162,12 @@ export interface SandboxSubmission {
 }
 
 /** What a test key submitted: every lead it created and every enquiry it added, newest first. */
-export async function sandboxSubmissions(sql: Queryable, tenantId: string, keyId: string, limit = 100): Promise<SandboxSubmission[]> {
+export async function sandboxSubmissions(
+  sql: Queryable,
+  tenantId: string,
+  keyId: string,
+  limit = 100,
+): Promise<SandboxSubmission[]> {
   const result = await sql.query<SandboxSubmission>(
     `SELECT created_at AS received_at,
             CASE WHEN type = 'lead.created' THEN 'created' ELSE 'duplicate' END AS outcome,

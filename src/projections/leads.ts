@@ -1,21 +1,38 @@
 import { LeadEventType, type Lead } from '../domain/leads/lead.js';
 import { leadFromPayload } from '../domain/leads/evolve.js';
 import type { RecordedEvent } from '../events/types.js';
-import type { SqlRunner } from '../storage/write-batch.js';
+import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
 
-const PUBLIC = new Set<string>([LeadEventType.updated, LeadEventType.assigned, LeadEventType.lost, LeadEventType.converted]);
+const PUBLIC = new Set<string>([
+  LeadEventType.updated,
+  LeadEventType.assigned,
+  LeadEventType.lost,
+  LeadEventType.converted,
+]);
 
 /** The `leads` table: one row per lead, the public shape in `body`, kept at the stream's last revision. */
 export const leadsProjection: Projection = {
   name: 'leads',
   tables: ['leads'],
   eventTypes: Object.values(LeadEventType),
-  async apply(sql: SqlRunner, event: RecordedEvent): Promise<void> {
+  async apply(sql: Queryable, event: RecordedEvent): Promise<void> {
     if (event.type === LeadEventType.created) {
       const payload = event.data.payload as Record<string, unknown>;
       const lead = leadFromPayload(payload);
-      const columns = [lead.id, event.tenantId, event.sandbox, event.revision, lead.phone, lead.email, lead.branch.id, lead.owner?.id ?? null, lead.converted, lead.created_at, lead.updated_at];
+      const columns = [
+        lead.id,
+        event.tenantId,
+        event.sandbox,
+        event.revision,
+        lead.phone,
+        lead.email,
+        lead.branch.id,
+        lead.owner?.id ?? null,
+        lead.converted,
+        lead.created_at,
+        lead.updated_at,
+      ];
       // The body is the Lead's JSON text, its fields in the spec's order (the column is json: kept as written).
       await sql.query(
         `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
@@ -27,14 +44,10 @@ export const leadsProjection: Projection = {
     const id = event.streamId.slice('lead-'.length);
     if (PUBLIC.has(event.type)) {
       const lead: Lead = leadFromPayload(event.data.payload as Record<string, unknown>);
-      await sql.query('UPDATE leads SET revision = $2, owner_id = $3, converted = $4, updated_at = $5, body = $6 WHERE id = $1', [
-        id,
-        event.revision,
-        lead.owner?.id ?? null,
-        lead.converted,
-        lead.updated_at,
-        JSON.stringify(lead),
-      ]);
+      await sql.query(
+        'UPDATE leads SET revision = $2, owner_id = $3, converted = $4, updated_at = $5, body = $6 WHERE id = $1',
+        [id, event.revision, lead.owner?.id ?? null, lead.converted, lead.updated_at, JSON.stringify(lead)],
+      );
       return;
     }
     // Timeline entries (enquiries, notes) move only the activity time, which is also a change a sync must see. They

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../events/types.js';
-import type { SqlRunner } from '../storage/write-batch.js';
+import type { Queryable } from '../storage/postgres.js';
 
 /**
  * A read model kept in PostgreSQL tables. Inline projections run inside the appending transaction, so an answer
@@ -12,5 +12,5 @@ export interface Projection {
   /** Event types this projection reads; others are never passed to apply. */
   eventTypes: readonly string[];
   /** Writes may be batched until the next read or COMMIT: read rows back with a SELECT, never through rowCount. */
-  apply(sql: SqlRunner, event: RecordedEvent): Promise<void>;
+  apply(sql: Queryable, event: RecordedEvent): Promise<void>;
 }

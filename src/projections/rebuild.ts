@@ -4,13 +4,19 @@ import { START_OF_LOG, type GlobalPosition } from '../events/types.js';
 import { withTransaction } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
 
-const BATCH = 1000;
+/** Events read per round trip; the log is read in global order, batch after batch. */
+export const REBUILD_BATCH = 1000;
 
 /**
  * Drops the rows of every read model and replays the whole log into them, in one transaction. Appends wait
  * meanwhile (the events table is locked in SHARE mode), so the rebuilt rows equal what live projection gives.
  */
-export async function rebuildReadModels(pool: pg.Pool, projections: readonly Projection[]): Promise<{ events: number }> {
+export async function rebuildReadModels(
+  pool: pg.Pool,
+  projections: readonly Projection[],
+  options: { batchSize?: number } = {},
+): Promise<{ events: number }> {
+  const batchSize = options.batchSize ?? REBUILD_BATCH;
   return withTransaction(pool, async (sql) => {
     await sql.query('LOCK TABLE events IN SHARE MODE');
     const tables = projections.flatMap((p) => p.tables);
@@ -19,7 +25,7 @@ export async function rebuildReadModels(pool: pg.Pool, projections: readonly Pro
     let count = 0;
     for (;;) {
       // With the table locked no transaction is appending, so everything this snapshot sees is the whole log.
-      const batch = await readAllWith(sql, after, BATCH, false);
+      const batch = await readAllWith(sql, after, batchSize, false);
       if (batch.length === 0) break;
       await applyProjections(sql, projections, batch);
       count += batch.length;

@@ -2,7 +2,6 @@ import { ENDPOINT_EVENTS } from '../domain/webhooks/endpoint.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { EventKind } from '../shared/enums.js';
 import type { Queryable } from '../storage/postgres.js';
-import type { SqlRunner } from '../storage/write-batch.js';
 import type { Projection } from './projection.js';
 
 export interface EndpointRow {
@@ -42,7 +41,10 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** previous_secret_valid_until is shown while the previous secret still signs, and null once it no longer does. */
 export function toPublicEndpoint(row: EndpointRow, now: Date): PublicEndpoint {
-  const overlap = row.previous_secret_valid_until && row.previous_secret_valid_until.getTime() > now.getTime() ? row.previous_secret_valid_until : null;
+  const overlap =
+    row.previous_secret_valid_until && row.previous_secret_valid_until.getTime() > now.getTime()
+      ? row.previous_secret_valid_until
+      : null;
   return {
     id: row.id,
     url: row.url,
@@ -63,26 +65,44 @@ const SELECT = `SELECT e.id, e.tenant_id, e.sandbox, e.url, e.description, e.eve
   FROM webhook_endpoints e LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = e.id`;
 
 export async function listEndpoints(sql: Queryable, tenantId: string, sandbox: boolean): Promise<EndpointRow[]> {
-  return (await sql.query<EndpointRow>(`${SELECT} WHERE e.tenant_id = $1 AND e.sandbox = $2 ORDER BY e.created_at, e.id`, [tenantId, sandbox])).rows;
+  return (
+    await sql.query<EndpointRow>(`${SELECT} WHERE e.tenant_id = $1 AND e.sandbox = $2 ORDER BY e.created_at, e.id`, [
+      tenantId,
+      sandbox,
+    ])
+  ).rows;
 }
 
 /** Every endpoint of a workspace, live and test (for the workspace UI). */
 export async function listAllEndpoints(sql: Queryable, tenantId: string): Promise<EndpointRow[]> {
-  return (await sql.query<EndpointRow>(`${SELECT} WHERE e.tenant_id = $1 ORDER BY e.sandbox, e.created_at, e.id`, [tenantId])).rows;
+  return (
+    await sql.query<EndpointRow>(`${SELECT} WHERE e.tenant_id = $1 ORDER BY e.sandbox, e.created_at, e.id`, [tenantId])
+  ).rows;
 }
 
 /** The endpoint with this id in the workspace; `sandbox` undefined matches either mode. */
-export async function findEndpoint(sql: Queryable, tenantId: string, id: string, sandbox?: boolean): Promise<EndpointRow | undefined> {
-  const result = await sql.query<EndpointRow>(`${SELECT} WHERE e.tenant_id = $1 AND e.id = $2 AND ($3::boolean IS NULL OR e.sandbox = $3)`, [tenantId, id, sandbox ?? null]);
+export async function findEndpoint(
+  sql: Queryable,
+  tenantId: string,
+  id: string,
+  sandbox?: boolean,
+): Promise<EndpointRow | undefined> {
+  const result = await sql.query<EndpointRow>(
+    `${SELECT} WHERE e.tenant_id = $1 AND e.id = $2 AND ($3::boolean IS NULL OR e.sandbox = $3)`,
+    [tenantId, id, sandbox ?? null],
+  );
   return result.rows[0];
 }
 
 export async function countEndpoints(sql: Queryable, tenantId: string, sandbox: boolean): Promise<number> {
-  const result = await sql.query<{ count: number }>('SELECT count(*)::int AS count FROM webhook_endpoints WHERE tenant_id = $1 AND sandbox = $2', [tenantId, sandbox]);
+  const result = await sql.query<{ count: number }>(
+    'SELECT count(*)::int AS count FROM webhook_endpoints WHERE tenant_id = $1 AND sandbox = $2',
+    [tenantId, sandbox],
+  );
   return result.rows[0]!.count;
 }
 
-async function apply(sql: SqlRunner, event: RecordedEvent): Promise<void> {
+async function apply(sql: Queryable, event: RecordedEvent): Promise<void> {
   const d = event.data;
   const id = String(d.endpoint_id);
   switch (event.type) {
@@ -92,17 +112,33 @@ async function apply(sql: SqlRunner, event: RecordedEvent): Promise<void> {
         // (a new stream's event has no position until its INSERT runs, just before this one).
         `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, description, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position)
          SELECT $1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, e.tx_id, e.position FROM events e WHERE e.id = $9`,
-        [id, event.tenantId, event.sandbox, d.url, d.description ?? null, d.events, d.sealed_secret, event.createdAt, event.id],
+        [
+          id,
+          event.tenantId,
+          event.sandbox,
+          d.url,
+          d.description ?? null,
+          d.events,
+          d.sealed_secret,
+          event.createdAt,
+          event.id,
+        ],
       );
       return;
     case ENDPOINT_EVENTS.deleted:
       await sql.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
       return;
     case ENDPOINT_EVENTS.paused:
-      await sql.query(`UPDATE webhook_endpoints SET status = 'paused', paused_reason = $2, paused_at = $3, updated_at = $3 WHERE id = $1`, [id, d.reason, event.createdAt]);
+      await sql.query(
+        `UPDATE webhook_endpoints SET status = 'paused', paused_reason = $2, paused_at = $3, updated_at = $3 WHERE id = $1`,
+        [id, d.reason, event.createdAt],
+      );
       return;
     case ENDPOINT_EVENTS.resumed:
-      await sql.query(`UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, paused_at = NULL, updated_at = $2 WHERE id = $1`, [id, event.createdAt]);
+      await sql.query(
+        `UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, paused_at = NULL, updated_at = $2 WHERE id = $1`,
+        [id, event.createdAt],
+      );
       return;
     case ENDPOINT_EVENTS.secretRotated:
       await sql.query(
@@ -116,6 +152,12 @@ async function apply(sql: SqlRunner, event: RecordedEvent): Promise<void> {
 export const webhookEndpointsProjection: Projection = {
   name: 'webhook endpoints',
   tables: ['webhook_endpoints'],
-  eventTypes: [ENDPOINT_EVENTS.created, ENDPOINT_EVENTS.deleted, ENDPOINT_EVENTS.paused, ENDPOINT_EVENTS.resumed, ENDPOINT_EVENTS.secretRotated],
+  eventTypes: [
+    ENDPOINT_EVENTS.created,
+    ENDPOINT_EVENTS.deleted,
+    ENDPOINT_EVENTS.paused,
+    ENDPOINT_EVENTS.resumed,
+    ENDPOINT_EVENTS.secretRotated,
+  ],
   apply,
 };

@@ -1,4 +1,11 @@
-import { decide, refill, type BucketRequest, type RateLimitStore, type TakeResult, type Tokens } from './token-bucket.js';
+import {
+  decide,
+  refill,
+  type BucketRequest,
+  type RateLimitStore,
+  type TakeResult,
+  type Tokens,
+} from './token-bucket.js';
 
 /** Buckets in this process's memory: right for one API process. */
 export class MemoryRateLimitStore implements RateLimitStore {
@@ -14,6 +21,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
     requests.forEach((r, i) => this.buckets.set(r.id, { tokens: after[i]!, at: now }));
     if (++this.sweeps % 10_000 === 0) this.sweep(now, requests);
     return result;
+  }
+
+  async peek(requests: BucketRequest[]): Promise<TakeResult> {
+    const now = this.clock();
+    return decide(
+      requests,
+      requests.map((r) => refill(this.buckets.get(r.id), r.spec, now)),
+    ).result;
   }
 
   /** Drops buckets idle long enough to be full again, so memory stays bounded by active keys. */

@@ -27,6 +27,8 @@ export interface TakeResult {
 /** Takes one token from every bucket, or from none when any is empty. Stores hold buckets in memory or in Redis. */
 export interface RateLimitStore {
   take(buckets: BucketRequest[]): Promise<TakeResult>;
+  /** What `take` would answer now, taking nothing (a bucket that was never taken from is full). */
+  peek(buckets: BucketRequest[]): Promise<TakeResult>;
   close(): Promise<void>;
 }
 
@@ -51,7 +53,10 @@ export function describe(scope: string, spec: BucketSpec, tokens: number): Bucke
 }
 
 /** The pure decision shared by both stores: given each bucket's refilled tokens, allow and pick what to report. */
-export function decide(buckets: BucketRequest[], tokens: number[]): { allowed: boolean; after: number[]; result: TakeResult } {
+export function decide(
+  buckets: BucketRequest[],
+  tokens: number[],
+): { allowed: boolean; after: number[]; result: TakeResult } {
   const refusing = buckets.findIndex((_, i) => tokens[i]! < 1);
   const allowed = refusing === -1;
   const after = allowed ? tokens.map((t) => t - 1) : tokens;
@@ -64,6 +69,8 @@ export function decide(buckets: BucketRequest[], tokens: number[]): { allowed: b
       if (s.remaining < best.remaining || (s.remaining === best.remaining && s.limit < best.limit)) index = i;
     });
   }
-  const retryAfterSeconds = allowed ? 0 : Math.max(1, Math.ceil((1 - tokens[refusing]!) / buckets[refusing]!.spec.refill_per_second));
+  const retryAfterSeconds = allowed
+    ? 0
+    : Math.max(1, Math.ceil((1 - tokens[refusing]!) / buckets[refusing]!.spec.refill_per_second));
   return { allowed, after, result: { allowed, constrained: states[index]!, retryAfterSeconds } };
 }

@@ -2,7 +2,15 @@ import { Type } from 'typebox';
 
 /** Enumerations named by the specification, each written once. */
 export const VISA_TYPES = ['student', 'work', 'pr', 'visitor', 'spouse_dependent', 'business'] as const;
-export const QUALIFICATIONS = ['secondary', 'higher_secondary', 'diploma', 'bachelors', 'masters', 'doctorate', 'other'] as const;
+export const QUALIFICATIONS = [
+  'secondary',
+  'higher_secondary',
+  'diploma',
+  'bachelors',
+  'masters',
+  'doctorate',
+  'other',
+] as const;
 export const TEMPERATURES = ['hot', 'warm', 'cold'] as const;
 export const ENGLISH_TESTS = ['IELTS', 'PTE', 'TOEFL', 'DUOLINGO'] as const;
 export const FIELD_TYPES = ['text', 'number', 'date', 'dropdown', 'checkbox'] as const;

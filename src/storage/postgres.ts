@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { connectionLost, inTransaction, mayWrite, retriesAfterLoss } from './pipeline.js';
 
 /** Anything that runs SQL: the pool, a client, or a transaction's connection. */
 export interface Queryable {
@@ -14,8 +15,33 @@ export interface Statement {
 // bigint columns (event positions, counters) come back as strings unless told otherwise; numbers are safe up to 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
+/** A pool of connections; transactions on them send their statements in round trips (see pipeline.ts). */
 export function createPool(connectionString: string, max = 10): pg.Pool {
-  return survivingLostConnections(new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 }));
+  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
+  return retryingLostReads(survivingLostConnections(pool));
+}
+
+/**
+ * A read sent with `pool.query` on a pooled connection whose server process has ended since it was last used (a
+ * restart, `pg_terminate_backend`) fails with the connection; it is sent again on another one, as often as the pool
+ * could hold dead connections. Only reads: a write in its own implicit transaction may have committed before the
+ * connection was lost. (Transactions retry in `inTransaction`.)
+ */
+function retryingLostReads(pool: pg.Pool): pg.Pool {
+  const query = pool.query.bind(pool) as (config: unknown, values?: unknown) => Promise<pg.QueryResult>;
+  const retrying = async (config: string | pg.QueryConfig, values?: unknown) => {
+    const text = typeof config === 'string' ? config : config.text;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await query(config, values);
+      } catch (error) {
+        if (attempt > retriesAfterLoss(pool) || !connectionLost(error) || mayWrite(text)) throw error;
+      }
+    }
+  };
+  // pg's overloads (callbacks, streams) are not used here: every caller passes text or a config and awaits.
+  pool.query = retrying as unknown as typeof pool.query;
+  return pool;
 }
 
 /**
@@ -30,20 +56,12 @@ export function survivingLostConnections(pool: pg.Pool): pg.Pool {
   return pool;
 }
 
-/** Runs work in one READ COMMITTED transaction, rolling back on any error. */
-export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+/**
+ * Runs work in one READ COMMITTED transaction and commits; on any failure rolls back, and destroys the connection
+ * unless nothing unexpected happened on it (see `inTransaction`).
+ */
+export function withTransaction<T>(pool: pg.Pool, work: (sql: Queryable) => Promise<T>): Promise<T> {
+  return inTransaction(pool, work);
 }
 
 /** PostgreSQL error codes the code reacts to. */
@@ -51,14 +69,16 @@ export const PgCode = {
   uniqueViolation: '23505',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
-  /** Raised by vcrm_expect (migration 7): a command's guess about the database was wrong; nothing was written. */
-  expectationFailed: 'VC001',
 } as const;
 
 export function pgErrorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
+    ? error.code
+    : undefined;
 }
 
 export function pgConstraint(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'constraint' in error && typeof error.constraint === 'string' ? error.constraint : undefined;
+  return typeof error === 'object' && error !== null && 'constraint' in error && typeof error.constraint === 'string'
+    ? error.constraint
+    : undefined;
 }

@@ -27,14 +27,26 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
 const HOUR = 3_600_000;
 
 /** Starts the webhook fan-out subscriber and delivery worker of this process, and the delivery log purge. */
-export async function startWorkers(apiServices: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
+export async function startWorkers(
+  apiServices: AppServices,
+  log: Logger,
+  options: WorkerOptions = {},
+): Promise<Workers> {
   // The workers get connections of their own, so a burst of API requests cannot hold up deliveries (and the reverse).
   const pool = survivingLostConnections(new pg.Pool({ ...apiServices.pool.options, max: options.poolSize ?? 8 }));
   const services: AppServices = { ...apiServices, pool };
   const runtime = webhookRuntime(apiServices);
-  const client = new DeliveryClient({ allowLoopback: services.config.webhookAllowLoopback, resolve: runtime.resolve, ca: runtime.ca, timeoutMs: options.deliveryTimeoutMs });
+  const client = new DeliveryClient({
+    allowLoopback: services.config.webhookAllowLoopback,
+    resolve: runtime.resolve,
+    ca: runtime.ca,
+    timeoutMs: options.deliveryTimeoutMs,
+  });
   const worker = new DeliveryWorker(services, client, log, options);
-  const fanOut = new FanOutRunner(services, log, { pollIntervalMs: options.fanOutPollIntervalMs ?? options.pollIntervalMs ?? 200, onDeliveries: () => worker.wake() });
+  const fanOut = new FanOutRunner(services, log, {
+    pollIntervalMs: options.fanOutPollIntervalMs ?? options.pollIntervalMs ?? 200,
+    onDeliveries: () => worker.wake(),
+  });
   let purging: Promise<void> | undefined;
   const purge = () => (purging ??= runPurge().finally(() => (purging = undefined)));
   const runPurge = async () => {

@@ -4,7 +4,12 @@ import type { Logger } from 'pino';
 import { pauseEndpoint } from '../commands/webhooks/endpoints.js';
 import { PAUSE_THRESHOLD } from '../domain/webhooks/endpoint.js';
 import type { AppServices } from '../http/services.js';
-import { claimDueDeliveries, recordAttempts, type AttemptRecord, type ClaimedDelivery } from '../webhooks/deliveries.js';
+import {
+  claimDueDeliveries,
+  recordAttempts,
+  type AttemptRecord,
+  type ClaimedDelivery,
+} from '../webhooks/deliveries.js';
 import type { DeliveryClient, DeliveryResult } from '../webhooks/delivery-client.js';
 import { nextAttemptAt } from '../webhooks/retry-schedule.js';
 import { signatureHeader, standardSignatureHeader } from '../webhooks/signing.js';
@@ -24,7 +29,11 @@ export interface DeliveryWorkerOptions {
 }
 
 /** The headers of one attempt: the spec's, and the Standard Webhooks ones (webhook-id is the event id). */
-export function deliveryHeaders(delivery: Pick<ClaimedDelivery, 'id' | 'event_id' | 'event_type' | 'body'>, secrets: readonly string[], now: Date): Record<string, string> {
+export function deliveryHeaders(
+  delivery: Pick<ClaimedDelivery, 'id' | 'event_id' | 'event_type' | 'body'>,
+  secrets: readonly string[],
+  now: Date,
+): Record<string, string> {
   const t = Math.floor(now.getTime() / 1000);
   return {
     'content-type': 'application/json',
@@ -67,7 +76,10 @@ export class DeliveryWorker {
     this.concurrency = options.concurrency ?? 128;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
-    this.claiming = new CoalescedRun(() => this.pump(), (error) => log.error({ err: error }, 'webhook delivery worker: claiming failed'));
+    this.claiming = new CoalescedRun(
+      () => this.pump(),
+      (error) => log.error({ err: error }, 'webhook delivery worker: claiming failed'),
+    );
   }
 
   start(): void {
@@ -86,12 +98,20 @@ export class DeliveryWorker {
     const batch = Math.max(1, Math.min(100, Math.floor(this.concurrency / 2)));
     while (this.running && (this.inFlight === 0 || this.concurrency - this.inFlight >= batch)) {
       const now = this.services.now();
-      const claimed = await claimDueDeliveries(this.services.pool, this.id, now, new Date(now.getTime() + this.leaseMs), this.concurrency - this.inFlight);
+      const claimed = await claimDueDeliveries(
+        this.services.pool,
+        this.id,
+        now,
+        new Date(now.getTime() + this.leaseMs),
+        this.concurrency - this.inFlight,
+      );
       if (claimed.length === 0) return;
       for (const delivery of claimed) {
         this.inFlight++;
         const task = this.deliver(delivery)
-          .catch((error: unknown) => this.log.error({ err: error, delivery_id: delivery.id }, 'webhook delivery failed to record'))
+          .catch((error: unknown) =>
+            this.log.error({ err: error, delivery_id: delivery.id }, 'webhook delivery failed to record'),
+          )
           .finally(() => {
             this.inFlight--;
             this.sending.delete(task);
@@ -103,9 +123,13 @@ export class DeliveryWorker {
   }
 
   private secrets(delivery: ClaimedDelivery, now: Date): string[] {
-    const secrets = [this.services.secretBox.open(delivery.sealed_secret)];
-    if (delivery.previous_sealed_secret && delivery.previous_secret_valid_until && delivery.previous_secret_valid_until.getTime() > now.getTime()) {
-      secrets.push(this.services.secretBox.open(delivery.previous_sealed_secret));
+    const secrets = [this.services.secretBox.webhookSecrets.open(delivery.sealed_secret)];
+    if (
+      delivery.previous_sealed_secret &&
+      delivery.previous_secret_valid_until &&
+      delivery.previous_secret_valid_until.getTime() > now.getTime()
+    ) {
+      secrets.push(this.services.secretBox.webhookSecrets.open(delivery.previous_sealed_secret));
     }
     return secrets;
   }
@@ -117,7 +141,15 @@ export class DeliveryWorker {
     try {
       result = await this.client.post(delivery.url, headers, delivery.body);
     } catch (error) {
-      result = { ok: false, status: null, headers: null, body: null, durationMs: 0, error: error instanceof Error ? error.message : String(error), address: null };
+      result = {
+        ok: false,
+        status: null,
+        headers: null,
+        body: null,
+        durationMs: 0,
+        error: error instanceof Error ? error.message : String(error),
+        address: null,
+      };
     }
     const finishedAt = this.services.now();
     const attempt = delivery.attempts + 1;
@@ -154,14 +186,19 @@ export class DeliveryWorker {
         const toPause = new Map<string, number>();
         for (const { delivery, record } of batch) {
           if (!recorded.has(delivery.id)) {
-            this.log.warn({ delivery_id: delivery.id }, 'webhook delivery: the lease ended before the attempt was recorded');
+            this.log.warn(
+              { delivery_id: delivery.id },
+              'webhook delivery: the lease ended before the attempt was recorded',
+            );
             continue;
           }
           const failures = recorded.get(delivery.id);
-          if (!record.ok && failures != null && failures >= PAUSE_THRESHOLD && delivery.endpoint_status === 'active') toPause.set(delivery.endpoint_id, failures);
+          if (!record.ok && failures != null && failures >= PAUSE_THRESHOLD && delivery.endpoint_status === 'active')
+            toPause.set(delivery.endpoint_id, failures);
         }
         for (const [endpointId, failures] of toPause) {
-          if (await pauseEndpoint(this.services, endpointId, failures)) this.log.warn({ endpoint_id: endpointId, consecutive_failures: failures }, 'webhook endpoint paused');
+          if (await pauseEndpoint(this.services, endpointId, failures))
+            this.log.warn({ endpoint_id: endpointId, consecutive_failures: failures }, 'webhook endpoint paused');
         }
       })
       // Unrecorded attempts keep their lease until it ends; then they are claimed and sent again (at least once).

@@ -14,7 +14,10 @@ export class FanOutRunner {
     log: Pick<Logger, 'error'>,
     private readonly options: { pollIntervalMs?: number; batchSize?: number; onDeliveries?: () => void } = {},
   ) {
-    this.pass = new CoalescedRun(() => this.catchUp(), (error) => log.error({ err: error }, 'webhook fan-out failed'));
+    this.pass = new CoalescedRun(
+      () => this.catchUp(),
+      (error) => log.error({ err: error }, 'webhook fan-out failed'),
+    );
   }
 
   start(): void {

@@ -22,17 +22,21 @@ export interface FanOutResult {
  */
 export async function fanOutBatch(pool: pg.Pool, now: Date, batchSize = 500): Promise<FanOutResult> {
   return withTransaction(pool, async (sql) => {
-    const checkpoint = await sql.query<{ tx_id: string; position: number }>(
-      'SELECT tx_id::text AS tx_id, position FROM subscription_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED',
+    const checkpoint = await sql.query<{ tx_id_text: string; position: number }>(
+      'SELECT tx_id::text AS tx_id_text, position FROM subscription_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED',
       [FANOUT_SUBSCRIPTION],
     );
     const at = checkpoint.rows[0];
     if (!at) {
       const exists = await sql.query('SELECT 1 FROM subscription_checkpoints WHERE name = $1', [FANOUT_SUBSCRIPTION]);
-      if (exists.rowCount === 0) await sql.query("INSERT INTO subscription_checkpoints (name, tx_id, position) VALUES ($1, '0', 0) ON CONFLICT DO NOTHING", [FANOUT_SUBSCRIPTION]);
+      if (exists.rowCount === 0)
+        await sql.query(
+          "INSERT INTO subscription_checkpoints (name, tx_id, position) VALUES ($1, '0', 0) ON CONFLICT DO NOTHING",
+          [FANOUT_SUBSCRIPTION],
+        );
       return { events: 0, deliveries: 0, busy: exists.rowCount !== 0 };
     }
-    const events = await readAllWith(sql, { txId: at.tx_id, position: at.position }, batchSize);
+    const events = await readAllWith(sql, { txId: at.tx_id_text, position: at.position }, batchSize);
     if (events.length === 0) return { events: 0, deliveries: 0, busy: false };
     const deliverable = events.flatMap((event) => {
       const body = envelopeBody(event);
@@ -65,7 +69,10 @@ export async function fanOutBatch(pool: pg.Pool, now: Date, batchSize = 500): Pr
       deliveries = inserted.rowCount ?? 0;
     }
     const last = events[events.length - 1]!.position;
-    await sql.query('UPDATE subscription_checkpoints SET tx_id = $2::xid8, position = $3, updated_at = $4 WHERE name = $1', [FANOUT_SUBSCRIPTION, last.txId, last.position, now]);
+    await sql.query(
+      'UPDATE subscription_checkpoints SET tx_id = $2::xid8, position = $3, updated_at = $4 WHERE name = $1',
+      [FANOUT_SUBSCRIPTION, last.txId, last.position, now],
+    );
     if (deliveries > 0) await sql.query(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
     return { events: events.length, deliveries, busy: false };
   });

@@ -47,7 +47,8 @@ export function addressProblem(raw: string, allowLoopback: boolean): string | nu
     if (v6.isIPv4MappedAddress()) return addressProblem(v6.toIPv4Address().toString(), allowLoopback);
     const range = v6.range();
     if (range === 'loopback' && allowLoopback) return null;
-    if (range !== 'unicast' || !v6.match(GLOBAL_UNICAST_V6)) return `${raw} is in the ${range === 'unicast' ? 'non-global' : range} IPv6 range`;
+    if (range !== 'unicast' || !v6.match(GLOBAL_UNICAST_V6))
+      return `${raw} is in the ${range === 'unicast' ? 'non-global' : range} IPv6 range`;
     return null;
   }
   const range = (parsed as ipaddr.IPv4).range();
@@ -97,7 +98,12 @@ export async function checkWebhookTarget(raw: string, options: GuardOptions): Pr
   }
   for (const { address } of addresses) {
     const problem = addressProblem(address, options.allowLoopback);
-    if (problem) throw new RefusedAddressError(net.isIP(hostname) ? `must be a public address (${problem})` : `the host ${hostname} resolves to an internal address (${problem})`);
+    if (problem)
+      throw new RefusedAddressError(
+        net.isIP(hostname)
+          ? `must be a public address (${problem})`
+          : `the host ${hostname} resolves to an internal address (${problem})`,
+      );
   }
   const chosen = addresses[0]!;
   return { url, hostname, port, address: chosen.address, family: chosen.family };

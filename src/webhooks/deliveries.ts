@@ -26,7 +26,13 @@ export interface ClaimedDelivery {
  * while they claim, and the lease keeps them off afterwards while one sends; a lease left by a crashed worker ends and
  * the delivery is claimed again. Deliveries to paused endpoints wait (webhook.test excepted).
  */
-export async function claimDueDeliveries(sql: Queryable, owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(
+  sql: Queryable,
+  owner: string,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+): Promise<ClaimedDelivery[]> {
   const result = await sql.query<ClaimedDelivery>(
     `UPDATE webhook_deliveries d SET lease_owner = $1, lease_until = $2
        FROM (SELECT d2.id, ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until
@@ -67,7 +73,11 @@ export interface AttemptRecord {
  * lost to another worker write nothing. Returns, per recorded delivery, its endpoint's consecutive failures when the
  * batch changed them.
  */
-export async function recordAttempts(sql: Queryable, owner: string, records: readonly AttemptRecord[]): Promise<Map<string, number | null>> {
+export async function recordAttempts(
+  sql: Queryable,
+  owner: string,
+  records: readonly AttemptRecord[],
+): Promise<Map<string, number | null>> {
   const column = <T>(pick: (r: AttemptRecord) => T) => records.map(pick);
   const result = await sql.query<{ id: string; consecutive_failures: number | null }>(
     `WITH input AS (
@@ -155,11 +165,24 @@ interface DeliveryRow {
   created_at: Date;
   updated_at: Date;
   body: string;
-  log: { attempt: number; attempted_at: string; request_headers: Record<string, string>; response_status: number | null; response_headers: Record<string, string | string[]> | null; response_body: string | null; duration_ms: number; error: string | null }[];
+  log: {
+    attempt: number;
+    attempted_at: string;
+    request_headers: Record<string, string>;
+    response_status: number | null;
+    response_headers: Record<string, string | string[]> | null;
+    response_body: string | null;
+    duration_ms: number;
+    error: string | null;
+  }[];
 }
 
 /** The delivery log of one endpoint, newest first, within the retention window. `before` is the cursor (a delivery id). */
-export async function listDeliveries(sql: Queryable, endpointId: string, options: { limit: number; before?: string; now: Date }): Promise<{ data: DeliveryLogEntry[]; next_cursor: string | null }> {
+export async function listDeliveries(
+  sql: Queryable,
+  endpointId: string,
+  options: { limit: number; before?: string; now: Date },
+): Promise<{ data: DeliveryLogEntry[]; next_cursor: string | null }> {
   const since = new Date(options.now.getTime() - DELIVERY_LOG_RETENTION_MS);
   const result = await sql.query<DeliveryRow>(
     `SELECT d.id, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.resend_of, d.created_at, d.updated_at, d.body,
@@ -194,7 +217,12 @@ export async function listDeliveries(sql: Queryable, endpointId: string, options
 }
 
 /** A manual resend: a new delivery (new id) of the same event with the same body, due now. */
-export async function resendDelivery(sql: Queryable, endpointId: string, deliveryId: string, now: Date): Promise<{ id: string; event_id: string } | undefined> {
+export async function resendDelivery(
+  sql: Queryable,
+  endpointId: string,
+  deliveryId: string,
+  now: Date,
+): Promise<{ id: string; event_id: string } | undefined> {
   const result = await sql.query<{ id: string; event_id: string }>(
     `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at, resend_of, created_at, updated_at)
      SELECT $1, event_id, endpoint_id, tenant_id, sandbox, event_type, body, 'pending', $4, id, $4, $4
@@ -208,7 +236,9 @@ export async function resendDelivery(sql: Queryable, endpointId: string, deliver
 
 /** Drops log entries older than the retention window and cancels what waits for an endpoint that no longer exists. */
 export async function purgeDeliveries(sql: Queryable, now: Date): Promise<{ purged: number; cancelled: number }> {
-  const purged = await sql.query('DELETE FROM webhook_deliveries WHERE created_at < $1', [new Date(now.getTime() - DELIVERY_LOG_RETENTION_MS)]);
+  const purged = await sql.query('DELETE FROM webhook_deliveries WHERE created_at < $1', [
+    new Date(now.getTime() - DELIVERY_LOG_RETENTION_MS),
+  ]);
   const cancelled = await sql.query(
     `UPDATE webhook_deliveries d SET status = 'cancelled', lease_owner = NULL, lease_until = NULL, updated_at = $1
       WHERE d.status = 'pending' AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id)`,

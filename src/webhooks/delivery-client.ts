@@ -50,10 +50,21 @@ export class DeliveryClient {
     const started = performance.now();
     let target: CheckedTarget;
     try {
-      target = await checkWebhookTarget(url, { allowLoopback: this.options.allowLoopback, resolve: this.options.resolve });
+      target = await checkWebhookTarget(url, {
+        allowLoopback: this.options.allowLoopback,
+        resolve: this.options.resolve,
+      });
     } catch (error) {
       const reason = error instanceof RefusedAddressError ? error.message : String(error);
-      return { ok: false, status: null, headers: null, body: null, durationMs: Math.round(performance.now() - started), error: `refused: the URL ${reason}`, address: null };
+      return {
+        ok: false,
+        status: null,
+        headers: null,
+        body: null,
+        durationMs: Math.round(performance.now() - started),
+        error: `refused: the URL ${reason}`,
+        address: null,
+      };
     }
     return this.send(target, headers, body, started);
   }
@@ -67,13 +78,22 @@ export class DeliveryClient {
         oldest.destroy();
         this.agents.delete(oldestKey);
       }
-      agent = new https.Agent({ keepAlive: true, maxSockets: this.options.maxSocketsPerTarget ?? 64, ca: this.options.ca });
+      agent = new https.Agent({
+        keepAlive: true,
+        maxSockets: this.options.maxSocketsPerTarget ?? 64,
+        ca: this.options.ca,
+      });
       this.agents.set(key, agent);
     }
     return agent;
   }
 
-  private send(target: CheckedTarget, headers: Record<string, string>, body: string, started: number): Promise<DeliveryResult> {
+  private send(
+    target: CheckedTarget,
+    headers: Record<string, string>,
+    body: string,
+    started: number,
+  ): Promise<DeliveryResult> {
     const { address, family } = target;
     const pinned = ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
       if (options?.all) callback(null, [{ address, family }]);
@@ -99,7 +119,13 @@ export class DeliveryClient {
           headers: responseHeaders,
           body: status === null ? null : Buffer.concat(chunks).toString('utf8'),
           durationMs: Math.round(performance.now() - started),
-          error: error ?? (redirect ? `redirect${location ? ` to ${String(location)}` : ''} not followed` : status !== null && (status < 200 || status >= 300) ? `answered ${status}` : null),
+          error:
+            error ??
+            (redirect
+              ? `redirect${location ? ` to ${String(location)}` : ''} not followed`
+              : status !== null && (status < 200 || status >= 300)
+                ? `answered ${status}`
+                : null),
           address,
         });
       };
@@ -133,7 +159,9 @@ export class DeliveryClient {
         response.on('end', () => finish(null));
         response.on('error', () => finish(null));
       });
-      request.on('error', (error: NodeJS.ErrnoException) => finish(status === null ? (error.code ? `${error.code}: ${error.message}` : error.message) : null));
+      request.on('error', (error: NodeJS.ErrnoException) =>
+        finish(status === null ? (error.code ? `${error.code}: ${error.message}` : error.message) : null),
+      );
       request.end(payload);
     });
   }

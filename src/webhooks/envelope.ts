@@ -9,8 +9,16 @@ export const isWebhookKind = (type: string) => KINDS.has(type);
  * The delivery body of an event, or null for an internal event. The envelope is built once from the stored event
  * (whose `data.payload` is the webhook's `data`), so every attempt and every resend carries the same bytes.
  */
-export function envelopeBody(event: Pick<StoredEvent, 'id' | 'type' | 'tenantId' | 'createdAt' | 'data'>): string | null {
+export function envelopeBody(
+  event: Pick<StoredEvent, 'id' | 'type' | 'tenantId' | 'createdAt' | 'data'>,
+): string | null {
   const payload = event.data.payload;
   if (!KINDS.has(event.type) || typeof payload !== 'object' || payload === null || Array.isArray(payload)) return null;
-  return JSON.stringify({ id: event.id, event: event.type, tenant_id: event.tenantId, created_at: event.createdAt.toISOString(), data: payload });
+  return JSON.stringify({
+    id: event.id,
+    event: event.type,
+    tenant_id: event.tenantId,
+    created_at: event.createdAt.toISOString(),
+    data: payload,
+  });
 }

@@ -2,9 +2,12 @@ import { createHmac, randomInt } from 'node:crypto';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
+/** The fixed head of every webhook endpoint secret. */
+export const SECRET_PREFIX = 'whsec_';
+
 /** A new endpoint secret: `whsec_` and 32 letters and digits drawn uniformly from a CSPRNG. */
 export function generateSecret(): string {
-  let out = 'whsec_';
+  let out = SECRET_PREFIX;
   for (let i = 0; i < 32; i++) out += ALPHABET[randomInt(ALPHABET.length)];
   return out;
 }
@@ -28,6 +31,16 @@ export function standardWebhooksKey(secret: string): Buffer {
 }
 
 /** `webhook-signature`: space-separated `v1,<base64 HMAC-SHA256 of "<id>.<t>.<body>">`, one per secret. */
-export function standardSignatureHeader(secrets: readonly string[], messageId: string, timestamp: number, body: string): string {
-  return secrets.map((s) => `v1,${createHmac('sha256', standardWebhooksKey(s)).update(`${messageId}.${timestamp}.${body}`).digest('base64')}`).join(' ');
+export function standardSignatureHeader(
+  secrets: readonly string[],
+  messageId: string,
+  timestamp: number,
+  body: string,
+): string {
+  return secrets
+    .map(
+      (s) =>
+        `v1,${createHmac('sha256', standardWebhooksKey(s)).update(`${messageId}.${timestamp}.${body}`).digest('base64')}`,
+    )
+    .join(' ');
 }

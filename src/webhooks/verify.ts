@@ -59,7 +59,8 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookEnvelope {
   const { timestamp, signatures } = parseHeader(header);
   const tolerance = input.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS;
   const nowSeconds = Math.floor((input.now ?? new Date()).getTime() / 1000);
-  if (Math.abs(nowSeconds - timestamp) > tolerance) throw new WebhookVerificationError('The signature timestamp is outside the tolerance');
+  if (Math.abs(nowSeconds - timestamp) > tolerance)
+    throw new WebhookVerificationError('The signature timestamp is outside the tolerance');
   const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
   const secrets = typeof input.secret === 'string' ? [input.secret] : input.secret;
   let matched = false;

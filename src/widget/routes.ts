@@ -47,11 +47,18 @@ export function registerWidgetAssetRoutes(app: TypedApp, services: AppServices):
   });
 
   if (!services.config.serveDemo) return;
-  app.get(DEMO_PAGE_PATH, { schema: { hide: true, querystring: { type: 'object', properties: { key: { type: 'string' } } } } }, async (request, reply) => {
-    const { key } = request.query as { key?: string };
-    const parsed = key ? parseKey(key) : undefined;
-    reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store');
-    // Only a well-formed public key (letters, digits, underscores) is written into the page.
-    return demoPage(`${demoServiceBase(request.headers.host)}${FORM_SCRIPT_PATH}`, parsed?.kind === 'public' ? key! : null);
-  });
+  app.get(
+    DEMO_PAGE_PATH,
+    { schema: { hide: true, querystring: { type: 'object', properties: { key: { type: 'string' } } } } },
+    async (request, reply) => {
+      const { key } = request.query as { key?: string };
+      const parsed = key ? parseKey(key) : undefined;
+      reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store');
+      // Only a well-formed public key (letters, digits, underscores) is written into the page.
+      return demoPage(
+        `${demoServiceBase(request.headers.host)}${FORM_SCRIPT_PATH}`,
+        parsed?.kind === 'public' ? key! : null,
+      );
+    },
+  );
 }

@@ -62,7 +62,9 @@ export function clientRules(leadCreate: object): ClientRules {
   const fields: Record<string, PropertyRule> = {};
   for (const [name, schema] of Object.entries(properties)) fields[name] = ruleOf(schema);
   const utm = withoutNull(properties.utm ?? {});
-  const utmMaxLength = Math.min(...Object.values(utm.properties ?? {}).map((p) => withoutNull(p).maxLength ?? Infinity));
+  const utmMaxLength = Math.min(
+    ...Object.values(utm.properties ?? {}).map((p) => withoutNull(p).maxLength ?? Infinity),
+  );
   return {
     fields,
     utmMaxLength: Number.isFinite(utmMaxLength) ? utmMaxLength : 0,

@@ -5,7 +5,10 @@ import { PLANS, SCOPES, StringEnum, VISA_TYPES } from '../shared/enums.js';
 
 const Key = Type.String({ pattern: '^[a-z][a-z0-9_]{0,59}$' });
 const Country = Type.String({ pattern: '^[A-Z]{2}$' });
-const Bucket = Type.Object({ capacity: Type.Integer({ minimum: 1 }), refill_per_second: Type.Number({ exclusiveMinimum: 0 }) }, { additionalProperties: false });
+const Bucket = Type.Object(
+  { capacity: Type.Integer({ minimum: 1 }), refill_per_second: Type.Number({ exclusiveMinimum: 0 }) },
+  { additionalProperties: false },
+);
 
 /** The declarative file a workspace is created and changed from (`visa-crm workspace apply <file>`). */
 export const WorkspaceDefinition = Type.Object(
@@ -15,7 +18,13 @@ export const WorkspaceDefinition = Type.Object(
     plan: StringEnum(PLANS),
     status: Type.Optional(StringEnum(['active', 'suspended'] as const)),
     default_phone_country: Country,
-    branches: Type.Array(Type.Object({ code: Type.String({ pattern: '^[A-Z0-9][A-Z0-9_-]{0,19}$' }), name: Type.String({ minLength: 1 }) }, { additionalProperties: false }), { minItems: 1 }),
+    branches: Type.Array(
+      Type.Object(
+        { code: Type.String({ pattern: '^[A-Z0-9][A-Z0-9_-]{0,19}$' }), name: Type.String({ minLength: 1 }) },
+        { additionalProperties: false },
+      ),
+      { minItems: 1 },
+    ),
     users: Type.Array(
       Type.Object(
         {
@@ -30,12 +39,23 @@ export const WorkspaceDefinition = Type.Object(
     ),
     pipeline: Type.Object(
       {
-        stages: Type.Array(Type.Object({ key: Key, name: Type.String({ minLength: 1 }), lost: Type.Optional(Type.Boolean()) }, { additionalProperties: false }), { minItems: 2 }),
+        stages: Type.Array(
+          Type.Object(
+            { key: Key, name: Type.String({ minLength: 1 }), lost: Type.Optional(Type.Boolean()) },
+            { additionalProperties: false },
+          ),
+          { minItems: 2 },
+        ),
       },
       { additionalProperties: false },
     ),
-    lost_reasons: Type.Array(Type.Object({ key: Key, name: Type.String({ minLength: 1 }) }, { additionalProperties: false }), { minItems: 1 }),
-    sources: Type.Optional(Type.Array(Type.Object({ key: Key, name: Type.String({ minLength: 1 }) }, { additionalProperties: false }))),
+    lost_reasons: Type.Array(
+      Type.Object({ key: Key, name: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+      { minItems: 1 },
+    ),
+    sources: Type.Optional(
+      Type.Array(Type.Object({ key: Key, name: Type.String({ minLength: 1 }) }, { additionalProperties: false })),
+    ),
     custom_fields: Type.Array(MetaField),
     visa_types: Type.Array(StringEnum(VISA_TYPES), { uniqueItems: true }),
     countries: Type.Array(Country, { uniqueItems: true }),
@@ -60,7 +80,10 @@ export const WorkspaceDefinition = Type.Object(
     application_workflow: Type.Optional(
       Type.Object(
         {
-          stages: Type.Array(Type.Object({ key: Key, name: Type.String({ minLength: 1 }) }, { additionalProperties: false }), { minItems: 1 }),
+          stages: Type.Array(
+            Type.Object({ key: Key, name: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+            { minItems: 1 },
+          ),
           modules: Type.Array(
             Type.Object(
               {
@@ -82,7 +105,16 @@ export const WorkspaceDefinition = Type.Object(
         {
           monthly_leads: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
           webhook_endpoints: Type.Optional(Type.Integer({ minimum: 0 })),
-          rate: Type.Optional(Type.Object({ key: Type.Optional(Bucket), scopes: Type.Optional(Type.Record(StringEnum(SCOPES), Bucket)), widget: Type.Optional(Bucket) }, { additionalProperties: false })),
+          rate: Type.Optional(
+            Type.Object(
+              {
+                key: Type.Optional(Bucket),
+                scopes: Type.Optional(Type.Record(StringEnum(SCOPES), Bucket)),
+                widget: Type.Optional(Bucket),
+              },
+              { additionalProperties: false },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -122,31 +154,43 @@ export function validateDefinition(input: unknown): WorkspaceDefinition {
   def.users.forEach((u, i) => {
     if (!branchCodes.includes(u.branch)) problems.push(`users.${i}.branch: no branch has the code ${u.branch}`);
   });
-  if (!def.users.some((u) => u.role === 'owner' && u.active !== false)) problems.push('users: at least one active owner is needed (owners are told when a webhook endpoint is paused)');
+  if (!def.users.some((u) => u.role === 'owner' && u.active !== false))
+    problems.push('users: at least one active owner is needed (owners are told when a webhook endpoint is paused)');
   const stageKeys = def.pipeline.stages.map((s) => s.key);
   for (const key of duplicates(stageKeys)) problems.push(`pipeline.stages: key ${key} appears more than once`);
   if (stageKeys.includes('converted')) problems.push('pipeline.stages: the key converted is reserved');
   const lost = def.pipeline.stages.filter((s) => s.lost);
   if (lost.length !== 1) problems.push(`pipeline.stages: exactly one stage must be marked lost, found ${lost.length}`);
-  if (def.pipeline.stages[0]?.lost) problems.push('pipeline.stages: the first stage (where new leads start) cannot be the lost stage');
-  for (const key of duplicates(def.lost_reasons.map((r) => r.key))) problems.push(`lost_reasons: key ${key} appears more than once`);
-  for (const key of duplicates((def.sources ?? []).map((s) => s.key))) problems.push(`sources: key ${key} appears more than once`);
+  if (def.pipeline.stages[0]?.lost)
+    problems.push('pipeline.stages: the first stage (where new leads start) cannot be the lost stage');
+  for (const key of duplicates(def.lost_reasons.map((r) => r.key)))
+    problems.push(`lost_reasons: key ${key} appears more than once`);
+  for (const key of duplicates((def.sources ?? []).map((s) => s.key)))
+    problems.push(`sources: key ${key} appears more than once`);
   def.custom_fields.forEach((field, i) => {
-    if (!field.key || !/^[a-z][a-z0-9_]{0,59}$/.test(field.key)) problems.push(`custom_fields.${i}.key: a key matching ^[a-z][a-z0-9_]{0,59}$ is needed`);
+    if (!field.key || !/^[a-z][a-z0-9_]{0,59}$/.test(field.key))
+      problems.push(`custom_fields.${i}.key: a key matching ^[a-z][a-z0-9_]{0,59}$ is needed`);
     if (!field.label) problems.push(`custom_fields.${i}.label: a label is needed`);
     if (!field.type) problems.push(`custom_fields.${i}.type: a type is needed`);
-    if (field.type === 'dropdown' && (field.options ?? []).length === 0) problems.push(`custom_fields.${i}.options: a dropdown needs options`);
+    if (field.type === 'dropdown' && (field.options ?? []).length === 0)
+      problems.push(`custom_fields.${i}.options: a dropdown needs options`);
   });
-  for (const key of duplicates(def.custom_fields.map((f) => f.key ?? ''))) if (key) problems.push(`custom_fields: key ${key} appears more than once`);
+  for (const key of duplicates(def.custom_fields.map((f) => f.key ?? '')))
+    if (key) problems.push(`custom_fields: key ${key} appears more than once`);
   const captcha = def.widget.captcha;
-  if (captcha.provider !== 'none' && !captcha.site_key) problems.push(`widget.captcha.site_key: the ${captcha.provider} provider needs a site key`);
+  if (captcha.provider !== 'none' && !captcha.site_key)
+    problems.push(`widget.captcha.site_key: the ${captcha.provider} provider needs a site key`);
   const workflow = def.application_workflow;
   if (workflow) {
     const appStages = workflow.stages.map((s) => s.key);
-    for (const key of duplicates(appStages)) problems.push(`application_workflow.stages: key ${key} appears more than once`);
-    for (const key of duplicates(workflow.modules.map((m) => m.key))) problems.push(`application_workflow.modules: key ${key} appears more than once`);
+    for (const key of duplicates(appStages))
+      problems.push(`application_workflow.stages: key ${key} appears more than once`);
+    for (const key of duplicates(workflow.modules.map((m) => m.key)))
+      problems.push(`application_workflow.modules: key ${key} appears more than once`);
     workflow.modules.forEach((m, i) => {
-      for (const stage of m.stages) if (!appStages.includes(stage)) problems.push(`application_workflow.modules.${i}.stages: no stage has the key ${stage}`);
+      for (const stage of m.stages)
+        if (!appStages.includes(stage))
+          problems.push(`application_workflow.modules.${i}.stages: no stage has the key ${stage}`);
     });
   }
   if (problems.length > 0) throw new DefinitionError(problems);

@@ -84,7 +84,10 @@ export function widgetBucket(workspace: Pick<Workspace, 'plan' | 'settings'>): B
   return workspace.settings.limits.rate?.widget ?? PLAN_SPECS[workspace.plan].rate.widget;
 }
 
-export function rateBuckets(workspace: Pick<Workspace, 'plan' | 'settings'>, scope: Scope | undefined): { key: BucketSpec; scope?: BucketSpec } {
+export function rateBuckets(
+  workspace: Pick<Workspace, 'plan' | 'settings'>,
+  scope: Scope | undefined,
+): { key: BucketSpec; scope?: BucketSpec } {
   const defaults = PLAN_SPECS[workspace.plan].rate;
   const override = workspace.settings.limits.rate;
   const key = override?.key ?? defaults.key;

@@ -1,5 +1,5 @@
 import { ApiError } from '../http/errors.js';
-import type { SqlRunner } from '../storage/write-batch.js';
+import type { Queryable } from '../storage/postgres.js';
 
 // Counter rows per workspace, period and metric: each connection adds to its own row, so concurrent creations do not
 // queue on one row lock until they commit.
@@ -20,7 +20,7 @@ export function quotaUsedSql(tenantId: string, period: string, metric: string): 
 }
 
 /** Counts one unit; call it inside the transaction that creates what is counted, so a rollback uncounts it. */
-export async function consumeQuota(sql: SqlRunner, tenantId: string, metric: string, now: Date): Promise<void> {
+export async function consumeQuota(sql: Queryable, tenantId: string, metric: string, now: Date): Promise<void> {
   await sql.query(
     `INSERT INTO quota_usage (tenant_id, period, metric, shard, used) VALUES ($1, $2, $3, pg_backend_pid() % ${SHARDS}, 1)
      ON CONFLICT (tenant_id, period, metric, shard) DO UPDATE SET used = quota_usage.used + 1`,
@@ -31,6 +31,10 @@ export async function consumeQuota(sql: SqlRunner, tenantId: string, metric: str
 /** Refuses with 429 quota_exceeded when the workspace has used its monthly live-lead quota (sandbox leads are not counted). */
 export function assertWithinQuota(used: number, limit: number): void {
   if (used >= limit) {
-    throw new ApiError(429, 'quota_exceeded', `This workspace has used its monthly quota of ${limit} new leads; it renews on the first day of next month (UTC)`);
+    throw new ApiError(
+      429,
+      'quota_exceeded',
+      `This workspace has used its monthly quota of ${limit} new leads; it renews on the first day of next month (UTC)`,
+    );
   }
 }

@@ -21,11 +21,24 @@ function keepId<T extends { id: string }>(previous: T[] | undefined, match: (ite
 }
 
 /** Turns a validated definition into stored settings, keeping the ids of branches, users and stages that already exist. */
-export function settingsFromDefinition(def: WorkspaceDefinition, previous: WorkspaceSettings | undefined, box: SecretBox): WorkspaceSettings {
-  const branches = def.branches.map((b) => ({ id: keepId(previous?.branches, (p) => p.code === b.code), code: b.code, name: b.name }));
+export function settingsFromDefinition(
+  def: WorkspaceDefinition,
+  previous: WorkspaceSettings | undefined,
+  box: SecretBox,
+): WorkspaceSettings {
+  const branches = def.branches.map((b) => ({
+    id: keepId(previous?.branches, (p) => p.code === b.code),
+    code: b.code,
+    name: b.name,
+  }));
   const branchId = (code: string) => branches.find((b) => b.code === code)!.id;
   const secret = def.widget.captcha.secret;
-  const sealedSecret = secret === undefined ? (previous?.widget.captcha.sealed_secret ?? null) : secret === null ? null : box.seal(secret);
+  const sealedSecret =
+    secret === undefined
+      ? (previous?.widget.captcha.sealed_secret ?? null)
+      : secret === null
+        ? null
+        : box.captchaSecrets.seal(secret);
   return {
     default_phone_country: def.default_phone_country,
     branches,
@@ -39,7 +52,10 @@ export function settingsFromDefinition(def: WorkspaceDefinition, previous: Works
     })),
     pipeline: { stages: def.pipeline.stages.map((s) => ({ key: s.key, name: s.name, lost: s.lost ?? false })) },
     lost_reasons: def.lost_reasons,
-    sources: def.sources ?? [{ key: 'api', name: 'API' }, { key: 'web_form', name: 'Web form' }],
+    sources: def.sources ?? [
+      { key: 'api', name: 'API' },
+      { key: 'web_form', name: 'Web form' },
+    ],
     custom_fields: def.custom_fields,
     visa_types: def.visa_types,
     countries: def.countries,
@@ -48,7 +64,11 @@ export function settingsFromDefinition(def: WorkspaceDefinition, previous: Works
       logo_url: def.widget.logo_url,
       consent_text: def.widget.consent_text,
       consent_text_version: def.widget.consent_text_version,
-      captcha: { provider: def.widget.captcha.provider, site_key: def.widget.captcha.site_key, sealed_secret: sealedSecret },
+      captcha: {
+        provider: def.widget.captcha.provider,
+        site_key: def.widget.captcha.site_key,
+        sealed_secret: sealedSecret,
+      },
     },
     application_workflow: {
       stages: (def.application_workflow?.stages ?? []).map((s, position) => ({
@@ -72,7 +92,11 @@ export function settingsFromDefinition(def: WorkspaceDefinition, previous: Works
 const SELECT = 'SELECT id, slug, name, plan, status, revision, settings FROM workspaces';
 
 /** Creates the workspace named by the definition's slug, or updates it in place. */
-export async function applyDefinition(pool: pg.Pool, def: WorkspaceDefinition, box: SecretBox): Promise<{ workspace: Workspace; created: boolean }> {
+export async function applyDefinition(
+  pool: pg.Pool,
+  def: WorkspaceDefinition,
+  box: SecretBox,
+): Promise<{ workspace: Workspace; created: boolean }> {
   const result = await withTransaction(pool, async (sql) => {
     const existing = (await sql.query<WorkspaceRow>(`${SELECT} WHERE slug = $1 FOR UPDATE`, [def.slug])).rows[0];
     const settings = settingsFromDefinition(def, existing?.settings, box);
@@ -97,7 +121,8 @@ export async function applyDefinition(pool: pg.Pool, def: WorkspaceDefinition, b
 
 /** Finds a workspace by id or slug. */
 export async function findWorkspace(sql: Queryable, idOrSlug: string): Promise<Workspace | undefined> {
-  const byId = /^[0-9a-f-]{36}$/i.test(idOrSlug);
+  // Only a canonical uuid is an id: a slug may also be 36 hex digits and dashes, which the uuid cast would refuse.
+  const byId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrSlug);
   const result = await sql.query<WorkspaceRow>(`${SELECT} WHERE ${byId ? 'id = $1::uuid' : 'slug = $1'}`, [idOrSlug]);
   return result.rows[0];
 }
@@ -106,7 +131,11 @@ export async function listWorkspaces(sql: Queryable): Promise<Workspace[]> {
   return (await sql.query<WorkspaceRow>(`${SELECT} ORDER BY created_at`)).rows;
 }
 
-export async function setWorkspaceStatus(sql: Queryable, id: string, status: Workspace['status']): Promise<Workspace | undefined> {
+export async function setWorkspaceStatus(
+  sql: Queryable,
+  id: string,
+  status: Workspace['status'],
+): Promise<Workspace | undefined> {
   const result = await sql.query<WorkspaceRow>(
     `UPDATE workspaces SET status = $2, revision = revision + 1, updated_at = now() WHERE id = $1
      RETURNING id, slug, name, plan, status, revision, settings`,

@@ -1,13 +1,45 @@
 import type { MetaField } from '../http/schemas/meta-field.js';
 import type { Plan, Scope, VisaType } from '../shared/enums.js';
 
-export interface Branch { id: string; code: string; name: string }
-export interface WorkspaceUser { id: string; name: string; email: string; role: 'owner' | 'admin' | 'manager' | 'counsellor'; branch_id: string; active: boolean }
-export interface PipelineStage { key: string; name: string; lost: boolean }
-export interface Named { key: string; name: string }
-export interface ApplicationStageDef { id: string; key: string; name: string; position: number }
-export interface ModuleDef { key: string; name: string; stages: string[]; counts_toward_progress: boolean; optional: boolean }
-export interface BucketSpec { capacity: number; refill_per_second: number }
+export interface Branch {
+  id: string;
+  code: string;
+  name: string;
+}
+export interface WorkspaceUser {
+  id: string;
+  name: string;
+  email: string;
+  role: 'owner' | 'admin' | 'manager' | 'counsellor';
+  branch_id: string;
+  active: boolean;
+}
+export interface PipelineStage {
+  key: string;
+  name: string;
+  lost: boolean;
+}
+export interface Named {
+  key: string;
+  name: string;
+}
+export interface ApplicationStageDef {
+  id: string;
+  key: string;
+  name: string;
+  position: number;
+}
+export interface ModuleDef {
+  key: string;
+  name: string;
+  stages: string[];
+  counts_toward_progress: boolean;
+  optional: boolean;
+}
+export interface BucketSpec {
+  capacity: number;
+  refill_per_second: number;
+}
 
 /** A workspace's settings as stored: the definition with stable ids given to branches, users and application stages. */
 export interface WorkspaceSettings {
@@ -25,7 +57,11 @@ export interface WorkspaceSettings {
     logo_url: string | null;
     consent_text: string;
     consent_text_version: string;
-    captcha: { provider: 'turnstile' | 'hcaptcha' | 'recaptcha' | 'none'; site_key: string | null; sealed_secret: string | null };
+    captcha: {
+      provider: 'turnstile' | 'hcaptcha' | 'recaptcha' | 'none';
+      site_key: string | null;
+      sealed_secret: string | null;
+    };
   };
   application_workflow: { stages: ApplicationStageDef[]; modules: ModuleDef[] };
   limits: {

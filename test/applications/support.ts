@@ -14,7 +14,10 @@ export interface AppFixture {
   /** A lead created through POST /v1/leads with the given key (live secret by default); returns its id. */
   lead(key?: string): Promise<string>;
   /** A request to the admin interface of this workspace as a staff member. */
-  admin(path: string, init?: { method?: string; json?: unknown; user?: string; sandbox?: boolean; token?: string; workspace?: string }): Promise<Response>;
+  admin(
+    path: string,
+    init?: { method?: string; json?: unknown; user?: string; sandbox?: boolean; token?: string; workspace?: string },
+  ): Promise<Response>;
   convert(leadId: string, sandbox?: boolean): Promise<AdminApplication>;
   stream(id: string): Promise<StoredEvent[]>;
 }
@@ -31,14 +34,26 @@ export function fixtureFor(app: TestApp, ws: SeededWorkspace): AppFixture {
     ws,
     async lead(key = ws.live) {
       const email = `applicant-${randomBytes(6).toString('hex')}@example.org`;
-      const response = await app.request('/v1/leads', { method: 'POST', key, json: { full_name: 'Priya Applicant', email, consent: true } });
-      if (response.status !== 201) throw new Error(`POST /v1/leads answered ${response.status}: ${await response.text()}`);
+      const response = await app.request('/v1/leads', {
+        method: 'POST',
+        key,
+        json: { full_name: 'Priya Applicant', email, consent: true },
+      });
+      if (response.status !== 201)
+        throw new Error(`POST /v1/leads answered ${response.status}: ${await response.text()}`);
       return ((await response.json()) as { id: string }).id;
     },
     admin(path, init = {}) {
-      const headers: Record<string, string> = { authorization: `Bearer ${init.token ?? ADMIN_TOKEN}`, 'x-admin-user': init.user ?? STAFF };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${init.token ?? ADMIN_TOKEN}`,
+        'x-admin-user': init.user ?? STAFF,
+      };
       const query = init.sandbox ? '?sandbox=true' : '';
-      return app.request(`/admin/v1/workspaces/${init.workspace ?? ws.workspace.slug}${path}${query}`, { method: init.method ?? 'GET', headers, ...(init.json !== undefined ? { json: init.json } : {}) });
+      return app.request(`/admin/v1/workspaces/${init.workspace ?? ws.workspace.slug}${path}${query}`, {
+        method: init.method ?? 'GET',
+        headers,
+        ...(init.json !== undefined ? { json: init.json } : {}),
+      });
     },
     async convert(leadId, sandbox = false) {
       const response = await fixture.admin(`/leads/${leadId}/convert`, { method: 'POST', sandbox });
@@ -52,6 +67,18 @@ export function fixtureFor(app: TestApp, ws: SeededWorkspace): AppFixture {
 
 /** The ApplicationStatus fields of an admin view or an event payload. */
 export function statusFields(value: Record<string, unknown>): Record<string, unknown> {
-  const keys = ['id', 'reference', 'case_ref', 'stage', 'progress', 'status', 'outcome', 'module', 'modules', 'current_module', 'module_progress'];
+  const keys = [
+    'id',
+    'reference',
+    'case_ref',
+    'stage',
+    'progress',
+    'status',
+    'outcome',
+    'module',
+    'modules',
+    'current_module',
+    'module_progress',
+  ];
   return Object.fromEntries(keys.map((k) => [k, value[k]]));
 }

@@ -16,11 +16,22 @@ t.test('the CLI creates and changes workspaces from definition files and manages
   const file = path.join(dir, 'workspace.json');
   fs.writeFileSync(file, JSON.stringify(def));
 
-  const created = await runCliJson<{ id: string; slug: string; created: boolean; revision: number }>(url, ['workspace', 'apply', file]);
+  const created = await runCliJson<{ id: string; slug: string; created: boolean; revision: number }>(url, [
+    'workspace',
+    'apply',
+    file,
+  ]);
   t.match(created, { slug: def.slug, created: true, revision: 1 });
 
-  fs.writeFileSync(file, JSON.stringify({ ...def, name: 'Renamed', branches: [...def.branches, { code: 'MUM', name: 'Mumbai' }] }));
-  const updated = await runCliJson<{ id: string; created: boolean; revision: number }>(url, ['workspace', 'apply', file]);
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ ...def, name: 'Renamed', branches: [...def.branches, { code: 'MUM', name: 'Mumbai' }] }),
+  );
+  const updated = await runCliJson<{ id: string; created: boolean; revision: number }>(url, [
+    'workspace',
+    'apply',
+    file,
+  ]);
   t.match(updated, { id: created.id, created: false, revision: 2 }, 'applying again updates the same workspace');
   const stored = (await pool.query('SELECT name, settings FROM workspaces WHERE id = $1', [created.id])).rows[0];
   t.equal(stored.name, 'Renamed');
@@ -31,14 +42,40 @@ t.test('the CLI creates and changes workspaces from definition files and manages
   t.equal(invalid.code, 2, 'an invalid definition exits 2');
   t.match(invalid.stderr, /plan/, 'and names each problem');
 
-  const secret = await runCliJson<{ id: string; key: string; scopes: string[] }>(url, ['key', 'create', def.slug, '--mode', 'test', '--scopes', 'leads:read,leads:create']);
+  const secret = await runCliJson<{ id: string; key: string; scopes: string[] }>(url, [
+    'key',
+    'create',
+    def.slug,
+    '--mode',
+    'test',
+    '--scopes',
+    'leads:read,leads:create',
+  ]);
   t.match(secret.key, /^key_test_[A-Za-z0-9]{32}$/, 'secret test key form');
   t.same(secret.scopes.sort(), ['leads:create', 'leads:read']);
-  const pub = await runCliJson<{ key: string; allowed_origins: string[] }>(url, ['key', 'create', def.slug, '--type', 'public', '--origins', 'https://www.example.com/path']);
+  const pub = await runCliJson<{ key: string; allowed_origins: string[] }>(url, [
+    'key',
+    'create',
+    def.slug,
+    '--type',
+    'public',
+    '--origins',
+    'https://www.example.com/path',
+  ]);
   t.match(pub.key, /^key_live_pub_[A-Za-z0-9]{32}$/, 'public live key form');
   t.same(pub.allowed_origins, ['https://www.example.com'], 'origins are normalised');
 
-  const refused = await runCli(url, ['key', 'create', def.slug, '--type', 'public', '--scopes', 'leads:read', '--origins', 'https://a.example']);
+  const refused = await runCli(url, [
+    'key',
+    'create',
+    def.slug,
+    '--type',
+    'public',
+    '--scopes',
+    'leads:read',
+    '--origins',
+    'https://a.example',
+  ]);
   t.equal(refused.code, 2);
   t.match(refused.stderr, /Public keys can only have the scope leads:create/);
 

@@ -5,7 +5,7 @@ import type { StoreTransaction } from '../../src/events/event-store.js';
 import { PostgresEventStore } from '../../src/events/postgres-event-store.js';
 import { WrongExpectedRevisionError } from '../../src/events/types.js';
 import { freshDatabase } from '../support/db.js';
-import { recordSql } from '../support/sql-recorder.js';
+import { recordSql, roundTrips, transactions } from '../support/sql-recorder.js';
 import { context } from '../support/event-store-scenarios.js';
 
 /**
@@ -23,7 +23,16 @@ function gate(): { wait: Promise<void>; open(): void } {
 }
 
 /** Runs `works` queued behind a held command of the same group; returns their settled outcomes and the held one's. */
-async function queuedBehindHeld(store: PostgresEventStore, group: string, works: { streams: string[]; work: Work<unknown>; openingRank?: number; opening?: { text: string; values: [] } }[]) {
+async function queuedBehindHeld(
+  store: PostgresEventStore,
+  group: string,
+  works: {
+    streams: string[];
+    work: Work<unknown>;
+    openingRank?: number;
+    opening?: { text: string; values: unknown[] };
+  }[],
+) {
   const held = gate();
   const started = gate();
   const first = store.transact(
@@ -38,7 +47,9 @@ async function queuedBehindHeld(store: PostgresEventStore, group: string, works:
     { coalesce: group },
   );
   await started.wait;
-  const queued = works.map((w) => store.transact(context(), w.streams, w.work, { coalesce: group, opening: w.opening, openingRank: w.openingRank }));
+  const queued = works.map((w) =>
+    store.transact(context(), w.streams, w.work, { coalesce: group, opening: w.opening, openingRank: w.openingRank }),
+  );
   held.open();
   await first;
   return Promise.allSettled(queued);
@@ -80,8 +91,14 @@ t.test('commands waiting together share one transaction, each with its own reads
   const ids = await txIdsOf(store, streams);
   t.equal(ids.length, 8, 'every command appended its event');
   t.equal(new Set(ids).size, 1, 'all eight in one transaction');
-  const sharedScripts = sent.filter((text) => text.includes('BEGIN') && (text.match(/EXECUTE/g) ?? []).length >= 9);
-  t.ok(sharedScripts.length >= 1, 'BEGIN, the locks of all eight and their eight reads went in one round trip');
+  const shared = transactions(sent).find((tx) => tx.filter((s) => s.text.startsWith('SELECT $1::int')).length === 8);
+  t.ok(shared, 'one transaction carried the eight reads');
+  t.equal(
+    roundTrips(shared!.filter((s) => !s.text.startsWith('INSERT') && s.text !== 'COMMIT')),
+    1,
+    'BEGIN, the locks of all eight and their eight reads went in one round trip',
+  );
+  t.equal(roundTrips(shared!), 2, 'then their eight events and COMMIT in a second');
 });
 
 t.test('commands taking the same lock never share a transaction', async (t) => {
@@ -117,7 +134,12 @@ t.test('groups never share a transaction', async (t) => {
   const b = `test-${randomUUID()}`;
   const held = gate();
   const started = gate();
-  const firstA = store.transact(context(), [], async (tx) => (await tx.sql.query('SELECT 1'), started.open(), await held.wait), { coalesce: 'a' });
+  const firstA = store.transact(
+    context(),
+    [],
+    async (tx) => (await tx.sql.query('SELECT 1'), started.open(), await held.wait),
+    { coalesce: 'a' },
+  );
   await started.wait;
   const inA = store.transact(context(), [a], newStreamWork(a, 1), { coalesce: 'a' });
   const inB = store.transact(context(), [b], newStreamWork(b, 2), { coalesce: 'b' });
@@ -179,34 +201,40 @@ t.test('a command that fails after its writes reached the server: the others run
   t.equal(new Set(ids).size, 3, 'each alone, after the shared transaction was rolled back');
 });
 
-t.test('a statement failing at the server: the others run again alone, the failing one gets its own error', async (t) => {
-  const { store } = await setup(t);
-  const existing = `test-${randomUUID()}`;
-  await store.transact(context(), [existing], newStreamWork(existing, 0));
-  const streams = Array.from({ length: 3 }, () => `test-${randomUUID()}`);
-  let attempts = 0;
-  const outcomes = await queuedBehindHeld(store, 'g', [
-    ...streams.map((stream, i) => ({ streams: [stream], work: newStreamWork(stream, i) })),
-    {
-      // Claims a new stream that exists: refused at COMMIT by the unique revision.
-      streams: [],
-      work: async (tx: StoreTransaction) => {
-        attempts += 1;
-        await tx.sql.query('SELECT 1');
-        await tx.append(existing, 'no_stream', [{ type: 'test.happened', data: {} }]);
-        return 'appended';
+t.test(
+  'a statement failing at the server: the others run again alone, the failing one gets its own error',
+  async (t) => {
+    const { store } = await setup(t);
+    const existing = `test-${randomUUID()}`;
+    await store.transact(context(), [existing], newStreamWork(existing, 0));
+    const streams = Array.from({ length: 3 }, () => `test-${randomUUID()}`);
+    let attempts = 0;
+    const outcomes = await queuedBehindHeld(store, 'g', [
+      ...streams.map((stream, i) => ({ streams: [stream], work: newStreamWork(stream, i) })),
+      {
+        // Claims a new stream that exists: refused at COMMIT by the unique revision.
+        streams: [],
+        work: async (tx: StoreTransaction) => {
+          attempts += 1;
+          await tx.sql.query('SELECT 1');
+          await tx.append(existing, 'no_stream', [{ type: 'test.happened', data: {} }]);
+          return 'appended';
+        },
       },
-    },
-  ]);
-  t.same(
-    outcomes.slice(0, 3).map((o) => o.status),
-    ['fulfilled', 'fulfilled', 'fulfilled'],
-  );
-  t.ok(outcomes[3]!.status === 'rejected' && outcomes[3]!.reason instanceof WrongExpectedRevisionError, 'the conflict reaches its command');
-  t.equal(attempts, 2, 'once shared, once alone');
-  t.equal((await store.readStream(existing)).length, 1);
-  t.equal((await txIdsOf(store, streams)).length, 3, 'the others committed');
-});
+    ]);
+    t.same(
+      outcomes.slice(0, 3).map((o) => o.status),
+      ['fulfilled', 'fulfilled', 'fulfilled'],
+    );
+    t.ok(
+      outcomes[3]!.status === 'rejected' && outcomes[3]!.reason instanceof WrongExpectedRevisionError,
+      'the conflict reaches its command',
+    );
+    t.equal(attempts, 2, 'once shared, once alone');
+    t.equal((await store.readStream(existing)).length, 1);
+    t.equal((await txIdsOf(store, streams)).length, 3, 'the others committed');
+  },
+);
 
 t.test('a stream locked after another command of the transaction wrote: everyone runs again alone', async (t) => {
   const { store } = await setup(t);
@@ -252,7 +280,10 @@ t.test('a stream locked after another command of the transaction wrote: everyone
 t.test('one opening runs for the shared transaction: the one of lowest rank', async (t) => {
   const { store } = await setup(t);
   const seen: string[] = [];
-  const named = (rank: number) => ({ text: `SET LOCAL application_name = 'vcrm-test-${rank}'`, values: [] as [] });
+  const named = (rank: number) => ({
+    text: "SELECT set_config('application_name', $1, true)",
+    values: [`vcrm-test-${rank}`],
+  });
   const outcomes = await queuedBehindHeld(
     store,
     'g',
@@ -263,7 +294,10 @@ t.test('one opening runs for the shared transaction: the one of lowest rank', as
         opening: named(rank),
         openingRank: rank,
         work: async (tx: StoreTransaction) => {
-          seen.push((await tx.sql.query<{ name: string }>('SELECT current_setting($1) AS name', ['application_name'])).rows[0]!.name);
+          seen.push(
+            (await tx.sql.query<{ name: string }>('SELECT current_setting($1) AS name', ['application_name'])).rows[0]!
+              .name,
+          );
           await tx.append(stream, 'no_stream', [{ type: 'test.happened', data: {} }]);
           return rank;
         },
@@ -274,44 +308,54 @@ t.test('one opening runs for the shared transaction: the one of lowest rank', as
   t.same(seen, ['vcrm-test-10', 'vcrm-test-10', 'vcrm-test-10']);
 });
 
-t.test('the connection lost while COMMIT is under way: nobody runs again (it may have committed); each command gets the error', async (t) => {
-  const { pool, store } = await setup(t);
-  await pool.query('CREATE TABLE slow_marks (k text PRIMARY KEY)');
-  await pool.query(`CREATE FUNCTION slow_mark() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(5); RETURN NEW; END $$`);
-  await pool.query('CREATE TRIGGER slow_mark BEFORE INSERT ON slow_marks FOR EACH ROW EXECUTE FUNCTION slow_mark()');
-  const streams = Array.from({ length: 3 }, () => `test-${randomUUID()}`);
-  let runs = 0;
-  const killer = (async () => {
-    // The shared transaction's last round trip, stuck in the trigger: its connection is cut.
-    for (let i = 0; i < 500; i++) {
-      const found = await pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'`);
-      if (found.rows[0]) return pool.query('SELECT pg_terminate_backend($1)', [found.rows[0].pid]);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error('the commit never started');
-  })();
-  const outcomes = await queuedBehindHeld(store, 'g', [
-    ...streams.map((stream, i) => ({
-      streams: [stream],
-      work: async (tx: StoreTransaction) => {
-        runs += 1;
-        return newStreamWork(stream, i)(tx);
+t.test(
+  'the connection lost while COMMIT is under way: nobody runs again (it may have committed); each command gets the error',
+  async (t) => {
+    const { pool, store } = await setup(t);
+    await pool.query('CREATE TABLE slow_marks (k text PRIMARY KEY)');
+    await pool.query(
+      `CREATE FUNCTION slow_mark() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(5); RETURN NEW; END $$`,
+    );
+    await pool.query('CREATE TRIGGER slow_mark BEFORE INSERT ON slow_marks FOR EACH ROW EXECUTE FUNCTION slow_mark()');
+    const streams = Array.from({ length: 3 }, () => `test-${randomUUID()}`);
+    let runs = 0;
+    const killer = (async () => {
+      // The shared transaction's last round trip, stuck in the trigger: its connection is cut.
+      for (let i = 0; i < 500; i++) {
+        const found = await pool.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'`,
+        );
+        if (found.rows[0]) return pool.query('SELECT pg_terminate_backend($1)', [found.rows[0].pid]);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error('the commit never started');
+    })();
+    const outcomes = await queuedBehindHeld(store, 'g', [
+      ...streams.map((stream, i) => ({
+        streams: [stream],
+        work: async (tx: StoreTransaction) => {
+          runs += 1;
+          return newStreamWork(stream, i)(tx);
+        },
+      })),
+      {
+        streams: [],
+        work: async (tx: StoreTransaction) => {
+          runs += 1;
+          await tx.writes.query('INSERT INTO slow_marks (k) VALUES ($1)', ['x']);
+          return 'marked';
+        },
       },
-    })),
-    {
-      streams: [],
-      work: async (tx: StoreTransaction) => {
-        runs += 1;
-        await tx.writes.query('INSERT INTO slow_marks (k) VALUES ($1)', ['x']);
-        return 'marked';
-      },
-    },
-  ]);
-  await killer;
-  t.equal(runs, 4, 'every command ran once, none again');
-  t.ok(
-    outcomes.every((o) => o.status === 'rejected' && o.reason instanceof Error && !(o.reason instanceof WrongExpectedRevisionError)),
-    'each got the connection error',
-  );
-  t.equal((await txIdsOf(store, streams)).length, 0, 'nothing was committed');
-});
+    ]);
+    await killer;
+    t.equal(runs, 4, 'every command ran once, none again');
+    t.ok(
+      outcomes.every(
+        (o) =>
+          o.status === 'rejected' && o.reason instanceof Error && !(o.reason instanceof WrongExpectedRevisionError),
+      ),
+      'each got the connection error',
+    );
+    t.equal((await txIdsOf(store, streams)).length, 0, 'nothing was committed');
+  },
+);

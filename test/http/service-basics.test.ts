@@ -7,12 +7,30 @@ import { ALLOWED_ORIGIN, seedWorkspace, startApp } from '../support/app.js';
 
 t.test('OpenAPI document, docs page, health and readiness', async (t) => {
   const api = await startApp(t);
-  const openapi = (await (await api.request('/openapi.json')).json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+  const openapi = (await (await api.request('/openapi.json')).json()) as {
+    openapi: string;
+    paths: Record<string, Record<string, unknown>>;
+  };
   t.equal(openapi.openapi, '3.1.0');
-  for (const [path, method] of [['/v1/leads', 'post'], ['/v1/leads', 'get'], ['/v1/leads/{id}', 'get'], ['/v1/leads/{id}', 'patch'], ['/v1/applications/{id}/status', 'get'], ['/v1/webhooks', 'get'], ['/v1/webhooks', 'post'], ['/v1/webhooks/{id}', 'delete'], ['/v1/widget/config', 'get'], ['/v1/meta/fields', 'get']] as const) {
+  for (const [path, method] of [
+    ['/v1/leads', 'post'],
+    ['/v1/leads', 'get'],
+    ['/v1/leads/{id}', 'get'],
+    ['/v1/leads/{id}', 'patch'],
+    ['/v1/applications/{id}/status', 'get'],
+    ['/v1/webhooks', 'get'],
+    ['/v1/webhooks', 'post'],
+    ['/v1/webhooks/{id}', 'delete'],
+    ['/v1/widget/config', 'get'],
+    ['/v1/meta/fields', 'get'],
+  ] as const) {
     t.ok(openapi.paths[path]?.[method], `OpenAPI describes ${method.toUpperCase()} ${path}`);
   }
-  const create = openapi.paths['/v1/leads']!.post as { requestBody: { content: Record<string, { schema: { properties: Record<string, unknown>; additionalProperties: boolean } }> } };
+  const create = openapi.paths['/v1/leads']!.post as {
+    requestBody: {
+      content: Record<string, { schema: { properties: Record<string, unknown>; additionalProperties: boolean } }>;
+    };
+  };
   const schema = create.requestBody.content['application/json']!.schema;
   t.equal(schema.additionalProperties, false, 'LeadCreate refuses unknown properties in the document too');
   t.ok(schema.properties.full_name && schema.properties.consent, 'generated from the same schemas that validate');
@@ -29,24 +47,40 @@ t.test('logs carry request id, tenant and key id, never a full key or secret', a
   const ws = await seedWorkspace(api);
   const lines: string[] = [];
   const stream = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) });
-  const services = await createServices(api.services.config, { pool: api.pool, url: '', kind: 'external', close: async () => undefined });
+  const services = await createServices(api.services.config, {
+    pool: api.pool,
+    url: '',
+    kind: 'external',
+    close: async () => undefined,
+  });
   const app = await buildApp(services, { logger: { ...(loggerOptions('info') as object), stream } });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => app.close());
 
   await fetch(`${base}/v1/leads`, { headers: { authorization: `Bearer ${ws.live}` } });
   await fetch(`${base}/v1/widget/config?key=${ws.publicLive}`, { headers: { origin: ALLOWED_ORIGIN } });
-  const webhook = await fetch(`${base}/v1/webhooks`, { method: 'POST', headers: { authorization: `Bearer ${ws.live}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: 'https://93.184.216.34/in', events: ['lead.created'] }) });
+  const webhook = await fetch(`${base}/v1/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ws.live}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: 'https://93.184.216.34/in', events: ['lead.created'] }),
+  });
   t.equal(webhook.status, 201, 'a webhook endpoint was created');
   const { secret } = (await webhook.json()) as { secret: string };
   await app.close();
 
   const log = lines.join('');
   t.ok(lines.length > 0, 'something was logged');
-  for (const value of [ws.live, ws.publicLive, secret]) t.notOk(log.includes(value), `the log never holds ${value.slice(0, 12)}…`);
+  for (const value of [ws.live, ws.publicLive, secret])
+    t.notOk(log.includes(value), `the log never holds ${value.slice(0, 12)}…`);
   const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-  t.ok(entries.some((e) => typeof e.reqId === 'string' && String(e.reqId).startsWith('req_')), 'request ids are logged');
-  t.ok(entries.some((e) => e.tenant_id === ws.workspace.id && typeof e.key_id === 'string'), 'tenant and key id are logged');
+  t.ok(
+    entries.some((e) => typeof e.reqId === 'string' && String(e.reqId).startsWith('req_')),
+    'request ids are logged',
+  );
+  t.ok(
+    entries.some((e) => e.tenant_id === ws.workspace.id && typeof e.key_id === 'string'),
+    'tenant and key id are logged',
+  );
 });
 
 t.test('graceful shutdown finishes the requests in flight', async (t) => {
@@ -55,7 +89,10 @@ t.test('graceful shutdown finishes the requests in flight', async (t) => {
   const arrived = new Promise<void>((resolve) => {
     const provider = http.createServer((req, res) => {
       resolve();
-      release = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, hostname: 'www.example.com' }));
+      release = () =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ success: true, hostname: 'www.example.com' }));
     });
     provider.listen(0, '127.0.0.1', () => {
       const port = (provider.address() as { port: number }).port;
@@ -65,10 +102,22 @@ t.test('graceful shutdown finishes the requests in flight', async (t) => {
   });
   await new Promise((r) => setTimeout(r, 50));
   const providerUrl = (globalThis as { providerUrl?: string }).providerUrl!;
-  const api = await startApp(t, { config: { captchaVerifyUrls: { turnstile: providerUrl, hcaptcha: providerUrl, recaptcha: providerUrl } } });
+  const api = await startApp(t, {
+    config: { captchaVerifyUrls: { turnstile: providerUrl, hcaptcha: providerUrl, recaptcha: providerUrl } },
+  });
   const base = await seedWorkspace(api);
-  const ws = await seedWorkspace(api, { widget: { ...base.workspace.settings.widget, captcha: { provider: 'turnstile', site_key: '0x4AAAA', secret: 'provider-secret' } } });
-  const inFlight = api.request('/v1/leads', { key: ws.publicLive, method: 'POST', headers: { origin: ALLOWED_ORIGIN }, json: { full_name: 'Slow Submit', email: 'slow@example.com', consent: true, captcha_token: 'token' } });
+  const ws = await seedWorkspace(api, {
+    widget: {
+      ...base.workspace.settings.widget,
+      captcha: { provider: 'turnstile', site_key: '0x4AAAA', secret: 'provider-secret' },
+    },
+  });
+  const inFlight = api.request('/v1/leads', {
+    key: ws.publicLive,
+    method: 'POST',
+    headers: { origin: ALLOWED_ORIGIN },
+    json: { full_name: 'Slow Submit', email: 'slow@example.com', consent: true, captcha_token: 'token' },
+  });
   await arrived;
   const closing = api.app.close();
   await new Promise((r) => setTimeout(r, 100));
@@ -82,7 +131,12 @@ t.test('graceful shutdown finishes the requests in flight', async (t) => {
 t.test('a request arriving while the service closes gets 503 with the Error body', async (t) => {
   const api = await startApp(t);
   const ws = await seedWorkspace(api);
-  const services = await createServices(api.services.config, { pool: api.pool, url: '', kind: 'external', close: async () => undefined });
+  const services = await createServices(api.services.config, {
+    pool: api.pool,
+    url: '',
+    kind: 'external',
+    close: async () => undefined,
+  });
   const app = await buildApp(services, { logger: false });
   // Holds the close between its start and the closing of idle connections, where a request can still arrive on a
   // kept-alive connection.

@@ -76,7 +76,19 @@ t.test('validation names every invalid field in one answer', async (t) => {
   t.equal(res.status, 400);
   t.equal(res.body.error, 'validation_failed');
   const fields = res.body.fields as Record<string, string>;
-  for (const field of ['full_name', 'phone', 'intake', 'score_percent', 'work_experience_years', 'previous_refusals', 'visa_type', 'utm.fbclid', 'english_test.extra', 'landing_page_url', 'unknown_thing']) {
+  for (const field of [
+    'full_name',
+    'phone',
+    'intake',
+    'score_percent',
+    'work_experience_years',
+    'previous_refusals',
+    'visa_type',
+    'utm.fbclid',
+    'english_test.extra',
+    'landing_page_url',
+    'unknown_thing',
+  ]) {
     t.ok(fields[field], `${field} is named`);
   }
   t.ok(fields.email, 'a bad email is named (business check runs beside the schema)');
@@ -86,12 +98,37 @@ t.test('validation names every invalid field in one answer', async (t) => {
   t.notOk(fields.consent, 'consent was true');
   t.type(res.body.request_id, 'string');
 
-  const lengths = await f.post(leadBody({ full_name: 'x'.repeat(121), city: 'c'.repeat(121), state: 's'.repeat(121), course: 'c'.repeat(201), message: 'm'.repeat(2001), alt_phone: '1'.repeat(33), landing_page_url: `https://e.com/${'a'.repeat(2000)}`, utm: { medium: 'm'.repeat(201) } }));
-  t.same(Object.keys(lengths.body.fields as object).sort(), ['alt_phone', 'city', 'course', 'full_name', 'landing_page_url', 'message', 'state', 'utm.medium'].sort());
+  const lengths = await f.post(
+    leadBody({
+      full_name: 'x'.repeat(121),
+      city: 'c'.repeat(121),
+      state: 's'.repeat(121),
+      course: 'c'.repeat(201),
+      message: 'm'.repeat(2001),
+      alt_phone: '1'.repeat(33),
+      landing_page_url: `https://e.com/${'a'.repeat(2000)}`,
+      utm: { medium: 'm'.repeat(201) },
+    }),
+  );
+  t.same(
+    Object.keys(lengths.body.fields as object).sort(),
+    ['alt_phone', 'city', 'course', 'full_name', 'landing_page_url', 'message', 'state', 'utm.medium'].sort(),
+  );
 
-  const edges = await f.post(leadBody({ full_name: 'x'.repeat(120), score_percent: 100, work_experience_years: 60, previous_refusals: 20, intake: '2027-12', message: 'm'.repeat(2000) }));
+  const edges = await f.post(
+    leadBody({
+      full_name: 'x'.repeat(120),
+      score_percent: 100,
+      work_experience_years: 60,
+      previous_refusals: 20,
+      intake: '2027-12',
+      message: 'm'.repeat(2000),
+    }),
+  );
   t.equal(edges.status, 201, 'values at the limits are accepted');
-  const zero = await f.post(leadBody({ score_percent: 0, work_experience_years: 0, previous_refusals: 0, intake: '2027-01', email: '' }));
+  const zero = await f.post(
+    leadBody({ score_percent: 0, work_experience_years: 0, previous_refusals: 0, intake: '2027-01', email: '' }),
+  );
   t.equal(zero.status, 201, 'lower limits and an empty email (with a phone) are accepted');
 });
 
@@ -111,14 +148,27 @@ t.test('consent must be true', async (t) => {
 
 t.test('a phone or an email is required', async (t) => {
   const f = await leadsFixture(t);
-  for (const body of [{ full_name: 'A', consent: true }, { full_name: 'A', phone: '', email: '', consent: true }, { full_name: 'A', phone: null, email: null, consent: true }, { full_name: 'A', phone: '   ', consent: true }]) {
+  for (const body of [
+    { full_name: 'A', consent: true },
+    { full_name: 'A', phone: '', email: '', consent: true },
+    { full_name: 'A', phone: null, email: null, consent: true },
+    { full_name: 'A', phone: '   ', consent: true },
+  ]) {
     const res = await f.post(body);
     t.equal(res.status, 400);
     t.equal(res.body.error, 'validation_failed');
     t.match(res.body.fields, { phone: 'a phone or an email is required', email: 'a phone or an email is required' });
   }
-  t.equal((await f.post({ full_name: 'A', email: 'only.email@example.org', consent: true })).status, 201, 'an email alone is enough');
-  t.equal((await f.post({ full_name: 'B', phone: '+44 20 7946 0958', consent: true })).status, 201, 'a phone alone is enough');
+  t.equal(
+    (await f.post({ full_name: 'A', email: 'only.email@example.org', consent: true })).status,
+    201,
+    'an email alone is enough',
+  );
+  t.equal(
+    (await f.post({ full_name: 'B', phone: '+44 20 7946 0958', consent: true })).status,
+    201,
+    'a phone alone is enough',
+  );
 });
 
 t.test('phones are normalised to E.164 with the default country; invalid ones are refused', async (t) => {
@@ -142,11 +192,23 @@ t.test('phones are normalised to E.164 with the default country; invalid ones ar
 
 t.test('dates and countries', async (t) => {
   const f = await leadsFixture(t);
-  const ok = await f.post(leadBody({ date_of_birth: '2000-02-29', english_test: { type: 'PTE', overall: 65, test_date: '2026-01-31' } }));
+  const ok = await f.post(
+    leadBody({ date_of_birth: '2000-02-29', english_test: { type: 'PTE', overall: 65, test_date: '2026-01-31' } }),
+  );
   t.equal(ok.status, 201);
-  const bad = await f.post(leadBody({ date_of_birth: '01/02/2000', english_test: { type: 'PTE', overall: 65, test_date: '2999-01-01' }, country_interest: 'XX' }));
+  const bad = await f.post(
+    leadBody({
+      date_of_birth: '01/02/2000',
+      english_test: { type: 'PTE', overall: 65, test_date: '2999-01-01' },
+      country_interest: 'XX',
+    }),
+  );
   t.equal(bad.status, 400);
-  t.match(bad.body.fields, { date_of_birth: 'must be a date YYYY-MM-DD', 'english_test.test_date': 'cannot be in the future', country_interest: /ISO 3166-1/ });
+  t.match(bad.body.fields, {
+    date_of_birth: 'must be a date YYYY-MM-DD',
+    'english_test.test_date': 'cannot be in the future',
+    country_interest: /ISO 3166-1/,
+  });
   const future = await f.post(leadBody({ date_of_birth: '2999-01-01' }));
   t.match(future.body.fields, { date_of_birth: 'cannot be in the future' });
 });
@@ -169,7 +231,18 @@ t.test('test keys write to the sandbox only', async (t) => {
 });
 
 t.test('live leads count against the monthly quota; duplicates do not', async (t) => {
-  const f = await leadsFixture(t, { definition: { plan: 'starter', limits: { monthly_leads: 2, rate: { key: { capacity: 1000, refill_per_second: 100 }, scopes: { 'leads:create': { capacity: 1000, refill_per_second: 100 } } } } } });
+  const f = await leadsFixture(t, {
+    definition: {
+      plan: 'starter',
+      limits: {
+        monthly_leads: 2,
+        rate: {
+          key: { capacity: 1000, refill_per_second: 100 },
+          scopes: { 'leads:create': { capacity: 1000, refill_per_second: 100 } },
+        },
+      },
+    },
+  });
   const first = leadBody();
   t.equal((await f.post(first)).status, 201);
   t.equal((await f.post(leadBody())).status, 201);
@@ -189,13 +262,25 @@ t.test('source comes from the key, else api or web_form', async (t) => {
 
 t.test('spam rules: honeypot, links in the name, link-stuffed messages', async (t) => {
   const f = await leadsFixture(t);
-  for (const extra of [{ website: 'http://spam.example' }, { full_name: 'Cheap pills www.spam.example' }, { message: 'see http://a.example http://b.example http://c.example http://d.example' }]) {
+  for (const extra of [
+    { website: 'http://spam.example' },
+    { full_name: 'Cheap pills www.spam.example' },
+    { message: 'see http://a.example http://b.example http://c.example http://d.example' },
+  ]) {
     const res = await f.post(leadBody(extra));
     t.equal(res.status, 400, JSON.stringify(extra));
     t.equal(res.body.error, 'spam_detected');
   }
-  t.equal((await f.post(leadBody({ website: '', message: 'my site is https://me.example' }))).status, 201, 'an empty honeypot and one link are fine');
-  t.equal((await f.post(leadBody({ website: 'x' }), { key: f.test })).body.error, 'spam_detected', 'test keys run the same rules');
+  t.equal(
+    (await f.post(leadBody({ website: '', message: 'my site is https://me.example' }))).status,
+    201,
+    'an empty honeypot and one link are fine',
+  );
+  t.equal(
+    (await f.post(leadBody({ website: 'x' }), { key: f.test })).body.error,
+    'spam_detected',
+    'test keys run the same rules',
+  );
   const count = await f.pool.query('SELECT count(*)::int AS n FROM leads');
   t.equal(count.rows[0].n, 1, 'spam created nothing');
 });
@@ -205,6 +290,11 @@ t.test('bodies that are not JSON objects', async (t) => {
   const array = await f.post([]);
   t.equal(array.status, 400);
   t.equal(array.body.error, 'validation_failed');
-  const res = await f.request('/v1/leads', { method: 'POST', key: f.live, headers: { 'content-type': 'application/json' }, body: '{nope' });
+  const res = await f.request('/v1/leads', {
+    method: 'POST',
+    key: f.live,
+    headers: { 'content-type': 'application/json' },
+    body: '{nope',
+  });
   t.equal(res.status, 400);
 });

@@ -14,8 +14,11 @@ t.test('a database session killed in the middle of a capture fails that request 
   const slow = f.post(leadBody({ full_name: 'Slow Person' }));
   let killed = false;
   for (let i = 0; i < 500 && !killed; i++) {
-    const found = await f.pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'`);
-    if (found.rows[0]) killed = (await f.pool.query('SELECT pg_terminate_backend($1) AS ok', [found.rows[0].pid])).rows[0].ok === true;
+    const found = await f.pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'`,
+    );
+    if (found.rows[0])
+      killed = (await f.pool.query('SELECT pg_terminate_backend($1) AS ok', [found.rows[0].pid])).rows[0].ok === true;
     else await new Promise((resolve) => setTimeout(resolve, 10));
   }
   t.ok(killed, 'the capture’s session was terminated while it waited');
@@ -25,5 +28,9 @@ t.test('a database session killed in the middle of a capture fails that request 
   t.notMatch(JSON.stringify(answer.body), /terminat|Connection|pg_/i, 'nothing internal in the body');
 
   for (let i = 0; i < 3; i++) t.equal((await f.post(leadBody())).status, 201, 'the service goes on serving');
-  t.equal((await f.pool.query(`SELECT 1 FROM leads WHERE body->>'full_name' = 'Slow Person'`)).rowCount, 0, 'nothing of the killed capture was kept');
+  t.equal(
+    (await f.pool.query(`SELECT 1 FROM leads WHERE body->>'full_name' = 'Slow Person'`)).rowCount,
+    0,
+    'nothing of the killed capture was kept',
+  );
 });

@@ -39,9 +39,17 @@ t.test('many simultaneous submissions of one person create exactly one lead', as
   const other = leadBody();
   // Group A all share the phone (typed differently, with or without an email); group B all share the email.
   const groupA = Array.from({ length: 30 }, (_, i) =>
-    i % 3 === 0 ? person : i % 3 === 1 ? { ...person, email: `variant${i}@example.com` } : { ...person, phone: `+91 ${digits.slice(0, 5)} ${digits.slice(5)}`, email: null },
+    i % 3 === 0
+      ? person
+      : i % 3 === 1
+        ? { ...person, email: `variant${i}@example.com` }
+        : { ...person, phone: `+91 ${digits.slice(0, 5)} ${digits.slice(5)}`, email: null },
   );
-  const groupB = Array.from({ length: 20 }, (_, i) => ({ ...other, phone: i % 2 ? null : `8${String(100000000 + i)}`, email: String(other.email).toUpperCase() }));
+  const groupB = Array.from({ length: 20 }, (_, i) => ({
+    ...other,
+    phone: i % 2 ? null : `8${String(100000000 + i)}`,
+    email: String(other.email).toUpperCase(),
+  }));
   const bodies = [...groupA, ...groupB].sort(() => Math.random() - 0.5);
   const results = await Promise.all(bodies.map((b) => f.post(b)));
   const statuses = results.map((r) => r.status);
@@ -50,12 +58,20 @@ t.test('many simultaneous submissions of one person create exactly one lead', as
   t.equal(created.length, 2, 'one 201 per person');
   const byId = new Map<unknown, number>();
   for (const r of results) byId.set(r.body.id, (byId.get(r.body.id) ?? 0) + 1);
-  t.same([...byId.values()].sort((a, b) => a - b), [20, 30], 'every answer names its person\'s one lead');
+  t.same(
+    [...byId.values()].sort((a, b) => a - b),
+    [20, 30],
+    "every answer names its person's one lead",
+  );
   const count = await f.pool.query('SELECT count(*)::int AS n FROM leads');
   t.equal(count.rows[0].n, 2);
   for (const c of created) {
     const types = await streamTypes(f, String(c.body.id));
-    t.equal(types.filter((x) => x === 'lead.enquiry_received').length, byId.get(c.body.id)! - 1, 'every duplicate is an enquiry on the timeline');
+    t.equal(
+      types.filter((x) => x === 'lead.enquiry_received').length,
+      byId.get(c.body.id)! - 1,
+      'every duplicate is an enquiry on the timeline',
+    );
   }
 });
 

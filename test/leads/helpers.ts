@@ -24,14 +24,25 @@ export function leadBody(overrides: Record<string, unknown> = {}): Record<string
 }
 
 export interface LeadsFixture extends TestApp, SeededWorkspace {
-  post(body: unknown, options?: { key?: string; headers?: Record<string, string> }): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
+  post(
+    body: unknown,
+    options?: { key?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   get(path: string, key?: string): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
-  patch(id: string, body: unknown, key?: string): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
+  patch(
+    id: string,
+    body: unknown,
+    key?: string,
+  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
 }
 
 async function read(response: Response) {
   const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: response.headers };
+  return {
+    status: response.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    headers: response.headers,
+  };
 }
 
 /** The app on a fresh database with the demo workspace (enterprise plan, so rate limits stay out of the way). */
@@ -40,11 +51,20 @@ export async function leadsFixture(
   options: { config?: Partial<Config>; now?: () => Date; definition?: Partial<WorkspaceDefinition> } = {},
 ): Promise<LeadsFixture> {
   const app = await startApp(t, { config: options.config, now: options.now });
-  const seeded = await seedWorkspace(app, { plan: 'enterprise', limits: { rate: { key: { capacity: 100_000, refill_per_second: 10_000 }, scopes: {
-    'leads:create': { capacity: 100_000, refill_per_second: 10_000 },
-    'leads:read': { capacity: 100_000, refill_per_second: 10_000 },
-    'leads:update': { capacity: 100_000, refill_per_second: 10_000 },
-  } } }, ...options.definition });
+  const seeded = await seedWorkspace(app, {
+    plan: 'enterprise',
+    limits: {
+      rate: {
+        key: { capacity: 100_000, refill_per_second: 10_000 },
+        scopes: {
+          'leads:create': { capacity: 100_000, refill_per_second: 10_000 },
+          'leads:read': { capacity: 100_000, refill_per_second: 10_000 },
+          'leads:update': { capacity: 100_000, refill_per_second: 10_000 },
+        },
+      },
+    },
+    ...options.definition,
+  });
   return {
     ...app,
     ...seeded,
@@ -73,7 +93,11 @@ export async function fakeCaptcha(t: Test): Promise<FakeCaptcha> {
   const fake: FakeCaptcha = {
     url: '',
     requests: [],
-    answer: (form) => ({ body: form.response?.startsWith('ok') ? { success: true, hostname: 'www.example.com' } : { success: false, 'error-codes': ['invalid-input-response'] } }),
+    answer: (form) => ({
+      body: form.response?.startsWith('ok')
+        ? { success: true, hostname: 'www.example.com' }
+        : { success: false, 'error-codes': ['invalid-input-response'] },
+    }),
   };
   const server: Server = createServer((req: IncomingMessage, res) => {
     let raw = '';

@@ -43,7 +43,11 @@ t.test('a repeated Idempotency-Key answers the first answer', async (t) => {
 
   const failed = await f.post({ ...leadBody(), consent: false }, { headers: { 'idempotency-key': 'fix-and-retry' } });
   t.equal(failed.body.error, 'consent_required');
-  t.equal((await f.post(leadBody(), { headers: { 'idempotency-key': 'fix-and-retry' } })).status, 201, 'a refused request is not remembered');
+  t.equal(
+    (await f.post(leadBody(), { headers: { 'idempotency-key': 'fix-and-retry' } })).status,
+    201,
+    'a refused request is not remembered',
+  );
 });
 
 t.test('keys are per workspace', async (t) => {
@@ -63,12 +67,26 @@ t.test('simultaneous repeats run the command once', async (t) => {
   const body = leadBody();
   const headers = { 'idempotency-key': 'concurrent-1' };
   const results = await Promise.all(Array.from({ length: 30 }, () => f.post(body, { headers })));
-  t.ok(results.every((r) => r.status === 201), 'every repeat answers 201');
+  t.ok(
+    results.every((r) => r.status === 201),
+    'every repeat answers 201',
+  );
   t.equal(new Set(results.map((r) => JSON.stringify(r.body))).size, 1, 'with the same body');
-  t.equal(results.filter((r) => r.headers.get('idempotent-replayed') !== 'true').length, 1, 'one ran, the others replayed');
+  t.equal(
+    results.filter((r) => r.headers.get('idempotent-replayed') !== 'true').length,
+    1,
+    'one ran, the others replayed',
+  );
   const events = await f.pool.query('SELECT type, count(*)::int AS n FROM events GROUP BY type');
   t.same(events.rows, [{ type: 'lead.created', n: 1 }], 'one event: no enquiries from the repeats');
 
-  const different = await Promise.all([f.post(body, { headers: { 'idempotency-key': 'concurrent-2' } }), f.post({ ...body, city: 'X' }, { headers: { 'idempotency-key': 'concurrent-2' } })]);
-  t.same(different.map((r) => r.status).sort(), [200, 409], 'same key, different bodies at once: one runs, the other is refused');
+  const different = await Promise.all([
+    f.post(body, { headers: { 'idempotency-key': 'concurrent-2' } }),
+    f.post({ ...body, city: 'X' }, { headers: { 'idempotency-key': 'concurrent-2' } }),
+  ]);
+  t.same(
+    different.map((r) => r.status).sort(),
+    [200, 409],
+    'same key, different bodies at once: one runs, the other is refused',
+  );
 });

@@ -33,7 +33,10 @@ async function fixture(t: Test): Promise<Fixture> {
   const clock = new TestClock(new Date());
   const h = await webhookHarness(t, { now: clock.now });
   // Every lead kind, so any extra lead event a PATCH emitted would be delivered and seen; document.uploaded for markers.
-  const endpoint = await h.createEndpoint({ url: h.receiver.url('127.0.0.1', '/lead-hooks'), events: [...LEAD_KINDS, 'document.uploaded'] });
+  const endpoint = await h.createEndpoint({
+    url: h.receiver.url('127.0.0.1', '/lead-hooks'),
+    events: [...LEAD_KINDS, 'document.uploaded'],
+  });
   await h.startWorkers();
   return { h, clock, secret: endpoint.secret, seen: new Set() };
 }
@@ -46,15 +49,30 @@ async function fixture(t: Test): Promise<Fixture> {
 async function deliveredSince(f: Fixture, leadId: string): Promise<ReceivedRequest[]> {
   const marker = await f.h.appendEvent('document.uploaded', resourcePayload('marker'));
   await waitFor(() => f.h.receiver.forEvent(marker.id).length === 1, 'the marker is delivered');
-  await waitFor(async () => (await f.h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'succeeded'")).rows[0]!.n === 0, 'no delivery is pending');
-  const fresh = f.h.receiver.requests.filter((r) => !f.seen.has(r) && String(r.headers['x-service-event']).startsWith('lead.') && (JSON.parse(r.body) as Envelope).data.id === leadId);
+  await waitFor(
+    async () =>
+      (
+        await f.h.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'succeeded'",
+        )
+      ).rows[0]!.n === 0,
+    'no delivery is pending',
+  );
+  const fresh = f.h.receiver.requests.filter(
+    (r) =>
+      !f.seen.has(r) &&
+      String(r.headers['x-service-event']).startsWith('lead.') &&
+      (JSON.parse(r.body) as Envelope).data.id === leadId,
+  );
   for (const r of f.h.receiver.requests) f.seen.add(r);
   return fresh;
 }
 
 /** The public lead events a step appended to the lead's stream (after `revision`), in stream order. */
 async function publicEventsAfter(f: Fixture, leadId: string, revision: number) {
-  return (await f.h.services.store.readStream(`lead-${leadId}`)).filter((e) => e.revision > revision && LEAD_KINDS.includes(e.type));
+  return (await f.h.services.store.readStream(`lead-${leadId}`)).filter(
+    (e) => e.revision > revision && LEAD_KINDS.includes(e.type),
+  );
 }
 
 async function lastRevision(f: Fixture, leadId: string): Promise<number> {
@@ -66,14 +84,30 @@ function checkDelivery(t: Test, f: Fixture, request: ReceivedRequest): Envelope 
   t.equal(request.method, 'POST');
   t.equal(request.headers['content-type'], 'application/json');
   t.equal(request.headers['user-agent'], 'Service-Webhooks/1.0');
-  t.match(request.headers['x-service-signature'], /^t=\d+,v1=[0-9a-f]{64}$/, 'X-Service-Signature is t=<unix seconds>,v1=<hex>');
+  t.match(
+    request.headers['x-service-signature'],
+    /^t=\d+,v1=[0-9a-f]{64}$/,
+    'X-Service-Signature is t=<unix seconds>,v1=<hex>',
+  );
   const signature = signatureParts(request);
-  t.same(signature.v1, [hmacHex(f.secret, `${signature.t}.${request.body}`)], 'one v1: HMAC-SHA256 of "<t>.<raw body>" under the endpoint secret');
-  const verified = verifyWebhook({ body: request.body, signature: String(request.headers['x-service-signature']), secret: f.secret });
+  t.same(
+    signature.v1,
+    [hmacHex(f.secret, `${signature.t}.${request.body}`)],
+    'one v1: HMAC-SHA256 of "<t>.<raw body>" under the endpoint secret',
+  );
+  const verified = verifyWebhook({
+    body: request.body,
+    signature: String(request.headers['x-service-signature']),
+    secret: f.secret,
+  });
 
   const envelope = JSON.parse(request.body) as Envelope;
   t.same(verified, envelope, 'the receiver-side verifier accepts it');
-  t.same(Object.keys(envelope).sort(), ['created_at', 'data', 'event', 'id', 'tenant_id'], 'the envelope has exactly id, event, tenant_id, created_at, data');
+  t.same(
+    Object.keys(envelope).sort(),
+    ['created_at', 'data', 'event', 'id', 'tenant_id'],
+    'the envelope has exactly id, event, tenant_id, created_at, data',
+  );
   t.match(envelope.id, UUID);
   t.equal(envelope.tenant_id, f.h.ws.workspace.id);
   t.match(envelope.created_at, UTC_DATE_TIME);
@@ -84,13 +118,31 @@ function checkDelivery(t: Test, f: Fixture, request: ReceivedRequest): Envelope 
 }
 
 /** Checks that a step delivered exactly its public events, once each, as the stream holds them; returns the envelopes in stream order. */
-async function deliveredInOrder(t: Test, f: Fixture, leadId: string, revisionBefore: number, expected: string[]): Promise<Envelope[]> {
+async function deliveredInOrder(
+  t: Test,
+  f: Fixture,
+  leadId: string,
+  revisionBefore: number,
+  expected: string[],
+): Promise<Envelope[]> {
   const requests = await deliveredSince(f, leadId);
   const events = await publicEventsAfter(f, leadId, revisionBefore);
-  t.same(events.map((e) => e.type), expected, `the PATCH emitted ${expected.join(', ')}, in this order`);
-  t.equal(requests.length, expected.length, `exactly ${expected.length} lead delivery(ies) for the PATCH, no other lead event`);
+  t.same(
+    events.map((e) => e.type),
+    expected,
+    `the PATCH emitted ${expected.join(', ')}, in this order`,
+  );
+  t.equal(
+    requests.length,
+    expected.length,
+    `exactly ${expected.length} lead delivery(ies) for the PATCH, no other lead event`,
+  );
   const envelopes = requests.map((r) => checkDelivery(t, f, r));
-  t.same(envelopes.map((e) => e.id).sort(), events.map((e) => e.id).sort(), 'each emitted event delivered once, with its event id as envelope id');
+  t.same(
+    envelopes.map((e) => e.id).sort(),
+    events.map((e) => e.id).sort(),
+    'each emitted event delivered once, with its event id as envelope id',
+  );
   return events.map((event) => {
     const envelope = envelopes.find((e) => e.id === event.id)!;
     t.equal(envelope.event, event.type);
@@ -104,53 +156,105 @@ async function createLead(t: Test, f: Fixture): Promise<{ id: string; lead: Reco
   t.equal(res.status, 201);
   const { id } = (await res.json()) as { id: string };
   const created = await deliveredSince(f, id);
-  t.same(created.map((r) => r.headers['x-service-event']), ['lead.created'], 'the capture delivered lead.created only');
+  t.same(
+    created.map((r) => r.headers['x-service-event']),
+    ['lead.created'],
+    'the capture delivered lead.created only',
+  );
   const lead = (await (await f.h.request(`/v1/leads/${id}`, { key: f.h.ws.live })).json()) as Record<string, unknown>;
-  t.match(lead, { branch: { code: 'DEL' }, owner: { email: 'vikram@northstar.example' }, stage: { key: 'new' }, temperature: null });
+  t.match(lead, {
+    branch: { code: 'DEL' },
+    owner: { email: 'vikram@northstar.example' },
+    stage: { key: 'new' },
+    temperature: null,
+  });
   return { id, lead };
 }
 
-async function patch(f: Fixture, id: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+async function patch(
+  f: Fixture,
+  id: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await f.h.request(`/v1/leads/${id}`, { method: 'PATCH', key: f.h.ws.live, json: body });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-const leadOf = (data: Record<string, unknown>) => Object.fromEntries(Object.entries(data).filter(([k]) => k !== 'changed_fields'));
+const leadOf = (data: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(data).filter(([k]) => k !== 'changed_fields'));
 
-t.test('a PATCH of stage, temperature, follow-up and a custom field delivers one lead.updated: the Lead plus changed_fields', async (t) => {
-  const f = await fixture(t);
-  const { id, lead: before } = await createLead(t, f);
-  f.clock.advance(1000);
-  const revision = await lastRevision(f, id);
+t.test(
+  'a PATCH of stage, temperature, follow-up and a custom field delivers one lead.updated: the Lead plus changed_fields',
+  async (t) => {
+    const f = await fixture(t);
+    const { id, lead: before } = await createLead(t, f);
+    f.clock.advance(1000);
+    const revision = await lastRevision(f, id);
 
-  const res = await patch(f, id, { stage_key: 'contacted', temperature: 'warm', next_follow_up_at: '2026-12-01T09:30:00+05:30', custom_fields: { budget_lakhs: 20 }, note: 'Called; wants Canada' });
-  t.equal(res.status, 200);
-  const [updated] = await deliveredInOrder(t, f, id, revision, ['lead.updated']);
-  const data = updated!.data;
-  t.same(Object.keys(data).sort(), [...LEAD_FIELDS, 'changed_fields'].sort(), 'data: every Lead field, changed_fields, nothing else');
-  t.same(
-    [...(data.changed_fields as string[])].sort(),
-    ['custom_fields', 'next_follow_up_at', 'stage', 'stage_changed_at', 'temperature'],
-    'changed_fields lists the Lead fields whose values changed, without updated_at and last_activity_at',
-  );
-  t.equal(new Set(data.changed_fields as string[]).size, (data.changed_fields as string[]).length, 'each field named once');
-  const at = f.clock.now().toISOString();
-  t.same(
-    leadOf(data),
-    { ...before, stage: { key: 'contacted', name: 'Contacted' }, temperature: 'warm', next_follow_up_at: '2026-12-01T04:00:00.000Z', custom_fields: { budget_lakhs: 20 }, stage_changed_at: at, updated_at: at, last_activity_at: at },
-    'the Lead after the change; nothing else moved',
-  );
-  t.same(leadOf(data), res.body, 'the same Lead as the PATCH answer');
-  t.same(leadOf(data), (await (await f.h.request(`/v1/leads/${id}`, { key: f.h.ws.live })).json()) as Record<string, unknown>, 'and as GET /v1/leads/{id}');
+    const res = await patch(f, id, {
+      stage_key: 'contacted',
+      temperature: 'warm',
+      next_follow_up_at: '2026-12-01T09:30:00+05:30',
+      custom_fields: { budget_lakhs: 20 },
+      note: 'Called; wants Canada',
+    });
+    t.equal(res.status, 200);
+    const [updated] = await deliveredInOrder(t, f, id, revision, ['lead.updated']);
+    const data = updated!.data;
+    t.same(
+      Object.keys(data).sort(),
+      [...LEAD_FIELDS, 'changed_fields'].sort(),
+      'data: every Lead field, changed_fields, nothing else',
+    );
+    t.same(
+      [...(data.changed_fields as string[])].sort(),
+      ['custom_fields', 'next_follow_up_at', 'stage', 'stage_changed_at', 'temperature'],
+      'changed_fields lists the Lead fields whose values changed, without updated_at and last_activity_at',
+    );
+    t.equal(
+      new Set(data.changed_fields as string[]).size,
+      (data.changed_fields as string[]).length,
+      'each field named once',
+    );
+    const at = f.clock.now().toISOString();
+    t.same(
+      leadOf(data),
+      {
+        ...before,
+        stage: { key: 'contacted', name: 'Contacted' },
+        temperature: 'warm',
+        next_follow_up_at: '2026-12-01T04:00:00.000Z',
+        custom_fields: { budget_lakhs: 20 },
+        stage_changed_at: at,
+        updated_at: at,
+        last_activity_at: at,
+      },
+      'the Lead after the change; nothing else moved',
+    );
+    t.same(leadOf(data), res.body, 'the same Lead as the PATCH answer');
+    t.same(
+      leadOf(data),
+      (await (await f.h.request(`/v1/leads/${id}`, { key: f.h.ws.live })).json()) as Record<string, unknown>,
+      'and as GET /v1/leads/{id}',
+    );
 
-  const noteRevision = await lastRevision(f, id);
-  t.equal((await patch(f, id, { note: 'Sent the checklist' })).status, 200);
-  t.same((await deliveredSince(f, id)).map((r) => r.headers['x-service-event']), [], 'a note alone delivers no lead event (lead.note_added is internal)');
-  t.same(await publicEventsAfter(f, id, noteRevision), [], 'and appends no public event');
+    const noteRevision = await lastRevision(f, id);
+    t.equal((await patch(f, id, { note: 'Sent the checklist' })).status, 200);
+    t.same(
+      (await deliveredSince(f, id)).map((r) => r.headers['x-service-event']),
+      [],
+      'a note alone delivers no lead event (lead.note_added is internal)',
+    );
+    t.same(await publicEventsAfter(f, id, noteRevision), [], 'and appends no public event');
 
-  t.equal((await patch(f, id, { temperature: 'warm', stage_key: 'contacted' })).status, 200);
-  t.same((await deliveredSince(f, id)).map((r) => r.headers['x-service-event']), [], 'a PATCH that changes nothing delivers nothing');
-});
+    t.equal((await patch(f, id, { temperature: 'warm', stage_key: 'contacted' })).status, 200);
+    t.same(
+      (await deliveredSince(f, id)).map((r) => r.headers['x-service-event']),
+      [],
+      'a PATCH that changes nothing delivers nothing',
+    );
+  },
+);
 
 t.test('a PATCH of owner_email delivers lead.assigned only; a move to lost delivers lead.lost only', async (t) => {
   const f = await fixture(t);
@@ -162,11 +266,19 @@ t.test('a PATCH of owner_email delivers lead.assigned only; a move to lost deliv
   t.equal(assigned.status, 200);
   const [assignedEvent] = await deliveredInOrder(t, f, id, revision, ['lead.assigned']);
   const owner = assignedEvent!.data.owner as Record<string, unknown>;
-  t.same(Object.keys(assignedEvent!.data).sort(), [...LEAD_FIELDS].sort(), 'data is the Lead: every field, no others (no changed_fields, no previous_owner)');
+  t.same(
+    Object.keys(assignedEvent!.data).sort(),
+    [...LEAD_FIELDS].sort(),
+    'data is the Lead: every field, no others (no changed_fields, no previous_owner)',
+  );
   t.match(owner, { id: UUID, name: 'Asha Rao', email: 'asha@northstar.example' }, 'the Lead carries the new owner');
   t.same(Object.keys(owner).sort(), ['email', 'id', 'name']);
   let at = f.clock.now().toISOString();
-  t.same(assignedEvent!.data, { ...before, owner, updated_at: at, last_activity_at: at }, 'only the owner and the times moved');
+  t.same(
+    assignedEvent!.data,
+    { ...before, owner, updated_at: at, last_activity_at: at },
+    'only the owner and the times moved',
+  );
   t.same(assignedEvent!.data, assigned.body, 'the same Lead as the PATCH answer');
 
   f.clock.advance(1000);
@@ -174,38 +286,79 @@ t.test('a PATCH of owner_email delivers lead.assigned only; a move to lost deliv
   const lost = await patch(f, id, { stage_key: 'lost', lost_reason_key: 'chose_competitor' });
   t.equal(lost.status, 200);
   const [lostEvent] = await deliveredInOrder(t, f, id, revision, ['lead.lost']);
-  t.same(Object.keys(lostEvent!.data).sort(), [...LEAD_FIELDS].sort(), 'data is the Lead: every field, no others (no previous_stage)');
+  t.same(
+    Object.keys(lostEvent!.data).sort(),
+    [...LEAD_FIELDS].sort(),
+    'data is the Lead: every field, no others (no previous_stage)',
+  );
   at = f.clock.now().toISOString();
   t.same(
     lostEvent!.data,
-    { ...assigned.body, stage: { key: 'lost', name: 'Lost' }, lost_reason: { key: 'chose_competitor', name: 'Chose a competitor' }, stage_changed_at: at, updated_at: at, last_activity_at: at },
+    {
+      ...assigned.body,
+      stage: { key: 'lost', name: 'Lost' },
+      lost_reason: { key: 'chose_competitor', name: 'Chose a competitor' },
+      stage_changed_at: at,
+      updated_at: at,
+      last_activity_at: at,
+    },
     'the Lead in the lost stage with its lost reason',
   );
   t.same(lostEvent!.data, lost.body, 'the same Lead as the PATCH answer');
 });
 
-t.test('one PATCH changing a field, the owner and moving to lost delivers lead.updated, lead.assigned, lead.lost in order, each with the Lead after it', async (t) => {
-  const f = await fixture(t);
-  const { id, lead: before } = await createLead(t, f);
-  f.clock.advance(1000);
-  const revision = await lastRevision(f, id);
+t.test(
+  'one PATCH changing a field, the owner and moving to lost delivers lead.updated, lead.assigned, lead.lost in order, each with the Lead after it',
+  async (t) => {
+    const f = await fixture(t);
+    const { id, lead: before } = await createLead(t, f);
+    f.clock.advance(1000);
+    const revision = await lastRevision(f, id);
 
-  const res = await patch(f, id, { temperature: 'hot', owner_email: 'asha@northstar.example', stage_key: 'lost', lost_reason_key: 'not_eligible', note: 'Not eligible this year' });
-  t.equal(res.status, 200);
-  const [updated, assigned, lost] = await deliveredInOrder(t, f, id, revision, ['lead.updated', 'lead.assigned', 'lead.lost']);
-  const at = f.clock.now().toISOString();
-  const times = { updated_at: at, last_activity_at: at };
+    const res = await patch(f, id, {
+      temperature: 'hot',
+      owner_email: 'asha@northstar.example',
+      stage_key: 'lost',
+      lost_reason_key: 'not_eligible',
+      note: 'Not eligible this year',
+    });
+    t.equal(res.status, 200);
+    const [updated, assigned, lost] = await deliveredInOrder(t, f, id, revision, [
+      'lead.updated',
+      'lead.assigned',
+      'lead.lost',
+    ]);
+    const at = f.clock.now().toISOString();
+    const times = { updated_at: at, last_activity_at: at };
 
-  t.same(updated!.data.changed_fields, ['temperature'], 'lead.updated names only the field it changed: not the owner, not the move to lost');
-  const afterUpdate = { ...before, temperature: 'hot', ...times };
-  t.same(leadOf(updated!.data), afterUpdate, 'lead.updated: the Lead with the new temperature, the old owner and stage');
+    t.same(
+      updated!.data.changed_fields,
+      ['temperature'],
+      'lead.updated names only the field it changed: not the owner, not the move to lost',
+    );
+    const afterUpdate = { ...before, temperature: 'hot', ...times };
+    t.same(
+      leadOf(updated!.data),
+      afterUpdate,
+      'lead.updated: the Lead with the new temperature, the old owner and stage',
+    );
 
-  t.same(Object.keys(assigned!.data).sort(), [...LEAD_FIELDS].sort());
-  const afterAssign = { ...afterUpdate, owner: assigned!.data.owner };
-  t.match(assigned!.data.owner, { name: 'Asha Rao', email: 'asha@northstar.example' });
-  t.same(assigned!.data, afterAssign, 'lead.assigned: the Lead with the new owner, still in its old stage');
+    t.same(Object.keys(assigned!.data).sort(), [...LEAD_FIELDS].sort());
+    const afterAssign = { ...afterUpdate, owner: assigned!.data.owner };
+    t.match(assigned!.data.owner, { name: 'Asha Rao', email: 'asha@northstar.example' });
+    t.same(assigned!.data, afterAssign, 'lead.assigned: the Lead with the new owner, still in its old stage');
 
-  t.same(Object.keys(lost!.data).sort(), [...LEAD_FIELDS].sort());
-  t.same(lost!.data, { ...afterAssign, stage: { key: 'lost', name: 'Lost' }, lost_reason: { key: 'not_eligible', name: 'Not eligible' }, stage_changed_at: at }, 'lead.lost: the Lead as it ends');
-  t.same(lost!.data, res.body, 'which is the PATCH answer');
-});
+    t.same(Object.keys(lost!.data).sort(), [...LEAD_FIELDS].sort());
+    t.same(
+      lost!.data,
+      {
+        ...afterAssign,
+        stage: { key: 'lost', name: 'Lost' },
+        lost_reason: { key: 'not_eligible', name: 'Not eligible' },
+        stage_changed_at: at,
+      },
+      'lead.lost: the Lead as it ends',
+    );
+    t.same(lost!.data, res.body, 'which is the PATCH answer');
+  },
+);

@@ -3,7 +3,9 @@ import t from 'tap';
 import { ALLOWED_ORIGIN, fakeCaptcha, leadBody, leadsFixture } from './helpers.js';
 import type { WorkspaceDefinition } from '../../src/workspaces/definition.js';
 
-const demo = JSON.parse(readFileSync(new URL('../../definitions/demo-workspace.json', import.meta.url), 'utf8')) as WorkspaceDefinition;
+const demo = JSON.parse(
+  readFileSync(new URL('../../definitions/demo-workspace.json', import.meta.url), 'utf8'),
+) as WorkspaceDefinition;
 const withCaptcha = (provider: 'turnstile' | 'hcaptcha' | 'recaptcha') => ({
   widget: { ...demo.widget, captcha: { provider, site_key: 'site-key-1', secret: 'captcha-secret-1' } },
 });
@@ -12,7 +14,10 @@ const origin = { origin: ALLOWED_ORIGIN };
 for (const provider of ['turnstile', 'hcaptcha', 'recaptcha'] as const) {
   t.test(`public keys: ${provider} token verified against the provider`, async (t) => {
     const captcha = await fakeCaptcha(t);
-    const f = await leadsFixture(t, { config: { captchaVerifyUrls: { turnstile: captcha.url, hcaptcha: captcha.url, recaptcha: captcha.url } }, definition: withCaptcha(provider) });
+    const f = await leadsFixture(t, {
+      config: { captchaVerifyUrls: { turnstile: captcha.url, hcaptcha: captcha.url, recaptcha: captcha.url } },
+      definition: withCaptcha(provider),
+    });
 
     const missing = await f.post(leadBody(), { key: f.publicLive, headers: origin });
     t.equal(missing.status, 400);
@@ -26,7 +31,11 @@ for (const provider of ['turnstile', 'hcaptcha', 'recaptcha'] as const) {
     if (provider === 'hcaptcha') t.equal(captcha.requests[0]!.sitekey, 'site-key-1', 'hCaptcha gets the site key');
     const lead = await f.get(`/v1/leads/${good.body.id}`);
     t.match(lead.body.source, { key: 'web_form', name: 'Website form' }, 'public keys default to the web_form source');
-    t.match(lead.body.consent, { source: 'web_form@2026-01' }, 'consent records the consent text version shown by the form');
+    t.match(
+      lead.body.consent,
+      { source: 'web_form@2026-01' },
+      'consent records the consent text version shown by the form',
+    );
 
     const bad = await f.post(leadBody({ captcha_token: 'bad-token' }), { key: f.publicLive, headers: origin });
     t.equal(bad.status, 400);
@@ -38,7 +47,11 @@ for (const provider of ['turnstile', 'hcaptcha', 'recaptcha'] as const) {
 
     if (provider === 'recaptcha') {
       captcha.answer = () => ({ body: { success: true, hostname: 'www.example.com', score: 0.2 } });
-      t.equal((await f.post(leadBody({ captcha_token: 'ok-3' }), { key: f.publicLive, headers: origin })).body.error, 'captcha_failed', 'a low reCAPTCHA v3 score is refused');
+      t.equal(
+        (await f.post(leadBody({ captcha_token: 'ok-3' }), { key: f.publicLive, headers: origin })).body.error,
+        'captcha_failed',
+        'a low reCAPTCHA v3 score is refused',
+      );
     }
 
     captcha.answer = () => ({ status: 500, body: 'oops' });
@@ -54,8 +67,14 @@ for (const provider of ['turnstile', 'hcaptcha', 'recaptcha'] as const) {
 
 t.test('public keys: origin checked; test public keys write to the sandbox; secret keys need no token', async (t) => {
   const captcha = await fakeCaptcha(t);
-  const f = await leadsFixture(t, { config: { captchaVerifyUrls: { turnstile: captcha.url, hcaptcha: captcha.url, recaptcha: captcha.url } }, definition: withCaptcha('turnstile') });
-  const wrongOrigin = await f.post(leadBody({ captcha_token: 'ok' }), { key: f.publicLive, headers: { origin: 'https://evil.example' } });
+  const f = await leadsFixture(t, {
+    config: { captchaVerifyUrls: { turnstile: captcha.url, hcaptcha: captcha.url, recaptcha: captcha.url } },
+    definition: withCaptcha('turnstile'),
+  });
+  const wrongOrigin = await f.post(leadBody({ captcha_token: 'ok' }), {
+    key: f.publicLive,
+    headers: { origin: 'https://evil.example' },
+  });
   t.equal(wrongOrigin.status, 403);
   t.equal(wrongOrigin.body.error, 'origin_not_allowed');
   const noOrigin = await f.post(leadBody({ captcha_token: 'ok' }), { key: f.publicLive });
@@ -80,7 +99,9 @@ t.test('public keys on a workspace without a captcha provider still send a token
 });
 
 t.test('a provider configured without a secret answers 503', async (t) => {
-  const f = await leadsFixture(t, { definition: { widget: { ...demo.widget, captcha: { provider: 'turnstile', site_key: 'k', secret: null } } } });
+  const f = await leadsFixture(t, {
+    definition: { widget: { ...demo.widget, captcha: { provider: 'turnstile', site_key: 'k', secret: null } } },
+  });
   const res = await f.post(leadBody({ captcha_token: 'ok' }), { key: f.publicLive, headers: origin });
   t.equal(res.status, 503);
   t.equal(res.body.error, 'captcha_unavailable');

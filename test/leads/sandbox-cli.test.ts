@@ -18,19 +18,36 @@ t.test('visa-crm sandbox list shows what a test key submitted', async (t) => {
   await f.post(leadBody(), { key: liveKey.value });
   t.equal(duplicate.status, 200);
 
-  const env = { ...process.env, DATABASE_URL: f.services.config.databaseUrl, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent' };
+  const env = {
+    ...process.env,
+    DATABASE_URL: f.services.config.databaseUrl,
+    SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    LOG_LEVEL: 'silent',
+  };
   const cli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env });
   const { stdout } = await cli('--json', 'sandbox', 'list', f.workspace.slug, '--key', testKey.id);
   const rows = JSON.parse(stdout) as { outcome: string; lead_id: string; full_name: string }[];
-  t.same(rows.map((r) => [r.outcome, r.lead_id, r.full_name]), [
-    ['duplicate', created.body.id, 'Sandbox Sam'],
-    ['created', created.body.id, 'Sandbox Sam'],
-  ], "newest first, only this key's submissions");
+  t.same(
+    rows.map((r) => [r.outcome, r.lead_id, r.full_name]),
+    [
+      ['duplicate', created.body.id, 'Sandbox Sam'],
+      ['created', created.body.id, 'Sandbox Sam'],
+    ],
+    "newest first, only this key's submissions",
+  );
 
   const human = await cli('sandbox', 'list', f.workspace.slug, '--key', testKey.id);
   t.match(human.stdout, /received_at\s+outcome\s+lead_id/);
-  await t.rejects(cli('sandbox', 'list', f.workspace.slug, '--key', liveKey.id), /live key/, 'live keys have no sandbox');
+  await t.rejects(
+    cli('sandbox', 'list', f.workspace.slug, '--key', liveKey.id),
+    /live key/,
+    'live keys have no sandbox',
+  );
 
   const timeline = await cli('--json', 'history', 'lead', String(created.body.id));
-  t.same((JSON.parse(timeline.stdout) as { type: string }[]).map((e) => e.type), ['lead.created', 'lead.enquiry_received'], 'the timeline of a sandbox lead');
+  t.same(
+    (JSON.parse(timeline.stdout) as { type: string }[]).map((e) => e.type),
+    ['lead.created', 'lead.enquiry_received'],
+    'the timeline of a sandbox lead',
+  );
 });

@@ -45,8 +45,13 @@ t.test('captures sharing a transaction each get the answer they would get alone'
     f.post(idempotent, { headers: { 'idempotency-key': 'shared-1' } }),
   ];
   const deadline = Date.now() + 10_000;
-  while (store.waitingToCoalesce(group) < submissions.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-  t.equal(store.waitingToCoalesce(group), submissions.length, 'every submission waits for the workspace’s next transaction');
+  while (store.waitingToCoalesce(group) < submissions.length && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  t.equal(
+    store.waitingToCoalesce(group),
+    submissions.length,
+    'every submission waits for the workspace’s next transaction',
+  );
   release();
   await Promise.all(holders);
   const answers = await Promise.all(submissions);
@@ -58,7 +63,11 @@ t.test('captures sharing a transaction each get the answer they would get alone'
     'five new people, five new leads',
   );
   t.equal(new Set(created.map((a) => a.body.id)).size, 5, 'five different ids');
-  t.same([answers[5]!.status, answers[5]!.body], [200, { id: existing.body.id, duplicate: true }], 'the duplicate found the existing lead');
+  t.same(
+    [answers[5]!.status, answers[5]!.body],
+    [200, { id: existing.body.id, duplicate: true }],
+    'the duplicate found the existing lead',
+  );
   // The two requests with one key share a lock, so they ran in different transactions, in either order.
   const keyed = [answers[6]!, answers[7]!];
   t.same(
@@ -66,7 +75,11 @@ t.test('captures sharing a transaction each get the answer they would get alone'
     [201, 201],
   );
   t.same(keyed[0]!.body, keyed[1]!.body, 'the repeated key answered the first answer');
-  t.same(keyed.map((a) => a.headers.get('idempotent-replayed')).sort(), ['true', null].sort(), 'one of them was a replay');
+  t.same(
+    keyed.map((a) => a.headers.get('idempotent-replayed')).sort(),
+    ['true', null].sort(),
+    'one of them was a replay',
+  );
 
   const txIds = await f.pool.query<{ tx: string }>(
     `SELECT DISTINCT tx_id::text AS tx FROM events
@@ -74,7 +87,10 @@ t.test('captures sharing a transaction each get the answer they would get alone'
     [created.map((a) => `lead-${String(a.body.id)}`), `lead-${String(existing.body.id)}`],
   );
   t.equal(txIds.rowCount, 1, 'the five new leads and the enquiry were written in one transaction');
-  for (const a of created) t.equal((await f.get(`/v1/leads/${String(a.body.id)}`)).status, 200, 'each new lead reads back');
-  const enquiries = await f.pool.query(`SELECT 1 FROM events WHERE stream_id = $1 AND type = 'lead.enquiry_received'`, [`lead-${String(existing.body.id)}`]);
+  for (const a of created)
+    t.equal((await f.get(`/v1/leads/${String(a.body.id)}`)).status, 200, 'each new lead reads back');
+  const enquiries = await f.pool.query(`SELECT 1 FROM events WHERE stream_id = $1 AND type = 'lead.enquiry_received'`, [
+    `lead-${String(existing.body.id)}`,
+  ]);
   t.equal(enquiries.rowCount, 1, 'one enquiry on the existing lead');
 });

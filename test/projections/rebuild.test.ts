@@ -1,37 +1,66 @@
 import t from 'tap';
 import { projections } from '../../src/projections/index.js';
 import { rebuildReadModels } from '../../src/projections/rebuild.js';
-import { appFixture } from '../applications/support.js';
+import type { Test } from 'tap';
+import { appFixture, type AppFixture } from '../applications/support.js';
 import { runCliJson } from '../support/cli.js';
 
 async function snapshot(pool: import('pg').Pool): Promise<Record<string, unknown[]>> {
   const result: Record<string, unknown[]> = {};
   for (const table of projections.flatMap((p) => p.tables)) {
     // Every column, rows in a stable order: the comparison is of whole rows.
-    result[table] = (await pool.query(`SELECT to_jsonb(r) AS row FROM ${table} r ORDER BY to_jsonb(r)::text`)).rows.map((r: { row: unknown }) => r.row);
+    result[table] = (await pool.query(`SELECT to_jsonb(r) AS row FROM ${table} r ORDER BY to_jsonb(r)::text`)).rows.map(
+      (r: { row: unknown }) => r.row,
+    );
   }
   return result;
 }
 
-t.test('rebuilding every read model from the log gives the same rows as live projection', async (t) => {
-  const f = await appFixture(t);
+/**
+ * A history touching every read model through the real API: leads (live and sandbox), a duplicate enquiry, updates,
+ * assignment, loss, a note, an application with staff work on it, webhook endpoints (one deleted). Returns the lead ids.
+ */
+async function buildHistory(t: Test, f: AppFixture): Promise<string[]> {
   const { app, ws } = f;
   // Leads: creation (live and sandbox), a duplicate enquiry, updates, assignment, loss, a note.
   const ids: string[] = [];
   for (let i = 0; i < 6; i++) {
     const key = i % 3 === 2 ? ws.test : ws.live;
-    const response = await app.request('/v1/leads', { method: 'POST', key, json: { full_name: `Rebuild ${i}`, email: `rebuild${i}@example.com`, phone: `98123456${10 + i}`, visa_type: 'student', consent: true } });
+    const response = await app.request('/v1/leads', {
+      method: 'POST',
+      key,
+      json: {
+        full_name: `Rebuild ${i}`,
+        email: `rebuild${i}@example.com`,
+        phone: `98123456${10 + i}`,
+        visa_type: 'student',
+        consent: true,
+      },
+    });
     t.equal(response.status, 201);
     ids.push(((await response.json()) as { id: string }).id);
   }
-  t.equal((await app.request('/v1/leads', { method: 'POST', key: ws.live, json: { full_name: 'Rebuild 0 again', email: 'rebuild0@example.com', consent: true } })).status, 200);
+  t.equal(
+    (
+      await app.request('/v1/leads', {
+        method: 'POST',
+        key: ws.live,
+        json: { full_name: 'Rebuild 0 again', email: 'rebuild0@example.com', consent: true },
+      })
+    ).status,
+    200,
+  );
   const patches: Array<[number, Record<string, unknown>]> = [
     [0, { stage_key: 'contacted', temperature: 'hot', note: 'Called, interested' }],
     [1, { owner_email: 'vikram@northstar.example', custom_fields: { budget_lakhs: 25 } }],
     [4, { stage_key: 'lost', lost_reason_key: 'not_reachable' }],
   ];
   for (const [i, patch] of patches) {
-    t.equal((await app.request(`/v1/leads/${ids[i]}`, { method: 'PATCH', key: ws.live, json: patch })).status, 200, `patch ${i}`);
+    t.equal(
+      (await app.request(`/v1/leads/${ids[i]}`, { method: 'PATCH', key: ws.live, json: patch })).status,
+      200,
+      `patch ${i}`,
+    );
   }
   // Applications: a conversion and staff work on it.
   const view = await f.convert(ids[3]!);
@@ -44,13 +73,40 @@ t.test('rebuilding every read model from the log gives the same rows as live pro
     t.equal(response.status, 200, `${method} ${path}`);
   }
   // Webhook endpoints.
-  const endpoint = await app.request('/v1/webhooks', { method: 'POST', key: ws.live, json: { url: 'https://93.184.216.34/crm', events: ['lead.created', 'application.outcome'] } });
+  const endpoint = await app.request('/v1/webhooks', {
+    method: 'POST',
+    key: ws.live,
+    json: { url: 'https://93.184.216.34/crm', events: ['lead.created', 'application.outcome'] },
+  });
   t.equal(endpoint.status, 201);
-  const second = await app.request('/v1/webhooks', { method: 'POST', key: ws.live, json: { url: 'https://93.184.216.34/other', description: 'to delete', events: ['lead.lost'] } });
-  t.equal((await app.request(`/v1/webhooks/${((await second.json()) as { id: string }).id}`, { method: 'DELETE', key: ws.live })).status, 204);
+  const second = await app.request('/v1/webhooks', {
+    method: 'POST',
+    key: ws.live,
+    json: { url: 'https://93.184.216.34/other', description: 'to delete', events: ['lead.lost'] },
+  });
+  t.equal(
+    (
+      await app.request(`/v1/webhooks/${((await second.json()) as { id: string }).id}`, {
+        method: 'DELETE',
+        key: ws.live,
+      })
+    ).status,
+    204,
+  );
+
+  return ids;
+}
+
+t.test('rebuilding every read model from the log gives the same rows as live projection', async (t) => {
+  const f = await appFixture(t);
+  const { app, ws } = f;
+  const ids = await buildHistory(t, f);
 
   const live = await snapshot(app.pool);
-  t.ok(Object.values(live).every((rows) => rows.length > 0), 'every read model has rows to compare');
+  t.ok(
+    Object.values(live).every((rows) => rows.length > 0),
+    'every read model has rows to compare',
+  );
   const rebuilt = await rebuildReadModels(app.pool, projections);
   t.ok(rebuilt.events > 10, `replayed ${rebuilt.events} events`);
   t.same(await snapshot(app.pool), live, 'the rebuilt rows equal the live ones, column for column');
@@ -58,7 +114,10 @@ t.test('rebuilding every read model from the log gives the same rows as live pro
   // The one command does the same: wipe by hand, rebuild through the CLI.
   await app.pool.query(`TRUNCATE ${projections.flatMap((p) => p.tables).join(', ')}`);
   const cli = await runCliJson<{ rebuilt: string[]; events: number }>(dbUrl(app.pool), ['read-models', 'rebuild']);
-  t.same(cli.rebuilt, projections.map((p) => p.name));
+  t.same(
+    cli.rebuilt,
+    projections.map((p) => p.name),
+  );
   t.same(await snapshot(app.pool), live, 'visa-crm read-models rebuild restores the same rows');
   t.equal((await app.request(`/v1/leads/${ids[0]}`, { key: ws.live })).status, 200, 'the API reads the rebuilt models');
 });
@@ -67,3 +126,54 @@ function dbUrl(pool: import('pg').Pool): string {
   const options = (pool as unknown as { options: { connectionString: string } }).options;
   return options.connectionString;
 }
+
+/**
+ * Gives the events new transaction ids that keep their order but cross `boundary` (999 → 1000 sorts the other way as
+ * text), and moves the endpoints' creation marks with them. Positions stay as they are.
+ */
+async function renumberTransactions(pool: import('pg').Pool, boundary: number): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(
+      `CREATE TEMP TABLE renumbered ON COMMIT DROP AS
+      SELECT tx_id AS old, ($1::bigint - (count(*) OVER ()) / 2 + dense_rank() OVER (ORDER BY tx_id))::text::xid8 AS new
+        FROM (SELECT DISTINCT tx_id FROM events) AS t`,
+      [boundary],
+    );
+    await client.query('UPDATE events e SET tx_id = r.new FROM renumbered r WHERE e.tx_id = r.old');
+    await client.query(
+      'UPDATE webhook_endpoints w SET created_tx_id = r.new FROM renumbered r WHERE w.created_tx_id = r.old',
+    );
+    const count = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM renumbered');
+    await client.query('COMMIT');
+    return count.rows[0]!.n;
+  } finally {
+    client.release();
+  }
+}
+
+t.test(
+  'a rebuild over transaction ids that cross 999 → 1000, with a log longer than its batch, gives the same rows',
+  async (t) => {
+    const f = await appFixture(t);
+    await buildHistory(t, f);
+    const pool = f.app.pool;
+    const transactions = await renumberTransactions(pool, 1000);
+    t.ok(transactions > 10, `${transactions} transactions now numbered across 999 → 1000`);
+    const spans = await pool.query<{ low: string; high: string }>(
+      'SELECT min(tx_id)::text AS low, max(tx_id)::text AS high FROM events',
+    );
+    t.ok(Number(spans.rows[0]!.low) < 1000 && Number(spans.rows[0]!.high) >= 1000, 'the log spans the boundary');
+    const live = await snapshot(pool);
+
+    for (const batchSize of [1, 3, 7]) {
+      const rebuilt = await rebuildReadModels(pool, projections, { batchSize });
+      t.same(await snapshot(pool), live, `rebuilt in batches of ${batchSize}: the same rows`);
+      t.ok(rebuilt.events > batchSize, 'the log is longer than the batch');
+    }
+    await pool.query(`TRUNCATE ${projections.flatMap((p) => p.tables).join(', ')}`);
+    await runCliJson(dbUrl(pool), ['read-models', 'rebuild']);
+    t.same(await snapshot(pool), live, 'visa-crm read-models rebuild gives the same rows');
+  },
+);

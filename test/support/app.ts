@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { Test } from 'tap';
 import { createServices } from '../../src/bootstrap.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp, type BuildOptions } from '../../src/http/app.js';
 import type { AppServices, TypedApp } from '../../src/http/services.js';
 import { createKey } from '../../src/keys/repository.js';
 import type { Scope } from '../../src/shared/enums.js';
@@ -35,11 +35,29 @@ export interface TestApp {
 }
 
 /** Starts the real app on a fresh database, listening on 127.0.0.1 with an ephemeral port. */
-export async function startApp(t: Test, options: { config?: Partial<Config>; now?: () => Date } = {}): Promise<TestApp> {
+export async function startApp(
+  t: Test,
+  options: {
+    config?: Partial<Config>;
+    now?: () => Date;
+    /** Logger options for the app (loggerOptions with a capturing stream); no logging by default. */
+    logger?: BuildOptions['logger'];
+    /** Runs after the app is built and before it listens, for example to add a route a test needs. */
+    beforeListen?: (app: TypedApp, services: AppServices) => Promise<void> | void;
+  } = {},
+): Promise<TestApp> {
   const { pool, url } = await freshDatabase(t);
-  const config: Config = { ...loadConfig({ DATABASE_URL: url, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent' }), ...options.config };
-  const services = await createServices(config, { pool, url, kind: 'external', close: async () => undefined }, options.now);
-  const app = await buildApp(services, { logger: false });
+  const config: Config = {
+    ...loadConfig({ DATABASE_URL: url, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent' }),
+    ...options.config,
+  };
+  const services = await createServices(
+    config,
+    { pool, url, kind: 'external', close: async () => undefined },
+    options.now,
+  );
+  const app = await buildApp(services, { logger: options.logger ?? false });
+  await options.beforeListen?.(app, services);
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(async () => {
     await app.close();
@@ -67,7 +85,9 @@ export async function startApp(t: Test, options: { config?: Partial<Config>; now
 }
 
 export function demoDefinition(overrides: Partial<WorkspaceDefinition> = {}): WorkspaceDefinition {
-  const base = JSON.parse(readFileSync(new URL('../../definitions/demo-workspace.json', import.meta.url), 'utf8')) as WorkspaceDefinition;
+  const base = JSON.parse(
+    readFileSync(new URL('../../definitions/demo-workspace.json', import.meta.url), 'utf8'),
+  ) as WorkspaceDefinition;
   return validateDefinition({ ...base, slug: `ws-${randomBytes(4).toString('hex')}`, ...overrides });
 }
 
@@ -80,13 +100,24 @@ export interface SeededWorkspace {
   publicLive: string;
   publicTest: string;
   /** Creates another key on this workspace. */
-  key(options: { kind?: 'secret' | 'public'; mode?: 'live' | 'test'; scopes?: Scope[]; origins?: string[]; ips?: string[]; expiresAt?: Date; sourceKey?: string }): Promise<{ id: string; value: string }>;
+  key(options: {
+    kind?: 'secret' | 'public';
+    mode?: 'live' | 'test';
+    scopes?: Scope[];
+    origins?: string[];
+    ips?: string[];
+    expiresAt?: Date;
+    sourceKey?: string;
+  }): Promise<{ id: string; value: string }>;
 }
 
 export const ALLOWED_ORIGIN = 'https://www.example.com';
 
 /** Applies the demo definition (with overrides) and creates one key of each kind and mode. */
-export async function seedWorkspace(testApp: Pick<TestApp, 'pool' | 'services'>, overrides: Partial<WorkspaceDefinition> = {}): Promise<SeededWorkspace> {
+export async function seedWorkspace(
+  testApp: Pick<TestApp, 'pool' | 'services'>,
+  overrides: Partial<WorkspaceDefinition> = {},
+): Promise<SeededWorkspace> {
   const { workspace } = await applyDefinition(testApp.pool, demoDefinition(overrides), testApp.services.secretBox);
   const key: SeededWorkspace['key'] = async (o) => {
     const kind = o.kind ?? 'secret';

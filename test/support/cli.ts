@@ -12,7 +12,13 @@ export interface CliResult {
 export function runCli(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli/main.ts'), ...args], {
-      env: { ...process.env, DATABASE_URL: databaseUrl, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent', ...env },
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+        LOG_LEVEL: 'silent',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -7,7 +7,10 @@ import { createPool } from '../../src/storage/postgres.js';
 /** The server the suites run against: DATABASE_URL (the test command starts an embedded one when it is unset). */
 export function serverUrl(): string {
   const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is not set: run the suites through `npm test`, which starts an embedded PostgreSQL when needed');
+  if (!url)
+    throw new Error(
+      'DATABASE_URL is not set: run the suites through `npm test`, which starts an embedded PostgreSQL when needed',
+    );
   return url;
 }
 
@@ -28,7 +31,11 @@ async function admin<T>(url: string, work: (client: pg.Client) => Promise<T>): P
 }
 
 /** A fresh, migrated database of its own for one test file, dropped when the test ends. */
-export async function freshDatabase(t: Test, server = serverUrl(), poolSize = 20): Promise<{ pool: pg.Pool; url: string }> {
+export async function freshDatabase(
+  t: Test,
+  server = serverUrl(),
+  poolSize = 20,
+): Promise<{ pool: pg.Pool; url: string }> {
   const name = `vcrm_test_${randomBytes(6).toString('hex')}`;
   await admin(server, (c) => c.query(`CREATE DATABASE ${name}`));
   const url = withDatabase(server, name);

@@ -2,10 +2,21 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Test } from 'tap';
 import { PostgresEventStore } from '../../src/events/postgres-event-store.js';
-import { START_OF_LOG, WrongExpectedRevisionError, type CommandContext, type GlobalPosition, type StoredEvent } from '../../src/events/types.js';
+import {
+  START_OF_LOG,
+  WrongExpectedRevisionError,
+  type CommandContext,
+  type GlobalPosition,
+  type StoredEvent,
+} from '../../src/events/types.js';
 
 export function context(tenantId = randomUUID()): CommandContext {
-  return { tenantId, sandbox: false, metadata: { actor: { type: 'system', name: 'test' }, correlation_id: randomUUID() }, now: new Date() };
+  return {
+    tenantId,
+    sandbox: false,
+    metadata: { actor: { type: 'system', name: 'test' }, correlation_id: randomUUID() },
+    now: new Date(),
+  };
 }
 
 /**
@@ -13,7 +24,12 @@ export function context(tenantId = randomUUID()): CommandContext {
  * of position order) while a reader follows the log by position. The reader must see every committed event exactly
  * once, in an order that keeps each stream's revisions increasing.
  */
-export async function concurrentAppendsWithFollowingReader(t: Test, pool: pg.Pool, writers = 24, appendsPerWriter = 8): Promise<void> {
+export async function concurrentAppendsWithFollowingReader(
+  t: Test,
+  pool: pg.Pool,
+  writers = 24,
+  appendsPerWriter = 8,
+): Promise<void> {
   const store = new PostgresEventStore(pool, []);
   const tenantId = randomUUID();
   const committed = new Set<string>();
@@ -23,7 +39,10 @@ export async function concurrentAppendsWithFollowingReader(t: Test, pool: pg.Poo
     for (let i = 0; i < appendsPerWriter; i++) {
       const stream = i % 2 === 0 ? `test-shared-${tenantId}-${w % 4}` : `test-own-${tenantId}-${w}`;
       await store.transact(context(tenantId), [stream], async (tx) => {
-        const events = await tx.append(stream, 'any', [{ type: 'test.happened', data: { w, i } }, { type: 'test.happened', data: { w, i, second: true } }]);
+        const events = await tx.append(stream, 'any', [
+          { type: 'test.happened', data: { w, i } },
+          { type: 'test.happened', data: { w, i, second: true } },
+        ]);
         // Hold the transaction open a little, so later positions can commit first.
         await tx.sql.query('SELECT pg_sleep($1)', [Math.random() * 0.02]);
         for (const e of events) committed.add(e.id);
@@ -75,15 +94,23 @@ export async function optimisticConcurrency(t: Test, pool: pg.Pool): Promise<voi
   const store = new PostgresEventStore(pool, []);
   const stream = `lead-${randomUUID()}`;
   const ctx = context();
-  const first = await store.transact(ctx, [stream], (tx) => tx.append(stream, 'no_stream', [{ type: 'lead.created', data: { a: 1 } }]));
+  const first = await store.transact(ctx, [stream], (tx) =>
+    tx.append(stream, 'no_stream', [{ type: 'lead.created', data: { a: 1 } }]),
+  );
   t.equal(first[0]!.revision, 0, 'the first event has revision 0');
   await t.rejects(
     store.transact(ctx, [stream], (tx) => tx.append(stream, 'no_stream', [{ type: 'lead.created', data: {} }])),
     WrongExpectedRevisionError,
     'appending to an existing stream as new fails',
   );
-  const conflict: unknown = await store.transact(ctx, [], (tx) => tx.append(stream, 'no_stream', [{ type: 'lead.created', data: {} }])).catch((error: unknown) => error);
-  t.match(conflict, { streamId: stream, expected: 'no_stream', actual: 'unknown' }, 'refused at COMMIT, the conflict names the stream; its revision is not read from the aborted transaction');
+  const conflict: unknown = await store
+    .transact(ctx, [], (tx) => tx.append(stream, 'no_stream', [{ type: 'lead.created', data: {} }]))
+    .catch((error: unknown) => error);
+  t.match(
+    conflict,
+    { streamId: stream, expected: 'no_stream', actual: 'unknown' },
+    'refused at COMMIT, the conflict names the stream; its revision is not read from the aborted transaction',
+  );
   await t.rejects(
     store.transact(ctx, [stream], (tx) => tx.append(stream, 5, [{ type: 'lead.updated', data: {} }])),
     WrongExpectedRevisionError,
@@ -91,22 +118,44 @@ export async function optimisticConcurrency(t: Test, pool: pg.Pool): Promise<voi
   );
   await store.transact(ctx, [stream], (tx) => tx.append(stream, 0, [{ type: 'lead.updated', data: { b: 2 } }]));
   const events = await store.readStream(stream);
-  t.same(events.map((e) => [e.revision, e.type]), [[0, 'lead.created'], [1, 'lead.updated']], 'the stream reads back in order');
+  t.same(
+    events.map((e) => [e.revision, e.type]),
+    [
+      [0, 'lead.created'],
+      [1, 'lead.updated'],
+    ],
+    'the stream reads back in order',
+  );
   const [created] = events;
-  t.match(created, { id: /^[0-9a-f-]{36}$/, tenantId: ctx.tenantId, sandbox: false, data: { a: 1 }, metadata: { actor: { type: 'system' }, correlation_id: ctx.metadata.correlation_id } });
+  t.match(created, {
+    id: /^[0-9a-f-]{36}$/,
+    tenantId: ctx.tenantId,
+    sandbox: false,
+    data: { a: 1 },
+    metadata: { actor: { type: 'system' }, correlation_id: ctx.metadata.correlation_id },
+  });
   t.ok(created!.createdAt instanceof Date, 'events carry their time');
 
   // Simultaneous appends expecting the same revision: exactly one wins.
   const results = await Promise.allSettled(
-    Array.from({ length: 8 }, () => store.transact(ctx, [], (tx) => tx.append(stream, 1, [{ type: 'lead.updated', data: {} }]))),
+    Array.from({ length: 8 }, () =>
+      store.transact(ctx, [], (tx) => tx.append(stream, 1, [{ type: 'lead.updated', data: {} }])),
+    ),
   );
   t.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one of eight racing appends wins');
-  t.ok(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof WrongExpectedRevisionError), 'the rest fail with WrongExpectedRevisionError');
+  t.ok(
+    results
+      .filter((r) => r.status === 'rejected')
+      .every((r) => (r as PromiseRejectedResult).reason instanceof WrongExpectedRevisionError),
+    'the rest fail with WrongExpectedRevisionError',
+  );
 
   // A failed command appends nothing.
-  await t.rejects(store.transact(ctx, [stream], async (tx) => {
-    await tx.append(stream, 'any', [{ type: 'lead.updated', data: {} }]);
-    throw new Error('boom');
-  }));
+  await t.rejects(
+    store.transact(ctx, [stream], async (tx) => {
+      await tx.append(stream, 'any', [{ type: 'lead.updated', data: {} }]);
+      throw new Error('boom');
+    }),
+  );
   t.equal((await store.readStream(stream)).length, 3, 'a rolled-back command leaves no event');
 }

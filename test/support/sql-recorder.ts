@@ -1,16 +1,71 @@
 import pg from 'pg';
 import type { Test } from 'tap';
+import { RoundTrip } from '../../src/storage/round-trip.js';
 
-/** Records the text of every simple query this process sends while the test runs (pg's Client, all pools). */
-export function recordSql(t: Test): string[] {
-  const sent: string[] = [];
+/** A statement as it went to the server. */
+export interface SentStatement {
+  /** Which connection sent it (a number per pg Client, in the order they first sent something). */
+  connection: number;
+  text: string;
+  values: unknown[];
+  /** The round trip it travelled in, counted over the whole process. */
+  roundTrip: number;
+  /** Sent as a prepared (named) statement of the extended protocol, parsed once per connection. */
+  prepared: boolean;
+}
+
+/**
+ * Records every statement this process sends while the test runs (every pg Client, every pool): the statements of
+ * a transaction's round trips (each RoundTrip is one), and single queries sent through pg directly.
+ */
+export function recordSql(t: Test): SentStatement[] {
+  const sent: SentStatement[] = [];
+  const ids = new WeakMap<pg.Client, number>();
+  let connections = 0;
+  let roundTrips = 0;
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (typeof args[0] === 'string') sent.push(args[0]);
+    let connection = ids.get(this);
+    if (connection === undefined) {
+      connection = ++connections;
+      ids.set(this, connection);
+    }
+    const roundTrip = ++roundTrips;
+    const first = args[0];
+    if (first instanceof RoundTrip) {
+      for (const { text, values, prepared } of first.statements)
+        sent.push({ connection, text, values, roundTrip, prepared });
+    } else {
+      const config = (typeof first === 'string' ? { text: first } : first) as { text: string; values?: unknown[] };
+      const values = Array.isArray(config.values) ? config.values : Array.isArray(args[1]) ? args[1] : [];
+      sent.push({ connection, text: config.text, values, roundTrip, prepared: false });
+    }
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
   t.teardown(() => {
     pg.Client.prototype.query = original;
   });
   return sent;
+}
+
+/** The statements of one transaction: from the BEGIN at `index` through its COMMIT or ROLLBACK, on that connection. */
+export function transactionAt(sent: readonly SentStatement[], index: number): SentStatement[] {
+  const begin = sent[index]!;
+  const statements: SentStatement[] = [];
+  for (const statement of sent.slice(index)) {
+    if (statement.connection !== begin.connection) continue;
+    statements.push(statement);
+    if (/^(COMMIT|ROLLBACK)$/.test(statement.text)) break;
+  }
+  return statements;
+}
+
+/** Every transaction recorded, each as its statements. */
+export function transactions(sent: readonly SentStatement[]): SentStatement[][] {
+  return sent.flatMap((s, i) => (s.text === 'BEGIN' ? [transactionAt(sent, i)] : []));
+}
+
+/** How many round trips a transaction's statements took. */
+export function roundTrips(statements: readonly SentStatement[]): number {
+  return new Set(statements.map((s) => s.roundTrip)).size;
 }

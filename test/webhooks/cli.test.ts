@@ -3,7 +3,6 @@ import { runCli } from '../support/cli.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
 import { waitFor } from './support/receiver.js';
 
-
 t.test('the CLI lists endpoints and deliveries, resends, rotates, tests and resumes', async (t) => {
   const h = await webhookHarness(t);
   const cli = (...args: string[]) => runCli(h.services.config.databaseUrl!, args, { RUN_WORKERS: 'false' });
@@ -17,16 +16,34 @@ t.test('the CLI lists endpoints and deliveries, resends, rotates, tests and resu
   const list = await cli('--json', 'webhook', 'list', slug);
   t.equal(list.code, 0, list.stderr);
   const endpoints = JSON.parse(list.stdout) as { id: string; mode: string }[];
-  t.same(endpoints.map((e) => [e.id, e.mode]).sort(), [[live.id, 'live'], [test.id, 'test']].sort(), 'both modes, no secrets');
+  t.same(
+    endpoints.map((e) => [e.id, e.mode]).sort(),
+    [
+      [live.id, 'live'],
+      [test.id, 'test'],
+    ].sort(),
+    'both modes, no secrets',
+  );
   t.notOk(list.stdout.includes('whsec_'));
 
   const deliveries = await cli('--json', 'webhook', 'deliveries', slug, live.id);
   t.equal(deliveries.code, 0, deliveries.stderr);
-  const page = JSON.parse(deliveries.stdout) as { data: { id: string; event_id: string; status: string; log: unknown[] }[] };
+  const page = JSON.parse(deliveries.stdout) as {
+    data: { id: string; event_id: string; status: string; log: unknown[] }[];
+  };
   t.match(page.data, [{ event_id: event.id, status: 'succeeded', log: [{ response_status: 200 }] }]);
   t.match((await cli('webhook', 'deliveries', slug, live.id)).stdout, /succeeded/, 'a human table too');
 
-  const resent = await cli('--json', 'webhook', 'resend', slug, live.id, page.data[0]!.id, '--as', 'asha@northstar.example');
+  const resent = await cli(
+    '--json',
+    'webhook',
+    'resend',
+    slug,
+    live.id,
+    page.data[0]!.id,
+    '--as',
+    'asha@northstar.example',
+  );
   t.equal(resent.code, 0, resent.stderr);
   t.match(JSON.parse(resent.stdout), { event_id: event.id });
   await waitFor(() => h.receiver.forEvent(event.id).length === 2, 'the resend arrives');
@@ -48,9 +65,26 @@ t.test('the CLI lists endpoints and deliveries, resends, rotates, tests and resu
 
   const stranger = await cli('webhook', 'resume', slug, live.id, '--as', 'nobody@example.org');
   t.equal(stranger.code, 2, 'only active users of the workspace act');
-  const missing = await cli('webhook', 'test', slug, '00000000-0000-4000-8000-000000000000', '--as', 'asha@northstar.example');
+  const missing = await cli(
+    'webhook',
+    'test',
+    slug,
+    '00000000-0000-4000-8000-000000000000',
+    '--as',
+    'asha@northstar.example',
+  );
   t.equal(missing.code, 2);
   t.match(missing.stderr, /No webhook endpoint/);
-  const history = await h.pool.query<{ type: string; actor: { email?: string } }>("SELECT type, metadata->'actor' AS actor FROM events WHERE stream_id = $1 ORDER BY revision", [`webhook-endpoint-${live.id}`]);
-  t.same(history.rows.map((r) => [r.type, r.actor.email ?? null]), [['webhook_endpoint.created', null], ['webhook_endpoint.secret_rotated', 'asha@northstar.example']], 'the staff member is recorded as the actor');
+  const history = await h.pool.query<{ type: string; actor: { email?: string } }>(
+    "SELECT type, metadata->'actor' AS actor FROM events WHERE stream_id = $1 ORDER BY revision",
+    [`webhook-endpoint-${live.id}`],
+  );
+  t.same(
+    history.rows.map((r) => [r.type, r.actor.email ?? null]),
+    [
+      ['webhook_endpoint.created', null],
+      ['webhook_endpoint.secret_rotated', 'asha@northstar.example'],
+    ],
+    'the staff member is recorded as the actor',
+  );
 });

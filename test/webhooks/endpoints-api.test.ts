@@ -4,33 +4,75 @@ import { webhookHarness } from './support/harness.js';
 
 const EVENTS = ['lead.created', 'lead.updated'];
 
-t.test('POST creates an endpoint with a one-time secret, stored encrypted; GET lists it without the secret', async (t) => {
-  const h = await webhookHarness(t);
-  const url = h.receiver.url('localhost');
-  const response = await h.request('/v1/webhooks', { method: 'POST', key: h.ws.live, json: { url, description: 'CRM sync', events: EVENTS } });
-  t.equal(response.status, 201);
-  t.ok(response.headers.get('ratelimit-limit'), 'rate-limit headers on the 201');
-  const created = (await response.json()) as Record<string, unknown>;
-  t.match(created.secret, /^whsec_[A-Za-z0-9]{32}$/, 'the secret has the spec form');
-  t.same(Object.keys(created).sort(), [
-    'consecutive_failures', 'created_at', 'description', 'events', 'id', 'paused_at', 'paused_reason', 'previous_secret_valid_until', 'secret', 'status', 'updated_at', 'url',
-  ]);
-  t.match(created, { url, description: 'CRM sync', events: EVENTS, status: 'active', consecutive_failures: 0, paused_reason: null, paused_at: null, previous_secret_valid_until: null });
+t.test(
+  'POST creates an endpoint with a one-time secret, stored encrypted; GET lists it without the secret',
+  async (t) => {
+    const h = await webhookHarness(t);
+    const url = h.receiver.url('localhost');
+    const response = await h.request('/v1/webhooks', {
+      method: 'POST',
+      key: h.ws.live,
+      json: { url, description: 'CRM sync', events: EVENTS },
+    });
+    t.equal(response.status, 201);
+    t.ok(response.headers.get('ratelimit-limit'), 'rate-limit headers on the 201');
+    const created = (await response.json()) as Record<string, unknown>;
+    t.match(created.secret, /^whsec_[A-Za-z0-9]{32}$/, 'the secret has the spec form');
+    t.same(Object.keys(created).sort(), [
+      'consecutive_failures',
+      'created_at',
+      'description',
+      'events',
+      'id',
+      'paused_at',
+      'paused_reason',
+      'previous_secret_valid_until',
+      'secret',
+      'status',
+      'updated_at',
+      'url',
+    ]);
+    t.match(created, {
+      url,
+      description: 'CRM sync',
+      events: EVENTS,
+      status: 'active',
+      consecutive_failures: 0,
+      paused_reason: null,
+      paused_at: null,
+      previous_secret_valid_until: null,
+    });
 
-  const stored = await h.pool.query<{ sealed_secret: string }>('SELECT sealed_secret FROM webhook_endpoints WHERE id = $1', [created.id]);
-  t.notOk(stored.rows[0]!.sealed_secret.includes(String(created.secret).slice(6)), 'the stored secret is not the plain secret');
-  t.equal(h.services.secretBox.open(stored.rows[0]!.sealed_secret), created.secret, 'it opens with the configured key to the secret');
-  const events = await h.pool.query<{ data: string }>("SELECT data::text FROM events WHERE type LIKE 'webhook_endpoint.%'");
-  t.notOk(events.rows.some((e) => e.data.includes(String(created.secret).slice(6))), 'the event log holds no plain secret');
+    const stored = await h.pool.query<{ sealed_secret: string }>(
+      'SELECT sealed_secret FROM webhook_endpoints WHERE id = $1',
+      [created.id],
+    );
+    t.notOk(
+      stored.rows[0]!.sealed_secret.includes(String(created.secret).slice(6)),
+      'the stored secret is not the plain secret',
+    );
+    t.equal(
+      h.services.secretBox.webhookSecrets.open(stored.rows[0]!.sealed_secret),
+      created.secret,
+      'it opens with the configured key to the secret',
+    );
+    const events = await h.pool.query<{ data: string }>(
+      "SELECT data::text FROM events WHERE type LIKE 'webhook_endpoint.%'",
+    );
+    t.notOk(
+      events.rows.some((e) => e.data.includes(String(created.secret).slice(6))),
+      'the event log holds no plain secret',
+    );
 
-  const list = await h.request('/v1/webhooks', { key: h.ws.live });
-  t.equal(list.status, 200);
-  const body = (await list.json()) as { data: Record<string, unknown>[] };
-  t.equal(body.data.length, 1);
-  t.notOk('secret' in body.data[0]!, 'GET never shows the secret');
-  const { secret: _secret, ...shown } = created;
-  t.same(body.data[0], shown, 'GET shows the same fields as the 201');
-});
+    const list = await h.request('/v1/webhooks', { key: h.ws.live });
+    t.equal(list.status, 200);
+    const body = (await list.json()) as { data: Record<string, unknown>[] };
+    t.equal(body.data.length, 1);
+    t.notOk('secret' in body.data[0]!, 'GET never shows the secret');
+    const { secret: _secret, ...shown } = created;
+    t.same(body.data[0], shown, 'GET shows the same fields as the 201');
+  },
+);
 
 t.test('validation of WebhookEndpointCreate', async (t) => {
   const h = await webhookHarness(t);
@@ -55,7 +97,27 @@ t.test('validation of WebhookEndpointCreate', async (t) => {
   const fifteen = await h.request('/v1/webhooks', {
     method: 'POST',
     key: h.ws.live,
-    json: { url, description: null, events: ['lead.created', 'lead.updated', 'lead.assigned', 'lead.converted', 'lead.lost', 'application.stage_changed', 'application.module_updated', 'application.outcome', 'document.uploaded', 'document.rejected', 'invoice.issued', 'payment.received', 'refund.paid', 'task.overdue', 'webhook.test'] },
+    json: {
+      url,
+      description: null,
+      events: [
+        'lead.created',
+        'lead.updated',
+        'lead.assigned',
+        'lead.converted',
+        'lead.lost',
+        'application.stage_changed',
+        'application.module_updated',
+        'application.outcome',
+        'document.uploaded',
+        'document.rejected',
+        'invoice.issued',
+        'payment.received',
+        'refund.paid',
+        'task.overdue',
+        'webhook.test',
+      ],
+    },
   });
   t.equal(fifteen.status, 201, 'all fifteen kinds and a null description are accepted');
 });
@@ -104,9 +166,17 @@ t.test('refused addresses at creation', async (t) => {
     t.ok(body.error === 'validation_failed' && body.fields?.url, `${url}: ${body.fields?.url}`);
   }
   h.resolver.table.set('public.test', ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946']);
-  const ok = await h.request('/v1/webhooks', { method: 'POST', key: h.ws.live, json: { url: 'https://public.test/hook', events: EVENTS } });
+  const ok = await h.request('/v1/webhooks', {
+    method: 'POST',
+    key: h.ws.live,
+    json: { url: 'https://public.test/hook', events: EVENTS },
+  });
   t.equal(ok.status, 201, 'a name whose addresses are all public is accepted');
-  const literal = await h.request('/v1/webhooks', { method: 'POST', key: h.ws.live, json: { url: 'https://93.184.216.34:8443/hook', events: EVENTS } });
+  const literal = await h.request('/v1/webhooks', {
+    method: 'POST',
+    key: h.ws.live,
+    json: { url: 'https://93.184.216.34:8443/hook', events: EVENTS },
+  });
   t.equal(literal.status, 201, 'a public IP literal is accepted');
 });
 
@@ -118,14 +188,25 @@ t.test('limit, plan, scope, key kind and mode', async (t) => {
   const third = await h.request('/v1/webhooks', { method: 'POST', key: h.ws.live, json: { url, events: EVENTS } });
   t.equal(third.status, 409);
   t.equal(((await third.json()) as { error: string }).error, 'webhook_limit');
-  const concurrent = await Promise.all(Array.from({ length: 4 }, () => h.request('/v1/webhooks', { method: 'POST', key: h.ws.test, json: { url, events: EVENTS } })));
-  t.same(concurrent.map((r) => r.status).sort(), [201, 201, 409, 409], 'racing creations never pass the limit; test endpoints count apart from live ones');
+  const concurrent = await Promise.all(
+    Array.from({ length: 4 }, () =>
+      h.request('/v1/webhooks', { method: 'POST', key: h.ws.test, json: { url, events: EVENTS } }),
+    ),
+  );
+  t.same(
+    concurrent.map((r) => r.status).sort(),
+    [201, 201, 409, 409],
+    'racing creations never pass the limit; test endpoints count apart from live ones',
+  );
 
   const liveList = (await (await h.request('/v1/webhooks', { key: h.ws.live })).json()) as { data: { id: string }[] };
   const testList = (await (await h.request('/v1/webhooks', { key: h.ws.test })).json()) as { data: { id: string }[] };
   t.equal(liveList.data.length, 2);
   t.equal(testList.data.length, 2);
-  t.notOk(liveList.data.some((e) => testList.data.some((x) => x.id === e.id)), 'a test key sees only test endpoints');
+  t.notOk(
+    liveList.data.some((e) => testList.data.some((x) => x.id === e.id)),
+    'a test key sees only test endpoints',
+  );
   const crossDelete = await h.request(`/v1/webhooks/${liveList.data[0]!.id}`, { method: 'DELETE', key: h.ws.test });
   t.equal(crossDelete.status, 404, 'a test key cannot delete a live endpoint');
 
@@ -133,7 +214,10 @@ t.test('limit, plan, scope, key kind and mode', async (t) => {
   const scoped = await h.request('/v1/webhooks', { key: noScope.value });
   t.equal(scoped.status, 403);
   t.match(await scoped.json(), { error: 'insufficient_scope', required: 'webhooks:manage' });
-  const publicKey = await h.request('/v1/webhooks', { key: h.ws.publicLive, headers: { origin: 'https://www.example.com' } });
+  const publicKey = await h.request('/v1/webhooks', {
+    key: h.ws.publicLive,
+    headers: { origin: 'https://www.example.com' },
+  });
   t.equal(publicKey.status, 403, 'a public key is refused');
 
   const del = await h.request(`/v1/webhooks/${liveList.data[0]!.id}`, { method: 'DELETE', key: h.ws.live });
@@ -142,7 +226,11 @@ t.test('limit, plan, scope, key kind and mode', async (t) => {
   const again = await h.request(`/v1/webhooks/${liveList.data[0]!.id}`, { method: 'DELETE', key: h.ws.live });
   t.equal(again.status, 404);
   t.equal(((await again.json()) as { error: string }).error, 'not_found');
-  const afterDelete = await h.request('/v1/webhooks', { method: 'POST', key: h.ws.live, json: { url, events: EVENTS } });
+  const afterDelete = await h.request('/v1/webhooks', {
+    method: 'POST',
+    key: h.ws.live,
+    json: { url, events: EVENTS },
+  });
   t.equal(afterDelete.status, 201, 'a deleted endpoint frees its place under the limit');
   const badId = await h.request('/v1/webhooks/not-a-uuid', { method: 'DELETE', key: h.ws.live });
   t.equal(badId.status, 404, 'an id that is not a uuid names no endpoint');
@@ -155,8 +243,16 @@ t.test('limit, plan, scope, key kind and mode', async (t) => {
 t.test('403 plan_feature_unavailable on the Starter plan', async (t) => {
   const app = await startApp(t);
   const ws = await seedWorkspace(app, { plan: 'starter' });
-  for (const [method, path] of [['GET', '/v1/webhooks'], ['POST', '/v1/webhooks'], ['DELETE', '/v1/webhooks/5b0c8a52-8d1f-4b7e-9d37-2f1e3c4a5b6c']] as const) {
-    const response = await app.request(path, { method, key: ws.live, json: method === 'POST' ? { url: 'https://93.184.216.34/h', events: EVENTS } : undefined });
+  for (const [method, path] of [
+    ['GET', '/v1/webhooks'],
+    ['POST', '/v1/webhooks'],
+    ['DELETE', '/v1/webhooks/5b0c8a52-8d1f-4b7e-9d37-2f1e3c4a5b6c'],
+  ] as const) {
+    const response = await app.request(path, {
+      method,
+      key: ws.live,
+      json: method === 'POST' ? { url: 'https://93.184.216.34/h', events: EVENTS } : undefined,
+    });
     t.equal(response.status, 403, `${method} ${path}`);
     t.equal(((await response.json()) as { error: string }).error, 'plan_feature_unavailable');
   }

@@ -12,85 +12,149 @@ import { waitFor } from './support/receiver.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-t.test('two sets of workers on separate connection pools, as two processes have, never send a delivery twice', async (t) => {
-  const h = await webhookHarness(t);
-  h.receiver.reply = () => ({ status: 200, delayMs: 3 });
-  const endpoints = await Promise.all([0, 1, 2].map((i) => h.createEndpoint({ url: h.receiver.url('127.0.0.1', `/e${i}`), events: ['document.uploaded'] })));
-  // A second set of services on a pool of its own: it shares nothing with the first but the database.
-  const url = h.services.config.databaseUrl!;
-  const pool2 = createPool(url, 10);
-  t.teardown(() => pool2.end());
-  const other = await createServices(h.services.config, { pool: pool2, url, kind: 'external', close: async () => undefined });
-  configureWebhookRuntime(other, { ca: h.pki.ca, resolve: h.resolver.resolve });
-  const a = await h.startWorkers({ concurrency: 8 });
-  const b = await startWorkers(other, pino({ level: 'silent' }), { pollIntervalMs: 25, concurrency: 8 });
-  t.teardown(() => b.stop());
+t.test(
+  'two sets of workers on separate connection pools, as two processes have, never send a delivery twice',
+  async (t) => {
+    const h = await webhookHarness(t);
+    h.receiver.reply = () => ({ status: 200, delayMs: 3 });
+    const endpoints = await Promise.all(
+      [0, 1, 2].map((i) =>
+        h.createEndpoint({ url: h.receiver.url('127.0.0.1', `/e${i}`), events: ['document.uploaded'] }),
+      ),
+    );
+    // A second set of services on a pool of its own: it shares nothing with the first but the database.
+    const url = h.services.config.databaseUrl!;
+    const pool2 = createPool(url, 10);
+    t.teardown(() => pool2.end());
+    const other = await createServices(h.services.config, {
+      pool: pool2,
+      url,
+      kind: 'external',
+      close: async () => undefined,
+    });
+    configureWebhookRuntime(other, { ca: h.pki.ca, resolve: h.resolver.resolve });
+    const a = await h.startWorkers({ concurrency: 8 });
+    const b = await startWorkers(other, pino({ level: 'silent' }), { pollIntervalMs: 25, concurrency: 8 });
+    t.teardown(() => b.stop());
 
-  const events = [];
-  for (let batch = 0; batch < 10; batch++) {
-    events.push(...(await Promise.all(Array.from({ length: 20 }, () => h.appendEvent('document.uploaded', resourcePayload())))));
-  }
-  const expected = events.length * endpoints.length;
-  await waitFor(async () => {
-    const done = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'");
-    return done.rows[0]!.n === expected;
-  }, 'every delivery succeeds', 60_000);
-  await a.stop();
-  await b.stop();
-  t.equal(h.receiver.requests.length, expected, `exactly ${expected} requests for ${events.length} events to ${endpoints.length} endpoints`);
-  t.equal(new Set(h.receiver.requests.map((r) => r.headers['x-service-delivery'])).size, expected, 'no delivery id arrived twice');
-  t.equal(new Set(h.receiver.requests.map((r) => `${r.path} ${String(r.headers['webhook-id'])}`)).size, expected, 'each event reached each endpoint once');
-  const rows = await h.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries');
-  t.equal(rows.rows[0]!.n, expected, 'two fan-outs recorded each (event, endpoint) once');
-});
+    const events = [];
+    for (let batch = 0; batch < 10; batch++) {
+      events.push(
+        ...(await Promise.all(Array.from({ length: 20 }, () => h.appendEvent('document.uploaded', resourcePayload())))),
+      );
+    }
+    const expected = events.length * endpoints.length;
+    await waitFor(
+      async () => {
+        const done = await h.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'",
+        );
+        return done.rows[0]!.n === expected;
+      },
+      'every delivery succeeds',
+      60_000,
+    );
+    await a.stop();
+    await b.stop();
+    t.equal(
+      h.receiver.requests.length,
+      expected,
+      `exactly ${expected} requests for ${events.length} events to ${endpoints.length} endpoints`,
+    );
+    t.equal(
+      new Set(h.receiver.requests.map((r) => r.headers['x-service-delivery'])).size,
+      expected,
+      'no delivery id arrived twice',
+    );
+    t.equal(
+      new Set(h.receiver.requests.map((r) => `${r.path} ${String(r.headers['webhook-id'])}`)).size,
+      expected,
+      'each event reached each endpoint once',
+    );
+    const rows = await h.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries');
+    t.equal(rows.rows[0]!.n, expected, 'two fan-outs recorded each (event, endpoint) once');
+  },
+);
 
-t.test('a worker killed mid-delivery: after a restart every event is delivered, with the same event and delivery ids', async (t) => {
-  let offsetMs = 0;
-  const h = await webhookHarness(t, { now: () => new Date(Date.now() + offsetMs) });
-  // The first five requests are held open and never answered: the worker dies while they are in flight.
-  h.receiver.reply = (_request, index) => (index < 5 ? 'hang' : { status: 200 });
-  const endpoint = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] });
-  const events = [];
-  for (let i = 0; i < 20; i++) events.push(await h.appendEvent('document.uploaded', resourcePayload(`file-${i}.pdf`)));
+t.test(
+  'a worker killed mid-delivery: after a restart every event is delivered, with the same event and delivery ids',
+  async (t) => {
+    let offsetMs = 0;
+    const h = await webhookHarness(t, { now: () => new Date(Date.now() + offsetMs) });
+    // The first five requests are held open and never answered: the worker dies while they are in flight.
+    h.receiver.reply = (_request, index) => (index < 5 ? 'hang' : { status: 200 });
+    const endpoint = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] });
+    const events = [];
+    for (let i = 0; i < 20; i++)
+      events.push(await h.appendEvent('document.uploaded', resourcePayload(`file-${i}.pdf`)));
 
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/webhooks/support/worker-process.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: h.services.config.databaseUrl!, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, WEBHOOK_TEST_CA: h.pki.caFile, WEBHOOK_ALLOW_LOOPBACK: 'true', LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  t.teardown(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  await waitFor(() => h.receiver.requests.length >= 20, 'the child worker sent every event (five are hanging)', 30_000);
-  await waitFor(async () => {
-    const done = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'");
-    return done.rows[0]!.n === 15;
-  }, 'the fifteen answered deliveries are recorded');
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-  const inFlight = await h.pool.query<{ event_id: string; lease_owner: string | null }>("SELECT event_id, lease_owner FROM webhook_deliveries WHERE status = 'pending'");
-  t.equal(inFlight.rows.length, 5, 'five deliveries were in flight when the worker died');
-  t.ok(inFlight.rows.every((r) => r.lease_owner !== null), 'still leased to the dead worker');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/webhooks/support/worker-process.ts'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: h.services.config.databaseUrl!,
+        SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+        WEBHOOK_TEST_CA: h.pki.caFile,
+        WEBHOOK_ALLOW_LOOPBACK: 'true',
+        LOG_LEVEL: 'silent',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    t.teardown(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    await waitFor(
+      () => h.receiver.requests.length >= 20,
+      'the child worker sent every event (five are hanging)',
+      30_000,
+    );
+    await waitFor(async () => {
+      const done = await h.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'",
+      );
+      return done.rows[0]!.n === 15;
+    }, 'the fifteen answered deliveries are recorded');
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    const inFlight = await h.pool.query<{ event_id: string; lease_owner: string | null }>(
+      "SELECT event_id, lease_owner FROM webhook_deliveries WHERE status = 'pending'",
+    );
+    t.equal(inFlight.rows.length, 5, 'five deliveries were in flight when the worker died');
+    t.ok(
+      inFlight.rows.every((r) => r.lease_owner !== null),
+      'still leased to the dead worker',
+    );
 
-  const later = [];
-  for (let i = 0; i < 5; i++) later.push(await h.appendEvent('document.uploaded', resourcePayload(`later-${i}.pdf`)));
-  // Restart in this process once the dead worker's leases (60 s) have run out.
-  offsetMs = 61_000;
-  await h.startWorkers();
-  await waitFor(async () => {
-    const done = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'");
-    return done.rows[0]!.n === 25;
-  }, 'every delivery succeeds after the restart');
-  const acked = h.receiver.requests.slice(5);
-  for (const event of [...events, ...later]) {
-    t.equal(acked.filter((r) => r.headers['webhook-id'] === event.id).length, 1, `event ${event.id} acknowledged once`);
-  }
-  const hung = h.receiver.requests.slice(0, 5);
-  for (const request of hung) {
-    const retried = acked.find((r) => r.headers['webhook-id'] === request.headers['webhook-id'])!;
-    t.equal(retried.headers['x-service-delivery'], request.headers['x-service-delivery'], 'the retry after the crash keeps the delivery id');
-    t.equal(retried.body, request.body, 'and the body');
-  }
-  void endpoint;
-});
+    const later = [];
+    for (let i = 0; i < 5; i++) later.push(await h.appendEvent('document.uploaded', resourcePayload(`later-${i}.pdf`)));
+    // Restart in this process once the dead worker's leases (60 s) have run out.
+    offsetMs = 61_000;
+    await h.startWorkers();
+    await waitFor(async () => {
+      const done = await h.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'",
+      );
+      return done.rows[0]!.n === 25;
+    }, 'every delivery succeeds after the restart');
+    const acked = h.receiver.requests.slice(5);
+    for (const event of [...events, ...later]) {
+      t.equal(
+        acked.filter((r) => r.headers['webhook-id'] === event.id).length,
+        1,
+        `event ${event.id} acknowledged once`,
+      );
+    }
+    const hung = h.receiver.requests.slice(0, 5);
+    for (const request of hung) {
+      const retried = acked.find((r) => r.headers['webhook-id'] === request.headers['webhook-id'])!;
+      t.equal(
+        retried.headers['x-service-delivery'],
+        request.headers['x-service-delivery'],
+        'the retry after the crash keeps the delivery id',
+      );
+      t.equal(retried.body, request.body, 'and the body');
+    }
+    void endpoint;
+  },
+);

@@ -56,10 +56,15 @@ t.test('the demo page', async (t) => {
     t.match(response.headers.get('content-type'), /^text\/html/);
     const html = await response.text();
     const port = new URL(api.baseUrl).port;
-    t.match(html, `<script src="http://localhost:${port}/widget/v1/form.js" data-key="${key}"`, 'from the other loopback name, so its calls carry an Origin');
+    t.match(
+      html,
+      `<script src="http://localhost:${port}/widget/v1/form.js" data-key="${key}"`,
+      'from the other loopback name, so its calls carry an Origin',
+    );
     const viaLocalhost = await (await fetch(`http://localhost:${port}/widget/demo?key=${key}`)).text();
     t.match(viaLocalhost, `<script src="http://127.0.0.1:${port}/widget/v1/form.js"`);
-    const otherHost = (await api.app.inject({ url: `/widget/demo?key=${key}`, headers: { host: 'crm.example.com' } })).body;
+    const otherHost = (await api.app.inject({ url: `/widget/demo?key=${key}`, headers: { host: 'crm.example.com' } }))
+      .body;
     t.match(otherHost, `<script src="/widget/v1/form.js"`, 'any other host loads it from its own origin');
   });
 

@@ -20,10 +20,27 @@ t.test("the form's rules are the server's", async (t) => {
   await t.test('the email pattern accepts exactly what the server accepts', async (t) => {
     const pattern = new RegExp(EMAIL_PATTERN);
     const samples = [
-      'riya@example.org', 'Riya.Sharma+visa@mail.example.co.in', "o'brien@example.ie", 'a@b.co', 'x_y-z@sub-domain.example.com',
-      'riya@example', 'riya@@example.org', '.riya@example.org', 'riya.@example.org', 'ri..ya@example.org', 'riya@example.c',
-      'riya@-example.org', 'riya@example-.org', 'riya example@x.org', 'riya@exa_mple.org', `${'a'.repeat(65)}@example.org`,
-      `a@${'b'.repeat(250)}.org`, 'riya@example.org1', 'riya@xn--80ak6aa92e.com', '"quoted"@example.org', 'riya@[127.0.0.1]',
+      'riya@example.org',
+      'Riya.Sharma+visa@mail.example.co.in',
+      "o'brien@example.ie",
+      'a@b.co',
+      'x_y-z@sub-domain.example.com',
+      'riya@example',
+      'riya@@example.org',
+      '.riya@example.org',
+      'riya.@example.org',
+      'ri..ya@example.org',
+      'riya@example.c',
+      'riya@-example.org',
+      'riya@example-.org',
+      'riya example@x.org',
+      'riya@exa_mple.org',
+      `${'a'.repeat(65)}@example.org`,
+      `a@${'b'.repeat(250)}.org`,
+      'riya@example.org1',
+      'riya@xn--80ak6aa92e.com',
+      '"quoted"@example.org',
+      'riya@[127.0.0.1]',
     ];
     for (const sample of samples) t.equal(pattern.test(sample), normaliseEmail(sample) !== undefined, sample);
   });
@@ -37,7 +54,11 @@ t.test("the form's rules are the server's", async (t) => {
   await t.test('the spam rules a person can trip are the same', async (t) => {
     const { maxMessageLinks } = clientRules(LeadCreate);
     const clientSays = (fullName: string, message: string) =>
-      new RegExp(LINK_PATTERN, 'i').test(fullName) ? 'link_in_name' : (message.match(new RegExp(LINK_PATTERN, 'gi'))?.length ?? 0) > maxMessageLinks ? 'links_in_message' : undefined;
+      new RegExp(LINK_PATTERN, 'i').test(fullName)
+        ? 'link_in_name'
+        : (message.match(new RegExp(LINK_PATTERN, 'gi'))?.length ?? 0) > maxMessageLinks
+          ? 'links_in_message'
+          : undefined;
     const cases: Array<[string, string]> = [
       ['Riya Sharma', 'Hello'],
       ['Riya www.cheap.example', ''],
@@ -46,6 +67,11 @@ t.test("the form's rules are the server's", async (t) => {
       ['Riya Sharma', 'see http://a.example http://b.example https://c.example WWW.d.example'],
       ['Wwwendy', 'http:/not-a-link'],
     ];
-    for (const [full_name, message] of cases) t.equal(clientSays(full_name, message), spamReason({ full_name, message, website: '' }), `${full_name} / ${message}`);
+    for (const [full_name, message] of cases)
+      t.equal(
+        clientSays(full_name, message),
+        spamReason({ full_name, message, website: '' }),
+        `${full_name} / ${message}`,
+      );
   });
 });

@@ -6,14 +6,19 @@ t.test('GET /v1/meta/fields', async (t) => {
   const api = await startApp(t);
   const ws = await seedWorkspace(api);
   const definition = demoDefinition();
-  const expected = { fields: definition.custom_fields, visa_types: definition.visa_types, countries: definition.countries };
+  const expected = {
+    fields: definition.custom_fields,
+    visa_types: definition.visa_types,
+    countries: definition.countries,
+  };
 
   await t.test('a secret key, live or test, reads the custom fields, visa types and countries', async (t) => {
     for (const key of [ws.live, ws.test]) {
       const response = await api.request('/v1/meta/fields', { key });
       t.equal(response.status, 200);
       t.same(await response.json(), expected);
-      for (const header of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) t.match(response.headers.get(header), /^\d+$/, `${header} is present`);
+      for (const header of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'])
+        t.match(response.headers.get(header), /^\d+$/, `${header} is present`);
     }
   });
 
@@ -42,13 +47,23 @@ t.test('GET /v1/meta/fields', async (t) => {
 
   await t.test('the answer follows the workspace definition and stays within the workspace', async (t) => {
     const custom = [
-      { key: 'passport_number', label: 'Passport number', type: 'text' as const, required: true, help_text: 'As printed on the passport' },
+      {
+        key: 'passport_number',
+        label: 'Passport number',
+        type: 'text' as const,
+        required: true,
+        help_text: 'As printed on the passport',
+      },
       { key: 'visit_date', label: 'Preferred visit date', type: 'date' as const, required: false, help_text: null },
     ];
     const other = await seedWorkspace(api, { custom_fields: custom, visa_types: ['work', 'pr'], countries: ['CA'] });
     const response = await api.request('/v1/meta/fields', { key: other.live });
     t.same(await response.json(), { fields: custom, visa_types: ['work', 'pr'], countries: ['CA'] });
-    t.same(await (await api.request('/v1/meta/fields', { key: ws.live })).json(), expected, 'the first workspace still sees its own');
+    t.same(
+      await (await api.request('/v1/meta/fields', { key: ws.live })).json(),
+      expected,
+      'the first workspace still sees its own',
+    );
   });
 
   await t.test('a suspended workspace gets 402', async (t) => {

@@ -24,7 +24,11 @@ t.test('GET /v1/widget/config', async (t) => {
     const { response, body } = await get(ws.publicLive, ALLOWED_ORIGIN);
     t.equal(response.status, 200);
     t.same(body, {
-      tenant: { name: definition.name, brand_color: definition.widget.brand_color, logo_url: definition.widget.logo_url },
+      tenant: {
+        name: definition.name,
+        brand_color: definition.widget.brand_color,
+        logo_url: definition.widget.logo_url,
+      },
       fields: definition.custom_fields,
       visa_types: definition.visa_types,
       countries: definition.countries,
@@ -37,8 +41,13 @@ t.test('GET /v1/widget/config', async (t) => {
     t.match(response.headers.get('vary'), /\bOrigin\b/);
     t.match(response.headers.get('access-control-expose-headers'), /RateLimit-Remaining/);
     t.match(response.headers.get('access-control-expose-headers'), /Request-Id/);
-    for (const header of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) t.match(response.headers.get(header), /^\d+$/, `${header} is present`);
-    t.equal(response.headers.get('cache-control'), 'private, max-age=60', 'decision: a visitor’s browser may keep it for a minute');
+    for (const header of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'])
+      t.match(response.headers.get(header), /^\d+$/, `${header} is present`);
+    t.equal(
+      response.headers.get('cache-control'),
+      'private, max-age=60',
+      'decision: a visitor’s browser may keep it for a minute',
+    );
   });
 
   await t.test('test_mode follows the key', async (t) => {
@@ -48,7 +57,12 @@ t.test('GET /v1/widget/config', async (t) => {
   });
 
   await t.test('an origin the key does not allow gets 403 origin_not_allowed without CORS headers', async (t) => {
-    for (const origin of ['https://evil.example.net', 'http://www.example.com', 'https://www.example.com.evil.net', 'null']) {
+    for (const origin of [
+      'https://evil.example.net',
+      'http://www.example.com',
+      'https://www.example.com.evil.net',
+      'null',
+    ]) {
       const { response, body } = await get(ws.publicLive, origin);
       t.equal(response.status, 403, origin);
       t.equal(body.error, 'origin_not_allowed', origin);
@@ -77,27 +91,36 @@ t.test('GET /v1/widget/config', async (t) => {
     }
   });
 
-  await t.test('the key is taken from the query only; missing, unknown, revoked and expired keys get 401', async (t) => {
-    const viaHeader = await api.request('/v1/widget/config', { headers: { origin: ALLOWED_ORIGIN, authorization: `Bearer ${ws.publicLive}` } });
-    t.equal(viaHeader.status, 401, 'a key in the Authorization header is not read here');
-    t.equal(((await viaHeader.json()) as { error: string }).error, 'invalid_api_key');
-    const revoked = await ws.key({ kind: 'public' });
-    await revokeKey(api.pool, ws.workspace.id, revoked.id);
-    const expiring = await ws.key({ kind: 'public', expiresAt: new Date(clock.current.getTime() + 60_000) });
-    t.equal((await get(expiring.value, ALLOWED_ORIGIN)).response.status, 200, 'the expiring key works before its time');
-    clock.advance(61_000);
-    for (const [what, key] of [
-      ['missing', undefined],
-      ['malformed', 'hello'],
-      ['unknown', 'key_live_pub_' + 'A'.repeat(32)],
-      ['revoked', revoked.value],
-      ['expired', expiring.value],
-    ] as const) {
-      const { response, body } = await get(key, ALLOWED_ORIGIN);
-      t.equal(response.status, 401, what);
-      t.equal(body.error, 'invalid_api_key', what);
-    }
-  });
+  await t.test(
+    'the key is taken from the query only; missing, unknown, revoked and expired keys get 401',
+    async (t) => {
+      const viaHeader = await api.request('/v1/widget/config', {
+        headers: { origin: ALLOWED_ORIGIN, authorization: `Bearer ${ws.publicLive}` },
+      });
+      t.equal(viaHeader.status, 401, 'a key in the Authorization header is not read here');
+      t.equal(((await viaHeader.json()) as { error: string }).error, 'invalid_api_key');
+      const revoked = await ws.key({ kind: 'public' });
+      await revokeKey(api.pool, ws.workspace.id, revoked.id);
+      const expiring = await ws.key({ kind: 'public', expiresAt: new Date(clock.current.getTime() + 60_000) });
+      t.equal(
+        (await get(expiring.value, ALLOWED_ORIGIN)).response.status,
+        200,
+        'the expiring key works before its time',
+      );
+      clock.advance(61_000);
+      for (const [what, key] of [
+        ['missing', undefined],
+        ['malformed', 'hello'],
+        ['unknown', 'key_live_pub_' + 'A'.repeat(32)],
+        ['revoked', revoked.value],
+        ['expired', expiring.value],
+      ] as const) {
+        const { response, body } = await get(key, ALLOWED_ORIGIN);
+        t.equal(response.status, 401, what);
+        t.equal(body.error, 'invalid_api_key', what);
+      }
+    },
+  );
 
   await t.test('a public key without leads:create cannot be created, so scope holds by construction', async (t) => {
     await t.rejects(ws.key({ kind: 'public', scopes: ['leads:read'] }), /only have the scope leads:create/);
@@ -106,12 +129,21 @@ t.test('GET /v1/widget/config', async (t) => {
   await t.test('the captcha provider and site key are shown, never its secret', async (t) => {
     const other = await seedWorkspace(api, {
       name: 'Captcha Consultancy',
-      widget: { ...definition.widget, brand_color: null, logo_url: 'https://cdn.example.com/logo.png', captcha: { provider: 'turnstile', site_key: '0x4AAAAAAA-site', secret: 'never-shown' } },
+      widget: {
+        ...definition.widget,
+        brand_color: null,
+        logo_url: 'https://cdn.example.com/logo.png',
+        captcha: { provider: 'turnstile', site_key: '0x4AAAAAAA-site', secret: 'never-shown' },
+      },
     });
     const { response, body } = await get(other.publicLive, ALLOWED_ORIGIN);
     t.equal(response.status, 200);
     t.same(body.captcha, { provider: 'turnstile', site_key: '0x4AAAAAAA-site' });
-    t.same(body.tenant, { name: 'Captcha Consultancy', brand_color: null, logo_url: 'https://cdn.example.com/logo.png' });
+    t.same(body.tenant, {
+      name: 'Captcha Consultancy',
+      brand_color: null,
+      logo_url: 'https://cdn.example.com/logo.png',
+    });
     t.notOk(JSON.stringify(body).includes('never-shown'));
   });
 
@@ -123,22 +155,32 @@ t.test('GET /v1/widget/config', async (t) => {
     t.equal(body.error, 'tenant_suspended');
   });
 
-  await t.test('429 rate_limited once the widget bucket is empty; lead submissions keep their own tokens', async (t) => {
-    const other = await seedWorkspace(api, { limits: { rate: { widget: { capacity: 2, refill_per_second: 0.001 }, scopes: { 'leads:create': { capacity: 1, refill_per_second: 0.001 } } } } });
-    t.equal((await get(other.publicLive, ALLOWED_ORIGIN)).response.status, 200);
-    t.equal((await get(other.publicLive, ALLOWED_ORIGIN)).response.status, 200);
-    const { response, body } = await get(other.publicLive, ALLOWED_ORIGIN);
-    t.equal(response.status, 429);
-    t.equal(body.error, 'rate_limited');
-    t.type(body.retry_after, 'number');
-    t.equal(body.scope, 'widget');
-    t.match(response.headers.get('retry-after'), /^\d+$/);
-    const submitted = await api.request('/v1/leads', {
-      key: other.publicLive,
-      method: 'POST',
-      headers: { origin: ALLOWED_ORIGIN },
-      json: { full_name: 'After Many Page Views', email: 'views@example.com', consent: true, captcha_token: 'none' },
-    });
-    t.equal(submitted.status, 201, 'page views did not use up the submission tokens');
-  });
+  await t.test(
+    '429 rate_limited once the widget bucket is empty; lead submissions keep their own tokens',
+    async (t) => {
+      const other = await seedWorkspace(api, {
+        limits: {
+          rate: {
+            widget: { capacity: 2, refill_per_second: 0.001 },
+            scopes: { 'leads:create': { capacity: 1, refill_per_second: 0.001 } },
+          },
+        },
+      });
+      t.equal((await get(other.publicLive, ALLOWED_ORIGIN)).response.status, 200);
+      t.equal((await get(other.publicLive, ALLOWED_ORIGIN)).response.status, 200);
+      const { response, body } = await get(other.publicLive, ALLOWED_ORIGIN);
+      t.equal(response.status, 429);
+      t.equal(body.error, 'rate_limited');
+      t.type(body.retry_after, 'number');
+      t.equal(body.scope, 'widget');
+      t.match(response.headers.get('retry-after'), /^\d+$/);
+      const submitted = await api.request('/v1/leads', {
+        key: other.publicLive,
+        method: 'POST',
+        headers: { origin: ALLOWED_ORIGIN },
+        json: { full_name: 'After Many Page Views', email: 'views@example.com', consent: true, captcha_token: 'none' },
+      });
+      t.equal(submitted.status, 201, 'page views did not use up the submission tokens');
+    },
+  );
 });

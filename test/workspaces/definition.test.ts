@@ -12,13 +12,15 @@ t.test('every problem of a definition is named in one error', async (t) => {
     ...def,
     plan: 'platinum',
     extra: true,
-    branches: [{ code: 'DEL', name: 'Delhi' }, { code: 'DEL', name: 'Again' }],
+    branches: [
+      { code: 'DEL', name: 'Delhi' },
+      { code: 'DEL', name: 'Again' },
+    ],
   };
   const error = t.throws(() => validateDefinition(broken)) as unknown as DefinitionError;
   t.type(error, DefinitionError);
   t.match(error.problems.join('\n'), /plan/, 'names the bad plan');
   t.match(error.problems.join('\n'), /extra/, 'names the unknown property');
-
 });
 
 t.test('cross-references are checked', async (t) => {
@@ -27,7 +29,12 @@ t.test('cross-references are checked', async (t) => {
     validateDefinition({
       ...base,
       users: [{ name: 'X', email: 'x@example.com', role: 'counsellor', branch: 'NOPE' }],
-      pipeline: { stages: [{ key: 'new', name: 'New' }, { key: 'converted', name: 'Converted' }] },
+      pipeline: {
+        stages: [
+          { key: 'new', name: 'New' },
+          { key: 'converted', name: 'Converted' },
+        ],
+      },
       widget: { ...base.widget, captcha: { provider: 'turnstile', site_key: null } },
     }),
   ) as unknown as DefinitionError;

@@ -1,4 +1,10 @@
-import { decide, evolve, type ApplicationCommand, type ApplicationEvent, type ApplicationState } from '../../domain/applications/index.js';
+import {
+  decide,
+  evolve,
+  type ApplicationCommand,
+  type ApplicationEvent,
+  type ApplicationState,
+} from '../../domain/applications/index.js';
 import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { runCommand } from '../run-command.js';
@@ -12,7 +18,12 @@ export interface OperationResult {
 }
 
 /** Runs one staff operation on a case (module, stage, status or outcome): load, decide, append. */
-export async function applyApplicationOperation(store: EventStore, context: CommandContext, applicationId: string, command: ApplicationCommand): Promise<OperationResult> {
+export async function applyApplicationOperation(
+  store: EventStore,
+  context: CommandContext,
+  applicationId: string,
+  command: ApplicationCommand,
+): Promise<OperationResult> {
   const stream = applicationStream(applicationId);
   try {
     return await runCommand(store, context, [stream], async (tx) => {

@@ -28,7 +28,12 @@ export async function convertLeadToApplication(
     const intent = writeIntent(commandContext.tenantId, commandContext.sandbox, services.now);
     const context = { ...commandContext, now: intent.at };
     const workflow = workspace.settings.application_workflow;
-    if (workflow.stages.length === 0) throw new ApiError(409, 'no_application_workflow', 'The workspace defines no application stages, so a lead cannot be converted yet');
+    if (workflow.stages.length === 0)
+      throw new ApiError(
+        409,
+        'no_application_workflow',
+        'The workspace defines no application stages, so a lead cannot be converted yet',
+      );
     return await runCommand(
       services.store,
       context,

@@ -9,12 +9,11 @@ import type { CaptchaVerdict } from '../../leads/captcha.js';
 import { findAnswer, idempotencyLock, saveAnswer, type StoredAnswer } from '../../leads/idempotency.js';
 import type { LeadSubmission } from '../../leads/submission.js';
 import { intentPrefix, settleTime, writeIntent } from '../../leads/write-intents.js';
-import { captureLookup, newLeadExpectation, type CaptureLookup } from '../../projections/leads-queries.js';
+import { captureLookup, type CaptureLookup } from '../../projections/leads-queries.js';
 import { monthlyLeadQuota } from '../../workspaces/plans.js';
 import { assertWithinQuota, consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { runCommand } from '../run-command.js';
-import { PgCode, pgErrorCode } from '../../storage/postgres.js';
 import { newId } from '../../shared/ids.js';
 
 export interface CaptureInput {
@@ -42,26 +41,32 @@ export function leadSource(workspace: Workspace, key: Pick<KeyLookup, 'kind' | '
 }
 
 /** Locks that make every capture for one person in a workspace and mode wait for the others. */
-export function identityLocks(tenantId: string, sandbox: boolean, s: Pick<LeadSubmission, 'phone' | 'email'>): string[] {
+export function identityLocks(
+  tenantId: string,
+  sandbox: boolean,
+  s: Pick<LeadSubmission, 'phone' | 'email'>,
+): string[] {
   const mode = sandbox ? 'test' : 'live';
-  return [s.phone ? `lock:lead-phone:${tenantId}:${mode}:${s.phone}` : null, s.email ? `lock:lead-email:${tenantId}:${mode}:${s.email}` : null].filter(
-    (v): v is string => v !== null,
-  );
+  return [
+    s.phone ? `lock:lead-phone:${tenantId}:${mode}:${s.phone}` : null,
+    s.email ? `lock:lead-email:${tenantId}:${mode}:${s.email}` : null,
+  ].filter((v): v is string => v !== null);
 }
 
 export function idempotencyConflict(): ApiError {
-  return new ApiError(409, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request body in the last 24 hours');
+  return new ApiError(
+    409,
+    'idempotency_key_reused',
+    'This Idempotency-Key was already used with a different request body in the last 24 hours',
+  );
 }
 
 /**
  * POST /v1/leads after validation: replays the first answer of a repeated Idempotency-Key, else creates a lead or
  * adds an enquiry to the lead the person already has. Everything happens while holding the person's phone and
- * email locks and the idempotency key's lock, so simultaneous submissions make one lead and one answer.
- *
- * When nothing else of the workspace and mode is being written, a submission without an Idempotency-Key first
- * guesses that it makes a new lead and sends everything in one round trip, behind a check (`newLeadExpectation`)
- * that fails the transaction unless the guess holds; if it does not, it runs the ordinary way (two round trips,
- * reading before deciding). Under load, captures share transactions instead (see TransactionCoalescer).
+ * email locks and the idempotency key's lock, so simultaneous submissions make one lead and one answer. Two round
+ * trips: (BEGIN, the write's registration, the locks, the lookup), then (the writes and COMMIT). Under load, captures
+ * of one workspace and mode share transactions (see TransactionCoalescer).
  */
 export async function captureLead(services: Pick<AppServices, 'store'>, input: CaptureInput): Promise<CaptureAnswer> {
   const { workspace, key, submission, idempotency } = input;
@@ -75,38 +80,26 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
 
   const intent = writeIntent(tenantId, sandbox, input.now);
   const context = input.context(intent.at);
-  const group = intentPrefix(tenantId, sandbox);
-  // Captures of one workspace and mode arriving together share database transactions (one registration: theirs
-  // is the same but for the time, and the earliest covers them all).
-  const options = { opening: intent.registration, openingRank: intent.at.getTime(), coalesce: group };
   const quotaLimit = sandbox ? null : monthlyLeadQuota(workspace);
   const source = leadSource(workspace, key);
-  const consentSource = key.kind === 'public' ? `${source.key}@${workspace.settings.widget.consent_text_version}` : source.key;
-  const decide = (existing: NonNullable<CaptureLookup['duplicate']> | null, now: Date) => decideCapture({ leadId, submission, existing, source, consentSource, settings: workspace.settings, now });
+  const consentSource =
+    key.kind === 'public' ? `${source.key}@${workspace.settings.widget.consent_text_version}` : source.key;
+  const decide = (existing: NonNullable<CaptureLookup['duplicate']> | null, now: Date) =>
+    decideCapture({ leadId, submission, existing, source, consentSource, settings: workspace.settings, now });
 
   const create = async (tx: StoreTransaction, decision: CaptureDecision, now: Date): Promise<StoredAnswer> => {
     await tx.append(leadStream(leadId), 'no_stream', decision.events);
     if (!sandbox) await consumeQuota(tx.writes, tenantId, LEADS_METRIC, now);
-    const body = { id: leadId, status: decision.lead.stage.key, assigned_to: decision.lead.owner?.email ?? null, duplicate: false, test_mode: sandbox };
+    const body = {
+      id: leadId,
+      status: decision.lead.stage.key,
+      assigned_to: decision.lead.owner?.email ?? null,
+      duplicate: false,
+      test_mode: sandbox,
+    };
     return { requestHash: idempotency?.requestHash ?? '', status: 201, body };
   };
 
-  if (!idempotency && (!input.captcha || input.captcha.ok) && !services.store.busy(group)) {
-    // The guess: no lead has this phone or email, the quota has room, and no lead of the workspace and mode carries a
-    // time at or after this write's registered time (which this write then carries: see newLeadExpectation).
-    const guessed = async (tx: StoreTransaction): Promise<CaptureAnswer> => {
-      tx.setTime(intent.at);
-      tx.check(newLeadExpectation(tenantId, sandbox, submission.phone, submission.email, intent.at, quotaLimit === null ? null : { limit: quotaLimit, metric: LEADS_METRIC }));
-      return { ...(await create(tx, decide(null, intent.at), intent.at)), replayed: false };
-    };
-    try {
-      return await runCommand(services.store, context, locks, guessed, options);
-    } catch (error) {
-      if (pgErrorCode(error) !== PgCode.expectationFailed) throw error;
-    }
-  }
-
-  // First round trip: BEGIN, the registration, the locks and the first read; second: the writes and COMMIT.
   const work = async (tx: StoreTransaction): Promise<CaptureAnswer> => {
     if (idempotency) {
       const earlier = await findAnswer(tx.sql, tenantId, sandbox, idempotency.key, intent.at);
@@ -115,9 +108,17 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
         return { ...earlier, replayed: true };
       }
     }
-    if (input.captcha && !input.captcha.ok) throw new ApiError(400, 'captcha_failed', 'The captcha could not be verified; solve it again and resubmit');
+    if (input.captcha && !input.captcha.ok)
+      throw new ApiError(400, 'captcha_failed', 'The captcha could not be verified; solve it again and resubmit');
 
-    const found = await captureLookup(tx.sql, tenantId, sandbox, submission.phone, submission.email, quotaLimit === null ? null : { metric: LEADS_METRIC, at: intent.at });
+    const found = await captureLookup(
+      tx.sql,
+      tenantId,
+      sandbox,
+      submission.phone,
+      submission.email,
+      quotaLimit === null ? null : { metric: LEADS_METRIC, at: intent.at },
+    );
     const now = settleTime(tx, intent, input.now);
     const existing = found.duplicate ?? null;
     if (!existing && quotaLimit !== null) assertWithinQuota(found.quotaUsed ?? 0, quotaLimit);
@@ -126,18 +127,36 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
     let answer: StoredAnswer;
     if (decision.outcome === 'duplicate') {
       await tx.append(leadStream(decision.lead.id), 'any', decision.events);
-      answer = { requestHash: idempotency?.requestHash ?? '', status: 200, body: { id: decision.lead.id, duplicate: true } };
+      answer = {
+        requestHash: idempotency?.requestHash ?? '',
+        status: 200,
+        body: { id: decision.lead.id, duplicate: true },
+      };
     } else {
       answer = await create(tx, decision, now);
     }
     if (idempotency) await saveAnswer(tx.writes, tenantId, sandbox, idempotency.key, answer, now);
     return { ...answer, replayed: false };
   };
+  // Captures of one workspace and mode arriving together share database transactions (one registration: theirs
+  // is the same but for the time, and the earliest covers them all).
+  const options = {
+    opening: intent.registration,
+    openingRank: intent.at.getTime(),
+    coalesce: intentPrefix(tenantId, sandbox),
+  };
   return runCommand(services.store, context, locks, work, options);
 }
 
 /** The answer already given for a key, looked up before any work (no lock): the fast path of a retry. */
-export async function earlierAnswer(services: Pick<AppServices, 'pool'>, tenantId: string, sandbox: boolean, key: string, requestHash: string, now: Date): Promise<CaptureAnswer | undefined> {
+export async function earlierAnswer(
+  services: Pick<AppServices, 'pool'>,
+  tenantId: string,
+  sandbox: boolean,
+  key: string,
+  requestHash: string,
+  now: Date,
+): Promise<CaptureAnswer | undefined> {
   const earlier = await findAnswer(services.pool, tenantId, sandbox, key, now);
   if (!earlier) return undefined;
   if (earlier.requestHash !== requestHash) throw idempotencyConflict();

@@ -11,7 +11,12 @@ import { asApiErrors } from '../rule-errors.js';
  * locked state, plus the application) to `lead-<leadId>`, which the caller names in runCommand. 404 not_found when
  * the lead is not in the transaction's workspace and mode; 409 lead_locked when it was already converted.
  */
-export async function markLeadConverted(tx: StoreTransaction, workspace: Workspace, leadId: string, application: { id: string; case_ref: string }): Promise<void> {
+export async function markLeadConverted(
+  tx: StoreTransaction,
+  workspace: Workspace,
+  leadId: string,
+  application: { id: string; case_ref: string },
+): Promise<void> {
   if (workspace.id !== tx.context.tenantId) throw notFound('lead');
   await asApiErrors(async () => {
     const row = await findLeadRow(tx.sql, tx.context.tenantId, tx.context.sandbox, leadId);

@@ -35,7 +35,13 @@ export async function updateLead(
         const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
         const now = settleTime(tx, intent, clock);
         if (!row) throw notFound('lead');
-        const events = decideUpdate({ lead: row.lead, patch, settings: workspace.settings, author: ctx.metadata.actor, now });
+        const events = decideUpdate({
+          lead: row.lead,
+          patch,
+          settings: workspace.settings,
+          author: ctx.metadata.actor,
+          now,
+        });
         const stored = await tx.append(stream, row.revision, events);
         return stored.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
       },

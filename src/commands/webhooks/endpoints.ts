@@ -15,7 +15,13 @@ import type { StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
 import type { AppServices } from '../../http/services.js';
-import { countEndpoints, findEndpoint, toPublicEndpoint, type EndpointRow, type PublicEndpoint } from '../../projections/webhook-endpoints.js';
+import {
+  countEndpoints,
+  findEndpoint,
+  toPublicEndpoint,
+  type EndpointRow,
+  type PublicEndpoint,
+} from '../../projections/webhook-endpoints.js';
 import { webhookEndpointLimit } from '../../workspaces/plans.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { checkWebhookTarget, RefusedAddressError } from '../../webhooks/address-guard.js';
@@ -30,39 +36,72 @@ export interface CreateEndpointInput {
 }
 
 /** A lock-only stream name: creations in one workspace and mode queue on it, so the limit check cannot race. */
-const registryLock = (tenantId: string, sandbox: boolean) => `webhook-endpoints-${tenantId}-${sandbox ? 'test' : 'live'}`;
+const registryLock = (tenantId: string, sandbox: boolean) =>
+  `webhook-endpoints-${tenantId}-${sandbox ? 'test' : 'live'}`;
 
 const notFound = () => new ApiError(404, 'not_found', 'No such webhook endpoint');
 
 /** Refuses a URL that is not public HTTPS (400 validation_failed on `url`). */
 export async function assertPublicUrl(services: AppServices, url: string): Promise<void> {
   try {
-    await checkWebhookTarget(url, { allowLoopback: services.config.webhookAllowLoopback, resolve: webhookRuntime(services).resolve });
+    await checkWebhookTarget(url, {
+      allowLoopback: services.config.webhookAllowLoopback,
+      resolve: webhookRuntime(services).resolve,
+    });
   } catch (error) {
-    if (error instanceof RefusedAddressError) throw validationFailed({ url: error.message }, 'The webhook URL is refused; see fields');
+    if (error instanceof RefusedAddressError)
+      throw validationFailed({ url: error.message }, 'The webhook URL is refused; see fields');
     throw error;
   }
 }
 
-export async function createEndpoint(services: AppServices, context: CommandContext, workspace: Workspace, input: CreateEndpointInput): Promise<{ endpoint: PublicEndpoint; secret: string }> {
+export async function createEndpoint(
+  services: AppServices,
+  context: CommandContext,
+  workspace: Workspace,
+  input: CreateEndpointInput,
+): Promise<{ endpoint: PublicEndpoint; secret: string }> {
   await assertPublicUrl(services, input.url);
   const id = randomUUID();
   const secret = generateSecret();
   const limit = webhookEndpointLimit(workspace);
-  await runCommand(services.store, context, [registryLock(context.tenantId, context.sandbox), endpointStream(id)], async (tx) => {
-    const count = await countEndpoints(tx.sql, context.tenantId, context.sandbox);
-    if (count >= limit) throw new ApiError(409, 'webhook_limit', `This workspace has reached its limit of ${limit} webhook endpoints${context.sandbox ? ' in test mode' : ''}`);
-    const events = decideCreate(null, { endpointId: id, url: input.url, description: input.description ?? null, events: input.events, sealedSecret: services.secretBox.seal(secret) });
-    await tx.append(endpointStream(id), 'no_stream', events);
-    await tx.sql.query('INSERT INTO webhook_endpoint_health (endpoint_id, consecutive_failures) VALUES ($1, 0) ON CONFLICT (endpoint_id) DO NOTHING', [id]);
-  });
+  await runCommand(
+    services.store,
+    context,
+    [registryLock(context.tenantId, context.sandbox), endpointStream(id)],
+    async (tx) => {
+      const count = await countEndpoints(tx.sql, context.tenantId, context.sandbox);
+      if (count >= limit)
+        throw new ApiError(
+          409,
+          'webhook_limit',
+          `This workspace has reached its limit of ${limit} webhook endpoints${context.sandbox ? ' in test mode' : ''}`,
+        );
+      const events = decideCreate(null, {
+        endpointId: id,
+        url: input.url,
+        description: input.description ?? null,
+        events: input.events,
+        sealedSecret: services.secretBox.webhookSecrets.seal(secret),
+      });
+      await tx.append(endpointStream(id), 'no_stream', events);
+      await tx.sql.query(
+        'INSERT INTO webhook_endpoint_health (endpoint_id, consecutive_failures) VALUES ($1, 0) ON CONFLICT (endpoint_id) DO NOTHING',
+        [id],
+      );
+    },
+  );
   const row = await findEndpoint(services.pool, context.tenantId, id);
   if (!row) throw new Error(`Webhook endpoint ${id} was created but cannot be read`);
   return { endpoint: toPublicEndpoint(row, services.now()), secret };
 }
 
 /** Loads the endpoint's state inside the command, refusing another workspace's or the other mode's endpoint. */
-async function load(tx: StoreTransaction, context: CommandContext, id: string): Promise<{ row: EndpointRow; state: EndpointState | null }> {
+async function load(
+  tx: StoreTransaction,
+  context: CommandContext,
+  id: string,
+): Promise<{ row: EndpointRow; state: EndpointState | null }> {
   const row = await findEndpoint(tx.sql, context.tenantId, id, context.sandbox);
   if (!row) throw notFound();
   return { row, state: fold(await tx.readStream(endpointStream(id))) };
@@ -81,13 +120,20 @@ export async function deleteEndpoint(services: AppServices, context: CommandCont
       const { state } = await load(tx, context, id);
       await tx.append(endpointStream(id), 'any', decideDelete(state));
       // What still waits for this endpoint is never sent; its log stays until the retention purge.
-      await tx.sql.query(`UPDATE webhook_deliveries SET status = 'cancelled', lease_owner = NULL, lease_until = NULL, updated_at = $2 WHERE endpoint_id = $1 AND status = 'pending'`, [id, context.now]);
+      await tx.sql.query(
+        `UPDATE webhook_deliveries SET status = 'cancelled', lease_owner = NULL, lease_until = NULL, updated_at = $2 WHERE endpoint_id = $1 AND status = 'pending'`,
+        [id, context.now],
+      );
       await tx.sql.query('DELETE FROM webhook_endpoint_health WHERE endpoint_id = $1', [id]);
     }),
   );
 }
 
-export async function resumeEndpoint(services: AppServices, context: CommandContext, id: string): Promise<PublicEndpoint> {
+export async function resumeEndpoint(
+  services: AppServices,
+  context: CommandContext,
+  id: string,
+): Promise<PublicEndpoint> {
   await domainErrors(() =>
     runCommand(services.store, context, [endpointStream(id)], async (tx) => {
       const { state } = await load(tx, context, id);
@@ -96,7 +142,10 @@ export async function resumeEndpoint(services: AppServices, context: CommandCont
       if (events.length > 0) {
         await tx.sql.query('UPDATE webhook_endpoint_health SET consecutive_failures = 0 WHERE endpoint_id = $1', [id]);
         // Deliveries held while paused are due now.
-        await tx.sql.query(`UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at > $2`, [id, context.now]);
+        await tx.sql.query(
+          `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at > $2`,
+          [id, context.now],
+        );
         await tx.sql.query("SELECT pg_notify('webhook_deliveries', '')");
       }
     }),
@@ -104,23 +153,42 @@ export async function resumeEndpoint(services: AppServices, context: CommandCont
   return toPublicEndpoint((await findEndpoint(services.pool, context.tenantId, id))!, services.now());
 }
 
-export async function rotateEndpointSecret(services: AppServices, context: CommandContext, id: string): Promise<{ endpoint: PublicEndpoint; secret: string }> {
+export async function rotateEndpointSecret(
+  services: AppServices,
+  context: CommandContext,
+  id: string,
+): Promise<{ endpoint: PublicEndpoint; secret: string }> {
   const secret = generateSecret();
   await domainErrors(() =>
     runCommand(services.store, context, [endpointStream(id)], async (tx) => {
       const { state } = await load(tx, context, id);
-      await tx.append(endpointStream(id), 'any', decideRotateSecret(state, { sealedSecret: services.secretBox.seal(secret), now: context.now }));
+      await tx.append(
+        endpointStream(id),
+        'any',
+        decideRotateSecret(state, { sealedSecret: services.secretBox.webhookSecrets.seal(secret), now: context.now }),
+      );
     }),
   );
-  return { endpoint: toPublicEndpoint((await findEndpoint(services.pool, context.tenantId, id))!, services.now()), secret };
+  return {
+    endpoint: toPublicEndpoint((await findEndpoint(services.pool, context.tenantId, id))!, services.now()),
+    secret,
+  };
 }
 
 /** Appends a webhook.test event; the fan-out sends it to this endpoint only. Returns the event id. */
-export async function sendTestEvent(services: AppServices, context: CommandContext, id: string): Promise<{ event_id: string }> {
+export async function sendTestEvent(
+  services: AppServices,
+  context: CommandContext,
+  id: string,
+): Promise<{ event_id: string }> {
   return domainErrors(() =>
     runCommand(services.store, context, [endpointStream(id)], async (tx) => {
       const { row, state } = await load(tx, context, id);
-      const [stored] = await tx.append(endpointStream(id), 'any', decideSendTest(state, { payload: { ...toPublicEndpoint(row, context.now) } }));
+      const [stored] = await tx.append(
+        endpointStream(id),
+        'any',
+        decideSendTest(state, { payload: { ...toPublicEndpoint(row, context.now) } }),
+      );
       return { event_id: stored!.id };
     }),
   );
@@ -130,12 +198,24 @@ export async function sendTestEvent(services: AppServices, context: CommandConte
  * Pauses an endpoint after its run of failures reached the threshold, and records a notification to each active
  * owner of the workspace in the same transaction. Does nothing when it is already paused or gone.
  */
-export async function pauseEndpoint(services: AppServices, endpointId: string, consecutiveFailures: number): Promise<boolean> {
-  const row = await services.pool.query<{ tenant_id: string; sandbox: boolean; url: string }>('SELECT tenant_id, sandbox, url FROM webhook_endpoints WHERE id = $1', [endpointId]);
+export async function pauseEndpoint(
+  services: AppServices,
+  endpointId: string,
+  consecutiveFailures: number,
+): Promise<boolean> {
+  const row = await services.pool.query<{ tenant_id: string; sandbox: boolean; url: string }>(
+    'SELECT tenant_id, sandbox, url FROM webhook_endpoints WHERE id = $1',
+    [endpointId],
+  );
   const endpoint = row.rows[0];
   if (!endpoint) return false;
   const now = services.now();
-  const context: CommandContext = { tenantId: endpoint.tenant_id, sandbox: endpoint.sandbox, metadata: { actor: { type: 'system', name: 'webhook-delivery' }, correlation_id: randomUUID() }, now };
+  const context: CommandContext = {
+    tenantId: endpoint.tenant_id,
+    sandbox: endpoint.sandbox,
+    metadata: { actor: { type: 'system', name: 'webhook-delivery' }, correlation_id: randomUUID() },
+    now,
+  };
   const reason = `${consecutiveFailures} deliveries failed in a row`;
   return runCommand(services.store, context, [endpointStream(endpointId)], async (tx) => {
     const events = decidePause(fold(await tx.readStream(endpointStream(endpointId))), { reason, consecutiveFailures });

@@ -37,7 +37,11 @@ function stageChanged(state: ApplicationState, to: CaseStage, cause: StageMoveCa
   const ordered = [...state.stages].sort((a, b) => a.position - b.position);
   const direction = from === null ? 'initial' : to.position > from.position ? 'forward' : 'backward';
   const passed =
-    direction === 'forward' ? ordered.filter((s) => s.position > from!.position && s.position <= to.position).map((s) => s.id) : direction === 'initial' ? [to.id] : [];
+    direction === 'forward'
+      ? ordered.filter((s) => s.position > from!.position && s.position <= to.position).map((s) => s.id)
+      : direction === 'initial'
+        ? [to.id]
+        : [];
   const facts = { to_stage_id: to.id, cause };
   const after = evolve(state, { type: 'application.stage_changed', data: facts });
   return {
@@ -61,7 +65,12 @@ function stageChanged(state: ApplicationState, to: CaseStage, cause: StageMoveCa
   };
 }
 
-function moduleUpdated(state: ApplicationState, kind: ModuleEventKind, module: CaseModule, index: number): ApplicationModuleUpdated {
+function moduleUpdated(
+  state: ApplicationState,
+  kind: ModuleEventKind,
+  module: CaseModule,
+  index: number,
+): ApplicationModuleUpdated {
   const before = state.modules.find((m) => m.key === module.key);
   const facts = { module_key: module.key, kind, module, index };
   const after = evolve(state, { type: 'application.module_updated', data: facts });
@@ -71,7 +80,14 @@ function moduleUpdated(state: ApplicationState, kind: ModuleEventKind, module: C
       ...facts,
       payload: {
         ...applicationStatus(after),
-        module_event: { key: module.key, name: module.name, kind, from_state: before?.state ?? null, to_state: module.state, selected: module.selected },
+        module_event: {
+          key: module.key,
+          name: module.name,
+          kind,
+          from_state: before?.state ?? null,
+          to_state: module.state,
+          selected: module.selected,
+        },
       },
     },
   };
@@ -80,7 +96,12 @@ function moduleUpdated(state: ApplicationState, kind: ModuleEventKind, module: C
 /** The events that open a case on conversion: the case with its workflow, then its entry into the first stage. */
 export function openApplication(input: OpenInput): ApplicationEvent[] {
   const stages = [...input.workflow.stages].sort((a, b) => a.position - b.position);
-  if (stages.length === 0) throw new ApplicationRejected(409, 'no_application_workflow', 'The workspace defines no application stages, so a lead cannot be converted yet');
+  if (stages.length === 0)
+    throw new ApplicationRejected(
+      409,
+      'no_application_workflow',
+      'The workspace defines no application stages, so a lead cannot be converted yet',
+    );
   const opened: ApplicationOpened = {
     type: 'application.opened',
     data: {
@@ -119,7 +140,8 @@ export function automaticMove(state: ApplicationState): ApplicationStageChanged 
   if (covering.length === 0 || covering.some((m) => m.state === 'pending')) return null;
   const later = state.stages.filter((s) => s.position > stage.position).sort((a, b) => a.position - b.position);
   if (later.length === 0) return null;
-  const target = later.find((s) => coveringModules(state, s.key).some((m) => m.state === 'pending')) ?? later[later.length - 1]!;
+  const target =
+    later.find((s) => coveringModules(state, s.key).some((m) => m.state === 'pending')) ?? later[later.length - 1]!;
   return stageChanged(state, target, 'modules');
 }
 
@@ -130,17 +152,31 @@ function findModule(state: ApplicationState, key: string): { module: CaseModule;
 }
 
 function assertOpen(state: ApplicationState): void {
-  if (state.status === 'closed') throw new ApplicationRejected(409, 'application_closed', 'The application is closed; set its status to active or on_hold first');
+  if (state.status === 'closed')
+    throw new ApplicationRejected(
+      409,
+      'application_closed',
+      'The application is closed; set its status to active or on_hold first',
+    );
 }
 
 function cleanName(name: string, field: string): string {
   const trimmed = name.trim();
-  if (trimmed.length < 1 || trimmed.length > NAME_MAX) throw new ApplicationRejected(400, 'validation_failed', `${field} must be 1 to ${NAME_MAX} characters`, { [field]: `must be 1 to ${NAME_MAX} characters` });
+  if (trimmed.length < 1 || trimmed.length > NAME_MAX)
+    throw new ApplicationRejected(400, 'validation_failed', `${field} must be 1 to ${NAME_MAX} characters`, {
+      [field]: `must be 1 to ${NAME_MAX} characters`,
+    });
   return trimmed;
 }
 
 function customKey(state: ApplicationState, name: string): string {
-  const slug = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40) || 'module';
+  const slug =
+    name
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 40) || 'module';
   const base = `custom_${slug}`;
   let key = base;
   for (let n = 2; state.modules.some((m) => m.key === key); n++) key = `${base}_${n}`;
@@ -155,7 +191,12 @@ export function decide(state: ApplicationState, command: ApplicationCommand): Ap
     case 'set_module_state': {
       assertOpen(state);
       const { module, index } = findModule(state, command.module_key);
-      if (!module.selected) throw new ApplicationRejected(409, 'module_not_selected', `The module ${module.key} is switched off on this case; select it first`);
+      if (!module.selected)
+        throw new ApplicationRejected(
+          409,
+          'module_not_selected',
+          `The module ${module.key} is switched off on this case; select it first`,
+        );
       if (module.state === command.state) return [];
       const event = moduleUpdated(state, 'state', { ...module, state: command.state }, index);
       const move = command.state === 'updated' ? automaticMove(evolve(state, event)) : null;
@@ -178,24 +219,50 @@ export function decide(state: ApplicationState, command: ApplicationCommand): Ap
     case 'restore_module': {
       assertOpen(state);
       const { module, index } = findModule(state, command.module_key);
-      const restored: CaseModule = { ...module, selected: true, state: 'pending', name: module.roadmap_name ?? module.name, details: {} };
+      const restored: CaseModule = {
+        ...module,
+        selected: true,
+        state: 'pending',
+        name: module.roadmap_name ?? module.name,
+        details: {},
+      };
       if (same(restored, module)) return [];
       return [moduleUpdated(state, 'restored', restored, index)];
     }
     case 'add_module': {
       assertOpen(state);
       const name = cleanName(command.name, 'name');
-      if (command.key !== undefined && !KEY_PATTERN.test(command.key)) throw new ApplicationRejected(400, 'validation_failed', 'key must match ^[a-z][a-z0-9_]{0,59}$', { key: 'must match ^[a-z][a-z0-9_]{0,59}$' });
-      if (command.key !== undefined && state.modules.some((m) => m.key === command.key)) throw new ApplicationRejected(409, 'module_exists', `The case already has a module with the key ${command.key}`);
-      if (command.after !== undefined && command.before !== undefined) throw new ApplicationRejected(400, 'validation_failed', 'Give after or before, not both', { before: 'cannot be given with after' });
+      if (command.key !== undefined && !KEY_PATTERN.test(command.key))
+        throw new ApplicationRejected(400, 'validation_failed', 'key must match ^[a-z][a-z0-9_]{0,59}$', {
+          key: 'must match ^[a-z][a-z0-9_]{0,59}$',
+        });
+      if (command.key !== undefined && state.modules.some((m) => m.key === command.key))
+        throw new ApplicationRejected(
+          409,
+          'module_exists',
+          `The case already has a module with the key ${command.key}`,
+        );
+      if (command.after !== undefined && command.before !== undefined)
+        throw new ApplicationRejected(400, 'validation_failed', 'Give after or before, not both', {
+          before: 'cannot be given with after',
+        });
       const stageKeys = command.stage_keys ?? [];
       const unknownStage = stageKeys.find((k) => !state.stages.some((s) => s.key === k));
-      if (unknownStage !== undefined) throw new ApplicationRejected(400, 'validation_failed', `No stage has the key ${unknownStage}`, { stage_keys: `no stage has the key ${unknownStage}` });
+      if (unknownStage !== undefined)
+        throw new ApplicationRejected(400, 'validation_failed', `No stage has the key ${unknownStage}`, {
+          stage_keys: `no stage has the key ${unknownStage}`,
+        });
       let index = state.modules.length;
-      for (const [field, anchor] of [['after', command.after], ['before', command.before]] as const) {
+      for (const [field, anchor] of [
+        ['after', command.after],
+        ['before', command.before],
+      ] as const) {
         if (anchor === undefined) continue;
         const at = state.modules.findIndex((m) => m.key === anchor);
-        if (at < 0) throw new ApplicationRejected(400, 'validation_failed', `No module has the key ${anchor}`, { [field]: `no module has the key ${anchor}` });
+        if (at < 0)
+          throw new ApplicationRejected(400, 'validation_failed', `No module has the key ${anchor}`, {
+            [field]: `no module has the key ${anchor}`,
+          });
         index = field === 'after' ? at + 1 : at;
       }
       const module: CaseModule = {
@@ -226,7 +293,10 @@ export function decide(state: ApplicationState, command: ApplicationCommand): Ap
     case 'move_to_stage': {
       assertOpen(state);
       const target = state.stages.find((s) => s.key === command.stage || s.id === command.stage);
-      if (!target) throw new ApplicationRejected(400, 'validation_failed', `No stage has the key or id ${command.stage}`, { stage: 'no such stage' });
+      if (!target)
+        throw new ApplicationRejected(400, 'validation_failed', `No stage has the key or id ${command.stage}`, {
+          stage: 'no such stage',
+        });
       if (target.id === state.stage_id) return [];
       return [stageChanged(state, target, 'manual')];
     }

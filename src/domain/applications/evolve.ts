@@ -34,7 +34,9 @@ export function evolve(state: ApplicationState | null, event: ApplicationFact): 
     case 'application.module_details_saved':
       return {
         ...state,
-        modules: state.modules.map((m) => (m.key === event.data.module_key ? { ...m, name: event.data.name, details: event.data.details } : m)),
+        modules: state.modules.map((m) =>
+          m.key === event.data.module_key ? { ...m, name: event.data.name, details: event.data.details } : m,
+        ),
       };
     case 'application.status_changed':
       return { ...state, status: event.data.to };

@@ -96,7 +96,15 @@ export type StageMoveCause = 'conversion' | 'manual' | 'modules';
 
 export interface ApplicationOpened {
   type: 'application.opened';
-  data: { application_id: string; lead_id: string; case_ref: string; number: number; stages: CaseStage[]; modules: CaseModule[]; opened_at: string };
+  data: {
+    application_id: string;
+    lead_id: string;
+    case_ref: string;
+    number: number;
+    stages: CaseStage[];
+    modules: CaseModule[];
+    opened_at: string;
+  };
 }
 export interface ApplicationStageChanged {
   type: 'application.stage_changed';
@@ -105,7 +113,13 @@ export interface ApplicationStageChanged {
 export interface ApplicationModuleUpdated {
   type: 'application.module_updated';
   /** `module` is the module after the change; `index` is where it sits in the case's list. */
-  data: { module_key: string; kind: ModuleEventKind; module: CaseModule; index: number; payload: ApplicationStatus & { module_event: ModuleEvent } };
+  data: {
+    module_key: string;
+    kind: ModuleEventKind;
+    module: CaseModule;
+    index: number;
+    payload: ApplicationStatus & { module_event: ModuleEvent };
+  };
 }
 /** Internal: saving a module's name or details is not a module change and is never delivered. */
 export interface ApplicationModuleDetailsSaved {

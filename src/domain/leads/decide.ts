@@ -20,8 +20,7 @@ export interface CaptureCommand {
 }
 
 export type CaptureDecision =
-  | { outcome: 'created'; lead: Lead; events: NewEvent[] }
-  | { outcome: 'duplicate'; lead: Lead; events: NewEvent[] };
+  { outcome: 'created'; lead: Lead; events: NewEvent[] } | { outcome: 'duplicate'; lead: Lead; events: NewEvent[] };
 
 /** A new lead, or an enquiry on the timeline of the lead the submission duplicates. */
 export function decideCapture(c: CaptureCommand): CaptureDecision {
@@ -116,14 +115,23 @@ export function changedFields(before: Lead, after: Lead): string[] {
  */
 export function decideUpdate(c: UpdateCommand): NewEvent[] {
   const { lead, patch, settings } = c;
-  if (lead.converted) throw new LeadRuleError(409, 'lead_locked', 'This lead was converted to an application and can no longer be changed');
+  if (lead.converted)
+    throw new LeadRuleError(
+      409,
+      'lead_locked',
+      'This lead was converted to an application and can no longer be changed',
+    );
   if (patch.stage_key === CONVERTED_STAGE.key) {
-    throw new LeadRuleError(409, 'stage_requires_conversion', 'A lead becomes converted only by converting it to an application');
+    throw new LeadRuleError(
+      409,
+      'stage_requires_conversion',
+      'A lead becomes converted only by converting it to an application',
+    );
   }
   const problems: Record<string, string> = {};
   const stages = settings.pipeline.stages;
   const target = patch.stage_key === undefined ? undefined : stages.find((s) => s.key === patch.stage_key);
-  if (patch.stage_key !== undefined && !target) problems.stage_key = 'is not a stage of this workspace\'s pipeline';
+  if (patch.stage_key !== undefined && !target) problems.stage_key = "is not a stage of this workspace's pipeline";
   const lost = lostStage(settings);
   const isLostNow = lead.stage.key === lost?.key;
   const endsLost = target ? target.lost : isLostNow;
@@ -156,7 +164,8 @@ export function decideUpdate(c: UpdateCommand): NewEvent[] {
 
   const note = patch.note?.trim();
   if (patch.note !== undefined && !note) problems.note = 'must not be blank';
-  if (Object.keys(problems).length > 0) throw new LeadRuleError(400, 'validation_failed', 'Some fields are invalid; see fields', problems);
+  if (Object.keys(problems).length > 0)
+    throw new LeadRuleError(400, 'validation_failed', 'Some fields are invalid; see fields', problems);
 
   const movesToLost = Boolean(target?.lost && !isLostNow);
   if (endsLost && (movesToLost || patch.lost_reason_key !== undefined) && !lostReason) {
@@ -170,7 +179,9 @@ export function decideUpdate(c: UpdateCommand): NewEvent[] {
   // lead.updated: everything except the owner and a move into the lost stage.
   const updated: Lead = { ...lead, ...touched };
   if (patch.temperature !== undefined) updated.temperature = patch.temperature;
-  if (patch.next_follow_up_at !== undefined) updated.next_follow_up_at = patch.next_follow_up_at === null ? null : new Date(patch.next_follow_up_at).toISOString();
+  if (patch.next_follow_up_at !== undefined)
+    updated.next_follow_up_at =
+      patch.next_follow_up_at === null ? null : new Date(patch.next_follow_up_at).toISOString();
   if (customFields) updated.custom_fields = customFields;
   if (target && !target.lost && target.key !== lead.stage.key) {
     updated.stage = { key: target.key, name: target.name };
@@ -180,7 +191,8 @@ export function decideUpdate(c: UpdateCommand): NewEvent[] {
   if (!movesToLost && isLostNow && endsLost && lostReason) updated.lost_reason = lostReason;
   const changed = changedFields(lead, updated);
   let current = changed.length > 0 ? updated : lead;
-  if (changed.length > 0) events.push({ type: LeadEventType.updated, data: { payload: { ...updated, changed_fields: changed } } });
+  if (changed.length > 0)
+    events.push({ type: LeadEventType.updated, data: { payload: { ...updated, changed_fields: changed } } });
 
   if (owner !== undefined && !same(owner, current.owner)) {
     const assigned: Lead = { ...current, ...touched, owner };
@@ -189,7 +201,13 @@ export function decideUpdate(c: UpdateCommand): NewEvent[] {
   }
 
   if (movesToLost && target && lostReason) {
-    const lostLead: Lead = { ...current, ...touched, stage: { key: target.key, name: target.name }, stage_changed_at: at, lost_reason: lostReason };
+    const lostLead: Lead = {
+      ...current,
+      ...touched,
+      stage: { key: target.key, name: target.name },
+      stage_changed_at: at,
+      lost_reason: lostReason,
+    };
     events.push({ type: LeadEventType.lost, data: { payload: lostLead, previous_stage: current.stage } });
   }
 
@@ -201,6 +219,18 @@ export function decideUpdate(c: UpdateCommand): NewEvent[] {
 export function decideConversion(lead: Lead, application: { id: string; case_ref: string }, now: Date): NewEvent[] {
   if (lead.converted) throw new LeadRuleError(409, 'lead_locked', 'This lead was already converted to an application');
   const at = now.toISOString();
-  const payload: Lead = { ...lead, converted: true, stage: { ...CONVERTED_STAGE }, stage_changed_at: at, updated_at: at, last_activity_at: at };
-  return [{ type: LeadEventType.converted, data: { payload, application: { id: application.id, case_ref: application.case_ref } } }];
+  const payload: Lead = {
+    ...lead,
+    converted: true,
+    stage: { ...CONVERTED_STAGE },
+    stage_changed_at: at,
+    updated_at: at,
+    last_activity_at: at,
+  };
+  return [
+    {
+      type: LeadEventType.converted,
+      data: { payload, application: { id: application.id, case_ref: application.case_ref } },
+    },
+  ];
 }

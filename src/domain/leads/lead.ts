@@ -1,6 +1,7 @@
 import type { VisaType } from '../../shared/enums.js';
 
-export type Qualification = 'secondary' | 'higher_secondary' | 'diploma' | 'bachelors' | 'masters' | 'doctorate' | 'other';
+export type Qualification =
+  'secondary' | 'higher_secondary' | 'diploma' | 'bachelors' | 'masters' | 'doctorate' | 'other';
 export type Temperature = 'hot' | 'warm' | 'cold';
 
 export interface EnglishTest {
@@ -66,10 +67,41 @@ export interface Lead {
 
 /** The Lead fields in the spec's order; lists and tests use it to check "every field, no others". */
 export const LEAD_FIELDS = [
-  'id', 'full_name', 'phone', 'alt_phone', 'email', 'city', 'state', 'country_interest', 'visa_type', 'intake', 'course',
-  'date_of_birth', 'highest_qualification', 'score_percent', 'english_test', 'work_experience_years', 'passport_available',
-  'previous_refusals', 'source', 'campaign', 'utm', 'landing_page_url', 'branch', 'owner', 'stage', 'temperature', 'score',
-  'next_follow_up_at', 'lost_reason', 'converted', 'custom_fields', 'consent', 'created_at', 'updated_at', 'last_activity_at',
+  'id',
+  'full_name',
+  'phone',
+  'alt_phone',
+  'email',
+  'city',
+  'state',
+  'country_interest',
+  'visa_type',
+  'intake',
+  'course',
+  'date_of_birth',
+  'highest_qualification',
+  'score_percent',
+  'english_test',
+  'work_experience_years',
+  'passport_available',
+  'previous_refusals',
+  'source',
+  'campaign',
+  'utm',
+  'landing_page_url',
+  'branch',
+  'owner',
+  'stage',
+  'temperature',
+  'score',
+  'next_follow_up_at',
+  'lost_reason',
+  'converted',
+  'custom_fields',
+  'consent',
+  'created_at',
+  'updated_at',
+  'last_activity_at',
   'stage_changed_at',
 ] as const satisfies readonly (keyof Lead)[];
 

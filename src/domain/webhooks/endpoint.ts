@@ -32,7 +32,14 @@ export function evolve(state: EndpointState | null, event: Pick<StoredEvent, 'ty
   const data = event.data;
   switch (event.type) {
     case ENDPOINT_EVENTS.created:
-      return { id: String(data.endpoint_id), deleted: false, status: 'active', sealedSecret: String(data.sealed_secret), previousSealedSecret: null, previousSecretValidUntil: null };
+      return {
+        id: String(data.endpoint_id),
+        deleted: false,
+        status: 'active',
+        sealedSecret: String(data.sealed_secret),
+        previousSealedSecret: null,
+        previousSecretValidUntil: null,
+      };
     case ENDPOINT_EVENTS.deleted:
       return state && { ...state, deleted: true };
     case ENDPOINT_EVENTS.paused:
@@ -75,7 +82,13 @@ export function decideCreate(state: EndpointState | null, command: CreateEndpoin
   return [
     {
       type: ENDPOINT_EVENTS.created,
-      data: { endpoint_id: command.endpointId, url: command.url, description: command.description, events: command.events, sealed_secret: command.sealedSecret },
+      data: {
+        endpoint_id: command.endpointId,
+        url: command.url,
+        description: command.description,
+        events: command.events,
+        sealed_secret: command.sealedSecret,
+      },
     },
   ];
 }
@@ -86,9 +99,17 @@ export function decideDelete(state: EndpointState | null): NewEvent[] {
 }
 
 /** Pausing is idempotent: a second worker crossing the threshold, or a deleted endpoint, appends nothing. */
-export function decidePause(state: EndpointState | null, command: { reason: string; consecutiveFailures: number }): NewEvent[] {
+export function decidePause(
+  state: EndpointState | null,
+  command: { reason: string; consecutiveFailures: number },
+): NewEvent[] {
   if (!state || state.deleted || state.status === 'paused') return [];
-  return [{ type: ENDPOINT_EVENTS.paused, data: { endpoint_id: state.id, reason: command.reason, consecutive_failures: command.consecutiveFailures } }];
+  return [
+    {
+      type: ENDPOINT_EVENTS.paused,
+      data: { endpoint_id: state.id, reason: command.reason, consecutive_failures: command.consecutiveFailures },
+    },
+  ];
 }
 
 export function decideResume(state: EndpointState | null): NewEvent[] {
@@ -98,7 +119,10 @@ export function decideResume(state: EndpointState | null): NewEvent[] {
 }
 
 /** The new secret signs from now on; the current one stays valid beside it for 24 hours. */
-export function decideRotateSecret(state: EndpointState | null, command: { sealedSecret: string; now: Date }): NewEvent[] {
+export function decideRotateSecret(
+  state: EndpointState | null,
+  command: { sealedSecret: string; now: Date },
+): NewEvent[] {
   const endpoint = existing(state);
   return [
     {

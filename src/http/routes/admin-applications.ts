@@ -5,7 +5,7 @@ import { convertLeadToApplication } from '../../commands/applications/convert-le
 import { staffContext } from '../../commands/run-command.js';
 import type { ApplicationCommand } from '../../domain/applications/index.js';
 import { findApplication } from '../../projections/applications.js';
-import { authenticateAdmin } from '../admin-auth.js';
+import { staffOf } from '../admin-auth.js';
 import { notFound } from '../errors.js';
 import {
   AddModuleBody,
@@ -20,35 +20,45 @@ import {
   SaveModuleBody,
   SetStatusBody,
 } from '../schemas/application.js';
-import { errorResponses } from '../schemas/error.js';
+import { adminErrorResponses, AdminUserHeaders } from '../schemas/admin.js';
+import { answer } from '../schemas/error.js';
 import type { AppServices, TypedApp } from '../services.js';
 
-const BASE = '/admin/v1/workspaces/:workspace';
-const ERRORS = errorResponses(400, 401, 403, 404, 409);
+/** Under the admin interface's prefix (/admin/v1, src/http/routes/admin.ts). */
+const BASE = '/workspaces/:workspace';
+const ERRORS = adminErrorResponses(400, 401, 403, 404, 409);
+const CASE_AFTER = answer(AdminApplication, 'The case as it is after the operation');
+const TAGS = ['applications'];
 
 /**
- * The workspace UI's operations on cases, for staff: ADMIN_TOKEN plus X-Admin-User (recorded as the actor). Live data
- * unless `?sandbox=true`. Every operation answers with the case as it is afterwards.
+ * The workspace UI's operations on cases, for staff; the admin interface's hook has authenticated the staff member
+ * (recorded as the actor). Live data unless `?sandbox=true`. Every operation answers with the case as it is afterwards.
  */
 export function registerAdminApplicationRoutes(app: TypedApp, services: AppServices): void {
-  async function staff(request: FastifyRequest, workspace: string, sandbox: boolean | undefined) {
-    const { workspace: ws, actor } = await authenticateAdmin(request, services.config.adminToken, services.pool, workspace);
-    return { workspace: ws, sandbox: sandbox ?? false, context: staffContext(ws.id, sandbox ?? false, actor, services.now()) };
+  function staff(request: FastifyRequest, sandbox: boolean | undefined) {
+    const { workspace, actor } = staffOf(request);
+    return {
+      workspace,
+      sandbox: sandbox ?? false,
+      context: staffContext(workspace.id, sandbox ?? false, actor, services.now()),
+    };
   }
 
   app.post(
     `${BASE}/leads/:leadId/convert`,
     {
       schema: {
-        tags: ['admin'],
+        tags: TAGS,
+        operationId: 'convertLead',
         summary: 'Convert a lead into an application (APP-<number>); the lead becomes converted and locked',
+        headers: AdminUserHeaders,
         params: AdminLeadParams,
         querystring: ModeQuery,
-        response: { 201: AdminApplication, ...ERRORS },
+        response: { 201: answer(AdminApplication, 'The case opened from the lead'), ...ERRORS },
       },
     },
     async (request, reply) => {
-      const { workspace, sandbox, context } = await staff(request, request.params.workspace, request.query.sandbox);
+      const { workspace, sandbox, context } = staff(request, request.query.sandbox);
       const state = await convertLeadToApplication(services, context, workspace, request.params.leadId);
       return reply.status(201).send(applicationView(state, sandbox));
     },
@@ -56,64 +66,146 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
 
   app.get(
     `${BASE}/applications/:id`,
-    { schema: { tags: ['admin'], summary: 'Read a case with its stages and every module', params: AdminApplicationParams, querystring: ModeQuery, response: { 200: AdminApplication, ...ERRORS } } },
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'getApplication',
+        summary: 'Read a case with its stages and every module',
+        headers: AdminUserHeaders,
+        params: AdminApplicationParams,
+        querystring: ModeQuery,
+        response: { 200: answer(AdminApplication, 'The case'), ...ERRORS },
+      },
+    },
     async (request) => {
-      const { workspace, sandbox } = await staff(request, request.params.workspace, request.query.sandbox);
+      const { workspace, sandbox } = staff(request, request.query.sandbox);
       const row = await findApplication(services.pool, workspace.id, sandbox, request.params.id);
       if (!row) throw notFound('application');
       return applicationView(row.state, sandbox);
     },
   );
 
-  async function operate(request: FastifyRequest, params: { workspace: string; id: string }, query: { sandbox?: boolean }, command: ApplicationCommand) {
-    const { sandbox, context } = await staff(request, params.workspace, query.sandbox);
+  async function operate(
+    request: FastifyRequest,
+    params: { workspace: string; id: string },
+    query: { sandbox?: boolean },
+    command: ApplicationCommand,
+  ) {
+    const { sandbox, context } = staff(request, query.sandbox);
     const { state } = await applyApplicationOperation(services.store, context, params.id, command);
     return applicationView(state, sandbox);
   }
 
-  const caseRoute = { params: AdminApplicationParams, querystring: ModeQuery, response: { 200: AdminApplication, ...ERRORS } };
-  const moduleRoute = { params: AdminModuleParams, querystring: ModeQuery, response: { 200: AdminApplication, ...ERRORS } };
+  const caseRoute = {
+    tags: TAGS,
+    headers: AdminUserHeaders,
+    params: AdminApplicationParams,
+    querystring: ModeQuery,
+    response: { 200: CASE_AFTER, ...ERRORS },
+  };
+  const moduleRoute = {
+    tags: TAGS,
+    headers: AdminUserHeaders,
+    params: AdminModuleParams,
+    querystring: ModeQuery,
+    response: { 200: CASE_AFTER, ...ERRORS },
+  };
 
   app.post(
     `${BASE}/applications/:id/stage`,
-    { schema: { tags: ['admin'], summary: 'Move the case to a stage (forward, backward or skipping stages)', body: MoveStageBody, ...caseRoute } },
-    async (request) => operate(request, request.params, request.query, { type: 'move_to_stage', stage: request.body.stage }),
+    {
+      schema: {
+        operationId: 'moveApplicationStage',
+        summary: 'Move the case to a stage (forward, backward or skipping stages)',
+        body: MoveStageBody,
+        ...caseRoute,
+      },
+    },
+    async (request) =>
+      operate(request, request.params, request.query, { type: 'move_to_stage', stage: request.body.stage }),
   );
   app.post(
     `${BASE}/applications/:id/status`,
-    { schema: { tags: ['admin'], summary: 'Set the status: active, on_hold or closed', body: SetStatusBody, ...caseRoute } },
-    async (request) => operate(request, request.params, request.query, { type: 'set_status', status: request.body.status }),
+    {
+      schema: {
+        operationId: 'setApplicationStatus',
+        summary: 'Set the status: active, on_hold or closed',
+        body: SetStatusBody,
+        ...caseRoute,
+      },
+    },
+    async (request) =>
+      operate(request, request.params, request.query, { type: 'set_status', status: request.body.status }),
   );
   app.post(
     `${BASE}/applications/:id/outcome`,
-    { schema: { tags: ['admin'], summary: 'Record the visa outcome: granted, refused or withdrawn', body: OutcomeBody, ...caseRoute } },
-    async (request) => operate(request, request.params, request.query, { type: 'record_outcome', outcome: request.body.outcome }),
+    {
+      schema: {
+        operationId: 'recordApplicationOutcome',
+        summary: 'Record the visa outcome: granted, refused or withdrawn',
+        body: OutcomeBody,
+        ...caseRoute,
+      },
+    },
+    async (request) =>
+      operate(request, request.params, request.query, { type: 'record_outcome', outcome: request.body.outcome }),
   );
   app.post(
     `${BASE}/applications/:id/modules`,
-    { schema: { tags: ['admin'], summary: 'Add a custom module to the case (at the end, or after or before a module)', body: AddModuleBody, ...caseRoute } },
+    {
+      schema: {
+        operationId: 'addApplicationModule',
+        summary: 'Add a custom module to the case (at the end, or after or before a module)',
+        body: AddModuleBody,
+        ...caseRoute,
+      },
+    },
     async (request) => operate(request, request.params, request.query, { type: 'add_module', ...request.body }),
   );
   app.put(
     `${BASE}/applications/:id/modules/:module/state`,
-    { schema: { tags: ['admin'], summary: 'Mark a module updated or pending', body: ModuleStateBody, ...moduleRoute } },
-    async (request) => operate(request, request.params, request.query, { type: 'set_module_state', module_key: request.params.module, state: request.body.state }),
+    {
+      schema: {
+        operationId: 'setApplicationModuleState',
+        summary: 'Mark a module updated or pending',
+        body: ModuleStateBody,
+        ...moduleRoute,
+      },
+    },
+    async (request) =>
+      operate(request, request.params, request.query, {
+        type: 'set_module_state',
+        module_key: request.params.module,
+        state: request.body.state,
+      }),
   );
   app.patch(
     `${BASE}/applications/:id/modules/:module`,
-    { schema: { tags: ['admin'], summary: "Save a module's name or details (not a module change: no webhook event)", body: SaveModuleBody, ...moduleRoute } },
-    async (request) => operate(request, request.params, request.query, { type: 'save_module_details', module_key: request.params.module, ...request.body }),
+    {
+      schema: {
+        operationId: 'saveApplicationModuleDetails',
+        summary: "Save a module's name or details (not a module change: no webhook event)",
+        body: SaveModuleBody,
+        ...moduleRoute,
+      },
+    },
+    async (request) =>
+      operate(request, request.params, request.query, {
+        type: 'save_module_details',
+        module_key: request.params.module,
+        ...request.body,
+      }),
   );
-  for (const [action, type] of [
-    ['select', 'select_module'],
-    ['deselect', 'deselect_module'],
-    ['restore', 'restore_module'],
+  for (const [action, type, operationId] of [
+    ['select', 'select_module', 'selectApplicationModule'],
+    ['deselect', 'deselect_module', 'deselectApplicationModule'],
+    ['restore', 'restore_module', 'restoreApplicationModule'],
   ] as const) {
     app.post(
       `${BASE}/applications/:id/modules/:module/${action}`,
       {
         schema: {
-          tags: ['admin'],
+          operationId,
           summary:
             action === 'restore'
               ? 'Restore a module as the roadmap defines it: switched on, pending, roadmap name, details cleared'

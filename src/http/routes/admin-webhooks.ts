@@ -3,16 +3,16 @@ import { staffContext } from '../../commands/run-command.js';
 import { resumeEndpoint, rotateEndpointSecret, sendTestEvent } from '../../commands/webhooks/endpoints.js';
 import { findEndpoint, listAllEndpoints, toPublicEndpoint } from '../../projections/webhook-endpoints.js';
 import { listDeliveries, resendDelivery } from '../../webhooks/deliveries.js';
-import { authenticateAdmin } from '../admin-auth.js';
+import { staffOf } from '../admin-auth.js';
 import { notFound } from '../errors.js';
-import { errorResponses } from '../schemas/error.js';
+import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
+import { answer } from '../schemas/error.js';
 import {
   AdminDeliveryParams,
   AdminEndpointParams,
   AdminRotatedSecret,
   AdminWebhookEndpoint,
   AdminWebhookEndpointList,
-  AdminWorkspaceParams,
   DeliveryList,
   DeliveryListQuery,
   ResendAnswer,
@@ -20,17 +20,19 @@ import {
 } from '../schemas/webhook.js';
 import type { AppServices, TypedApp } from '../services.js';
 
-const BASE = '/admin/v1/workspaces/:workspace/webhooks';
-const ERRORS = errorResponses(400, 401, 403, 404);
+/** Under the admin interface's prefix (/admin/v1, src/http/routes/admin.ts). */
+const BASE = '/workspaces/:workspace/webhooks';
+const ERRORS = adminErrorResponses(400, 401, 403, 404);
+const ROUTE = { tags: ['webhooks'], headers: AdminUserHeaders };
 
 /**
- * The workspace UI's webhook operations, for staff (ADMIN_TOKEN plus X-Admin-User, recorded as the actor): endpoints
- * of both modes, the delivery log, resend, resume, secret rotation and webhook.test.
+ * The workspace UI's webhook operations, for staff (authenticated by the admin interface's hook, recorded as the
+ * actor): endpoints of both modes, the delivery log, resend, resume, secret rotation and webhook.test.
  */
 export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices): void {
-  /** Authenticates the staff member and finds the endpoint in the workspace; the command context takes the endpoint's mode. */
-  async function endpointOf(request: FastifyRequest, params: { workspace: string; id: string }) {
-    const { workspace, actor } = await authenticateAdmin(request, services.config.adminToken, services.pool, params.workspace);
+  /** Finds the endpoint in the staff member's workspace; the command context takes the endpoint's mode. */
+  async function endpointOf(request: FastifyRequest, params: { id: string }) {
+    const { workspace, actor } = staffOf(request);
     const row = await findEndpoint(services.pool, workspace.id, params.id);
     if (!row) throw notFound('webhook endpoint');
     return { workspace, row, context: staffContext(workspace.id, row.sandbox, actor, services.now()) };
@@ -38,11 +40,27 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
 
   app.get(
     BASE,
-    { schema: { tags: ['admin'], summary: 'Webhook endpoints of the workspace, live and test', params: AdminWorkspaceParams, response: { 200: AdminWebhookEndpointList, ...ERRORS } } },
+    {
+      schema: {
+        ...ROUTE,
+        operationId: 'listWorkspaceWebhookEndpoints',
+        summary: 'Webhook endpoints of the workspace, live and test',
+        params: AdminWorkspaceParams,
+        response: {
+          200: answer(AdminWebhookEndpointList, 'The endpoints of both modes, without their secrets'),
+          ...ERRORS,
+        },
+      },
+    },
     async (request) => {
-      const { workspace } = await authenticateAdmin(request, services.config.adminToken, services.pool, request.params.workspace);
+      const { workspace } = staffOf(request);
       const now = services.now();
-      return { data: (await listAllEndpoints(services.pool, workspace.id)).map((row) => ({ ...toPublicEndpoint(row, now), mode: row.sandbox ? ('test' as const) : ('live' as const) })) };
+      return {
+        data: (await listAllEndpoints(services.pool, workspace.id)).map((row) => ({
+          ...toPublicEndpoint(row, now),
+          mode: row.sandbox ? ('test' as const) : ('live' as const),
+        })),
+      };
     },
   );
 
@@ -50,22 +68,36 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
     `${BASE}/:id/deliveries`,
     {
       schema: {
-        tags: ['admin'],
-        summary: 'Delivery log of an endpoint (last 30 days, newest first): request headers and body, responses, timing',
+        ...ROUTE,
+        operationId: 'listWebhookDeliveries',
+        summary:
+          'Delivery log of an endpoint (last 30 days, newest first): request headers and body, responses, timing',
         params: AdminEndpointParams,
         querystring: DeliveryListQuery,
-        response: { 200: DeliveryList, ...ERRORS },
+        response: { 200: answer(DeliveryList, 'A page of deliveries, newest first'), ...ERRORS },
       },
     },
     async (request) => {
       const { row } = await endpointOf(request, request.params);
-      return listDeliveries(services.pool, row.id, { limit: request.query.limit ?? 25, before: request.query.cursor, now: services.now() });
+      return listDeliveries(services.pool, row.id, {
+        limit: request.query.limit ?? 25,
+        before: request.query.cursor,
+        now: services.now(),
+      });
     },
   );
 
   app.post(
     `${BASE}/:id/deliveries/:deliveryId/resend`,
-    { schema: { tags: ['admin'], summary: 'Send a delivery again: same event id and body, new delivery id', params: AdminDeliveryParams, response: { 201: ResendAnswer, ...ERRORS } } },
+    {
+      schema: {
+        ...ROUTE,
+        operationId: 'resendWebhookDelivery',
+        summary: 'Send a delivery again: same event id and body, new delivery id',
+        params: AdminDeliveryParams,
+        response: { 201: answer(ResendAnswer, 'The new delivery, carrying the same event'), ...ERRORS },
+      },
+    },
     async (request, reply) => {
       const { row } = await endpointOf(request, request.params);
       const resent = await resendDelivery(services.pool, row.id, request.params.deliveryId, services.now());
@@ -76,17 +108,37 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
 
   app.post(
     `${BASE}/:id/resume`,
-    { schema: { tags: ['admin'], summary: 'Resume a paused endpoint; what waited for it is sent', params: AdminEndpointParams, response: { 200: AdminWebhookEndpoint, ...ERRORS } } },
+    {
+      schema: {
+        ...ROUTE,
+        operationId: 'resumeWebhookEndpoint',
+        summary: 'Resume a paused endpoint; what waited for it is sent',
+        params: AdminEndpointParams,
+        response: { 200: answer(AdminWebhookEndpoint, 'The endpoint, active again'), ...ERRORS },
+      },
+    },
     async (request) => {
       const { row, context } = await endpointOf(request, request.params);
-      return { ...(await resumeEndpoint(services, context, row.id)), mode: row.sandbox ? ('test' as const) : ('live' as const) };
+      return {
+        ...(await resumeEndpoint(services, context, row.id)),
+        mode: row.sandbox ? ('test' as const) : ('live' as const),
+      };
     },
   );
 
   app.post(
     `${BASE}/:id/rotate-secret`,
     {
-      schema: { tags: ['admin'], summary: 'Rotate the secret; the old one keeps signing beside it for 24 hours', params: AdminEndpointParams, response: { 200: AdminRotatedSecret, ...ERRORS } },
+      schema: {
+        ...ROUTE,
+        operationId: 'rotateWebhookSecret',
+        summary: 'Rotate the secret; the old one keeps signing beside it for 24 hours',
+        params: AdminEndpointParams,
+        response: {
+          200: answer(AdminRotatedSecret, 'The new secret, shown in this answer only, and the endpoint'),
+          ...ERRORS,
+        },
+      },
     },
     async (request) => {
       const { row, context } = await endpointOf(request, request.params);
@@ -96,7 +148,15 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
 
   app.post(
     `${BASE}/:id/test`,
-    { schema: { tags: ['admin'], summary: 'Send a webhook.test event to this endpoint', params: AdminEndpointParams, response: { 202: TestAnswer, ...ERRORS } } },
+    {
+      schema: {
+        ...ROUTE,
+        operationId: 'sendWebhookTest',
+        summary: 'Send a webhook.test event to this endpoint',
+        params: AdminEndpointParams,
+        response: { 202: answer(TestAnswer, 'The webhook.test event is on its way to this endpoint'), ...ERRORS },
+      },
+    },
     async (request, reply) => {
       const { row, context } = await endpointOf(request, request.params);
       return reply.status(202).send(await sendTestEvent(services, context, row.id));

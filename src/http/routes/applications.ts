@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { findApplicationStatus } from '../../projections/applications.js';
 import { notFound } from '../errors.js';
 import { ApplicationStatus } from '../schemas/application.js';
-import { errorResponses } from '../schemas/error.js';
+import { answer, errorResponses } from '../schemas/error.js';
 import type { AppServices, TypedApp } from '../services.js';
 
 export function registerApplicationRoutes(app: TypedApp, services: AppServices): void {
@@ -11,9 +11,16 @@ export function registerApplicationRoutes(app: TypedApp, services: AppServices):
     {
       schema: {
         tags: ['applications'],
+        operationId: 'getApplicationStatus',
         summary: 'Read the stage and progress of an application',
-        params: Type.Object({ id: Type.String({ format: 'uuid', description: 'uuid of the application' }) }, { additionalProperties: false }),
-        response: { 200: ApplicationStatus, ...errorResponses(401, 402, 403, 404, 429) },
+        params: Type.Object(
+          { id: Type.String({ format: 'uuid', description: 'uuid of the application' }) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: answer(ApplicationStatus, 'The stage and progress of the application'),
+          ...errorResponses(401, 402, 403, 404, 429),
+        },
       },
       config: { auth: { keys: 'secret', scope: 'applications:read' } },
     },

@@ -1,5 +1,5 @@
 import type { Workspace } from '../../workspaces/workspace.js';
-import { errorResponses } from '../schemas/error.js';
+import { answer, errorResponses } from '../schemas/error.js';
 import { MetaFields } from '../schemas/meta.js';
 import type { AppServices, TypedApp } from '../services.js';
 
@@ -15,9 +15,13 @@ export function registerMetaRoutes(app: TypedApp, _services: AppServices): void 
     {
       schema: {
         tags: ['metadata'],
+        operationId: 'getMetaFields',
         summary: "The workspace's custom fields, visa types and countries",
         description: 'Any secret key may read it, whatever its scopes (see docs/decisions.md, Widget and metadata).',
-        response: { 200: MetaFields, ...errorResponses(401, 402, 403, 429) },
+        response: {
+          200: answer(MetaFields, "The workspace's custom fields, visa types and countries"),
+          ...errorResponses(401, 402, 403, 429),
+        },
       },
       // No scope: every integration needs the field keys, and the same data is public through the widget configuration.
       config: { auth: { keys: 'secret' } },

@@ -2,8 +2,13 @@ import { Type } from 'typebox';
 import { contextFromRequest } from '../../commands/run-command.js';
 import { createEndpoint, deleteEndpoint } from '../../commands/webhooks/endpoints.js';
 import { listEndpoints, toPublicEndpoint } from '../../projections/webhook-endpoints.js';
-import { errorResponses } from '../schemas/error.js';
-import { WebhookEndpointCreate, WebhookEndpointCreated, WebhookEndpointList, WebhookIdParams } from '../schemas/webhook.js';
+import { answer, errorResponses } from '../schemas/error.js';
+import {
+  WebhookEndpointCreate,
+  WebhookEndpointCreated,
+  WebhookEndpointList,
+  WebhookIdParams,
+} from '../schemas/webhook.js';
 import type { AppServices, TypedApp } from '../services.js';
 
 const AUTH = { keys: 'secret', scope: 'webhooks:manage', feature: 'webhooks' } as const;
@@ -13,7 +18,15 @@ export function registerWebhookRoutes(app: TypedApp, services: AppServices): voi
   app.get(
     '/v1/webhooks',
     {
-      schema: { tags: ['webhooks'], summary: 'List webhook endpoints (never their secrets)', response: { 200: WebhookEndpointList, ...errorResponses(401, 402, 403, 429) } },
+      schema: {
+        tags: ['webhooks'],
+        operationId: 'listWebhookEndpoints',
+        summary: 'List webhook endpoints (never their secrets)',
+        response: {
+          200: answer(WebhookEndpointList, "The endpoints of the key's mode, without their secrets"),
+          ...errorResponses(401, 402, 403, 429),
+        },
+      },
       config: { auth: AUTH },
     },
     async (request) => {
@@ -29,15 +42,24 @@ export function registerWebhookRoutes(app: TypedApp, services: AppServices): voi
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'createWebhookEndpoint',
         summary: 'Create a webhook endpoint; its secret is in this answer only',
         body: WebhookEndpointCreate,
-        response: { 201: WebhookEndpointCreated, ...errorResponses(400, 401, 402, 403, 409, 429) },
+        response: {
+          201: answer(WebhookEndpointCreated, 'The endpoint was created; its `secret` is in this answer only'),
+          ...errorResponses(400, 401, 402, 403, 409, 429),
+        },
       },
       config: { auth: AUTH },
     },
     async (request, reply) => {
       const auth = request.auth!;
-      const { endpoint, secret } = await createEndpoint(services, contextFromRequest(request, services.now()), auth.workspace, request.body);
+      const { endpoint, secret } = await createEndpoint(
+        services,
+        contextFromRequest(request, services.now()),
+        auth.workspace,
+        request.body,
+      );
       return reply.status(201).send({ ...endpoint, secret });
     },
   );
@@ -45,7 +67,13 @@ export function registerWebhookRoutes(app: TypedApp, services: AppServices): voi
   app.delete(
     '/v1/webhooks/:id',
     {
-      schema: { tags: ['webhooks'], summary: 'Delete a webhook endpoint', params: WebhookIdParams, response: { 204: Type.Null({ description: 'deleted, no body' }), ...errorResponses(401, 402, 403, 404, 429) } },
+      schema: {
+        tags: ['webhooks'],
+        operationId: 'deleteWebhookEndpoint',
+        summary: 'Delete a webhook endpoint',
+        params: WebhookIdParams,
+        response: { 204: Type.Null({ description: 'deleted, no body' }), ...errorResponses(401, 402, 403, 404, 429) },
+      },
       config: { auth: AUTH },
     },
     async (request, reply) => {

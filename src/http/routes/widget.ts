@@ -1,4 +1,4 @@
-import { errorResponses } from '../schemas/error.js';
+import { answer, errorResponses } from '../schemas/error.js';
 import { WidgetConfig, WidgetConfigQuery } from '../schemas/widget.js';
 import type { AppServices, TypedApp } from '../services.js';
 import { metaFieldsOf } from './meta.js';
@@ -9,13 +9,20 @@ export function registerWidgetRoutes(app: TypedApp, _services: AppServices): voi
     {
       schema: {
         tags: ['widget'],
+        operationId: 'getWidgetConfig',
         summary: 'Configuration of the embeddable lead form',
         description:
-          'Takes a public key in the `key` query parameter (no Authorization header) and needs an `Origin` among the key\'s allowed origins; ' +
+          "Takes a public key in the `key` query parameter (no Authorization header) and needs an `Origin` among the key's allowed origins; " +
           'the answer then carries `Access-Control-Allow-Origin` for that origin.',
         security: [],
         querystring: WidgetConfigQuery,
-        response: { 200: WidgetConfig, ...errorResponses(400, 401, 402, 403, 429) },
+        response: {
+          200: answer(
+            WidgetConfig,
+            'The form configuration, with `Access-Control-Allow-Origin` for the request origin',
+          ),
+          ...errorResponses(400, 401, 402, 403, 429),
+        },
       },
       config: { auth: { keys: 'public', scope: 'leads:create', keyFrom: 'query', rate: 'widget' } },
     },

@@ -1,6 +1,13 @@
 import { Type, type Static } from 'typebox';
-import { APPLICATION_STATUSES, MODULE_EVENT_KINDS, MODULE_STATES, OUTCOMES, STAGE_DIRECTIONS } from '../../domain/applications/types.js';
+import {
+  APPLICATION_STATUSES,
+  MODULE_EVENT_KINDS,
+  MODULE_STATES,
+  OUTCOMES,
+  STAGE_DIRECTIONS,
+} from '../../domain/applications/types.js';
 import { StringEnum } from '../../shared/enums.js';
+import { WorkspaceRef } from './admin.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Uuid = Type.String({ format: 'uuid' });
@@ -12,14 +19,31 @@ const statusFields = {
   id: Uuid,
   reference: Type.String({ description: 'alias of case_ref, like APP-<number>' }),
   case_ref: Type.String({ description: 'case reference (v1.2)' }),
-  stage: Type.Object({ key: Type.String(), name: Type.String(), position: Type.Integer() }, { additionalProperties: false }),
-  progress: Type.Integer({ minimum: 0, maximum: 100, description: 'percent of counted selected modules that are updated, rounded down; 0 when none count' }),
+  stage: Type.Object(
+    { key: Type.String(), name: Type.String(), position: Type.Integer() },
+    { additionalProperties: false },
+  ),
+  progress: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    description: 'percent of counted selected modules that are updated, rounded down; 0 when none count',
+  }),
   status: StringEnum(APPLICATION_STATUSES),
   outcome: Nullable(StringEnum(OUTCOMES)),
   module: Nullable(ModuleRef),
-  modules: Type.Array(Type.Object({ key: Type.String(), name: Type.String(), state: StringEnum(MODULE_STATES) }, { additionalProperties: false })),
+  modules: Type.Array(
+    Type.Object(
+      { key: Type.String(), name: Type.String(), state: StringEnum(MODULE_STATES) },
+      { additionalProperties: false },
+    ),
+  ),
   current_module: Nullable(ModuleRef),
-  module_progress: Nullable(Type.Object({ updated: Type.Integer({ minimum: 0 }), total: Type.Integer({ minimum: 0 }) }, { additionalProperties: false })),
+  module_progress: Nullable(
+    Type.Object(
+      { updated: Type.Integer({ minimum: 0 }), total: Type.Integer({ minimum: 0 }) },
+      { additionalProperties: false },
+    ),
+  ),
 };
 
 /** The spec's ApplicationStatus: every field present, nothing else. */
@@ -53,8 +77,14 @@ export const ModuleEvent = Type.Object(
 );
 
 /** `data` of the application webhook events. */
-export const StageChangedData = Type.Object({ ...statusFields, stage_change: StageChange }, { additionalProperties: false });
-export const ModuleUpdatedData = Type.Object({ ...statusFields, module_event: ModuleEvent }, { additionalProperties: false });
+export const StageChangedData = Type.Object(
+  { ...statusFields, stage_change: StageChange },
+  { additionalProperties: false },
+);
+export const ModuleUpdatedData = Type.Object(
+  { ...statusFields, module_event: ModuleEvent },
+  { additionalProperties: false },
+);
 export const OutcomeData = ApplicationStatus;
 
 /** What the admin interface (the workspace UI's back end) shows of a case: the status plus everything staff work on. */
@@ -64,7 +94,12 @@ export const AdminApplication = Type.Object(
     lead_id: Uuid,
     sandbox: Type.Boolean(),
     opened_at: Type.String({ format: 'date-time' }),
-    stages: Type.Array(Type.Object({ id: Uuid, key: Type.String(), name: Type.String(), position: Type.Integer() }, { additionalProperties: false })),
+    stages: Type.Array(
+      Type.Object(
+        { id: Uuid, key: Type.String(), name: Type.String(), position: Type.Integer() },
+        { additionalProperties: false },
+      ),
+    ),
     roadmap: Type.Array(
       Type.Object(
         {
@@ -87,12 +122,15 @@ export const AdminApplication = Type.Object(
 );
 export type AdminApplication = Static<typeof AdminApplication>;
 
-export const AdminWorkspaceParams = Type.Object({ workspace: Type.String({ minLength: 1, maxLength: 100 }) });
-export const AdminApplicationParams = Type.Object({ workspace: Type.String({ minLength: 1, maxLength: 100 }), id: Uuid });
-export const AdminModuleParams = Type.Object({ workspace: Type.String({ minLength: 1, maxLength: 100 }), id: Uuid, module: Key });
-export const AdminLeadParams = Type.Object({ workspace: Type.String({ minLength: 1, maxLength: 100 }), leadId: Uuid });
+export const AdminApplicationParams = Type.Object({ workspace: WorkspaceRef, id: Uuid });
+export const AdminModuleParams = Type.Object({ workspace: WorkspaceRef, id: Uuid, module: Key });
+export const AdminLeadParams = Type.Object({ workspace: WorkspaceRef, leadId: Uuid });
 export const ModeQuery = Type.Object(
-  { sandbox: Type.Optional(Type.Boolean({ description: 'act on the sandbox (test-mode data) instead of live data', default: false })) },
+  {
+    sandbox: Type.Optional(
+      Type.Boolean({ description: 'act on the sandbox (test-mode data) instead of live data', default: false }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -111,10 +149,17 @@ export const AddModuleBody = Type.Object(
 export const SaveModuleBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
-    details: Type.Optional(Type.Record(Type.String({ maxLength: 60 }), Type.Unknown(), { description: 'merged per key; a null value removes that key' })),
+    details: Type.Optional(
+      Type.Record(Type.String({ maxLength: 60 }), Type.Unknown(), {
+        description: 'merged per key; a null value removes that key',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
-export const MoveStageBody = Type.Object({ stage: Type.String({ minLength: 1, maxLength: 60, description: 'target stage key or id' }) }, { additionalProperties: false });
+export const MoveStageBody = Type.Object(
+  { stage: Type.String({ minLength: 1, maxLength: 60, description: 'target stage key or id' }) },
+  { additionalProperties: false },
+);
 export const SetStatusBody = Type.Object({ status: StringEnum(APPLICATION_STATUSES) }, { additionalProperties: false });
 export const OutcomeBody = Type.Object({ outcome: StringEnum(OUTCOMES) }, { additionalProperties: false });

@@ -37,7 +37,11 @@ const UtmValue = Type.Optional(Type.String({ maxLength: 200 }));
 export const LeadCreate = Type.Object(
   {
     full_name: Type.String({ minLength: 1, maxLength: 120 }),
-    phone: Type.Optional(Nullable(Type.String({ maxLength: 32 }), { description: 'normalised to E.164 with the workspace default country' })),
+    phone: Type.Optional(
+      Nullable(Type.String({ maxLength: 32 }), {
+        description: 'normalised to E.164 with the workspace default country',
+      }),
+    ),
     email: Type.Optional(Nullable(Type.String(), { description: 'empty string allowed; trimmed and lower-cased' })),
     alt_phone: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
     city: Type.Optional(Nullable(Type.String({ maxLength: 120 }))),
@@ -55,10 +59,17 @@ export const LeadCreate = Type.Object(
     previous_refusals: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 20 }))),
     message: Type.Optional(Type.String({ maxLength: 2000 })),
     utm: Type.Optional(
-      Nullable(Type.Object({ source: UtmValue, medium: UtmValue, campaign: UtmValue, term: UtmValue, content: UtmValue }, { additionalProperties: false })),
+      Nullable(
+        Type.Object(
+          { source: UtmValue, medium: UtmValue, campaign: UtmValue, term: UtmValue, content: UtmValue },
+          { additionalProperties: false },
+        ),
+      ),
     ),
     landing_page_url: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: 2000 }))),
-    custom_fields: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'keys as listed by GET /v1/meta/fields' })),
+    custom_fields: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'keys as listed by GET /v1/meta/fields' }),
+    ),
     consent: Type.Boolean({ description: 'must be true' }),
     captcha_token: Type.Optional(Type.String({ description: 'required with a public key' })),
     website: Type.Optional(Type.String({ description: 'honeypot: leave empty' })),
@@ -73,7 +84,9 @@ export const LeadPatchBody = Type.Object(
     temperature: Type.Optional(Nullable(StringEnum(TEMPERATURES))),
     next_follow_up_at: Type.Optional(Nullable(Type.String(dateTime))),
     owner_email: Type.Optional(Nullable(Type.String({ format: 'email' }))),
-    custom_fields: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'merged per key; null removes a key' })),
+    custom_fields: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'merged per key; null removes a key' }),
+    ),
     note: Type.Optional(Type.String({ minLength: 1, maxLength: 5000 })),
   },
   { additionalProperties: false },
@@ -109,7 +122,12 @@ export const LeadSchema = Type.Object(
     utm: NullableObject(Type.Record(Type.String(), Type.String())),
     landing_page_url: NullableString,
     branch: Type.Object({ id: Type.String({ format: 'uuid' }), code: Type.String() }, { additionalProperties: false }),
-    owner: NullableObject(Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), email: Type.String() }, { additionalProperties: false })),
+    owner: NullableObject(
+      Type.Object(
+        { id: Type.String({ format: 'uuid' }), name: Type.String(), email: Type.String() },
+        { additionalProperties: false },
+      ),
+    ),
     stage: NamedObject,
     temperature: Nullable(StringEnum(TEMPERATURES)),
     score: Type.Integer(),
@@ -117,7 +135,9 @@ export const LeadSchema = Type.Object(
     lost_reason: NullableObject(NamedObject),
     converted: Type.Boolean(),
     custom_fields: Type.Record(Type.String(), Type.Unknown()),
-    consent: NullableObject(Type.Object({ at: Type.String(dateTime), source: Type.String() }, { additionalProperties: false })),
+    consent: NullableObject(
+      Type.Object({ at: Type.String(dateTime), source: Type.String() }, { additionalProperties: false }),
+    ),
     created_at: Type.String(dateTime),
     updated_at: Type.String(dateTime),
     last_activity_at: Nullable(Type.String(), dateTime),
@@ -155,7 +175,9 @@ export const LeadList = Type.Object(
 
 export const LeadListQuery = Type.Object(
   {
-    updated_since: Type.Optional(Type.String({ format: 'date-time', description: 'only leads updated at or after this instant' })),
+    updated_since: Type.Optional(
+      Type.String({ format: 'date-time', description: 'only leads updated at or after this instant' }),
+    ),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
   },

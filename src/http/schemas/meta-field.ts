@@ -8,7 +8,9 @@ export const MetaField = Type.Object(
     label: Type.Optional(Type.String()),
     type: Type.Optional(StringEnum(FIELD_TYPES)),
     required: Type.Optional(Type.Boolean()),
-    options: Type.Optional(Type.Array(Type.Object({ value: Type.String(), label: Type.String() }, { additionalProperties: false }))),
+    options: Type.Optional(
+      Type.Array(Type.Object({ value: Type.String(), label: Type.String() }, { additionalProperties: false })),
+    ),
     help_text: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   },
   { additionalProperties: false },

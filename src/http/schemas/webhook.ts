@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { EVENT_KINDS, StringEnum } from '../../shared/enums.js';
+import { WorkspaceRef } from './admin.js';
 
 const DateTime = Type.String({ format: 'date-time' });
 const NullableDateTime = Type.Union([DateTime, Type.Null()]);
@@ -24,7 +25,11 @@ export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 
 export const WebhookEndpointCreate = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'public HTTPS address; internal networks and user names or passwords are refused' }),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'public HTTPS address; internal networks and user names or passwords are refused',
+    }),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
     events: Type.Array(StringEnum(EVENT_KINDS), { minItems: 1, maxItems: 15, uniqueItems: true }),
   },
@@ -33,7 +38,10 @@ export const WebhookEndpointCreate = Type.Object(
 export type WebhookEndpointCreate = Static<typeof WebhookEndpointCreate>;
 
 export const WebhookEndpointCreated = Type.Object(
-  { ...WebhookEndpoint.properties, secret: Type.String({ pattern: '^whsec_[A-Za-z0-9]{32}$', description: 'shown only in this answer' }) },
+  {
+    ...WebhookEndpoint.properties,
+    secret: Type.String({ pattern: '^whsec_[A-Za-z0-9]{32}$', description: 'shown only in this answer' }),
+  },
   { additionalProperties: false },
 );
 
@@ -55,19 +63,39 @@ export const WebhookEvent = Type.Object(
 
 // Admin (workspace UI) shapes.
 
-export const AdminEndpointParams = Type.Object({ workspace: Type.String(), id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
-export const AdminDeliveryParams = Type.Object({ workspace: Type.String(), id: Type.String({ format: 'uuid' }), deliveryId: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
-export const AdminWorkspaceParams = Type.Object({ workspace: Type.String() }, { additionalProperties: false });
+export const AdminEndpointParams = Type.Object(
+  { workspace: WorkspaceRef, id: Type.String({ format: 'uuid' }) },
+  { additionalProperties: false },
+);
+export const AdminDeliveryParams = Type.Object(
+  { workspace: WorkspaceRef, id: Type.String({ format: 'uuid' }), deliveryId: Type.String({ format: 'uuid' }) },
+  { additionalProperties: false },
+);
 
-export const AdminWebhookEndpoint = Type.Object({ ...WebhookEndpoint.properties, mode: StringEnum(['live', 'test'] as const) }, { additionalProperties: false });
-export const AdminWebhookEndpointList = Type.Object({ data: Type.Array(AdminWebhookEndpoint) }, { additionalProperties: false });
+export const AdminWebhookEndpoint = Type.Object(
+  { ...WebhookEndpoint.properties, mode: StringEnum(['live', 'test'] as const) },
+  { additionalProperties: false },
+);
+export const AdminWebhookEndpointList = Type.Object(
+  { data: Type.Array(AdminWebhookEndpoint) },
+  { additionalProperties: false },
+);
 export const AdminRotatedSecret = Type.Object(
-  { endpoint: WebhookEndpoint, secret: Type.String({ pattern: '^whsec_[A-Za-z0-9]{32}$', description: 'the new secret, shown only in this answer' }) },
+  {
+    endpoint: WebhookEndpoint,
+    secret: Type.String({
+      pattern: '^whsec_[A-Za-z0-9]{32}$',
+      description: 'the new secret, shown only in this answer',
+    }),
+  },
   { additionalProperties: false },
 );
 
 export const DeliveryListQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })), cursor: Type.Optional(Type.String({ format: 'uuid' })) },
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+    cursor: Type.Optional(Type.String({ format: 'uuid' })),
+  },
   { additionalProperties: false },
 );
 
@@ -103,7 +131,13 @@ export const DeliveryLogEntry = Type.Object(
   },
   { additionalProperties: false },
 );
-export const DeliveryList = Type.Object({ data: Type.Array(DeliveryLogEntry), next_cursor: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false });
+export const DeliveryList = Type.Object(
+  { data: Type.Array(DeliveryLogEntry), next_cursor: Type.Union([Type.String(), Type.Null()]) },
+  { additionalProperties: false },
+);
 
-export const ResendAnswer = Type.Object({ id: Type.String({ format: 'uuid' }), event_id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
+export const ResendAnswer = Type.Object(
+  { id: Type.String({ format: 'uuid' }), event_id: Type.String({ format: 'uuid' }) },
+  { additionalProperties: false },
+);
 export const TestAnswer = Type.Object({ event_id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });

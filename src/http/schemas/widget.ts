@@ -20,7 +20,10 @@ export const WidgetConfig = Type.Object(
     fields: Type.Array(MetaField),
     visa_types: Type.Array(StringEnum(VISA_TYPES)),
     countries: Type.Array(Type.String()),
-    captcha: Type.Object({ provider: Type.String(), site_key: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
+    captcha: Type.Object(
+      { provider: Type.String(), site_key: Type.Union([Type.String(), Type.Null()]) },
+      { additionalProperties: false },
+    ),
     consent_text: Type.String(),
     consent_text_version: Type.String(),
     test_mode: Type.Boolean(),

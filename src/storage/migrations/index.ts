@@ -6,6 +6,7 @@ import * as webhooks from './0005-webhooks.js';
 import * as writeIntentsInSessionNames from './0006-write-intents-in-session-names.js';
 import * as expectationChecks from './0007-expectation-checks.js';
 import * as leadBodiesAsJsonText from './0008-lead-bodies-as-json-text.js';
+import * as noExpectationChecks from './0009-no-expectation-checks.js';
 
 export interface Migration {
   version: number;
@@ -23,4 +24,5 @@ export const migrations: Migration[] = [
   { version: 6, ...writeIntentsInSessionNames },
   { version: 7, ...expectationChecks },
   { version: 8, ...leadBodiesAsJsonText },
+  { version: 9, ...noExpectationChecks },
 ];

@@ -102,7 +102,7 @@
       .reduce(function (sum, v, i) {
         return sum + v * [0.2126, 0.7152, 0.0722][i];
       }, 0);
-    return (1.05 / (lum + 0.05)) >= ((lum + 0.05) / 0.05) ? '#fff' : '#111';
+    return 1.05 / (lum + 0.05) >= (lum + 0.05) / 0.05 ? '#fff' : '#111';
   }
 
   function countryName(code) {
@@ -118,7 +118,14 @@
   function newIdempotencyKey() {
     var bytes = new Uint8Array(16);
     window.crypto.getRandomValues(bytes);
-    return 'vcf_' + Array.prototype.map.call(bytes, function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+    return (
+      'vcf_' +
+      Array.prototype.map
+        .call(bytes, function (b) {
+          return ('0' + b.toString(16)).slice(-2);
+        })
+        .join('')
+    );
   }
 
   function length(value) {
@@ -128,9 +135,12 @@
   /** Checks one text value against the server's rule for that property; returns a message or ''. */
   function checkText(rule, value) {
     if (!rule) return '';
-    if (rule.minLength !== undefined && length(value) < rule.minLength) return rule.minLength === 1 ? 'This field is required.' : 'Use at least ' + rule.minLength + ' characters.';
-    if (rule.maxLength !== undefined && length(value) > rule.maxLength) return 'Use at most ' + rule.maxLength + ' characters.';
-    if (rule.pattern && !new RegExp(rule.pattern, 'u').test(value)) return rule.patternMessage || 'This value has the wrong format.';
+    if (rule.minLength !== undefined && length(value) < rule.minLength)
+      return rule.minLength === 1 ? 'This field is required.' : 'Use at least ' + rule.minLength + ' characters.';
+    if (rule.maxLength !== undefined && length(value) > rule.maxLength)
+      return 'Use at most ' + rule.maxLength + ' characters.';
+    if (rule.pattern && !new RegExp(rule.pattern, 'u').test(value))
+      return rule.patternMessage || 'This value has the wrong format.';
     return '';
   }
 
@@ -148,9 +158,13 @@
     if (!window.__vcfCaptcha[provider]) {
       window.__vcfCaptcha[provider] = new Promise(function (resolve, reject) {
         var callback = '__vcfCaptchaLoaded_' + provider;
-        window[callback] = function () { resolve(window[spec.global]); };
+        window[callback] = function () {
+          resolve(window[spec.global]);
+        };
         var script = h('script', { src: spec.src + '?render=explicit&onload=' + callback, async: true, defer: true });
-        script.onerror = function () { reject(new Error('The ' + provider + ' script could not be loaded')); };
+        script.onerror = function () {
+          reject(new Error('The ' + provider + ' script could not be loaded'));
+        };
         document.head.appendChild(script);
       });
     }
@@ -192,10 +206,15 @@
         this.render();
       })
       .catch((error) => {
-        console.error('[visa lead form] the form configuration could not be loaded:', error && error.message ? error.message : error);
+        console.error(
+          '[visa lead form] the form configuration could not be loaded:',
+          error && error.message ? error.message : error,
+        );
         this.root.removeAttribute('aria-busy');
         this.root.textContent = '';
-        this.root.appendChild(h('p', { role: 'alert', text: 'Sorry, this form is unavailable right now. Please try again later.' }));
+        this.root.appendChild(
+          h('p', { role: 'alert', text: 'Sorry, this form is unavailable right now. Please try again later.' }),
+        );
       });
   };
 
@@ -212,14 +231,32 @@
       control.required = true;
     }
     var error = h('p', { className: 'vcf-error', id: errorId });
-    var labelEl = h('label', { className: 'vcf-label', for: control.id }, [label, opts.required ? h('span', { className: 'vcf-req', 'aria-hidden': 'true', text: '*' }) : null]);
+    var labelEl = h('label', { className: 'vcf-label', for: control.id }, [
+      label,
+      opts.required ? h('span', { className: 'vcf-req', 'aria-hidden': 'true', text: '*' }) : null,
+    ]);
     var wrapper;
     if (opts.checkbox) {
-      wrapper = h('div', { className: 'vcf-field' }, [h('div', { className: 'vcf-check' }, [control, labelEl]), opts.help ? h('p', { className: 'vcf-help', id: helpId, text: opts.help }) : null, error]);
+      wrapper = h('div', { className: 'vcf-field' }, [
+        h('div', { className: 'vcf-check' }, [control, labelEl]),
+        opts.help ? h('p', { className: 'vcf-help', id: helpId, text: opts.help }) : null,
+        error,
+      ]);
     } else {
-      wrapper = h('div', { className: 'vcf-field' }, [labelEl, control, opts.help ? h('p', { className: 'vcf-help', id: helpId, text: opts.help }) : null, error]);
+      wrapper = h('div', { className: 'vcf-field' }, [
+        labelEl,
+        control,
+        opts.help ? h('p', { className: 'vcf-help', id: helpId, text: opts.help }) : null,
+        error,
+      ]);
     }
-    this.fields[name] = { control: control, error: error, wrapper: wrapper, label: opts.summaryLabel || label, kind: opts.kind || 'text' };
+    this.fields[name] = {
+      control: control,
+      error: error,
+      wrapper: wrapper,
+      label: opts.summaryLabel || label,
+      kind: opts.kind || 'text',
+    };
     return wrapper;
   };
 
@@ -244,34 +281,85 @@
     var titleId = this.id('title');
     this.root.appendChild(
       h('div', { className: 'vcf-header' }, [
-        config.tenant.logo_url ? h('img', { className: 'vcf-logo', src: config.tenant.logo_url, alt: config.tenant.name }) : null,
+        config.tenant.logo_url
+          ? h('img', { className: 'vcf-logo', src: config.tenant.logo_url, alt: config.tenant.name })
+          : null,
         h('h2', { className: 'vcf-title', id: titleId, text: this.title }),
       ]),
     );
-    if (config.test_mode) this.root.appendChild(h('p', { className: 'vcf-test', text: 'Test mode: enquiries sent from this form go to the sandbox of ' + config.tenant.name + '.' }));
+    if (config.test_mode)
+      this.root.appendChild(
+        h('p', {
+          className: 'vcf-test',
+          text: 'Test mode: enquiries sent from this form go to the sandbox of ' + config.tenant.name + '.',
+        }),
+      );
 
     var form = h('form', { novalidate: true, 'aria-labelledby': titleId });
     this.form = form;
     this.summary = h('div', { className: 'vcf-summary', role: 'alert', 'aria-live': 'assertive', tabindex: '-1' });
     form.appendChild(this.summary);
-    var nameInput = h('input', { type: 'text', className: 'vcf-input', name: 'full_name', autocomplete: 'name', maxlength: rules.full_name && rules.full_name.maxLength });
+    var nameInput = h('input', {
+      type: 'text',
+      className: 'vcf-input',
+      name: 'full_name',
+      autocomplete: 'name',
+      maxlength: rules.full_name && rules.full_name.maxLength,
+    });
     form.appendChild(this.field('full_name', 'Full name', nameInput, { required: true }));
-    form.appendChild(this.field('email', 'Email', h('input', { type: 'email', className: 'vcf-input', name: 'email', autocomplete: 'email', inputmode: 'email' })));
-    form.appendChild(this.field('phone', 'Phone', h('input', { type: 'tel', className: 'vcf-input', name: 'phone', autocomplete: 'tel', maxlength: rules.phone && rules.phone.maxLength })));
-    form.appendChild(h('p', { className: 'vcf-hint', id: this.id('contact-hint'), text: 'Give us an email address or a phone number, or both.' }));
+    form.appendChild(
+      this.field(
+        'email',
+        'Email',
+        h('input', { type: 'email', className: 'vcf-input', name: 'email', autocomplete: 'email', inputmode: 'email' }),
+      ),
+    );
+    form.appendChild(
+      this.field(
+        'phone',
+        'Phone',
+        h('input', {
+          type: 'tel',
+          className: 'vcf-input',
+          name: 'phone',
+          autocomplete: 'tel',
+          maxlength: rules.phone && rules.phone.maxLength,
+        }),
+      ),
+    );
+    form.appendChild(
+      h('p', {
+        className: 'vcf-hint',
+        id: this.id('contact-hint'),
+        text: 'Give us an email address or a phone number, or both.',
+      }),
+    );
     ['email', 'phone'].forEach((name) => {
       var c = this.fields[name].control;
       c.setAttribute('aria-describedby', this.id('contact-hint') + ' ' + c.getAttribute('aria-describedby'));
     });
     if (config.countries.length > 0) {
-      var countries = config.countries.map((code) => { return { value: code, label: countryName(code) }; });
-      form.appendChild(this.field('country_interest', 'Country you want to go to', this.select(countries, 'Choose a country')));
+      var countries = config.countries.map((code) => {
+        return { value: code, label: countryName(code) };
+      });
+      form.appendChild(
+        this.field('country_interest', 'Country you want to go to', this.select(countries, 'Choose a country')),
+      );
     }
     if (config.visa_types.length > 0) {
-      var visas = config.visa_types.map((v) => { return { value: v, label: VISA_LABELS[v] || v }; });
+      var visas = config.visa_types.map((v) => {
+        return { value: v, label: VISA_LABELS[v] || v };
+      });
       form.appendChild(this.field('visa_type', 'Type of visa', this.select(visas, 'Choose a visa type')));
     }
-    form.appendChild(this.field('intake', 'Planned intake', h('input', { type: 'month', className: 'vcf-input', name: 'intake', placeholder: 'YYYY-MM' }), { help: 'Month and year, for example 2027-09.' }));
+    form.appendChild(
+      this.field(
+        'intake',
+        'Planned intake',
+        h('input', { type: 'month', className: 'vcf-input', name: 'intake', placeholder: 'YYYY-MM' }),
+        { help: 'Month and year, for example 2027-09.' },
+      ),
+    );
 
     config.fields.forEach((def) => {
       if (!def.key) return;
@@ -283,14 +371,26 @@
       else if (def.type === 'checkbox') {
         control = h('input', { type: 'checkbox' });
         opts.checkbox = true;
-      } else if (def.type === 'number') control = h('input', { type: 'number', className: 'vcf-input', step: 'any', inputmode: 'decimal' });
+      } else if (def.type === 'number')
+        control = h('input', { type: 'number', className: 'vcf-input', step: 'any', inputmode: 'decimal' });
       else if (def.type === 'date') control = h('input', { type: 'date', className: 'vcf-input' });
       else control = h('input', { type: 'text', className: 'vcf-input' });
       control.name = name;
       form.appendChild(this.field(name, label, control, opts));
     });
 
-    form.appendChild(this.field('message', 'Message', h('textarea', { className: 'vcf-input', name: 'message', rows: '4', maxlength: rules.message && rules.message.maxLength })));
+    form.appendChild(
+      this.field(
+        'message',
+        'Message',
+        h('textarea', {
+          className: 'vcf-input',
+          name: 'message',
+          rows: '4',
+          maxlength: rules.message && rules.message.maxLength,
+        }),
+      ),
+    );
 
     // Honeypot: hidden from people and assistive technology, tempting to bots.
     form.appendChild(
@@ -300,7 +400,14 @@
       ]),
     );
 
-    form.appendChild(this.field('consent', config.consent_text, h('input', { type: 'checkbox', name: 'consent' }), { required: true, checkbox: true, kind: 'checkbox', summaryLabel: 'Consent' }));
+    form.appendChild(
+      this.field('consent', config.consent_text, h('input', { type: 'checkbox', name: 'consent' }), {
+        required: true,
+        checkbox: true,
+        kind: 'checkbox',
+        summaryLabel: 'Consent',
+      }),
+    );
 
     if (config.captcha.provider !== 'none' && CAPTCHA[config.captcha.provider]) {
       var box = h('div', { className: 'vcf-captcha', id: this.id('captcha') });
@@ -330,8 +437,12 @@
             this.captcha.token = token;
             this.showError('captcha_token', '');
           },
-          'expired-callback': () => { this.captcha.token = null; },
-          'error-callback': () => { this.captcha.token = null; },
+          'expired-callback': () => {
+            this.captcha.token = null;
+          },
+          'error-callback': () => {
+            this.captcha.token = null;
+          },
         });
       })
       .catch((error) => {
@@ -366,7 +477,8 @@
     var fullName = this.value('full_name');
     body.full_name = fullName;
     var nameProblem = fullName === '' ? 'Enter your full name.' : checkText(rules.full_name, fullName);
-    if (!nameProblem && new RegExp(RULES.linkPattern, 'i').test(fullName)) nameProblem = 'Enter your name without a web address.';
+    if (!nameProblem && new RegExp(RULES.linkPattern, 'i').test(fullName))
+      nameProblem = 'Enter your name without a web address.';
     if (nameProblem) errors.full_name = nameProblem;
 
     var email = this.value('email');
@@ -377,12 +489,15 @@
     }
     if (email !== '') {
       body.email = email;
-      var emailProblem = checkText(rules.email, email) || (new RegExp(RULES.emailPattern).test(email) ? '' : 'Enter a valid email address, like name@example.com.');
+      var emailProblem =
+        checkText(rules.email, email) ||
+        (new RegExp(RULES.emailPattern).test(email) ? '' : 'Enter a valid email address, like name@example.com.');
       if (emailProblem) errors.email = emailProblem;
     }
     if (phone !== '') {
       body.phone = phone;
-      var phoneProblem = checkText(rules.phone, phone) || (/^[+0-9 ().-]+$/.test(phone) ? '' : 'Use digits, spaces and + ( ) - only.');
+      var phoneProblem =
+        checkText(rules.phone, phone) || (/^[+0-9 ().-]+$/.test(phone) ? '' : 'Use digits, spaces and + ( ) - only.');
       if (phoneProblem) errors.phone = phoneProblem;
     }
     ['country_interest', 'visa_type'].forEach((name) => {
@@ -392,7 +507,10 @@
     var intake = this.value('intake');
     if (intake) {
       body.intake = intake;
-      var intakeProblem = checkText(Object.assign({ patternMessage: 'Enter the month as YYYY-MM, for example 2027-09.' }, rules.intake), intake);
+      var intakeProblem = checkText(
+        Object.assign({ patternMessage: 'Enter the month as YYYY-MM, for example 2027-09.' }, rules.intake),
+        intake,
+      );
       if (intakeProblem) errors.intake = intakeProblem;
     }
     var message = this.value('message');
@@ -400,7 +518,8 @@
       body.message = message;
       var messageProblem = checkText(rules.message, message);
       var links = message.match(new RegExp(RULES.linkPattern, 'gi'));
-      if (!messageProblem && links && links.length > RULES.maxMessageLinks) messageProblem = 'Include at most ' + RULES.maxMessageLinks + ' links.';
+      if (!messageProblem && links && links.length > RULES.maxMessageLinks)
+        messageProblem = 'Include at most ' + RULES.maxMessageLinks + ' links.';
       if (messageProblem) errors.message = messageProblem;
     }
 
@@ -426,9 +545,15 @@
         if (!isCalendarDate(raw)) errors[name] = 'Enter a date as YYYY-MM-DD.';
         else custom[def.key] = raw;
       } else if (def.type === 'dropdown') {
-        if (!(def.options || []).some((o) => { return o.value === raw; })) errors[name] = 'Choose one of the options.';
+        if (
+          !(def.options || []).some((o) => {
+            return o.value === raw;
+          })
+        )
+          errors[name] = 'Choose one of the options.';
         else custom[def.key] = raw;
-      } else if (length(raw) > RULES.customTextMaxLength) errors[name] = 'Use at most ' + RULES.customTextMaxLength + ' characters.';
+      } else if (length(raw) > RULES.customTextMaxLength)
+        errors[name] = 'Use at most ' + RULES.customTextMaxLength + ' characters.';
       else custom[def.key] = raw;
     });
     body.custom_fields = custom;
@@ -446,7 +571,8 @@
     body.website = this.form.elements.website.value;
 
     var page = window.location.href;
-    if (/^https?:/.test(page) && length(page) <= (rules.landing_page_url && rules.landing_page_url.maxLength || 2000)) body.landing_page_url = page;
+    if (/^https?:/.test(page) && length(page) <= ((rules.landing_page_url && rules.landing_page_url.maxLength) || 2000))
+      body.landing_page_url = page;
     var params = new URL(page).searchParams;
     var utm = {};
     UTM_KEYS.forEach((k) => {
@@ -470,7 +596,9 @@
 
   /** Shows problems beside their fields and in the summary (an alert, so screen readers announce it). */
   Form.prototype.showErrors = function (errors, general) {
-    Object.keys(this.fields).forEach((name) => { this.showError(name, ''); });
+    Object.keys(this.fields).forEach((name) => {
+      this.showError(name, '');
+    });
     this.summary.textContent = '';
     var placed = [];
     var loose = general ? [general] : [];
@@ -489,9 +617,18 @@
       });
       list.appendChild(h('li', null, [link, ': ' + errors[name]]));
     });
-    loose.forEach((text) => { list.appendChild(h('li', { text: text })); });
+    loose.forEach((text) => {
+      list.appendChild(h('li', { text: text }));
+    });
     var count = placed.length + loose.length;
-    this.summary.appendChild(h('p', { text: placed.length > 0 ? 'Please check ' + (count === 1 ? 'this field' : 'these ' + count + ' fields') + ':' : 'Your enquiry was not sent:' }));
+    this.summary.appendChild(
+      h('p', {
+        text:
+          placed.length > 0
+            ? 'Please check ' + (count === 1 ? 'this field' : 'these ' + count + ' fields') + ':'
+            : 'Your enquiry was not sent:',
+      }),
+    );
     this.summary.appendChild(list);
     var first = placed[0] && this.fields[placed[0]].control;
     if (first && first.tagName !== 'DIV') first.focus();
@@ -524,13 +661,21 @@
       method: 'POST',
       mode: 'cors',
       credentials: 'omit',
-      headers: { Authorization: 'Bearer ' + this.key, 'Content-Type': 'application/json', 'Idempotency-Key': this.idempotencyKey },
+      headers: {
+        Authorization: 'Bearer ' + this.key,
+        'Content-Type': 'application/json',
+        'Idempotency-Key': this.idempotencyKey,
+      },
       body: json,
     })
       .then((response) => {
         return response.json().then(
-          (body) => { return { status: response.status, body: body }; },
-          () => { return { status: response.status, body: null }; },
+          (body) => {
+            return { status: response.status, body: body };
+          },
+          () => {
+            return { status: response.status, body: null };
+          },
         );
       })
       .then((result) => {
@@ -550,17 +695,22 @@
     // A refused answer is final for this content: a corrected form gets a new Idempotency-Key.
     this.lastBody = null;
     // The service checks the captcha after the fields, so a token it refused or used is replaced; others stay good.
-    if (this.fields.captcha_token && ['validation_failed', 'consent_required', 'spam_detected'].indexOf(code) === -1) this.resetCaptcha();
+    if (this.fields.captcha_token && ['validation_failed', 'consent_required', 'spam_detected'].indexOf(code) === -1)
+      this.resetCaptcha();
     if (code === 'validation_failed' && body.fields) {
       var errors = {};
       Object.keys(body.fields).forEach(function (name) {
-        var target = name === 'custom_fields' || name.indexOf('custom_fields.') === 0 || !/\./.test(name) ? name : name.split('.')[0];
+        var target =
+          name === 'custom_fields' || name.indexOf('custom_fields.') === 0 || !/\./.test(name)
+            ? name
+            : name.split('.')[0];
         errors[target] = errors[target] || sentence(body.fields[name]);
       });
       return this.showErrors(errors);
     }
     if (code === 'consent_required') return this.showErrors({ consent: 'Please agree so that we can contact you.' });
-    if (code === 'captcha_failed') return this.showErrors({ captcha_token: 'The verification failed. Please complete it again.' });
+    if (code === 'captcha_failed')
+      return this.showErrors({ captcha_token: 'The verification failed. Please complete it again.' });
     console.error('[visa lead form] the server refused the enquiry:', code, body.message || '');
     if (status === 400 && body.message) return this.showErrors({}, sentence(body.message));
     this.showErrors({}, 'Sorry, we could not send your enquiry. Please try again later.');
@@ -581,7 +731,12 @@
     ]);
     this.form.replaceWith(panel);
     panel.focus();
-    this.mountPoint.dispatchEvent(new CustomEvent('visa-lead-form:submitted', { bubbles: true, detail: { test_mode: Boolean(body && body.test_mode) } }));
+    this.mountPoint.dispatchEvent(
+      new CustomEvent('visa-lead-form:submitted', {
+        bubbles: true,
+        detail: { test_mode: Boolean(body && body.test_mode) },
+      }),
+    );
   };
 
   function mount(target, options) {
@@ -598,7 +753,11 @@
   window.VisaLeadForm = { mount: mount };
 
   if (script && script.getAttribute('data-key')) {
-    var options = { key: script.getAttribute('data-key'), apiBase: script.getAttribute('data-api-base') || DEFAULT_BASE, title: script.getAttribute('data-title') };
+    var options = {
+      key: script.getAttribute('data-key'),
+      apiBase: script.getAttribute('data-api-base') || DEFAULT_BASE,
+      title: script.getAttribute('data-title'),
+    };
     var selector = script.getAttribute('data-target');
     var place = function () {
       var target = selector ? document.querySelector(selector) : null;
@@ -608,7 +767,8 @@
       }
       mount(target, options);
     };
-    if (selector && !document.querySelector(selector) && document.readyState === 'loading') document.addEventListener('DOMContentLoaded', place);
+    if (selector && !document.querySelector(selector) && document.readyState === 'loading')
+      document.addEventListener('DOMContentLoaded', place);
     else place();
   }
 })();

@@ -34,9 +34,16 @@ export interface Harness extends TestApp {
   /** Starts a set of workers (fan-out and delivery) on these services; stopped at teardown. */
   startWorkers(options?: WorkerOptions): Promise<Workers>;
   /** Creates an endpoint through POST /v1/webhooks; returns the 201 body. */
-  createEndpoint(body: Record<string, unknown>, key?: string): Promise<{ id: string; secret: string; [k: string]: unknown }>;
+  createEndpoint(
+    body: Record<string, unknown>,
+    key?: string,
+  ): Promise<{ id: string; secret: string; [k: string]: unknown }>;
   /** Appends an event as another helper's command would: a webhook kind with `data.payload`, or an internal event without. */
-  appendEvent(type: string, payload: Record<string, unknown> | null, options?: { sandbox?: boolean; stream?: string }): Promise<RecordedEvent>;
+  appendEvent(
+    type: string,
+    payload: Record<string, unknown> | null,
+    options?: { sandbox?: boolean; stream?: string },
+  ): Promise<RecordedEvent>;
   admin(method: string, path: string, json?: unknown): Promise<Response>;
 }
 
@@ -48,7 +55,10 @@ export async function webhookHarness(
   if (!options.pki) t.teardown(() => pki.cleanup());
   const receiver = await TestReceiver.start(pki);
   t.teardown(() => receiver.close());
-  const testApp = await startApp(t, { config: { webhookAllowLoopback: options.allowLoopback ?? true, adminToken: ADMIN_TOKEN }, now: options.now });
+  const testApp = await startApp(t, {
+    config: { webhookAllowLoopback: options.allowLoopback ?? true, adminToken: ADMIN_TOKEN },
+    now: options.now,
+  });
   const resolver = new TestResolver();
   configureWebhookRuntime(testApp.services, { ca: pki.ca, resolve: resolver.resolve });
   // The suites make many management calls in a row; the plan's rate limit is not what they test.
@@ -65,14 +75,18 @@ export async function webhookHarness(
     resolver,
     ws,
     async startWorkers(workerOptions = {}) {
-      const workers = await startWorkers(testApp.services, pino({ level: 'silent' }), { pollIntervalMs: 25, ...workerOptions });
+      const workers = await startWorkers(testApp.services, pino({ level: 'silent' }), {
+        pollIntervalMs: 25,
+        ...workerOptions,
+      });
       running.push(workers);
       return workers;
     },
     async createEndpoint(body, key = ws.live) {
       const response = await testApp.request('/v1/webhooks', { method: 'POST', key, json: body });
       const json = (await response.json()) as { id: string; secret: string };
-      if (response.status !== 201) throw new Error(`POST /v1/webhooks answered ${response.status}: ${JSON.stringify(json)}`);
+      if (response.status !== 201)
+        throw new Error(`POST /v1/webhooks answered ${response.status}: ${JSON.stringify(json)}`);
       return json;
     },
     async appendEvent(type, payload, o = {}) {
@@ -83,7 +97,9 @@ export async function webhookHarness(
         metadata: { actor: { type: 'system', name: 'webhook test' }, correlation_id: randomUUID() },
         now: testApp.services.now(),
       };
-      const [event] = await runCommand(testApp.services.store, context, [stream], (tx) => tx.append(stream, 'any', [{ type, data: payload ? { payload } : { note: 'internal' } }]));
+      const [event] = await runCommand(testApp.services.store, context, [stream], (tx) =>
+        tx.append(stream, 'any', [{ type, data: payload ? { payload } : { note: 'internal' } }]),
+      );
       return event!;
     },
     admin(method, path, json) {
@@ -101,5 +117,11 @@ export async function webhookHarness(
  * projection reads, so they stay independent of the lead and application read models.
  */
 export function resourcePayload(name = 'passport.pdf'): Record<string, unknown> {
-  return { id: randomUUID(), file_name: name, size_bytes: 182_331, uploaded_at: '2026-11-01T10:00:00.000Z', note: 'naïve ✓ unicode' };
+  return {
+    id: randomUUID(),
+    file_name: name,
+    size_bytes: 182_331,
+    uploaded_at: '2026-11-01T10:00:00.000Z',
+    note: 'naïve ✓ unicode',
+  };
 }

@@ -29,14 +29,21 @@ export class TestReceiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const received: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
+        const received: ReceivedRequest = {
+          method: req.method ?? '',
+          path: req.url ?? '',
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          receivedAt: Date.now(),
+        };
         const index = receiver.requests.push(received) - 1;
         const reply = receiver.reply(received, index);
         if (reply === 'hang') {
           receiver.hanging.add(res);
           return;
         }
-        const send = () => res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers }).end(reply.body ?? '');
+        const send = () =>
+          res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers }).end(reply.body ?? '');
         if (reply.delayMs) setTimeout(send, reply.delayMs);
         else send();
       });
@@ -63,7 +70,11 @@ export class TestReceiver {
 }
 
 /** Polls until `check` returns a truthy value, failing after `timeoutMs` with the message. */
-export async function waitFor<T>(check: () => T | Promise<T>, message: string, timeoutMs = 15_000): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  message: string,
+  timeoutMs = 15_000,
+): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -76,12 +87,14 @@ export async function waitFor<T>(check: () => T | Promise<T>, message: string, t
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** HMAC-SHA256 of `text` under `secret`, in hex: what a v1 signature holds. */
-export const hmacHex = (secret: string, text: string): string => createHmac('sha256', secret).update(text).digest('hex');
+export const hmacHex = (secret: string, text: string): string =>
+  createHmac('sha256', secret).update(text).digest('hex');
 
 /** The parts of a delivery's X-Service-Signature (`t=<unix seconds>,v1=<hex>[,v1=<hex>]`); throws on any other form. */
 export function signatureParts(request: ReceivedRequest): { t: string; v1: string[] } {
   const header = String(request.headers['x-service-signature']);
-  if (!/^t=\d+(,v1=[0-9a-f]{64})+$/.test(header)) throw new Error(`X-Service-Signature ${header} does not have the form t=...,v1=...`);
+  if (!/^t=\d+(,v1=[0-9a-f]{64})+$/.test(header))
+    throw new Error(`X-Service-Signature ${header} does not have the form t=...,v1=...`);
   const parts = header.split(',');
   return { t: parts[0]!.slice(2), v1: parts.slice(1).map((p) => p.slice(3)) };
 }

@@ -1,0 +1,180 @@
+import { UnreadWrites, type TransactionChannel } from '../storage/pipeline.js';
+import { PgCode, pgConstraint, pgErrorCode, type Statement } from '../storage/postgres.js';
+import { newId } from '../shared/ids.js';
+import type { StoreTransaction } from './event-store.js';
+import { COLUMNS, readStreamWith, toStoredEvent, type EventRow } from './event-rows.js';
+import { SharedTransactionAbandoned } from './shared-transaction.js';
+import {
+  WrongExpectedRevisionError,
+  type CommandContext,
+  type ExpectedRevision,
+  type NewEvent,
+  type RecordedEvent,
+  type StoredEvent,
+} from './types.js';
+
+/** Stream locks: transaction-scoped advisory locks keyed by the stream id's 64-bit hash, taken in one sorted order. */
+export function lockStatement(streams: string[]): Statement | null {
+  const sorted = [...new Set(streams)].sort();
+  if (sorted.length === 0) return null;
+  return {
+    text: 'SELECT pg_advisory_xact_lock(hashtextextended(s, 0)) FROM unnest($1::text[]) AS s ORDER BY s',
+    values: [sorted],
+  };
+}
+
+const NEW_STREAM_CONFLICT = /^Key \(stream_id, revision\)=\((.*), \d+\) already exists/;
+
+/** The opening statement and the stream locks: what a transaction sends right after BEGIN. */
+export function openingStatements(first: Statement | undefined, streams: string[]): Statement[] {
+  const lock = lockStatement(streams);
+  return [...(first ? [first] : []), ...(lock ? [lock] : [])];
+}
+
+export class PostgresStoreTransaction implements StoreTransaction {
+  readonly appended: RecordedEvent[] = [];
+  readonly writes: UnreadWrites;
+  private readonly locked = new Set<string>();
+  private now: Date;
+
+  /** `shared`: the transaction is one command's part of a transaction shared with others (see shared-transaction.ts). */
+  constructor(
+    readonly sql: TransactionChannel,
+    private readonly baseContext: CommandContext,
+    streams: string[],
+    private readonly shared = false,
+  ) {
+    this.writes = new UnreadWrites(this.sql, shared);
+    for (const stream of streams) this.locked.add(stream);
+    this.now = baseContext.now;
+  }
+
+  get context(): CommandContext {
+    return { ...this.baseContext, now: this.now };
+  }
+
+  get opened(): boolean {
+    return this.sql.opened;
+  }
+
+  setTime(now: Date): void {
+    if (this.appended.length > 0) throw new Error('The time of a transaction is set before its first append');
+    this.now = now;
+  }
+
+  private async lock(streams: string[]): Promise<void> {
+    const statement = lockStatement(streams);
+    if (statement) await this.sql.query(statement.text, statement.values);
+    for (const stream of streams) this.locked.add(stream);
+  }
+
+  readStream(streamId: string): Promise<StoredEvent[]> {
+    return readStreamWith(this.sql, streamId);
+  }
+
+  async append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<RecordedEvent[]> {
+    if (events.length === 0) return [];
+    if (expected === 'no_stream') return this.appendNewStream(streamId, events);
+    if (!this.locked.has(streamId)) {
+      // Locking after a write would let this transaction's id sort before a commit it has already seen.
+      if (this.appended.length > 0) throw new Error(`Stream ${streamId} must be named when the transaction starts`);
+      if (this.sql.wrote) {
+        if (this.shared)
+          throw new SharedTransactionAbandoned(`stream ${streamId} is locked after another command of it wrote`);
+        throw new Error(`Stream ${streamId} must be named when the transaction starts`);
+      }
+      await this.lock([streamId]);
+    }
+    const { tenantId, sandbox, metadata } = this.baseContext;
+    const expectedCurrent = expected === 'any' ? null : expected;
+    const ids = events.map((event) => event.id ?? newId());
+    let rows: EventRow[];
+    try {
+      // One round trip: the current revision, the expectation check and the insert.
+      const result = await this.writes.query<EventRow>(
+        `WITH current AS (SELECT coalesce(max(revision), -1) AS revision FROM events WHERE stream_id = $2)
+         INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at)
+         SELECT e.id, $2, current.revision + e.ord, e.type, $3, $4, e.data, $5, $6
+           FROM current, unnest($1::uuid[], $7::text[], $8::jsonb[]) WITH ORDINALITY AS e(id, type, data, ord)
+          WHERE $9::integer IS NULL OR current.revision = $9::integer
+         RETURNING ${COLUMNS}`,
+        [
+          ids,
+          streamId,
+          tenantId,
+          sandbox,
+          JSON.stringify(metadata),
+          this.now,
+          events.map((e) => e.type),
+          events.map((e) => JSON.stringify(e.data)),
+          expectedCurrent,
+        ],
+      );
+      rows = result.rows;
+    } catch (error) {
+      // Another writer's event took the revision (the aborted transaction can no longer read which one is current).
+      if (pgErrorCode(error) === PgCode.uniqueViolation && pgConstraint(error) === 'events_stream_revision')
+        throw new WrongExpectedRevisionError(streamId, expected, 'unknown');
+      throw error;
+    }
+    if (rows.length === 0)
+      throw new WrongExpectedRevisionError(streamId, expected, await this.currentRevision(streamId));
+    const stored = rows.map(toStoredEvent).sort((a, b) => a.revision - b.revision);
+    this.appended.push(...stored);
+    return stored;
+  }
+
+  /**
+   * A new stream's events need nothing read back: their revisions are 0, 1, …, and the unique (stream_id, revision)
+   * refuses them at COMMIT if the stream exists (no lock needed: any other writer of the stream fails the same way).
+   */
+  private async appendNewStream(streamId: string, events: NewEvent[]): Promise<RecordedEvent[]> {
+    const { tenantId, sandbox, metadata } = this.baseContext;
+    const recorded: RecordedEvent[] = events.map((event, revision) => ({
+      id: event.id ?? newId(),
+      streamId,
+      revision,
+      type: event.type,
+      tenantId,
+      sandbox,
+      data: event.data,
+      metadata,
+      createdAt: this.now,
+    }));
+    await this.writes.query(
+      `INSERT INTO events (id, stream_id, revision, type, data, tenant_id, sandbox, metadata, created_at)
+       SELECT e.id, $1, e.revision, e.type, e.data, $5, $6, $7, $8
+         FROM unnest($2::uuid[], $3::integer[], $4::text[], $9::jsonb[]) AS e(id, revision, type, data)`,
+      [
+        streamId,
+        recorded.map((e) => e.id),
+        recorded.map((e) => e.revision),
+        recorded.map((e) => e.type),
+        tenantId,
+        sandbox,
+        JSON.stringify(metadata),
+        this.now,
+        recorded.map((e) => JSON.stringify(e.data)),
+      ],
+    );
+    this.appended.push(...recorded);
+    return recorded;
+  }
+
+  private async currentRevision(streamId: string): Promise<number | 'no_stream'> {
+    const result = await this.sql
+      .query<{ revision: number | null }>('SELECT max(revision) AS revision FROM events WHERE stream_id = $1', [
+        streamId,
+      ])
+      .catch(() => undefined);
+    return result?.rows[0]?.revision ?? 'no_stream';
+  }
+}
+
+/** A new stream's events refused at COMMIT because the stream already exists: the command may retry and decide again. */
+export function newStreamConflict(error: unknown): WrongExpectedRevisionError | undefined {
+  if (pgErrorCode(error) !== PgCode.uniqueViolation || pgConstraint(error) !== 'events_stream_revision')
+    return undefined;
+  const detail = typeof error === 'object' && error !== null && 'detail' in error ? String(error.detail) : '';
+  return new WrongExpectedRevisionError(NEW_STREAM_CONFLICT.exec(detail)?.[1] ?? 'unknown', 'no_stream', 'unknown');
+}

@@ -1,0 +1,146 @@
+import swagger, { type SwaggerOptions, type SwaggerTransform } from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+
+/**
+ * The two OpenAPI documents, each generated from the schemas that validate its routes:
+ * - the public API (`/openapi.json`, rendered at `/docs`): every `/v1` operation integrators call with API keys;
+ * - the admin interface (`/admin/openapi.json`, rendered at `/admin/docs`): the workspace UI's staff operations,
+ *   served only when the admin interface is on (ADMIN_TOKEN set). See docs/decisions.md, "The API documents".
+ */
+
+export const API_VERSION = '1.0.0';
+/** Where the admin interface and its document live; its operations are under `${ADMIN_PREFIX}/v1`. */
+export const ADMIN_PREFIX = '/admin';
+
+// The service is not open source: its interface comes with no licence to reuse it. SPDX's form for a licence it does
+// not list is `LicenseRef-<name>`.
+const LICENSE = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' };
+
+const PUBLIC_DESCRIPTION = [
+  'Lead capture, lead sync, application status and webhooks of a visa-consultancy CRM workspace.',
+  '',
+  'Authenticate with `Authorization: Bearer <API key>`: a secret key from servers, a public key (lead creation and',
+  'the form configuration only) from the web origins it lists. Test-mode keys work on the sandbox.',
+  'Every answer other than 2xx has the Error body; answers carry `Request-Id`, and answers given after the',
+  "key's rate-limit buckets were taken carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.",
+].join('\n');
+
+const PUBLIC_TAGS = [
+  {
+    name: 'leads',
+    description:
+      'Create leads from servers and from the embeddable form, list them in update order for sync, read and update them.',
+  },
+  { name: 'applications', description: 'The stage and progress of an application (a case opened from a lead).' },
+  {
+    name: 'webhooks',
+    description:
+      'Endpoints that receive signed webhook deliveries when leads and applications change (Growth and Enterprise plans).',
+  },
+  { name: 'widget', description: 'The configuration the embeddable lead form reads with a public key.' },
+  { name: 'metadata', description: "The workspace's custom fields, visa types and countries." },
+];
+
+const ADMIN_DESCRIPTION = [
+  "The staff operations of the workspace UI's back end: converting leads and working on cases, and the webhook",
+  'delivery log, resend, resume, secret rotation and test events.',
+  '',
+  'Every operation takes the staff credential (`Authorization: Bearer $ADMIN_TOKEN`, never an API key) and',
+  '`X-Admin-User`, the email of the active workspace user acting, who is recorded as the actor of every change.',
+].join('\n');
+
+const ADMIN_TAGS = [
+  {
+    name: 'applications',
+    description: 'Convert leads into applications and work on cases: stages, status, outcome and roadmap modules.',
+  },
+  {
+    name: 'webhooks',
+    description:
+      'Webhook endpoints of both modes, their delivery log, resend, resume, secret rotation and webhook.test.',
+  },
+];
+
+function servers(config: Config) {
+  return [{ url: config.publicBaseUrl, description: 'This service (PUBLIC_BASE_URL)' }];
+}
+
+/** True for a route of the admin interface or its document, which stay out of the public document. */
+export function isAdminRoute(url: string): boolean {
+  return url === ADMIN_PREFIX || url.startsWith(`${ADMIN_PREFIX}/`);
+}
+
+const leaveOutAdminRoutes: SwaggerTransform = ({ schema, url }) =>
+  isAdminRoute(url) ? { schema: { ...schema, hide: true }, url } : { schema, url };
+
+function publicDocument(config: Config): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'visa-crm-api', version: API_VERSION, description: PUBLIC_DESCRIPTION, license: LICENSE },
+      servers: servers(config),
+      tags: PUBLIC_TAGS,
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A secret or public API key (`key_live_…`, `key_test_…`, `key_live_pub_…`, `key_test_pub_…`)',
+          },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    transform: leaveOutAdminRoutes,
+  };
+}
+
+function adminDocument(config: Config): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'visa-crm-api admin interface',
+        version: API_VERSION,
+        description: ADMIN_DESCRIPTION,
+        license: LICENSE,
+      },
+      servers: servers(config),
+      tags: ADMIN_TAGS,
+      components: {
+        securitySchemes: {
+          adminToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The staff credential ADMIN_TOKEN of this deployment, never an API key',
+          },
+        },
+      },
+      security: [{ adminToken: [] }],
+    },
+  };
+}
+
+/** `openapi.json` and the rendered `docs` under the scope's prefix, from the document registered in that scope. */
+async function serveDocument(scope: FastifyInstance): Promise<void> {
+  await scope.register(swaggerUi, { routePrefix: '/docs' });
+  scope.get('/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
+}
+
+/** The public document, collected from every route of the app but the admin interface's. */
+export async function registerPublicDocument(app: FastifyInstance, config: Config): Promise<void> {
+  await app.register(swagger, publicDocument(config));
+  await serveDocument(app);
+}
+
+/**
+ * The admin document, registered inside the admin interface's own scope: @fastify/swagger collects the routes of the
+ * scope it is registered in, and its `swagger` decorator there shadows the app's, so the admin scope's docs page
+ * renders this one.
+ */
+export async function registerAdminDocument(adminScope: FastifyInstance, config: Config): Promise<void> {
+  await adminScope.register(swagger, adminDocument(config));
+  await serveDocument(adminScope);
+}

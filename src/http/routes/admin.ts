@@ -1,0 +1,31 @@
+import { adminAuthentication } from '../admin-auth.js';
+import { ADMIN_PREFIX, registerAdminDocument } from '../openapi.js';
+import type { AppServices, TypedApp } from '../services.js';
+import { registerAdminApplicationRoutes } from './admin-applications.js';
+import { registerAdminWebhookRoutes } from './admin-webhooks.js';
+
+/**
+ * The admin interface (the workspace UI's back end) as one encapsulated plugin: its OpenAPI document at
+ * `/admin/openapi.json` and `/admin/docs`, and its operations under `/admin/v1`, where one `onRequest` hook
+ * authenticates every request before anything else of it is read. Off unless ADMIN_TOKEN is set: then nothing under
+ * `/admin` exists and every path there answers the app's 404 `not_found`.
+ */
+export async function registerAdminInterface(app: TypedApp, services: AppServices): Promise<void> {
+  const adminToken = services.config.adminToken;
+  if (!adminToken) return;
+  await app.register(
+    async (admin: TypedApp) => {
+      await registerAdminDocument(admin, services.config);
+      await admin.register(
+        async (v1: TypedApp) => {
+          v1.decorateRequest('staff', null);
+          v1.addHook('onRequest', adminAuthentication(adminToken, services.pool));
+          registerAdminApplicationRoutes(v1, services);
+          registerAdminWebhookRoutes(v1, services);
+        },
+        { prefix: '/v1' },
+      );
+    },
+    { prefix: ADMIN_PREFIX },
+  );
+}
