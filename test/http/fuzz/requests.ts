@@ -142,19 +142,121 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
   node[parts[parts.length - 1]!] = value;
 }
 
+/**
+ * Values a field may well hold, and near misses, so the rules behind the schema (phone and email forms, duplicates,
+ * stage moves, lost reasons, owners, custom fields, webhook events) are reached, not only the schema's refusals.
+ */
+const PLAUSIBLE: Record<string, fc.Arbitrary<unknown>> = {
+  full_name: fc.constantFrom('A', 'Ä Ö', ' Priya ', '漢字', 'x'.repeat(120)),
+  phone: fc.constantFrom('+91 98765 43210', '098765 43210', '9876543210', '+1 (415) 555-0100', '12', '+', '٩٨٧٦٥٤٣٢١٠'),
+  alt_phone: fc.constantFrom('+91 98765 43211', '', null, 'abc'),
+  // Repeated addresses make duplicates; the second workspace's first person must stay a stranger here.
+  email: fc.constantFrom(
+    'dup.person@example.com',
+    `valid.${process.pid}.1@example.org`,
+    'A@Example.COM',
+    ' a@b.co ',
+    'a@b',
+    'a..b@example.com',
+    '',
+    null,
+    'é@ü.example',
+    'a@[127.0.0.1]',
+  ),
+  country_interest: fc.constantFrom('CA', 'ca', 'XX', 'IND', '', null),
+  visa_type: fc.constantFrom('student', 'work', 'Student', null),
+  intake: fc.constantFrom('2027-01', '2027-13', '1999-12', null),
+  date_of_birth: fc.constantFrom('2000-02-29', '2001-02-29', '1900-01-01', '2999-01-01', '0001-01-01', null),
+  highest_qualification: fc.constantFrom('bachelors', 'masters', 'phd', null),
+  english_test: fc.constantFrom(
+    { type: 'IELTS', overall: 7.5 },
+    { type: 'PTE', overall: 65, test_date: '2026-01-01' },
+    { type: 'IELTS', overall: 7, test_date: '2999-01-01' },
+    { type: 'TOEFL', overall: -1 },
+    { type: 'ielts', overall: 7 },
+  ),
+  score_percent: fc.constantFrom(0, 100, 100.0001, 55.5),
+  work_experience_years: fc.constantFrom(0, 60, 61, 0.5),
+  previous_refusals: fc.constantFrom(0, 20, 21, 1.0),
+  utm: fc.constantFrom({ source: 'google' }, { source: 'x', medium: 'y', campaign: 'z', term: 't', content: 'c' }, {}),
+  landing_page_url: fc.constantFrom('https://www.example.com/a?b=c', 'not a url', 'javascript:alert(1)', null),
+  custom_fields: fc.constantFrom(
+    { preferred_callback: 'morning', budget_lakhs: 12.5, has_offer_letter: true },
+    { preferred_callback: 'night' },
+    { budget_lakhs: '12' },
+    { unknown_field: 1 },
+    {},
+  ),
+  website: fc.constantFrom('', 'http://spam.example'),
+  captcha_token: fc.constantFrom('token', ''),
+  consent: fc.constantFrom(true, false, 'true', 1),
+  stage_key: fc.constantFrom('new', 'contacted', 'qualified', 'lost', 'converted', 'unknown_stage', 'Lost'),
+  lost_reason_key: fc.constantFrom('not_reachable', 'chose_competitor', 'unknown_reason', null),
+  temperature: fc.constantFrom('hot', 'warm', 'cold', 'HOT', null),
+  next_follow_up_at: fc.constantFrom('2026-12-01T10:00:00Z', '2026-12-01T10:00:00+05:30', '2020-01-01T00:00:00Z', null),
+  owner_email: fc.constantFrom('asha@northstar.example', 'former@northstar.example', 'nobody@northstar.example', null),
+  note: fc.constantFrom('a', 'n'.repeat(5000), 'n'.repeat(5001), ''),
+  url: fc.constantFrom('https://127.0.0.1:9/other', 'https://127.0.0.1:9/fuzz', 'https://[::1]:9/x'),
+  events: fc.constantFrom(
+    ['lead.created', 'lead.updated'],
+    ['webhook.test'],
+    ['lead.created', 'lead.created'],
+    [],
+    [
+      'lead.created',
+      'lead.updated',
+      'lead.assigned',
+      'lead.converted',
+      'lead.lost',
+      'application.stage_changed',
+      'application.module_updated',
+      'application.outcome',
+      'document.uploaded',
+      'document.rejected',
+      'invoice.issued',
+      'payment.received',
+      'refund.paid',
+      'task.overdue',
+      'webhook.test',
+      'lead.created',
+    ],
+    ['nope'],
+  ),
+  description: fc.constantFrom(null, '', 'd'.repeat(500), 'd'.repeat(501)),
+};
+
+/** PLAUSIBLE's values for a field (its own entries only: `constructor` names no field of it). */
+const plausible = (path: string): fc.Arbitrary<unknown> =>
+  Object.hasOwn(PLAUSIBLE, path) ? PLAUSIBLE[path]! : weirdValue;
+
 type Mutation = { kind: 'set'; path: string; value: unknown } | { kind: 'delete'; path: string };
 
+/** None to three changes to a body, mostly one field at a time, mostly to values the field could hold. */
 const mutations = (fields: string[]) =>
   fc.array(
     fc.oneof(
-      fc.record({
-        kind: fc.constant('set' as const),
-        path: fc.constantFrom(...fields, ...UNKNOWN_FIELDS),
-        value: weirdValue,
-      }),
-      fc.record({ kind: fc.constant('delete' as const), path: fc.constantFrom(...fields, 'extra') }),
+      {
+        weight: 6,
+        arbitrary: fc
+          .constantFrom(...fields)
+          .chain((path) =>
+            fc
+              .oneof(weirdValue, plausible(path), plausible(path), plausible(path))
+              .map((value) => ({ kind: 'set' as const, path, value })),
+          ),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom(...UNKNOWN_FIELDS)
+          .chain((path) => weirdValue.map((value) => ({ kind: 'set' as const, path, value }))),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.record({ kind: fc.constant('delete' as const), path: fc.constantFrom(...fields, 'extra') }),
+      },
     ),
-    { maxLength: 4 },
+    { maxLength: 3 },
   );
 
 function mutated(base: Record<string, unknown>, changes: Mutation[]): Record<string, unknown> {
@@ -212,7 +314,7 @@ function pathId(own: string[], foreign: string[]): fc.Arbitrary<{ id: string; fo
   const plain = (id: string) => ({ id, foreign: false });
   const pick = (ids: string[]) => fc.constantFrom(...(ids.length > 0 ? ids : [randomUUID()]));
   return fc.oneof(
-    { weight: 3, arbitrary: pick(own).map(plain) },
+    { weight: 8, arbitrary: pick(own).map(plain) },
     { weight: 2, arbitrary: fc.uuid().map(plain) },
     { weight: 2, arbitrary: pick(foreign).map((id) => ({ id, foreign: true })) },
     // An upper-case form of the other tenant's id is still that id.
@@ -261,7 +363,7 @@ const cursorValue = (own: string[], foreign: string[]) =>
 
 const queryString = (names: string[], values: fc.Arbitrary<string> = queryValue) =>
   fc
-    .array(fc.tuple(fc.constantFrom(...names, 'extra', 'limit[]', '', 'a.b'), values), { maxLength: 5 })
+    .array(fc.tuple(fc.constantFrom(...names, 'extra', 'limit[]', '', 'a.b'), values), { maxLength: 3 })
     .chain((pairs) =>
       fc
         .constantFrom('?', '?&', '?;')
@@ -274,37 +376,39 @@ const queryString = (names: string[], values: fc.Arbitrary<string> = queryValue)
 const sometimes = <T>(arb: fc.Arbitrary<T>, percent: number): fc.Arbitrary<T | undefined> =>
   fc.oneof({ weight: 100 - percent, arbitrary: fc.constant(undefined) }, { weight: percent, arbitrary: arb });
 
-/** Header sets: Authorization forms, Content-Type and charset, Content-Encoding, Origin, Accept, oddities. */
-function headerArbitraries(targets: FuzzTargets) {
+/** One change to a request's headers: a header set to another value, removed (null), or sent a second time. */
+interface HeaderFault {
+  name: string;
+  value: string | Buffer | null;
+  again?: boolean;
+}
+
+/**
+ * Header faults: Authorization forms and other keys, Content-Type and charset, Content-Encoding, Idempotency-Key,
+ * Origin, Accept, Expect, an oversized header. A request gets none, one or two, so most reach the code behind them.
+ */
+function headerFault(targets: FuzzTargets): fc.Arbitrary<HeaderFault> {
   const unknownKey = fc.stringMatching(/^[A-Za-z0-9]{32}$/).map((r) => `key_live_${r}`);
   const authorization = fc.oneof(
-    { weight: 8, arbitrary: fc.constant(`Bearer ${targets.secretLive}`) },
-    { weight: 1, arbitrary: fc.constant(`Bearer ${targets.secretTest}`) },
-    { weight: 1, arbitrary: fc.constant(`Bearer ${targets.publicLive}`) },
-    {
-      weight: 3,
-      arbitrary: fc.oneof(
-        unknownKey.map((k) => `Bearer ${k}`),
-        fc.constantFrom(
-          'Bearer',
-          'Bearer ',
-          'Basic dXNlcjpwYXNz',
-          `bearer ${targets.secretLive}`,
-          `Bearer  ${targets.secretLive}`,
-          `Bearer ${targets.secretLive} extra`,
-          `Token ${targets.secretLive}`,
-          targets.secretLive,
-          `Bearer ${targets.secretLive.slice(0, -1)}`,
-          `Bearer ${'k'.repeat(5000)}`,
-          'Bearer key_live_é',
-          'Bearer key_live_pub_',
-          `Bearer ${targets.secretLive}\u0000`,
-        ),
-      ),
-    },
+    fc.constantFrom(`Bearer ${targets.secretTest}`, `Bearer ${targets.publicLive}`),
+    unknownKey.map((k) => `Bearer ${k}`),
+    fc.constantFrom(
+      'Bearer',
+      'Bearer ',
+      'Basic dXNlcjpwYXNz',
+      `bearer ${targets.secretLive}`,
+      `Bearer  ${targets.secretLive}`,
+      `Bearer ${targets.secretLive} extra`,
+      `Token ${targets.secretLive}`,
+      targets.secretLive,
+      `Bearer ${targets.secretLive.slice(0, -1)}`,
+      `Bearer ${'k'.repeat(5000)}`,
+      'Bearer key_live_é',
+      'Bearer key_live_pub_',
+      `Bearer ${targets.secretLive}\u0000`,
+    ),
   );
   const contentType = fc.constantFrom(
-    'application/json',
     'application/json; charset=utf-8',
     'application/json;charset=UTF8',
     'APPLICATION/JSON',
@@ -323,42 +427,54 @@ function headerArbitraries(targets: FuzzTargets) {
     ';',
     'application/json, text/plain',
   );
-  return fc
-    .record({
-      authorization: sometimes(authorization, 92),
-      secondAuthorization: sometimes(fc.constant(`Bearer ${targets.secretLive}`), 5),
-      // Mostly the right type, so the body behind it is read; one fault at a time finds more than all at once.
-      contentType: sometimes(
-        fc.oneof({ weight: 4, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: contentType }),
-        90,
-      ),
-      contentEncoding: sometimes(fc.constantFrom('gzip', 'identity', 'br', 'deflate, gzip', 'x'), 5),
-      idempotencyKey: sometimes(idempotencyKey, 30),
-      origin: sometimes(
-        fc.oneof(
-          { weight: 3, arbitrary: fc.constant(targets.allowedOrigin) },
-          {
-            weight: 1,
-            arbitrary: fc.constantFrom('https://evil.example', 'null', 'not a url', '', `${targets.allowedOrigin}/`),
-          },
-        ),
-        40,
-      ),
-      accept: sometimes(fc.constantFrom('application/json', 'text/html', '*/*', 'application/xml', ''), 20),
-      expect: sometimes(fc.constantFrom('100-continue', 'nothing'), 5),
-    })
-    .map((h) => {
-      const headers: [string, string | Buffer][] = [];
-      if (h.authorization !== undefined) headers.push(['Authorization', utf8(h.authorization)]);
-      if (h.secondAuthorization !== undefined) headers.push(['Authorization', h.secondAuthorization]);
-      if (h.contentType !== undefined) headers.push(['Content-Type', h.contentType]);
-      if (h.contentEncoding !== undefined) headers.push(['Content-Encoding', h.contentEncoding]);
-      if (h.idempotencyKey !== undefined) headers.push(['Idempotency-Key', utf8(h.idempotencyKey)]);
-      if (h.origin !== undefined) headers.push(['Origin', h.origin]);
-      if (h.accept !== undefined) headers.push(['Accept', h.accept]);
-      if (h.expect !== undefined) headers.push(['Expect', h.expect]);
-      return headers;
-    });
+  const set = (name: string) => (value: string | Buffer | null) => ({ name, value });
+  return fc.oneof(
+    { weight: 4, arbitrary: authorization.map((v) => set('Authorization')(utf8(v))) },
+    { weight: 1, arbitrary: fc.constant(set('Authorization')(null)) },
+    {
+      weight: 1,
+      arbitrary: fc.constant({ name: 'Authorization', value: `Bearer ${targets.secretLive}`, again: true }),
+    },
+    { weight: 3, arbitrary: contentType.map(set('Content-Type')) },
+    { weight: 1, arbitrary: fc.constant(set('Content-Type')(null)) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('gzip', 'identity', 'br', 'deflate, gzip', 'x').map(set('Content-Encoding')),
+    },
+    { weight: 3, arbitrary: idempotencyKey.map((v) => set('Idempotency-Key')(utf8(v))) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom(
+          targets.allowedOrigin,
+          'https://evil.example',
+          'null',
+          'not a url',
+          '',
+          `${targets.allowedOrigin}/`,
+        )
+        .map(set('Origin')),
+    },
+    { weight: 1, arbitrary: fc.constant(set('Origin')(null)) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('application/json', 'text/html', 'application/xml', '').map(set('Accept')),
+    },
+    { weight: 1, arbitrary: fc.constantFrom('100-continue', 'nothing').map(set('Expect')) },
+    { weight: 1, arbitrary: fc.constant(set('X-Padding')('p'.repeat(17_000))) },
+  );
+}
+
+const faultCount = fc.constantFrom(0, 0, 0, 1, 1, 2);
+
+/** The headers a correct request has, then the faults applied in order. */
+function withFaults(baseline: [string, string | Buffer][], faults: HeaderFault[]): [string, string | Buffer][] {
+  let headers = [...baseline];
+  for (const fault of faults) {
+    if (!fault.again) headers = headers.filter(([name]) => name.toLowerCase() !== fault.name.toLowerCase());
+    if (fault.value !== null) headers.push([fault.name, fault.value]);
+  }
+  return headers;
 }
 
 /** Header values leave as UTF-8 bytes, so non-ASCII and lone surrogates (as U+FFFD) reach the parser as a client sends them. */
@@ -373,7 +489,6 @@ const framing = fc.constantFrom<FuzzRequest['framing']>(
 
 /** Any fuzzed request to one of the ten public endpoints (and a few methods and paths next to them). */
 export function fuzzRequest(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
-  const headers = headerArbitraries(targets);
   const leadId = pathId(targets.leadIds, targets.foreignLeadIds);
   const applicationId = pathId(targets.applicationIds, targets.foreignApplicationIds);
   const webhookId = fc.oneof(
@@ -404,31 +519,41 @@ export function fuzzRequest(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
     '//127.0.0.1/hook',
     'http:///hook',
   );
+  const faults = faultCount.chain((n) => fc.array(headerFault(targets), { minLength: n, maxLength: n }));
+  /** A request: a correct one for `caller` (a secret key, the form's public key, or the widget's key in the query), with faults. */
   const request = (
     method: string,
     path: fc.Arbitrary<{ target: string; foreign: boolean }>,
     body: fc.Arbitrary<Buffer | undefined>,
+    caller: 'secret' | 'form' | 'widget' = 'secret',
   ): fc.Arbitrary<FuzzRequest> =>
     fc
       .record({
         path,
         body,
-        headers,
+        faults,
         framing,
         method: fc.constantFrom(method, method, method, method, method.toLowerCase()),
       })
-      .map((r) => ({
-        method: r.method,
-        target: r.path.target,
-        headers: r.headers,
-        body: r.body,
-        framing: r.framing,
-        foreign: r.path.foreign,
-      }));
+      .map((r) => {
+        const baseline: [string, string | Buffer][] = [];
+        if (caller === 'secret') baseline.push(['Authorization', `Bearer ${targets.secretLive}`]);
+        if (caller === 'form') baseline.push(['Authorization', `Bearer ${targets.publicLive}`]);
+        if (caller !== 'secret') baseline.push(['Origin', targets.allowedOrigin]);
+        if (r.body !== undefined) baseline.push(['Content-Type', 'application/json']);
+        return {
+          method: r.method,
+          target: r.path.target,
+          headers: withFaults(baseline, r.faults),
+          body: r.body,
+          framing: r.framing,
+          foreign: r.path.foreign,
+        };
+      });
   const fixed = (target: string) => fc.constant({ target, foreign: false });
   const maybeBody = (arb: fc.Arbitrary<Buffer>) => sometimes(arb, 90);
   const noBody = sometimes(
-    bodyFrom(() => ({}), []),
+    bodyFrom(() => ({}), ['a']),
     10,
   );
   const withQuery = (path: string, names: string[]) =>
@@ -441,6 +566,15 @@ export function fuzzRequest(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
       {
         weight: 4,
         arbitrary: request('POST', fixed('/v1/leads'), maybeBody(bodyFrom(freshLead, [...LEAD_FIELDS, ...NESTED]))),
+      },
+      {
+        weight: 1,
+        arbitrary: request(
+          'POST',
+          fixed('/v1/leads'),
+          maybeBody(bodyFrom(() => ({ ...freshLead(), captcha_token: 'token' }), [...LEAD_FIELDS, ...NESTED])),
+          'form',
+        ),
       },
       { weight: 3, arbitrary: request('GET', withQuery('/v1/leads', ['limit', 'cursor', 'updated_since']), noBody) },
       {
@@ -486,11 +620,17 @@ export function fuzzRequest(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
           fc.oneof(
             withQuery('/v1/widget/config', ['key']),
             fc
-              .constantFrom(targets.publicLive, targets.secretLive, `${targets.publicLive}x`, 'key_live_pub_')
+              .constantFrom(
+                ...Array<string>(4).fill(targets.publicLive),
+                targets.secretLive,
+                `${targets.publicLive}x`,
+                'key_live_pub_',
+              )
               .chain((key) => withQuery(`/v1/widget/config?key=${encodeURIComponent(key)}`, ['key']))
               .map(({ target, foreign }) => ({ target: target.replace(/\?([^?]*)\?/, '?$1&'), foreign })),
           ),
           noBody,
+          'widget',
         ),
       },
       { weight: 1, arbitrary: request('GET', withQuery('/v1/meta/fields', ['x']), noBody) },
@@ -513,9 +653,16 @@ export function fuzzRequest(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
               '*',
               'http://127.0.0.1/v1/leads',
             ),
-            headers,
+            faults,
           })
-          .map((r) => ({ ...r, body: undefined, framing: 'length' as const, foreign: false })),
+          .map((r) => ({
+            method: r.method,
+            target: r.target,
+            headers: withFaults([['Authorization', `Bearer ${targets.secretLive}`]], r.faults),
+            body: undefined,
+            framing: 'length' as const,
+            foreign: false,
+          })),
       },
     )
     .map(printable);
