@@ -652,6 +652,12 @@ export function fuzzRequest(targets: FuzzTargets): fc.Arbitrary<FuzzRequest> {
               '/v1/../v1/leads',
               '*',
               'http://127.0.0.1/v1/leads',
+              // Bytes a client should have percent-encoded: UTF-8, a space, a tab, a DEL.
+              '/v1/leads/é',
+              '/v1/leads?cursor=é',
+              '/v1/leads?limit=1 2',
+              '/v1/leads/\t',
+              '/v1/leads/\u007f',
             ),
             faults,
           })
