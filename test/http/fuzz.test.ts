@@ -12,8 +12,9 @@ import { describeRequest, fuzzRequest, requestBytes, type FuzzRequest } from './
  *
  * RUNS rounds of one to three fuzzed requests (raw sockets, so Node's HTTP parser sees the exact bytes; in one round
  * of five, the first twice) and one valid request (fetch), all sent at the same time: about 3.2 × RUNS requests.
+ * Measured on two cores: 900 rounds in 30 s at a load of 9; 3,000 in 225 s at a load of 15 to 20.
  */
-const RUNS = 900;
+const RUNS = 800;
 
 /** Buckets no run of this suite empties, so a 429 can only come from a bug, never from the load itself. */
 const HIGH = { capacity: 1_000_000, refill_per_second: 100_000 };
@@ -59,6 +60,8 @@ function checkAnswer(request: FuzzRequest, answer: RawAnswer, foreignIds: string
   for (const [name, pattern] of LEAKS)
     if (pattern.test(answer.body)) throw new Error(`the answer shows ${name}: ${what}`);
   if (answer.status >= 300) {
+    if (!/^application\/json\b/.test(answer.headers['content-type'] ?? ''))
+      throw new Error(`a refusal that is not application/json (${answer.headers['content-type']}): ${what}`);
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(answer.body) as Record<string, unknown>;
