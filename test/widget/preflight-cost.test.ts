@@ -95,3 +95,41 @@ t.test('a revoked key’s origin stops being allowed at once, in this process an
   await ws.key({ kind: 'public', origins: [later] });
   t.equal((await preflight(api, later)).status, 204, 'a new key allowing it is honoured at once');
 });
+
+t.test('the origin answers of the key cache: bounded, dropped on changes, never stored stale', async (t) => {
+  let clock = 0;
+  // 5 s for answers, at most three origins.
+  const cache = new KeyLookupCache(5_000, 10, () => clock, 5_000, 3);
+  t.teardown(() => cache.close());
+  const forever = { allowed: true, allowedUntil: null };
+
+  cache.setOriginAllowed('https://a.example', forever, cache.version);
+  t.equal(cache.originAllowed('https://a.example', 0), true, 'kept');
+  clock = 5_000;
+  t.equal(cache.originAllowed('https://a.example', 0), undefined, 'gone after 5 s');
+
+  cache.setOriginAllowed('https://b.example', { allowed: true, allowedUntil: 1_000 }, cache.version);
+  t.equal(cache.originAllowed('https://b.example', 999), true, 'allowed before the last allowing key expires');
+  t.equal(cache.originAllowed('https://b.example', 1_000), undefined, 'asked again once it has expired');
+
+  const before = cache.version;
+  cache.clear();
+  cache.setOriginAllowed('https://c.example', forever, before);
+  t.equal(cache.originAllowed('https://c.example', 0), undefined, 'an answer read before a drop is not stored');
+  const beforeCreation = cache.version;
+  cache.forgetUnknown('some-hash');
+  cache.setOriginAllowed('https://c.example', { allowed: false, allowedUntil: null }, beforeCreation);
+  t.equal(cache.originAllowed('https://c.example', 0), undefined, 'nor one read before a key creation');
+
+  for (const name of ['d', 'e', 'f', 'g']) cache.setOriginAllowed(`https://${name}.example`, forever, cache.version);
+  t.same(
+    ['d', 'e', 'f', 'g'].map((name) => cache.originAllowed(`https://${name}.example`, 0)),
+    [undefined, true, true, true],
+    'at most three origins: the oldest goes first',
+  );
+  const long = `https://${'x'.repeat(300)}.example`;
+  cache.setOriginAllowed(long, { allowed: false, allowedUntil: null }, cache.version);
+  t.equal(cache.originAllowed(long, 0), undefined, 'an origin longer than any real one is not kept');
+  cache.forgetUnknown('another-hash');
+  t.equal(cache.originAllowed('https://g.example', 0), undefined, 'a key creation drops every origin answer');
+});
