@@ -117,13 +117,13 @@ export function decideUpdate(c: UpdateCommand): NewEvent[] {
   const { lead, patch, settings } = c;
   if (lead.converted)
     throw new LeadRuleError(
-      409,
+      'conflict',
       'lead_locked',
       'This lead was converted to an application and can no longer be changed',
     );
   if (patch.stage_key === CONVERTED_STAGE.key) {
     throw new LeadRuleError(
-      409,
+      'conflict',
       'stage_requires_conversion',
       'A lead becomes converted only by converting it to an application',
     );
@@ -165,11 +165,15 @@ export function decideUpdate(c: UpdateCommand): NewEvent[] {
   const note = patch.note?.trim();
   if (patch.note !== undefined && !note) problems.note = 'must not be blank';
   if (Object.keys(problems).length > 0)
-    throw new LeadRuleError(400, 'validation_failed', 'Some fields are invalid; see fields', problems);
+    throw new LeadRuleError('invalid', 'validation_failed', 'Some fields are invalid; see fields', problems);
 
   const movesToLost = Boolean(target?.lost && !isLostNow);
   if (endsLost && (movesToLost || patch.lost_reason_key !== undefined) && !lostReason) {
-    throw new LeadRuleError(400, 'lost_reason_required', 'Moving a lead to the lost stage needs a lost_reason_key');
+    throw new LeadRuleError(
+      'invalid',
+      'lost_reason_required',
+      'Moving a lead to the lost stage needs a lost_reason_key',
+    );
   }
 
   const at = c.now.toISOString();
@@ -217,7 +221,8 @@ export function decideUpdate(c: UpdateCommand): NewEvent[] {
 
 /** lead.converted: the lead locked in the reserved converted stage, with the application it became. */
 export function decideConversion(lead: Lead, application: { id: string; case_ref: string }, now: Date): NewEvent[] {
-  if (lead.converted) throw new LeadRuleError(409, 'lead_locked', 'This lead was already converted to an application');
+  if (lead.converted)
+    throw new LeadRuleError('conflict', 'lead_locked', 'This lead was already converted to an application');
   const at = now.toISOString();
   const payload: Lead = {
     ...lead,
