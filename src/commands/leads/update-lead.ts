@@ -40,8 +40,8 @@ export async function updateLead(
         author: ctx.metadata.actor,
         now,
       });
-      const stored = await tx.append(stream, row.revision, events);
-      return stored.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
+      await tx.append(stream, row.revision, events);
+      return events.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
     },
     { opening: intent.registration },
   );

@@ -8,7 +8,7 @@ import {
   decideSendTest,
   EndpointNotFoundError,
   endpointStream,
-  fold,
+  foldStream,
   type EndpointState,
 } from '../../domain/webhooks/endpoint.js';
 import type { StoreTransaction } from '../../events/event-store.js';
@@ -97,7 +97,7 @@ async function load(
 ): Promise<{ row: EndpointRow; state: EndpointState | null }> {
   const row = await findEndpoint(tx.sql, context.tenantId, id, context.sandbox);
   if (!row) throw notFound();
-  return { row, state: fold(await tx.readStream(endpointStream(id))) };
+  return { row, state: foldStream(await tx.readStream(endpointStream(id))) };
 }
 
 function domainErrors<T>(work: () => Promise<T>): Promise<T> {
@@ -211,7 +211,10 @@ export async function pauseEndpoint(
   };
   const reason = `${consecutiveFailures} deliveries failed in a row`;
   return runCommand(services.store, context, [endpointStream(endpointId)], async (tx) => {
-    const events = decidePause(fold(await tx.readStream(endpointStream(endpointId))), { reason, consecutiveFailures });
+    const events = decidePause(foldStream(await tx.readStream(endpointStream(endpointId))), {
+      reason,
+      consecutiveFailures,
+    });
     if (events.length === 0) return false;
     await tx.append(endpointStream(endpointId), 'any', events);
     const workspace = await services.workspaces.get(endpoint.tenant_id, -1);
