@@ -21,9 +21,24 @@ export interface ClaimedDelivery {
   previous_secret_valid_until: Date | null;
 }
 
+/** Deliveries in flight at once to one endpoint, across all workers: a hanging or slow endpoint holds no more slots. */
+export const DEFAULT_PER_ENDPOINT_IN_FLIGHT = 16;
+
+export interface ClaimLimits {
+  /** Free slots of the claiming worker. */
+  limit: number;
+  /** In-flight leases allowed per endpoint, counting those of every worker. */
+  perEndpoint: number;
+}
+
 /**
- * Leases up to `limit` due deliveries to `owner` until `leaseUntil`. SKIP LOCKED keeps two workers off the same rows
- * while they claim, and the lease keeps them off afterwards while one sends; a lease left by a crashed worker ends and
+ * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, fairly:
+ * - each endpoint gets at most `perEndpoint` leases in flight (every worker's live leases count), so an endpoint that
+ *   hangs or answers slowly holds a bounded number of slots however large its backlog;
+ * - slots go round-robin between tenants (each tenant's n-th delivery before any tenant's n+1-th), and within a
+ *   tenant round-robin between its endpoints, oldest due first, so a tenant's backlog does not delay another tenant.
+ * The endpoint's health row is locked (SKIP LOCKED) for the statement: two workers never claim for the same endpoint at
+ * once, so the cap holds across processes and neither takes the other's rows. A lease left by a crashed worker ends and
  * the delivery is claimed again. Deliveries to paused endpoints wait (webhook.test excepted).
  */
 export async function claimDueDeliveries(
@@ -31,21 +46,45 @@ export async function claimDueDeliveries(
   owner: string,
   now: Date,
   leaseUntil: Date,
-  limit: number,
+  limits: ClaimLimits,
 ): Promise<ClaimedDelivery[]> {
   const result = await sql.query<ClaimedDelivery>(
-    `UPDATE webhook_deliveries d SET lease_owner = $1, lease_until = $2
-       FROM (SELECT d2.id, ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until
-               FROM webhook_deliveries d2 JOIN webhook_endpoints ep ON ep.id = d2.endpoint_id
-              WHERE d2.status = 'pending' AND d2.next_attempt_at <= $3 AND (d2.lease_until IS NULL OR d2.lease_until <= $3)
-                AND (ep.status = 'active' OR d2.event_type = 'webhook.test')
-              ORDER BY d2.next_attempt_at
-              LIMIT $4
-                FOR UPDATE OF d2 SKIP LOCKED) c
-      WHERE d.id = c.id
+    `WITH endpoints AS (
+       SELECT h.endpoint_id, ep.tenant_id
+         FROM webhook_endpoint_health h JOIN webhook_endpoints ep ON ep.id = h.endpoint_id
+        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = h.endpoint_id AND d.status = 'pending'
+                         AND d.next_attempt_at <= $3 AND (d.lease_until IS NULL OR d.lease_until <= $3)
+                         AND (ep.status = 'active' OR d.event_type = 'webhook.test'))
+          FOR UPDATE OF h SKIP LOCKED
+     ), room AS (
+       SELECT e.endpoint_id, e.tenant_id,
+              greatest(0, $5 - (SELECT count(*) FROM webhook_deliveries l
+                                 WHERE l.endpoint_id = e.endpoint_id AND l.status = 'pending' AND l.lease_until > $3))::int AS free
+         FROM endpoints e
+     ), candidates AS (
+       SELECT c.id, r.tenant_id, c.next_attempt_at,
+              row_number() OVER (PARTITION BY r.endpoint_id ORDER BY c.next_attempt_at, c.id) AS endpoint_turn
+         FROM room r JOIN webhook_endpoints ep ON ep.id = r.endpoint_id
+        CROSS JOIN LATERAL (
+              SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+               WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $3
+                 AND (d.lease_until IS NULL OR d.lease_until <= $3)
+                 AND (ep.status = 'active' OR d.event_type = 'webhook.test')
+               ORDER BY d.next_attempt_at, d.id
+               LIMIT r.free) c
+     ), turns AS (
+       SELECT id, next_attempt_at,
+              row_number() OVER (PARTITION BY tenant_id ORDER BY endpoint_turn, next_attempt_at, id) AS tenant_turn
+         FROM candidates
+     ), chosen AS (
+       SELECT id FROM turns ORDER BY tenant_turn, next_attempt_at, id LIMIT $4
+     )
+     UPDATE webhook_deliveries d SET lease_owner = $1, lease_until = $2
+       FROM chosen ch, webhook_endpoints ep
+      WHERE d.id = ch.id AND ep.id = d.endpoint_id AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= $3)
       RETURNING d.id, d.event_id, d.endpoint_id, d.tenant_id, d.sandbox, d.event_type, d.body, d.attempts,
-                c.url, c.endpoint_status, c.sealed_secret, c.previous_sealed_secret, c.previous_secret_valid_until`,
-    [owner, leaseUntil, now, limit],
+                ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until`,
+    [owner, leaseUntil, now, limits.limit, limits.perEndpoint],
   );
   return result.rows;
 }
