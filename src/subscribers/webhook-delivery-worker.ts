@@ -7,6 +7,7 @@ import type { AppServices } from '../http/services.js';
 import {
   DEFAULT_PER_ENDPOINT_IN_FLIGHT,
   claimDueDeliveries,
+  endSupersededDeliveries,
   recordAttempts,
   type AttemptRecord,
   type ClaimedDelivery,
@@ -14,6 +15,12 @@ import {
 import { DELIVERY_TIMEOUT_MS, type DeliveryClient, type DeliveryResult } from '../webhooks/delivery-client.js';
 import { nextAttemptAt } from '../webhooks/retry-schedule.js';
 import { signatureHeader, standardSignatureHeader } from '../webhooks/signing.js';
+
+interface WrittenAttempt {
+  record: AttemptRecord;
+  delivery: ClaimedDelivery;
+  done: () => void;
+}
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
 const WRITE_BATCH = 200;
@@ -75,7 +82,7 @@ export class DeliveryWorker {
   private running = false;
   private timer: NodeJS.Timeout | undefined;
   /** Finished attempts waiting to be written; written in batches, a few statements at a time. */
-  private readonly finished: { record: AttemptRecord; delivery: ClaimedDelivery; done: () => void }[] = [];
+  private readonly finished: WrittenAttempt[] = [];
   private writing = 0;
 
   constructor(
@@ -203,23 +210,8 @@ export class DeliveryWorker {
       batch.map((b) => b.record),
     )
       .then(async (recorded) => {
-        const toPause = new Map<string, number>();
-        for (const { delivery, record } of batch) {
-          if (!recorded.has(delivery.id)) {
-            this.log.warn(
-              { delivery_id: delivery.id },
-              'webhook delivery: the lease ended before the attempt was recorded',
-            );
-            continue;
-          }
-          const failures = recorded.get(delivery.id);
-          if (!record.ok && failures != null && failures >= PAUSE_THRESHOLD && delivery.endpoint_status === 'active')
-            toPause.set(delivery.endpoint_id, failures);
-        }
-        for (const [endpointId, failures] of toPause) {
-          if (await pauseEndpoint(this.services, endpointId, failures))
-            this.log.warn({ endpoint_id: endpointId, consecutive_failures: failures }, 'webhook endpoint paused');
-        }
+        await this.endSupersededRetries(batch, recorded);
+        await this.pauseFailingEndpoints(batch, recorded);
       })
       // Unrecorded attempts keep their lease until it ends; then they are claimed and sent again (at least once).
       .catch((error: unknown) => this.log.error({ err: error }, 'webhook delivery: recording attempts failed'))
@@ -228,6 +220,35 @@ export class DeliveryWorker {
         for (const b of batch) b.done();
         this.write();
       });
+  }
+
+  /** A resend that succeeded ends the retries of the same event to the same endpoint (the log names the resend). */
+  private async endSupersededRetries(batch: readonly WrittenAttempt[], recorded: Map<string, number | null>) {
+    const resends = batch
+      .filter(({ delivery, record }) => record.ok && delivery.resend_of !== null && recorded.has(delivery.id))
+      .map(({ delivery }) => delivery);
+    const ended = await endSupersededDeliveries(this.services.pool, resends, this.services.now());
+    if (ended > 0) this.log.info({ deliveries: ended }, 'webhook delivery: a successful resend ended pending retries');
+  }
+
+  private async pauseFailingEndpoints(batch: readonly WrittenAttempt[], recorded: Map<string, number | null>) {
+    const toPause = new Map<string, number>();
+    for (const { delivery, record } of batch) {
+      if (!recorded.has(delivery.id)) {
+        this.log.warn(
+          { delivery_id: delivery.id },
+          'webhook delivery: the attempt was not recorded (lease ended or delivery ended)',
+        );
+        continue;
+      }
+      const failures = recorded.get(delivery.id);
+      if (!record.ok && failures != null && failures >= PAUSE_THRESHOLD && delivery.endpoint_status === 'active')
+        toPause.set(delivery.endpoint_id, failures);
+    }
+    for (const [endpointId, failures] of toPause) {
+      if (await pauseEndpoint(this.services, endpointId, failures))
+        this.log.warn({ endpoint_id: endpointId, consecutive_failures: failures }, 'webhook endpoint paused');
+    }
   }
 
   /** Stops claiming and waits for the deliveries in flight to be sent and recorded. */
