@@ -44,7 +44,11 @@ t.test(
     const marker = await h.appendEvent('document.uploaded', resourcePayload('Marker'));
 
     await waitFor(
-      () => h.receiver.forEvent(marker.id).length === 1 && h.receiver.forEvent(sandboxEvent.id).length === 1,
+      // Deliveries to one endpoint go out concurrently, so the marker may arrive before the event: wait for both.
+      () =>
+        h.receiver.forEvent(marker.id).length === 1 &&
+        h.receiver.forEvent(event.id).length === 1 &&
+        h.receiver.forEvent(sandboxEvent.id).length === 1,
       'deliveries arrive',
     );
     const [request] = h.receiver.forEvent(event.id);
