@@ -13,6 +13,7 @@ import type { RateLimitStore } from '../ratelimit/token-bucket.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { WorkspaceCache } from '../workspaces/repository.js';
 import type { KeyLookupCache } from '../keys/key-cache.js';
+import type { Metrics } from '../observability/metrics.js';
 
 /** What routes and commands are given: the edges where I/O happens. */
 export interface AppServices {
@@ -24,6 +25,8 @@ export interface AppServices {
   keys: KeyLookupCache;
   rateLimits: RateLimitStore;
   secretBox: SecretBox;
+  /** Prometheus metrics of this process (GET /metrics). */
+  metrics: Metrics;
   /** The clock; tests move it. */
   now: () => Date;
 }
