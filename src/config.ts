@@ -39,7 +39,7 @@ export interface Config {
   poolAcquireTimeoutMs: number;
   /** Requests waiting for a database connection past which new ones answer 503 at once. */
   maxPoolWaiting: number;
-  /** Event-loop delay (ms) past which new requests answer 503. */
+  /** Mean event-loop delay (ms, over a second) past which new requests answer 503; 0 (the default) checks none. */
   maxEventLoopDelayMs: number;
 }
 
@@ -118,6 +118,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fanOutLagWarnSeconds: int('FANOUT_LAG_WARN_SECONDS', env.FANOUT_LAG_WARN_SECONDS, 30),
     poolAcquireTimeoutMs: Math.max(1, int('DB_POOL_ACQUIRE_TIMEOUT_MS', env.DB_POOL_ACQUIRE_TIMEOUT_MS, 5000)),
     maxPoolWaiting: Math.max(1, int('MAX_POOL_WAITING', env.MAX_POOL_WAITING, 200)),
-    maxEventLoopDelayMs: int('MAX_EVENT_LOOP_DELAY_MS', env.MAX_EVENT_LOOP_DELAY_MS, 1000),
+    maxEventLoopDelayMs: int('MAX_EVENT_LOOP_DELAY_MS', env.MAX_EVENT_LOOP_DELAY_MS, 0),
   };
 }
