@@ -74,7 +74,15 @@ export class Metrics {
         registers: [this.registry],
         // prom-client calls collect bound to the gauge.
         async collect(this: Gauge) {
-          if (sources()) this.set(await read(sources()!));
+          const from = sources();
+          if (!from) return;
+          // A gauge that cannot be read (the database is saturated or gone) keeps its last value: the scrape still
+          // answers, with the counters an operator needs most at that moment.
+          try {
+            this.set(await read(from));
+          } catch {
+            return;
+          }
         },
       });
     const sources = () => this.sources;
