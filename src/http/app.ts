@@ -9,7 +9,8 @@ import { loggerOptions } from './logging.js';
 import { registerLoadShedding, registerMetrics } from './observability.js';
 import { registerPublicDocument } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
-import type { AppServices, TypedApp } from './services.js';
+import type { AppServices } from '../bootstrap.js';
+import type { TypedApp } from './typed-app.js';
 import { answerClientError, answerExpectation, jsonBodyParser } from './wire.js';
 
 export { loggerOptions } from './logging.js';

@@ -3,7 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { poolTimedOut } from '../storage/postgres.js';
 import { secretsEqual } from './admin-auth.js';
 import { ApiError, overloaded } from './errors.js';
-import type { AppServices, TypedApp } from './services.js';
+import type { AppServices } from '../bootstrap.js';
+import type { TypedApp } from './typed-app.js';
 
 const BEARER = /^Bearer (\S+)$/i;
 
