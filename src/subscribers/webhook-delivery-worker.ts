@@ -179,6 +179,7 @@ export class DeliveryWorker {
       };
     }
     const finishedAt = this.services.now();
+    this.services.metrics.recordDelivery(result.ok, result.durationMs);
     const attempt = delivery.attempts + 1;
     const record: AttemptRecord = {
       deliveryId: delivery.id,

@@ -339,3 +339,15 @@ export async function purgeDeliveries(sql: Queryable, now: Date): Promise<{ purg
   );
   return { purged: purged.rowCount ?? 0, cancelled: cancelled.rowCount ?? 0 };
 }
+
+/** Deliveries due and not leased, and deliveries leased (being sent), for metrics. */
+export async function deliveryBacklog(sql: Queryable, now: Date): Promise<{ due: number; inFlight: number }> {
+  const result = await sql.query<{ due: number; in_flight: number }>(
+    `SELECT count(*) FILTER (WHERE next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1))::bigint AS due,
+            count(*) FILTER (WHERE lease_until > $1)::bigint AS in_flight
+       FROM webhook_deliveries
+      WHERE status = 'pending'`,
+    [now],
+  );
+  return { due: result.rows[0]?.due ?? 0, inFlight: result.rows[0]?.in_flight ?? 0 };
+}

@@ -8,6 +8,7 @@ import { decodeCursor, encodeCursor } from '../../leads/cursor.js';
 import { requestHash } from '../../leads/idempotency.js';
 import { spamReason } from '../../leads/spam.js';
 import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from '../../leads/submission.js';
+import { leadOutcome, type Metrics } from '../../observability/metrics.js';
 import { findLead, listLeads } from '../../projections/leads-queries.js';
 import { ApiError, fieldsFromValidation, notFound, validationFailed } from '../errors.js';
 import type { AuthContext } from '../auth.js';
@@ -114,7 +115,8 @@ async function captchaVerdict(
   }
 }
 
-function send(reply: FastifyReply, answer: CaptureAnswer) {
+function send(reply: FastifyReply, answer: CaptureAnswer, metrics: Metrics) {
+  metrics.leads.inc({ outcome: leadOutcome(answer) });
   if (answer.replayed) reply.header('idempotent-replayed', 'true');
   return reply.status(answer.status).send(answer.body);
 }
@@ -173,7 +175,7 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
           idempotency.requestHash,
           now,
         );
-        if (earlier) return send(reply, earlier);
+        if (earlier) return send(reply, earlier, services.metrics);
       }
       const captcha = await captchaVerdict(services, request, auth, body.captcha_token ?? '');
       const answer = await captureLead(services, {
@@ -185,7 +187,7 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
         context: (at) => contextFromRequest(request, at),
         now: services.now,
       });
-      return send(reply, answer);
+      return send(reply, answer, services.metrics);
     },
   );
 
