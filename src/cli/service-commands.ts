@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
 import { createKey } from '../keys/repository.js';
 import { startService } from '../main.js';
 import { projections } from '../projections/index.js';
@@ -8,7 +7,7 @@ import { rebuildReadModels } from '../projections/rebuild.js';
 import { SCOPES } from '../shared/enums.js';
 import { projectRoot } from '../shared/paths.js';
 import { applyDefinition } from '../workspaces/repository.js';
-import { withServices } from './context.js';
+import { cliConfig, withServices } from './context.js';
 import { output } from './output.js';
 import { readDefinitionFile } from './workspace-commands.js';
 
@@ -17,14 +16,14 @@ export function registerServiceCommands(program: Command, json: () => boolean): 
     .command('serve')
     .description('start the API (and the webhook workers unless RUN_WORKERS=false)')
     .action(async () => {
-      await startService(loadConfig());
+      await startService(cliConfig());
     });
 
   program
     .command('demo')
     .description('start the service with the demo workspace and print fresh demo keys')
     .action(async () => {
-      const config = loadConfig();
+      const config = cliConfig();
       const def = await readDefinitionFile(path.join(projectRoot(), 'definitions', 'demo-workspace.json'));
       const origin = `http://localhost:${config.port}`;
       const keys: Record<string, string> = {};
