@@ -1,4 +1,4 @@
-import { DataFolderInUseError } from '../storage/embedded-postgres.js';
+import { DataFolderInUseError, EmbeddedPostgresSetupError } from '../storage/embedded-postgres.js';
 import { CliError } from './output.js';
 
 /** What the CLI prints for a failure, and its exit code: 2 for a refusal the user can correct, 1 for anything else. */
@@ -37,7 +37,8 @@ function codeOf(error: unknown): string | undefined {
  */
 export function describeFailure(error: unknown): Failure {
   if (error instanceof CliError) return { message: error.message, exitCode: 2 };
-  if (error instanceof DataFolderInUseError) return { message: error.message, exitCode: 1 };
+  if (error instanceof DataFolderInUseError || error instanceof EmbeddedPostgresSetupError)
+    return { message: error.message, exitCode: 1 };
   const code = codeOf(error);
   if (code && DATABASE_SENTENCES[code]) return { message: DATABASE_SENTENCES[code], exitCode: 1 };
   if (code && NETWORK_SENTENCES[code]) return { message: NETWORK_SENTENCES[code], exitCode: 1 };
