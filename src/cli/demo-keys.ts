@@ -1,4 +1,4 @@
-import type { AppServices } from '../http/services.js';
+import type { AppServices } from '../bootstrap.js';
 import { createKey, listKeys, revokeKey, type ApiKeyRecord } from '../keys/repository.js';
 import { SCOPES } from '../shared/enums.js';
 
