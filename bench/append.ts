@@ -65,10 +65,10 @@ const READ_BATCH = 500;
 await db.pool.query('TRUNCATE events');
 // Lead-sized events, three to a transaction id, positions falling against transaction ids as concurrent commits give.
 await db.pool.query(
-  `INSERT INTO events (position, tx_id, id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at)
+  `INSERT INTO events (position, tx_id, id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
    OVERRIDING SYSTEM VALUE
    SELECT $1::bigint - g, (g / 3 + 1)::text::xid8, gen_random_uuid(), 'lead-' || g, 0, 'lead.created', $2, false,
-          $3::jsonb, $4::jsonb, now()
+          $3::jsonb, $4::jsonb, now(), sha256(int8send(g))
      FROM generate_series(1, $1::bigint) AS g`,
   [
     READ_EVENTS,

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { CliError } from './output.js';
 import { registerApplicationCommands } from './application-commands.js';
+import { registerAuditCommands } from './audit-commands.js';
 import { registerHistoryCommands } from './history-commands.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerLeadCommands } from './lead-commands.js';
@@ -21,6 +22,7 @@ registerLeadCommands(program, json);
 registerApplicationCommands(program, json);
 registerHistoryCommands(program, json);
 registerWebhookCommands(program, json);
+registerAuditCommands(program, json);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof CliError) {
