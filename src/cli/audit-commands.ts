@@ -35,6 +35,8 @@ export function registerAuditCommands(program: Command, json: () => boolean): vo
         results.map(({ slug, result }) => ({ workspace: slug, ...result, anchor: anchorText(result.head, result.at) })),
         () => results.map(({ slug, result }) => resultText(slug, result)).join('\n'),
       );
-      if (results.some(({ result }) => result.broken)) process.exitCode = 3;
+      // Exit 3 once the report is out (an exit hook of the embedded server would reset process.exitCode).
+      const broken = results.filter(({ result }) => result.broken).map(({ slug }) => slug);
+      if (broken.length > 0) throw new CliError(`A chain is broken in ${broken.join(', ')}`, 3);
     });
 }

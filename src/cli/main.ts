@@ -26,8 +26,8 @@ registerAuditCommands(program, json);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof CliError) {
-    process.stderr.write(`${error.message}\n`);
-    process.exit(2);
+    if (error.message) process.stderr.write(`${error.message}\n`);
+    process.exit(error.exitCode);
   }
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
