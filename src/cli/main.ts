@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { isCommandError } from '../commands/errors.js';
+import { commandErrorSentence } from './errors.js';
 import { CliError } from './output.js';
 import { registerApplicationCommands } from './application-commands.js';
 import { registerAuditCommands } from './audit-commands.js';
@@ -25,9 +27,10 @@ registerWebhookCommands(program, json);
 registerAuditCommands(program, json);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof CliError) {
-    if (error.message) process.stderr.write(`${error.message}\n`);
-    process.exit(error.exitCode);
+  if (error instanceof CliError || isCommandError(error)) {
+    const message = error instanceof CliError ? error.message : commandErrorSentence(error);
+    if (message) process.stderr.write(`${message}\n`);
+    process.exit(error instanceof CliError ? error.exitCode : 2);
   }
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
