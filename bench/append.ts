@@ -9,6 +9,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 // Two pools of 45 (the store's and the raw baseline's) stay within PostgreSQL's default of 100 connections.
 const db = await benchDatabase(45);
 const store = new PostgresEventStore(db.pool, []);
+// The same store without the hash chain (32 zero bytes per event): what the chain costs, measured in this run.
+const unchainedStore = new PostgresEventStore(db.pool, [], { chained: false });
 const tenantId = randomUUID();
 const context = () => ({
   tenantId,
@@ -42,22 +44,28 @@ const rawInsert = async () => {
     client.release();
   }
 };
-const append = () =>
-  store.transact(context(), [], (tx) =>
-    tx.append(`lead-${randomUUID()}`, 'no_stream', [{ type: 'lead.created', data }]),
-  );
-const appendToHotStream = (stream: string) => () =>
-  store.transact(context(), [stream], (tx) => tx.append(stream, 'any', [{ type: 'lead.updated', data }]));
+const append = (to: PostgresEventStore) => () =>
+  to.transact(context(), [], (tx) => tx.append(`lead-${randomUUID()}`, 'no_stream', [{ type: 'lead.created', data }]));
+const appendToHotStream = (to: PostgresEventStore, stream: string) => () =>
+  to.transact(context(), [stream], (tx) => tx.append(stream, 'any', [{ type: 'lead.updated', data }]));
 
 console.log(`Append benchmark on ${db.where}, up to ${SECONDS} s per row\n`);
 for (const concurrency of [1, 16, 64]) {
   const raw = await measure(1_000_000, concurrency, SECONDS, rawInsert);
-  const events = await measure(1_000_000, concurrency, SECONDS, append);
+  const unchained = await measure(1_000_000, concurrency, SECONDS, append(unchainedStore));
+  const events = await measure(1_000_000, concurrency, SECONDS, append(store));
   console.log(row(`raw single-row insert transactions, ${concurrency} client(s)`, raw));
-  console.log(row(`event-store appends (new stream each), ${concurrency} client(s)`, events, raw.perSecond));
+  console.log(row(`  appends without the hash chain (new stream each)`, unchained, raw.perSecond));
+  console.log(row(`  event-store appends (new stream each), ${concurrency} client(s)`, events, raw.perSecond));
+  console.log(`  the chain's cost: ${(100 * (1 - events.perSecond / unchained.perSecond)).toFixed(1)}% of throughput`);
 }
-const hot = await measure(1_000_000, 16, SECONDS, appendToHotStream(`lead-${randomUUID()}`));
-console.log(row('event-store appends to one stream, 16 clients', hot));
+for (const [name, to] of [
+  ['without the hash chain', unchainedStore],
+  ['with the hash chain', store],
+] as const) {
+  const hot = await measure(1_000_000, 16, SECONDS, appendToHotStream(to, `lead-${randomUUID()}`));
+  console.log(row(`event-store appends to one existing stream, 16 clients, ${name}`, hot));
+}
 
 // Catch-up reading: a subscriber far behind reads the whole log in batches, in global order.
 const READ_EVENTS = Number(process.env.BENCH_READ_EVENTS ?? 100_000);
@@ -65,10 +73,10 @@ const READ_BATCH = 500;
 await db.pool.query('TRUNCATE events');
 // Lead-sized events, three to a transaction id, positions falling against transaction ids as concurrent commits give.
 await db.pool.query(
-  `INSERT INTO events (position, tx_id, id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at)
+  `INSERT INTO events (position, tx_id, id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
    OVERRIDING SYSTEM VALUE
    SELECT $1::bigint - g, (g / 3 + 1)::text::xid8, gen_random_uuid(), 'lead-' || g, 0, 'lead.created', $2, false,
-          $3::jsonb, $4::jsonb, now()
+          $3::jsonb, $4::jsonb, now(), sha256(int8send(g))
      FROM generate_series(1, $1::bigint) AS g`,
   [
     READ_EVENTS,

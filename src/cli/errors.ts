@@ -2,10 +2,10 @@ import { isCommandError, type CommandError } from '../commands/errors.js';
 import { DataFolderInUseError, EmbeddedPostgresSetupError } from '../storage/embedded-postgres.js';
 import { CliError } from './output.js';
 
-/** What the CLI prints for a failure, and its exit code: 2 for a refusal the user can correct, 1 for anything else. */
+/** What the CLI prints for a failure, and its exit code: 2 for a refusal the user can correct, 1 for anything else (a command may name its own, as audit verify does with 3 for a broken chain). */
 export interface Failure {
   message: string;
-  exitCode: 1 | 2;
+  exitCode: number;
 }
 
 /** SQLSTATE codes a command can meet from input that slipped past its own checks, and what they mean to the user. */
@@ -37,7 +37,7 @@ function codeOf(error: unknown): string | undefined {
  * network failure as a sentence, and anything else as a generic sentence; never a driver's raw message.
  */
 export function describeFailure(error: unknown): Failure {
-  if (error instanceof CliError) return { message: error.message, exitCode: 2 };
+  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
   if (isCommandError(error)) return { message: commandErrorSentence(error), exitCode: 2 };
   if (error instanceof DataFolderInUseError || error instanceof EmbeddedPostgresSetupError)
     return { message: error.message, exitCode: 1 };

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerApplicationCommands } from './application-commands.js';
+import { registerAuditCommands } from './audit-commands.js';
 import { markRequiredOptions } from './help.js';
 import { registerHistoryCommands } from './history-commands.js';
 import { registerKeyCommands } from './key-commands.js';
@@ -25,5 +26,6 @@ export function buildProgram(): Command {
   registerApplicationCommands(program, json);
   registerHistoryCommands(program, json);
   registerWebhookCommands(program, json);
+  registerAuditCommands(program, json);
   return program;
 }

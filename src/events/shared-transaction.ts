@@ -79,6 +79,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 export interface SharedRunDeps {
   pool: pg.Pool;
   projections: readonly Projection[];
+  /** Whether events carry their chained hash (see PostgresEventStoreOptions.chained). */
+  chained: boolean;
   /** Runs one command in a transaction of its own. */
   alone(item: Waiting): Promise<unknown>;
   /** Tells the subscribers in this process that events were committed. */
@@ -127,7 +129,7 @@ async function tryShared(items: Waiting[], deps: SharedRunDeps): Promise<Outcome
   try {
     const members = items.map((item) => {
       const channel = new MemberChannel(shared);
-      return { channel, tx: new PostgresStoreTransaction(channel, item.context, item.streams, true) };
+      return { channel, tx: new PostgresStoreTransaction(channel, item.context, item.streams, true, deps.chained) };
     });
     const outcomes = await Promise.all(
       items.map(async (item, i): Promise<Outcome> => {

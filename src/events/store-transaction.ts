@@ -2,6 +2,7 @@ import { UnreadWrites, type TransactionChannel } from '../storage/pipeline.js';
 import { PgCode, pgConstraint, pgErrorCode, type Statement } from '../storage/postgres.js';
 import { newId } from '../shared/ids.js';
 import type { StoreTransaction } from './event-store.js';
+import { chainFrom, contentDigest, GENESIS, type ChainedContent } from './chain.js';
 import { COLUMNS, readStreamWith, toStoredEvent, type EventRow } from './event-rows.js';
 import { SharedTransactionAbandoned } from './shared-transaction.js';
 import {
@@ -23,6 +24,41 @@ export function lockStatement(streams: string[]): Statement | null {
   };
 }
 
+// An append to an existing stream: $1 ids, $2 stream, $3 tenant, $4 sandbox, $5 metadata, $6 time, $7 types,
+// $8 data, $9 the expected current revision (NULL: any), $10 the events' content digests (hex). The stream's head
+// is read under the stream lock, so no other writer can move it before this INSERT; the chain is then extended in
+// SQL with the formula of chain.ts (link): sha256(previous || int4send(revision) || digest).
+const APPEND_CHAINED = `
+  WITH RECURSIVE head AS (
+    SELECT revision, hash FROM events WHERE stream_id = $2 ORDER BY revision DESC LIMIT 1
+  ), current AS (
+    SELECT coalesce((SELECT revision FROM head), -1) AS revision,
+           coalesce((SELECT hash FROM head), decode(repeat('00', 32), 'hex')) AS hash
+  ), input AS (
+    SELECT * FROM unnest($1::uuid[], $7::text[], $8::jsonb[], $10::text[]) WITH ORDINALITY AS e(id, type, data, digest, ord)
+  ), chain AS (
+    SELECT 0::bigint AS ord, revision, hash FROM current
+    UNION ALL
+    SELECT input.ord, chain.revision + 1, sha256(chain.hash || int4send(chain.revision + 1) || decode(input.digest, 'hex'))
+      FROM chain JOIN input ON input.ord = chain.ord + 1
+  )
+  INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
+  -- In revision order, so that the positions the rows get keep each stream's revisions in global order.
+  SELECT input.id, $2, chain.revision, input.type, $3, $4, input.data, $5, $6, chain.hash
+    FROM input JOIN chain USING (ord), current
+   WHERE $9::integer IS NULL OR current.revision = $9::integer
+   ORDER BY input.ord
+  RETURNING ${COLUMNS}`;
+
+// The benchmark's baseline without the chain: the previous statement's shape, every hash 32 zero bytes.
+const APPEND_UNCHAINED = `
+  WITH current AS (SELECT coalesce(max(revision), -1) AS revision FROM events WHERE stream_id = $2)
+  INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
+  SELECT e.id, $2, current.revision + e.ord, e.type, $3, $4, e.data, $5, $6, decode(repeat('00', 32), 'hex')
+    FROM current, unnest($1::uuid[], $7::text[], $8::jsonb[], $10::text[]) WITH ORDINALITY AS e(id, type, data, digest, ord)
+   WHERE $9::integer IS NULL OR current.revision = $9::integer
+  RETURNING ${COLUMNS}`;
+
 const NEW_STREAM_CONFLICT = /^Key \(stream_id, revision\)=\((.*), \d+\) already exists/;
 
 /** The opening statement and the stream locks: what a transaction sends right after BEGIN. */
@@ -43,6 +79,8 @@ export class PostgresStoreTransaction implements StoreTransaction {
     private readonly baseContext: CommandContext,
     streams: string[],
     private readonly shared = false,
+    /** False only for the benchmark's baseline: every hash is then 32 zero bytes, which `audit verify` reports. */
+    private readonly chained = true,
   ) {
     this.writes = new UnreadWrites(this.sql, shared);
     for (const stream of streams) this.locked.add(stream);
@@ -88,28 +126,24 @@ export class PostgresStoreTransaction implements StoreTransaction {
     const { tenantId, sandbox, metadata } = this.baseContext;
     const expectedCurrent = expected === 'any' ? null : expected;
     const ids = events.map((event) => event.id ?? newId());
+    const digests = this.chained
+      ? events.map((e, i) => contentDigest({ ...this.content(streamId, e), id: ids[i]! }).toString('hex'))
+      : null;
     let rows: EventRow[];
     try {
-      // One round trip: the current revision, the expectation check and the insert.
-      const result = await this.writes.query<EventRow>(
-        `WITH current AS (SELECT coalesce(max(revision), -1) AS revision FROM events WHERE stream_id = $2)
-         INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at)
-         SELECT e.id, $2, current.revision + e.ord, e.type, $3, $4, e.data, $5, $6
-           FROM current, unnest($1::uuid[], $7::text[], $8::jsonb[]) WITH ORDINALITY AS e(id, type, data, ord)
-          WHERE $9::integer IS NULL OR current.revision = $9::integer
-         RETURNING ${COLUMNS}`,
-        [
-          ids,
-          streamId,
-          tenantId,
-          sandbox,
-          JSON.stringify(metadata),
-          this.now,
-          events.map((e) => e.type),
-          events.map((e) => JSON.stringify(e.data)),
-          expectedCurrent,
-        ],
-      );
+      // One round trip: the stream's head (revision and hash), the expectation check, the chain and the insert.
+      const result = await this.writes.query<EventRow>(digests ? APPEND_CHAINED : APPEND_UNCHAINED, [
+        ids,
+        streamId,
+        tenantId,
+        sandbox,
+        JSON.stringify(metadata),
+        this.now,
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e.data)),
+        expectedCurrent,
+        digests ?? events.map(() => ''),
+      ]);
       rows = result.rows;
     } catch (error) {
       // Another writer's event took the revision (the aborted transaction can no longer read which one is current).
@@ -141,10 +175,11 @@ export class PostgresStoreTransaction implements StoreTransaction {
       metadata,
       createdAt: this.now,
     }));
+    const hashes = this.chained ? chainFrom(GENESIS, 0, recorded.map(contentDigest)) : recorded.map(() => GENESIS);
     await this.writes.query(
-      `INSERT INTO events (id, stream_id, revision, type, data, tenant_id, sandbox, metadata, created_at)
-       SELECT e.id, $1, e.revision, e.type, e.data, $5, $6, $7, $8
-         FROM unnest($2::uuid[], $3::integer[], $4::text[], $9::jsonb[]) AS e(id, revision, type, data)`,
+      `INSERT INTO events (id, stream_id, revision, type, data, tenant_id, sandbox, metadata, created_at, hash)
+       SELECT e.id, $1, e.revision, e.type, e.data, $5, $6, $7, $8, decode(e.hash, 'hex')
+         FROM unnest($2::uuid[], $3::integer[], $4::text[], $9::jsonb[], $10::text[]) AS e(id, revision, type, data, hash)`,
       [
         streamId,
         recorded.map((e) => e.id),
@@ -155,10 +190,16 @@ export class PostgresStoreTransaction implements StoreTransaction {
         JSON.stringify(metadata),
         this.now,
         recorded.map((e) => JSON.stringify(e.data)),
+        hashes.map((h) => h.toString('hex')),
       ],
     );
     this.appended.push(...recorded);
     return recorded;
+  }
+
+  private content(streamId: string, event: NewEvent): Omit<ChainedContent, 'id'> {
+    const { tenantId, sandbox, metadata } = this.baseContext;
+    return { streamId, type: event.type, tenantId, sandbox, data: event.data, metadata, createdAt: this.now };
   }
 
   private async currentRevision(streamId: string): Promise<number | 'no_stream'> {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { decideCapture } from '../domain/leads/decide.js';
 import { leadStream, type Lead, type Named } from '../domain/leads/lead.js';
+import { contentDigest, GENESIS, link } from '../events/chain.js';
 import type { Actor } from '../events/types.js';
 import { withTransaction } from '../storage/postgres.js';
 import type { Workspace } from '../workspaces/workspace.js';
@@ -14,6 +15,9 @@ import { newId } from '../shared/ids.js';
  * is a new stream, so no stream lock is needed. It skips duplicate detection, idempotency and the quota; the
  * unique phone and email indexes still refuse a person who already has a lead.
  */
+// Every event of the bulk path is a lead's first: the capture decision's one event for a new lead.
+const CREATED = 'lead.created';
+
 export async function bulkImportLeads(
   pool: pg.Pool,
   workspace: Workspace,
@@ -23,7 +27,8 @@ export async function bulkImportLeads(
   items: { submission: LeadSubmission; at: Date }[],
 ): Promise<Lead[]> {
   const leads: Lead[] = [];
-  const events: { id: string; stream: string; data: string; at: Date }[] = [];
+  const events: { id: string; stream: string; data: string; at: Date; hash: string }[] = [];
+  const metadata = { actor, correlation_id: randomUUID(), bulk_import: true };
   for (const item of items) {
     const decision = decideCapture({
       leadId: newId(),
@@ -35,27 +40,39 @@ export async function bulkImportLeads(
       now: item.at,
     });
     leads.push(decision.lead);
-    events.push({
-      id: newId(),
-      stream: leadStream(decision.lead.id),
-      data: JSON.stringify(decision.events[0]!.data),
-      at: item.at,
+    const event = decision.events[0]!;
+    if (event.type !== CREATED) throw new Error(`A new lead's decision gave ${event.type}`);
+    const id = newId();
+    const stream = leadStream(decision.lead.id);
+    const digest = contentDigest({
+      id,
+      streamId: stream,
+      type: CREATED,
+      tenantId: workspace.id,
+      sandbox,
+      data: event.data,
+      metadata,
+      createdAt: item.at,
     });
+    const hash = link(GENESIS, 0, digest).toString('hex');
+    events.push({ id, stream, data: JSON.stringify(event.data), at: item.at, hash });
   }
-  const metadata = JSON.stringify({ actor, correlation_id: randomUUID(), bulk_import: true });
   await withTransaction(pool, async (sql) => {
     await sql.query(
-      `INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at)
-       SELECT id, stream_id, 0, 'lead.created', $4, $5, data, $6, created_at
-         FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $7::timestamptz[]) AS e(id, stream_id, data, created_at)`,
+      `INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
+       SELECT id, stream_id, 0, $8, $4, $5, data, $6, created_at, decode(hash, 'hex')
+         FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $7::timestamptz[], $9::text[])
+              AS e(id, stream_id, data, created_at, hash)`,
       [
         events.map((e) => e.id),
         events.map((e) => e.stream),
         events.map((e) => e.data),
         workspace.id,
         sandbox,
-        metadata,
+        JSON.stringify(metadata),
         events.map((e) => e.at),
+        CREATED,
+        events.map((e) => e.hash),
       ],
     );
     await sql.query(

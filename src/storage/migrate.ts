@@ -22,6 +22,7 @@ export async function migrate(pool: pg.Pool, migrations: Migration[] = allMigrat
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
+        if (migration.run) await migration.run(client);
         await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
           migration.version,
           migration.name,

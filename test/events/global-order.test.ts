@@ -41,10 +41,10 @@ async function writeEvents(
 ): Promise<string[]> {
   const ids = placed.map(() => randomUUID());
   await pool.query(
-    `INSERT INTO events (position, tx_id, id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at)
+    `INSERT INTO events (position, tx_id, id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
      OVERRIDING SYSTEM VALUE
      SELECT p.position, p.tx::xid8, p.id, 'test-' || p.id, 0, $4, $5, false,
-            jsonb_build_object('payload', jsonb_build_object('n', p.n)), '{}', now()
+            jsonb_build_object('payload', jsonb_build_object('n', p.n)), '{}', now(), decode(repeat('00', 32), 'hex')
        FROM unnest($1::bigint[], $2::text[], $3::uuid[]) WITH ORDINALITY AS p(position, tx, id, n)`,
     [placed.map((p) => p.position), placed.map((p) => p.txId.toString()), ids, type, tenantId],
   );
@@ -105,8 +105,9 @@ t.test(
 t.test('the reader uses the (tx_id, position) index rather than sorting the table', async (t) => {
   const { pool } = await freshDatabase(t);
   await pool.query(
-    `INSERT INTO events (tx_id, id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at)
-     SELECT (g / 3 + 1)::text::xid8, gen_random_uuid(), 'test-' || g, 0, 'test.happened', gen_random_uuid(), false, '{}', '{}', now()
+    `INSERT INTO events (tx_id, id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
+     SELECT (g / 3 + 1)::text::xid8, gen_random_uuid(), 'test-' || g, 0, 'test.happened', gen_random_uuid(), false, '{}', '{}', now(),
+            decode(repeat('00', 32), 'hex')
        FROM generate_series(1, 20000) AS g`,
   );
   await pool.query('ANALYZE events');

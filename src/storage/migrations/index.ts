@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import * as eventStore from './0001-event-store.js';
 import * as workspacesAndKeys from './0002-workspaces-and-keys.js';
 import * as leads from './0003-leads.js';
@@ -8,11 +9,14 @@ import * as expectationChecks from './0007-expectation-checks.js';
 import * as leadBodiesAsJsonText from './0008-lead-bodies-as-json-text.js';
 import * as noExpectationChecks from './0009-no-expectation-checks.js';
 import * as fairWebhookClaims from './0020-fair-webhook-claims.js';
+import * as eventHashChain from './0040-event-hash-chain.js';
 
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Work SQL alone cannot do (a backfill computed in code), run after `sql` in the same transaction. */
+  run?: (client: pg.ClientBase) => Promise<void>;
 }
 
 /** Every schema change, in order. Append only: a released migration is never edited. */
@@ -27,4 +31,5 @@ export const migrations: Migration[] = [
   { version: 8, ...leadBodiesAsJsonText },
   { version: 9, ...noExpectationChecks },
   { version: 20, ...fairWebhookClaims },
+  { version: 40, ...eventHashChain },
 ];
