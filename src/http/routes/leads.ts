@@ -40,6 +40,14 @@ function send(reply: FastifyReply, answer: CaptureAnswer) {
 }
 
 export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
+  registerCreateLead(app, services);
+  registerListLeads(app, services);
+  registerGetLead(app, services);
+  registerUpdateLead(app, services);
+}
+
+/** POST /v1/leads: parses, calls submitLead, answers 201 (new lead) or 200 (duplicate), replays marked. */
+function registerCreateLead(app: TypedApp, services: AppServices): void {
   app.post(
     '/v1/leads',
     {
@@ -78,7 +86,10 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
       return send(reply, answer);
     },
   );
+}
 
+/** GET /v1/leads: a page of leads for sync, behind a sealed cursor. */
+function registerListLeads(app: TypedApp, services: AppServices): void {
   app.get(
     '/v1/leads',
     {
@@ -117,7 +128,10 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
       return reply.type('application/json; charset=utf-8').send(json as never);
     },
   );
+}
 
+/** GET /v1/leads/{id} */
+function registerGetLead(app: TypedApp, services: AppServices): void {
   app.get(
     '/v1/leads/:id',
     {
@@ -137,7 +151,10 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
       return lead;
     },
   );
+}
 
+/** PATCH /v1/leads/{id}: calls updateLead and answers the lead as it is after. */
+function registerUpdateLead(app: TypedApp, services: AppServices): void {
   app.patch(
     '/v1/leads/:id',
     {
