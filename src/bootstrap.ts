@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Config } from './config.js';
 import type { EventStore } from './events/event-store.js';
 import { PostgresEventStore } from './events/postgres-event-store.js';
+import { Metrics } from './observability/metrics.js';
 import { KeyLookupCache } from './keys/key-cache.js';
 import { projections } from './projections/index.js';
 import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
@@ -9,6 +10,8 @@ import { RedisRateLimitStore } from './ratelimit/redis-store.js';
 import type { RateLimitStore } from './ratelimit/token-bucket.js';
 import { loadSecretBox, type SecretBox } from './shared/secret-box.js';
 import type { Database } from './storage/database.js';
+import { measureFanOutLag } from './subscribers/fanout-lag.js';
+import { deliveryBacklog } from './webhooks/deliveries.js';
 import { systemWebhookRuntime, type WebhookRuntime } from './webhooks/runtime.js';
 import { WorkspaceCache } from './workspaces/repository.js';
 
@@ -27,6 +30,8 @@ export interface AppServices {
   secretBox: SecretBox;
   /** How webhook code resolves names and which certificate authorities it trusts (tests set their own). */
   webhooks: WebhookRuntime;
+  /** Prometheus metrics of this process (GET /metrics). */
+  metrics: Metrics;
   /** The clock; tests move it. */
   now: () => Date;
 }
@@ -37,14 +42,23 @@ export async function createServices(
   db: Database,
   now: () => Date = () => new Date(),
 ): Promise<AppServices> {
+  const store = new PostgresEventStore(db.pool, projections);
+  const metrics = new Metrics();
+  metrics.observe({
+    poolWaiting: () => db.pool.waitingCount,
+    sharedTransactions: () => store.sharedTransactionLoad(),
+    deliveryBacklog: () => deliveryBacklog(db.pool, now()),
+    fanOutLag: () => measureFanOutLag(db.pool, now()),
+  });
   return {
     config,
     pool: db.pool,
-    store: new PostgresEventStore(db.pool, projections),
+    store,
     workspaces: new WorkspaceCache(db.pool),
     keys: new KeyLookupCache(),
     rateLimits: config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore(),
     secretBox: await loadSecretBox(config),
+    metrics,
     webhooks: systemWebhookRuntime(),
     now,
   };

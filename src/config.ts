@@ -31,6 +31,16 @@ export interface Config {
    * refilled at `refill_per_second`; past it, requests needing a key lookup answer 429. See docs/decisions.md.
    */
   authFailureLimit: { capacity: number; refill_per_second: number };
+  /** Bearer token for `GET /metrics` (METRICS_TOKEN); the route does not exist when unset. See docs/decisions.md. */
+  metricsToken: string | undefined;
+  /** Fan-out lag (seconds) past which a warning names the blocking backend (FANOUT_LAG_WARN_SECONDS). */
+  fanOutLagWarnSeconds: number;
+  /** Load shedding (see docs/decisions.md): how long a request waits for a database connection before 503. */
+  poolAcquireTimeoutMs: number;
+  /** Requests waiting for a database connection past which new ones answer 503 at once. */
+  maxPoolWaiting: number;
+  /** Mean event-loop delay (ms, over a second) past which new requests answer 503; 0 (the default) checks none. */
+  maxEventLoopDelayMs: number;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -104,5 +114,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       capacity: Math.max(1, int('AUTH_FAILURE_BURST', env.AUTH_FAILURE_BURST, 30)),
       refill_per_second: Math.max(1, int('AUTH_FAILURES_PER_MINUTE', env.AUTH_FAILURES_PER_MINUTE, 30)) / 60,
     },
+    metricsToken: env.METRICS_TOKEN || undefined,
+    fanOutLagWarnSeconds: int('FANOUT_LAG_WARN_SECONDS', env.FANOUT_LAG_WARN_SECONDS, 30),
+    poolAcquireTimeoutMs: Math.max(1, int('DB_POOL_ACQUIRE_TIMEOUT_MS', env.DB_POOL_ACQUIRE_TIMEOUT_MS, 5000)),
+    maxPoolWaiting: Math.max(1, int('MAX_POOL_WAITING', env.MAX_POOL_WAITING, 200)),
+    maxEventLoopDelayMs: int('MAX_EVENT_LOOP_DELAY_MS', env.MAX_EVENT_LOOP_DELAY_MS, 0),
   };
 }

@@ -20,13 +20,17 @@ export async function startService(
   config: Config,
   beforeListen?: (services: AppServices, log: Logger) => Promise<void>,
 ): Promise<RunningService> {
-  const log = pino(loggerOptions(config.logLevel) as pino.LoggerOptions);
+  // Logs go to stderr: stdout carries only what a command prints, so `visa-crm --json demo` is one JSON document.
+  const log = pino(loggerOptions(config.logLevel) as pino.LoggerOptions, pino.destination(2));
   const db = await openDatabase(config, { log: (message) => log.debug({ component: 'postgres' }, message) });
   log.info({ database: db.kind === 'external' ? 'DATABASE_URL' : `embedded in ${config.dataDir}` }, 'database ready');
   const services = await createServices(config, db);
   await services.keys.listen(db.url);
   let ready = false;
-  const app = await buildApp(services, { isReady: () => ready });
+  const app = await buildApp(services, {
+    isReady: () => ready,
+    logger: loggerOptions(config.logLevel, pino.destination(2)),
+  });
   if (beforeListen) await beforeListen(services, log);
   const workers = config.runWorkers ? await startWorkers(services, log) : { stop: async () => undefined };
   const url = await app.listen({ host: config.host, port: config.port });

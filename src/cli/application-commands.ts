@@ -15,6 +15,7 @@ import type { AppServices } from '../bootstrap.js';
 import { findApplication } from '../projections/applications.js';
 import type { Workspace } from '../workspaces/workspace.js';
 import { requireWorkspace, withServices } from './context.js';
+import { requireId } from './ids.js';
 import { CliError, output, table } from './output.js';
 
 interface StaffOptions {
@@ -81,6 +82,7 @@ export function registerApplicationCommands(program: Command, json: () => boolea
       .command('convert <workspace> <leadId>')
       .description('convert a lead into an application; the lead becomes converted and locked'),
   ).action(async (ws: string, leadId: string, o: StaffOptions) => {
+    requireId(leadId, 'lead');
     print(
       await withStaff(ws, o, async (s, workspace, context) =>
         applicationView(await convertLeadToApplication(s, context, workspace, leadId), context.sandbox),
@@ -93,6 +95,7 @@ export function registerApplicationCommands(program: Command, json: () => boolea
     .option('--sandbox', 'read sandbox (test-mode) data')
     .description('show a case: status, stage, progress and every module')
     .action(async (ws: string, id: string, o: { sandbox?: boolean }) => {
+      requireId(id, 'application');
       const view = await withServices(async (s) => {
         const workspace = await requireWorkspace(s, ws);
         const row = await findApplication(s.pool, workspace.id, o.sandbox ?? false, id);
@@ -118,6 +121,7 @@ export function registerApplicationCommands(program: Command, json: () => boolea
       const positional = received.slice(0, -2) as string[];
       const options = received[received.length - 2] as StaffOptions & Record<string, unknown>;
       const [ws, id, ...rest] = positional;
+      requireId(id!, 'application');
       const applicationCommand = build(rest, options);
       print(
         await withStaff(ws!, options, async (s, _workspace, context) =>

@@ -1,17 +1,27 @@
 import { createServices } from '../bootstrap.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import type { AppServices } from '../bootstrap.js';
 import { openDatabase } from '../storage/database.js';
 import { findWorkspace } from '../workspaces/repository.js';
 import type { Workspace } from '../workspaces/workspace.js';
+import { StartupError } from './errors.js';
 import { CliError } from './output.js';
 
 /**
  * Opens the database for one CLI command: DATABASE_URL, or the embedded server of a service already running on the
  * data folder, or an embedded server started for the command. Closes it afterwards.
  */
+/** The configuration from the environment; its refusals (written for the user) are printed as they are. */
+export function cliConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    throw new StartupError(error instanceof Error ? error.message : String(error));
+  }
+}
+
 export async function withServices<T>(work: (services: AppServices) => Promise<T>): Promise<T> {
-  const config = loadConfig();
+  const config = cliConfig();
   const db = await openDatabase(config, { joinRunningInstance: true, poolSize: 4 });
   try {
     const services = await createServices(config, db);

@@ -1,4 +1,73 @@
-import type { CommandError } from '../commands/errors.js';
+import { isCommandError, type CommandError } from '../commands/errors.js';
+import { DataFolderInUseError, EmbeddedPostgresSetupError } from '../storage/embedded-postgres.js';
+import { CliError } from './output.js';
+
+/** What the CLI prints for a failure, and its exit code: 2 for a refusal the user can correct, 1 for anything else. */
+export interface Failure {
+  message: string;
+  exitCode: 1 | 2;
+}
+
+/** SQLSTATE codes a command can meet from input that slipped past its own checks, and what they mean to the user. */
+const DATABASE_SENTENCES: Record<string, string> = {
+  '22P02': 'A value given is not in the form expected (an id is a UUID such as 0b6f3c5e-8a1d-4c2b-9e7f-1a2b3c4d5e6f).',
+  '22007': 'A date given is not a date.',
+  '22008': 'A date given is out of range.',
+  '22001': 'A value given is too long.',
+  '23505': 'That already exists.',
+  '57P01': 'The database stopped while the command ran.',
+  '53300': 'The database has no connection free; try again in a moment.',
+};
+
+/** Network failures reaching the database or a service, as Node names them. */
+const NETWORK_SENTENCES: Record<string, string> = {
+  ECONNREFUSED: 'Cannot reach the database: nothing listens at the address DATABASE_URL names.',
+  ENOTFOUND: 'Cannot reach the database: the host DATABASE_URL names is unknown.',
+  ETIMEDOUT: 'Cannot reach the database: the connection timed out.',
+  EACCES: 'Permission denied on a file or folder the command needs (see DATA_DIR).',
+};
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * The one place where a CLI failure becomes what the user reads: a refusal's own sentence, a known database or
+ * network failure as a sentence, and anything else as a generic sentence; never a driver's raw message.
+ */
+export function describeFailure(error: unknown): Failure {
+  if (error instanceof CliError) return { message: error.message, exitCode: 2 };
+  if (isCommandError(error)) return { message: commandErrorSentence(error), exitCode: 2 };
+  if (error instanceof DataFolderInUseError || error instanceof EmbeddedPostgresSetupError)
+    return { message: error.message, exitCode: 1 };
+  const code = codeOf(error);
+  if (code && DATABASE_SENTENCES[code]) return { message: DATABASE_SENTENCES[code], exitCode: 1 };
+  if (code && NETWORK_SENTENCES[code]) return { message: NETWORK_SENTENCES[code], exitCode: 1 };
+  if (error instanceof StartupError) return { message: error.message, exitCode: 1 };
+  return {
+    message:
+      'visa-crm failed for a reason it does not recognise. Run the command again with --debug to see the details.',
+    exitCode: 1,
+  };
+}
+
+/** A failure to start whose message was written for the user (configuration, data folder): printed as it is. */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+/** `--debug` anywhere on the command line, or DEBUG set: failures also print their stack. */
+export function debugRequested(argv: string[], env: NodeJS.ProcessEnv): boolean {
+  return argv.includes('--debug') || Boolean(env.DEBUG);
+}
+
+export function reportFailure(error: unknown, debug: boolean): number {
+  const failure = describeFailure(error);
+  process.stderr.write(`${failure.message}\n`);
+  if (debug) process.stderr.write(`\n${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return failure.exitCode;
+}
 
 /**
  * A command's refusal as the CLI says it: one sentence, with the refusal's code where the API has one, so an operator

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Actor, StoredEvent } from '../events/types.js';
 import { withServices } from './context.js';
+import { requireId } from './ids.js';
 import { CliError, output } from './output.js';
 
 export function actorText(actor: Actor | undefined): string {
@@ -117,6 +118,7 @@ export function registerHistoryCommands(program: Command, json: () => boolean): 
       .command(`${what} <id>`)
       .description(`every event of the ${what}, in order`)
       .action(async (id: string) => {
+        requireId(id, what);
         const events = await withServices((s) => s.store.readStream(`${prefix}${id}`));
         if (events.length === 0) throw new CliError(`No ${what} ${id}`);
         const entries = historyEntries(events);

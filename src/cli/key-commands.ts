@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { createKey, KeyRuleError, listKeys, revokeKey } from '../keys/repository.js';
 import { SCOPES, type Scope } from '../shared/enums.js';
 import { requireWorkspace, withServices } from './context.js';
+import { requireId } from './ids.js';
 import { CliError, output, table } from './output.js';
 
 const list = (value: string, previous: string[] = []) => [
@@ -11,6 +12,23 @@ const list = (value: string, previous: string[] = []) => [
     .map((v) => v.trim())
     .filter(Boolean),
 ];
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i;
+
+/**
+ * The --expires value as an instant: an ISO 8601 date (midnight UTC) or date and time with its zone, and in the
+ * future; a key that would be born expired is refused rather than created useless.
+ */
+export function expiryInstant(value: string, now: Date): Date {
+  const instant = ISO_INSTANT.test(value.trim()) ? new Date(value.trim()) : new Date(Number.NaN);
+  if (Number.isNaN(instant.getTime()))
+    throw new CliError(
+      `--expires "${value}" is not a date: use ISO 8601, a date (2027-01-31) or a date and time with its zone (2027-01-31T09:00:00Z).`,
+    );
+  if (instant.getTime() <= now.getTime())
+    throw new CliError(`--expires ${instant.toISOString()} is not in the future: a key must expire after it is made.`);
+  return instant;
+}
 
 export function registerKeyCommands(program: Command, json: () => boolean): void {
   const key = program.command('key').description('create, list and revoke API keys');
@@ -25,7 +43,7 @@ export function registerKeyCommands(program: Command, json: () => boolean): void
     .option('--origins <origins>', 'allowed origins of a public key, comma-separated', list)
     .option('--ips <ips>', 'allowed caller IPs or CIDR ranges, comma-separated', list)
     .option('--source <key>', 'the lead source key recorded on leads this key creates')
-    .option('--expires <date>', 'expiry instant (ISO 8601)')
+    .option('--expires <date>', 'expiry instant, in the future (ISO 8601 with a time zone, e.g. 2027-01-31T00:00:00Z)')
     .action(
       async (
         idOrSlug: string,
@@ -43,8 +61,7 @@ export function registerKeyCommands(program: Command, json: () => boolean): void
         const scopes = o.scopes ?? (o.type === 'public' ? ['leads:create'] : [...SCOPES]);
         const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
         if (unknown.length > 0) throw new CliError(`Unknown scope(s): ${unknown.join(', ')}`);
-        const expiresAt = o.expires ? new Date(o.expires) : null;
-        if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new CliError(`--expires ${o.expires} is not a date`);
+        const expiresAt = o.expires === undefined ? null : expiryInstant(o.expires, new Date());
         const created = await withServices(async (s) => {
           const ws = await requireWorkspace(s, idOrSlug);
           if (o.source && !ws.settings.sources.some((src) => src.key === o.source))
@@ -96,6 +113,7 @@ export function registerKeyCommands(program: Command, json: () => boolean): void
     .command('revoke <workspace> <keyId>')
     .description('revoke a key; it answers 401 invalid_api_key from then on')
     .action(async (idOrSlug: string, keyId: string) => {
+      requireId(keyId, 'key');
       const revoked = await withServices(async (s) =>
         revokeKey(s.pool, (await requireWorkspace(s, idOrSlug)).id, keyId),
       );

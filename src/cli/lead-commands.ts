@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { listKeys } from '../keys/repository.js';
 import { sandboxSubmissions } from '../projections/leads-queries.js';
 import { requireWorkspace, withServices } from './context.js';
+import { requireId } from './ids.js';
 import { CliError, output, table } from './output.js';
 
 export function registerLeadCommands(program: Command, json: () => boolean): void {
@@ -17,6 +18,7 @@ export function registerLeadCommands(program: Command, json: () => boolean): voi
     .requiredOption('--key <keyId>', 'the id of the test key (see: visa-crm key list)')
     .option('--limit <n>', 'how many, newest first', '100')
     .action(async (idOrSlug: string, o: { key: string; limit: string }) => {
+      requireId(o.key, 'key');
       const limit = Number(o.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
         throw new CliError('--limit must be an integer from 1 to 10000');

@@ -1,14 +1,12 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
-import { createKey } from '../keys/repository.js';
 import { startService } from '../main.js';
 import { projections } from '../projections/index.js';
 import { rebuildReadModels } from '../projections/rebuild.js';
-import { SCOPES } from '../shared/enums.js';
 import { projectRoot } from '../shared/paths.js';
 import { applyDefinition } from '../workspaces/repository.js';
-import { withServices } from './context.js';
+import { cliConfig, withServices } from './context.js';
+import { renewDemoKeys, revokedText, type DemoKeys } from './demo-keys.js';
 import { output } from './output.js';
 import { readDefinitionFile } from './workspace-commands.js';
 
@@ -17,43 +15,23 @@ export function registerServiceCommands(program: Command, json: () => boolean): 
     .command('serve')
     .description('start the API (and the webhook workers unless RUN_WORKERS=false)')
     .action(async () => {
-      await startService(loadConfig());
+      await startService(cliConfig());
     });
 
   program
     .command('demo')
     .description('start the service with the demo workspace and print fresh demo keys')
     .action(async () => {
-      const config = loadConfig();
+      const config = cliConfig();
       const def = await readDefinitionFile(path.join(projectRoot(), 'definitions', 'demo-workspace.json'));
       const origin = `http://localhost:${config.port}`;
-      const keys: Record<string, string> = {};
+      let demo: DemoKeys | undefined;
       const running = await startService(config, async (services) => {
         const { workspace } = await applyDefinition(services.pool, def, services.secretBox);
-        for (const mode of ['live', 'test'] as const) {
-          keys[`secret_${mode}`] = (
-            await createKey(services.pool, {
-              tenantId: workspace.id,
-              name: `demo secret ${mode}`,
-              kind: 'secret',
-              mode,
-              scopes: [...SCOPES],
-            })
-          ).value;
-          keys[`public_${mode}`] = (
-            await createKey(services.pool, {
-              tenantId: workspace.id,
-              name: `demo public ${mode}`,
-              kind: 'public',
-              mode,
-              scopes: ['leads:create'],
-              allowedOrigins: [origin, `http://127.0.0.1:${config.port}`],
-              sourceKey: 'web_form',
-            })
-          ).value;
-        }
+        demo = await renewDemoKeys(services, workspace.id, [origin, `http://127.0.0.1:${config.port}`]);
       });
-      output(json(), { url: running.url, keys }, () =>
+      const { keys, revoked } = demo!;
+      output(json(), { url: running.url, keys, revoked_keys: revoked }, () =>
         [
           '',
           `visa-crm-api is running at ${running.url} with the demo workspace (${def.name}).`,
@@ -67,7 +45,8 @@ export function registerServiceCommands(program: Command, json: () => boolean): 
           `  Widget demo:  http://localhost:${config.port}/widget/demo?key=${keys.public_test}`,
           `  Try it:       curl -H "Authorization: Bearer ${keys.secret_test}" ${running.url}/v1/leads`,
           '',
-          'These keys are new on every demo start and shown only here. Stop with Ctrl-C.',
+          'These keys are new on every demo start and shown only here; the next start revokes them. Stop with Ctrl-C.',
+          revokedText(revoked),
           '',
         ].join('\n'),
       );

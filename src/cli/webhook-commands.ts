@@ -12,6 +12,7 @@ import {
 import { listDeliveries, resendDelivery } from '../webhooks/deliveries.js';
 import type { Workspace } from '../workspaces/workspace.js';
 import { requireWorkspace, withServices } from './context.js';
+import { requireId } from './ids.js';
 import { CliError, output, table } from './output.js';
 
 /** The staff member acting (recorded as the events' actor): an active user of the workspace, as in the admin interface. */
@@ -26,8 +27,8 @@ async function endpointIn(
   idOrSlug: string,
   endpointId: string,
 ): Promise<{ workspace: Workspace; row: EndpointRow }> {
+  requireId(endpointId, 'webhook endpoint');
   const workspace = await requireWorkspace(s, idOrSlug);
-  if (!/^[0-9a-f-]{36}$/i.test(endpointId)) throw new CliError(`${endpointId} is not an endpoint id`);
   const row = await findEndpoint(s.pool, workspace.id, endpointId);
   if (!row) throw new CliError(`No webhook endpoint ${endpointId} in the workspace ${workspace.slug}`);
   return { workspace, row };
@@ -40,6 +41,7 @@ async function onEndpoint<T>(
   as: string,
   work: (s: AppServices, row: EndpointRow, context: ReturnType<typeof staffContext>) => Promise<T>,
 ): Promise<T> {
+  requireId(endpointId, 'webhook endpoint');
   return withServices(async (s) => {
     const { workspace, row } = await endpointIn(s, idOrSlug, endpointId);
     return work(s, row, staffContext(workspace.id, row.sandbox, actorOf(workspace, as), s.now()));
@@ -74,6 +76,8 @@ export function registerWebhookCommands(program: Command, json: () => boolean): 
     .option('--limit <n>', 'how many deliveries (1 to 100)', '25')
     .option('--cursor <deliveryId>', 'continue after this delivery (the next_cursor of the previous page)')
     .action(async (idOrSlug: string, endpointId: string, o: { limit: string; cursor?: string }) => {
+      requireId(endpointId, 'webhook endpoint');
+      if (o.cursor !== undefined) requireId(o.cursor, 'delivery');
       const limit = Number(o.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 100)
         throw new CliError('--limit must be an integer from 1 to 100');
@@ -98,10 +102,9 @@ export function registerWebhookCommands(program: Command, json: () => boolean): 
       .command('resend <workspace> <endpointId> <deliveryId>')
       .description('send a delivery again: same event id and body, new delivery id'),
   ).action(async (idOrSlug: string, endpointId: string, deliveryId: string, o: { as: string }) => {
+    requireId(deliveryId, 'delivery');
     const resent = await onEndpoint(idOrSlug, endpointId, o.as, async (s, row) => {
-      const result = /^[0-9a-f-]{36}$/i.test(deliveryId)
-        ? await resendDelivery(s.pool, row.id, deliveryId, s.now())
-        : undefined;
+      const result = await resendDelivery(s.pool, row.id, deliveryId, s.now());
       if (!result) throw new CliError(`No delivery ${deliveryId} for that endpoint`);
       return result;
     });

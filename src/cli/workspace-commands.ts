@@ -28,12 +28,21 @@ export function registerWorkspaceCommands(program: Command, json: () => boolean)
     .description('create the workspace a definition file describes, or update it to match')
     .action(async (file: string) => {
       const def = await readDefinitionFile(file);
-      const { workspace: ws, created } = await withServices((s) => applyDefinition(s.pool, def, s.secretBox));
+      const { workspace: ws, created, changed } = await withServices((s) => applyDefinition(s.pool, def, s.secretBox));
+      const what = created ? 'Created' : changed ? 'Updated' : 'Nothing changed: kept';
       output(
         json(),
-        { id: ws.id, slug: ws.slug, name: ws.name, plan: ws.plan, status: ws.status, revision: ws.revision, created },
-        () =>
-          `${created ? 'Created' : 'Updated'} workspace ${ws.slug} (${ws.id}), plan ${ws.plan}, revision ${ws.revision}`,
+        {
+          id: ws.id,
+          slug: ws.slug,
+          name: ws.name,
+          plan: ws.plan,
+          status: ws.status,
+          revision: ws.revision,
+          created,
+          changed,
+        },
+        () => `${what} workspace ${ws.slug} (${ws.id}), plan ${ws.plan}, revision ${ws.revision}`,
       );
     });
 

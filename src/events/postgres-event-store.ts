@@ -67,6 +67,11 @@ export class PostgresEventStore implements EventStore {
     return this.coalescer.waiting(group);
   }
 
+  /** Commands waiting for a shared transaction and shared transactions running, over every group (for metrics). */
+  sharedTransactionLoad(): { waiting: number; active: number } {
+    return this.coalescer.load();
+  }
+
   /**
    * One command in a transaction of its own. BEGIN, the opening and the stream locks go to the server at once and
    * travel with the command's first query; its trailing writes, the projections' writes and COMMIT travel together.

@@ -49,6 +49,17 @@ export class TransactionCoalescer<I extends Coalescable> {
     return this.groups.get(group)?.queue.length ?? 0;
   }
 
+  /** Commands waiting and shared transactions running, over every group (for metrics). */
+  load(): { waiting: number; active: number } {
+    let waiting = 0;
+    let active = 0;
+    for (const group of this.groups.values()) {
+      waiting += group.queue.length;
+      active += group.active;
+    }
+    return { waiting, active };
+  }
+
   private pump(name: string, group: Group<I>): void {
     while (group.active < this.limits.maxActive && group.queue.length > 0) {
       const batch = this.take(group);

@@ -6,6 +6,7 @@ import { authenticate, type AuthContext, type RouteAuth } from './auth.js';
 import { isServiceDateTime, CANONICAL_UUID, withEdgeChecks } from './edge-values.js';
 import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
 import { loggerOptions } from './logging.js';
+import { registerLoadShedding, registerMetrics } from './observability.js';
 import { registerPublicDocument } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
 import type { AppServices } from '../bootstrap.js';
@@ -84,6 +85,9 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(errorBody(request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`)),
   );
+
+  await registerLoadShedding(app, services);
+  registerMetrics(app, services);
 
   // While closing, answers in flight end their keep-alive connection, so shutdown does not wait out keep-alive timeouts.
   let closing = false;

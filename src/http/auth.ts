@@ -128,15 +128,29 @@ async function lookUpKey(request: FastifyRequest, value: string, deps: AuthDeps)
   const cached = deps.keys.get(cacheId);
   if (cached) return cached;
   if (deps.keys.isUnknown(cacheId)) return undefined;
-  const gate = await deps.rateLimits.peek([failureBucket(request, deps.failureLimit)]);
-  if (!gate.allowed) throw tooManyFailures(gate.retryAfterSeconds);
+  await failureGate(request, deps);
   return findKeyByValue(deps.sql, value, deps.keys);
 }
 
-/** Counts a failed authentication against the client's address: 401, or 429 once the address has none left. */
-async function failed(request: FastifyRequest, deps: AuthDeps): Promise<ApiError> {
+type FailureDeps = Pick<AuthDeps, 'rateLimits' | 'failureLimit'>;
+
+/** Before a lookup whose failure would count: 429 when the client's address has used up its failed authentications. */
+export async function failureGate(request: FastifyRequest, deps: FailureDeps): Promise<void> {
+  const gate = await deps.rateLimits.peek([failureBucket(request, deps.failureLimit)]);
+  if (!gate.allowed) throw tooManyFailures(gate.retryAfterSeconds);
+}
+
+/**
+ * Counts a failed authentication (or refused preflight) against the client's address: the refusal (401 by default),
+ * or 429 once the address has none left.
+ */
+export async function failed(
+  request: FastifyRequest,
+  deps: FailureDeps,
+  refusal: () => ApiError = invalidKey,
+): Promise<ApiError> {
   const taken = await deps.rateLimits.take([failureBucket(request, deps.failureLimit)]);
-  return taken.allowed ? invalidKey() : tooManyFailures(taken.retryAfterSeconds);
+  return taken.allowed ? refusal() : tooManyFailures(taken.retryAfterSeconds);
 }
 
 /** Authenticates and authorises a request in the order: key, workspace, IP, key kind, scope, origin, plan, rate. */

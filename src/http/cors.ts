@@ -1,6 +1,6 @@
-import type { FastifyReply } from 'fastify';
-import type { Queryable } from '../storage/postgres.js';
-import { requestOrigin } from './auth.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { originAllowance } from '../keys/repository.js';
+import { failed, failureGate, requestOrigin } from './auth.js';
 import { ApiError } from './errors.js';
 import type { AppServices } from '../bootstrap.js';
 import type { TypedApp } from './typed-app.js';
@@ -34,20 +34,28 @@ export function appendVary(reply: FastifyReply, ...names: string[]): void {
   reply.header('vary', values.join(', '));
 }
 
+const originRefused = () =>
+  new ApiError(403, 'origin_not_allowed', 'The request origin is not among the allowed origins of any public key');
+
 /**
  * A preflight carries no key, so it can only ask whether some public key that is neither revoked nor expired allows
- * the origin (in either mode, in any workspace). The actual request is then checked against its own key.
+ * the origin (in either mode, in any workspace); the actual request is then checked against its own key. The answer
+ * per origin is cached with the key lookups (dropped on every auth change and key creation), and a refused origin
+ * counts as a failed authentication of the client's address: once the address has used those up, a preflight that
+ * would need a lookup answers 429 without one, so a flood of made-up origins costs the database no more than a flood
+ * of made-up keys.
  */
-export async function originAllowedByAnyPublicKey(sql: Queryable, origin: string, now: Date): Promise<boolean> {
-  const result = await sql.query<{ allowed: boolean }>(
-    `SELECT EXISTS (
-       SELECT 1 FROM api_keys
-        WHERE kind = 'public' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)
-          AND 'leads:create' = ANY (scopes) AND allowed_origins @> ARRAY[$1::text]
-     ) AS allowed`,
-    [origin, now],
-  );
-  return result.rows[0]?.allowed ?? false;
+async function allowedPreflightOrigin(request: FastifyRequest, services: AppServices): Promise<string> {
+  const origin = requestOrigin(request);
+  const deps = { rateLimits: services.rateLimits, failureLimit: services.config.authFailureLimit };
+  // No readable Origin: nothing to look up, nothing counted (like a malformed key).
+  if (!origin) throw originRefused();
+  const now = services.now();
+  const known = services.keys.originAllowed(origin, now.getTime());
+  if (known === undefined) await failureGate(request, deps);
+  const allowed = known ?? (await originAllowance(services.pool, origin, now, services.keys));
+  if (!allowed) throw await failed(request, deps, originRefused);
+  return origin;
 }
 
 /** CORS for the browser endpoints: preflight routes, and the headers of actual answers. */
@@ -55,14 +63,7 @@ export function registerCors(app: TypedApp, services: AppServices): void {
   for (const [url, rule] of Object.entries(BROWSER_ROUTES)) {
     app.options(url, { schema: { hide: true } }, async (request, reply) => {
       appendVary(reply, 'Origin', 'Access-Control-Request-Method', 'Access-Control-Request-Headers');
-      const origin = requestOrigin(request);
-      if (!origin || !(await originAllowedByAnyPublicKey(services.pool, origin, services.now()))) {
-        throw new ApiError(
-          403,
-          'origin_not_allowed',
-          'The request origin is not among the allowed origins of any public key',
-        );
-      }
+      const origin = await allowedPreflightOrigin(request, services);
       reply.header('access-control-allow-origin', origin);
       reply.header('access-control-allow-methods', rule.method);
       if (rule.headers.length > 0) reply.header('access-control-allow-headers', rule.headers.join(', '));

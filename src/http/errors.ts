@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { poolTimedOut } from '../storage/postgres.js';
 import { isCommandError, type CommandError } from '../commands/errors.js';
 import type { RuleKind } from '../domain/rule-error.js';
 import { DATE_TIME_RULE, printable } from './edge-values.js';
@@ -27,6 +28,19 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 }
+
+/** Seconds an overloaded service asks clients to wait before trying again. */
+const OVERLOAD_RETRY_AFTER_SECONDS = 1;
+
+/** Load shedding's answer (src/http/observability.ts, and a database pool acquisition that timed out). */
+export const overloaded = () =>
+  new ApiError(
+    503,
+    'overloaded',
+    'The service is overloaded; retry after the Retry-After interval',
+    {},
+    { 'retry-after': String(OVERLOAD_RETRY_AFTER_SECONDS) },
+  );
 
 export const notFound = (what: string) => new ApiError(404, 'not_found', `No such ${what}`);
 
@@ -217,6 +231,7 @@ export function handleError(
   if (status !== undefined && status >= 400 && status < 500) {
     return reply.status(status).send(errorBody(request, 'invalid_request', 'The request could not be understood'));
   }
+  if (poolTimedOut(error)) return handleError(overloaded(), request, reply);
   request.log.error({ err: error }, 'unhandled error');
   return reply
     .status(500)

@@ -10,6 +10,14 @@ const KEY_CREATED = 'key_created:';
 
 const inProcess = new Set<KeyLookupCache>();
 
+const MAX_CACHED_ORIGIN = 300;
+
+/** Whether some public key allows an origin, and when the last such key expires (ms; null when one never does). */
+export interface OriginAllowance {
+  allowed: boolean;
+  allowedUntil: number | null;
+}
+
 /** Tells every process (NOTIFY) and this one (at once) that cached key lookups may be stale. */
 export async function announceAuthChange(sql: Queryable): Promise<void> {
   await sql.query(`SELECT pg_notify('${AUTH_CHANNEL}', '')`);
@@ -35,10 +43,15 @@ export async function announceKeyCreated(sql: Queryable, cacheId: string): Promi
  * no "unknown" entry can normally name a new key; should one, the creation drops it here at once and in other
  * processes on its NOTIFY, and `unknownTtlMs` bounds it if that notification were lost. A lookup that began before a
  * drop does not store its "unknown" answer afterwards.
+ *
+ * CORS preflights are answered from here too: per origin, whether some public key allows it, kept like unknown keys
+ * (`unknownTtlMs`, at most `maxUnknown` origins) and dropped on the same changes and on every key creation.
  */
 export class KeyLookupCache {
   private readonly entries = new Map<string, { lookup: KeyLookup; until: number }>();
   private readonly unknown = new Map<string, number>();
+  /** Preflight answers per origin: whether some public key allows it, and until when (service clock, ms; null: no end). */
+  private readonly origins = new Map<string, { allowed: boolean; allowedUntil: number | null; until: number }>();
   /** Moves on every drop, so an "unknown" answer read before it is not stored after it. */
   private generation = 0;
   private listener: pg.Client | undefined;
@@ -46,6 +59,7 @@ export class KeyLookupCache {
   readonly clear = (): void => {
     this.entries.clear();
     this.unknown.clear();
+    this.origins.clear();
     this.generation++;
   };
 
@@ -100,7 +114,33 @@ export class KeyLookupCache {
 
   forgetUnknown(hash: string): void {
     this.unknown.delete(hash);
+    // The new key may be a public key allowing an origin that was refused until now.
+    this.origins.clear();
     this.generation++;
+  }
+
+  /**
+   * The cached preflight answer for an origin: true when a public key allowed it (and, at `now` on the service's
+   * clock, the last of those keys has not expired), false when none did, undefined when not known.
+   */
+  originAllowed(origin: string, now: number): boolean | undefined {
+    const entry = this.origins.get(origin);
+    if (!entry) return undefined;
+    if (entry.until <= this.clock() || (entry.allowedUntil !== null && entry.allowedUntil <= now)) {
+      this.origins.delete(origin);
+      return undefined;
+    }
+    return entry.allowed;
+  }
+
+  /** Remembers a preflight answer (as `setUnknown`, unless a drop happened since the lookup began). */
+  setOriginAllowed(origin: string, answer: OriginAllowance, version: number): void {
+    // An origin is at most a scheme, a 253-character host name and a port; a longer one is not kept, so 10,000
+    // entries stay a few megabytes however long the Origin headers sent (it is still throttled per address).
+    if (version !== this.generation || origin.length > MAX_CACHED_ORIGIN) return;
+    this.origins.delete(origin);
+    while (this.origins.size >= this.maxUnknown) this.origins.delete(this.origins.keys().next().value!);
+    this.origins.set(origin, { ...answer, until: this.clock() + this.unknownTtlMs });
   }
 
   /** Follows AUTH_CHANNEL on its own connection, reconnecting after a loss (the cache is dropped meanwhile). */

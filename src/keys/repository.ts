@@ -137,3 +137,30 @@ export async function findKeyByValue(
   else cache?.setUnknown(cacheKey, version);
   return found;
 }
+
+/**
+ * Whether some public key that is neither revoked nor expired allows this origin (in either mode, in any workspace):
+ * all a CORS preflight, which carries no key, can ask. Through the cache when given.
+ */
+export async function originAllowance(
+  sql: Queryable,
+  origin: string,
+  now: Date,
+  cache?: KeyLookupCache,
+): Promise<boolean> {
+  const cached = cache?.originAllowed(origin, now.getTime());
+  if (cached !== undefined) return cached;
+  const version = cache?.version ?? 0;
+  const result = await sql.query<{ allowed: boolean; forever: boolean | null; until: Date | null }>(
+    `SELECT count(*) > 0 AS allowed, bool_or(expires_at IS NULL) AS forever, max(expires_at) AS until
+       FROM api_keys
+      WHERE kind = 'public' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)
+        AND 'leads:create' = ANY (scopes) AND allowed_origins @> ARRAY[$1::text]`,
+    [origin, now],
+  );
+  const row = result.rows[0];
+  const allowed = row?.allowed ?? false;
+  const allowedUntil = allowed && !row?.forever && row?.until ? row.until.getTime() : null;
+  cache?.setOriginAllowed(origin, { allowed, allowedUntil }, version);
+  return allowed;
+}

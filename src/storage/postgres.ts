@@ -15,9 +15,17 @@ export interface Statement {
 // bigint columns (event positions, counters) come back as strings unless told otherwise; numbers are safe up to 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
-/** A pool of connections; transactions on them send their statements in round trips (see pipeline.ts). */
-export function createPool(connectionString: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
+/**
+ * A pool of connections; transactions on them send their statements in round trips (see pipeline.ts). A checkout
+ * waiting longer than `acquireTimeoutMs` fails with `PoolExhaustedError` (load shedding: a 503, not an endless queue).
+ */
+export function createPool(connectionString: string, max = 10, acquireTimeoutMs?: number): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: acquireTimeoutMs,
+  });
   return retryingLostReads(survivingLostConnections(pool));
 }
 
@@ -70,6 +78,15 @@ export const PgCode = {
   serializationFailure: '40001',
   deadlockDetected: '40P01',
 } as const;
+
+/** pg-pool's error when a checkout or a new connection took longer than `connectionTimeoutMillis`. */
+export function poolTimedOut(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error.message === 'timeout exceeded when trying to connect' ||
+      error.message === 'Connection terminated due to connection timeout')
+  );
+}
 
 export function pgErrorCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'

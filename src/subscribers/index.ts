@@ -6,6 +6,7 @@ import { DeliveryClient } from '../webhooks/delivery-client.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhook-delivery-worker.js';
 import { FanOutRunner } from './webhook-fanout-runner.js';
 import { listen } from './notification-listener.js';
+import { watchFanOutLag } from './fanout-lag.js';
 import { survivingLostConnections } from '../storage/postgres.js';
 
 export interface Workers {
@@ -21,6 +22,8 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
   poolSize?: number;
   /** The delivery timeout; 10 s (the spec's) unless a test shortens it. */
   deliveryTimeoutMs?: number;
+  /** How often the fan-out's lag is measured (and warned about past FANOUT_LAG_WARN_SECONDS); 10 s. */
+  lagCheckIntervalMs?: number;
 }
 
 const HOUR = 3_600_000;
@@ -61,6 +64,10 @@ export async function startWorkers(
   // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
   const stopWatchingCommits = apiServices.store.onCommit(() => fanOut.wake());
   const listener = listen(services.pool, log, { [DELIVERIES_CHANNEL]: () => worker.wake() });
+  const lagWatch = watchFanOutLag(services.pool, services.now, log, {
+    warnAfterSeconds: services.config.fanOutLagWarnSeconds,
+    intervalMs: options.lagCheckIntervalMs ?? 10_000,
+  });
   fanOut.start();
   worker.start();
   void purge();
@@ -69,6 +76,7 @@ export async function startWorkers(
     stop: () =>
       (stopping ??= (async () => {
         clearInterval(purgeTimer);
+        await lagWatch.stop();
         stopWatchingCommits();
         await purging;
         await listener.close();

@@ -5,27 +5,44 @@ import { pauseEndpoint } from '../commands/webhooks/endpoints.js';
 import { PAUSE_THRESHOLD } from '../domain/webhooks/endpoint.js';
 import type { AppServices } from '../bootstrap.js';
 import {
+  DEFAULT_PER_ENDPOINT_IN_FLIGHT,
   claimDueDeliveries,
+  endSupersededDeliveries,
   recordAttempts,
   type AttemptRecord,
   type ClaimedDelivery,
 } from '../webhooks/deliveries.js';
-import type { DeliveryClient, DeliveryResult } from '../webhooks/delivery-client.js';
+import { DELIVERY_TIMEOUT_MS, type DeliveryClient, type DeliveryResult } from '../webhooks/delivery-client.js';
 import { nextAttemptAt } from '../webhooks/retry-schedule.js';
 import { signatureHeader, standardSignatureHeader } from '../webhooks/signing.js';
+
+interface WrittenAttempt {
+  record: AttemptRecord;
+  delivery: ClaimedDelivery;
+  done: () => void;
+}
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
 const WRITE_BATCH = 200;
 const MAX_CONCURRENT_WRITES = 4;
+/**
+ * A claim's lease: the delivery timeout plus a margin for signing, DNS and recording the attempt. After a crash the
+ * deliveries that were in flight are claimed again once it ends (docs/decisions.md).
+ */
+export const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
 
 export interface DeliveryWorkerOptions {
   /** Deliveries in flight at once in this process. */
   concurrency?: number;
+  /** Deliveries in flight at once to one endpoint, across all workers. */
+  perEndpointConcurrency?: number;
   /** How long a claim keeps other workers off a delivery; longer than the 10 s delivery timeout. */
   leaseMs?: number;
   /** How often to look for due deliveries without being told (retries come due this way). */
   pollIntervalMs?: number;
   workerId?: string;
+  /** The source of the retry schedule's jitter, a number in [0, 1) (tests pass a constant to pin the schedule). */
+  random?: () => number;
 }
 
 /** The headers of one attempt: the spec's, and the Standard Webhooks ones (webhook-id is the event id). */
@@ -55,7 +72,9 @@ export function deliveryHeaders(
 export class DeliveryWorker {
   readonly id: string;
   private readonly concurrency: number;
+  private readonly perEndpoint: number;
   private readonly leaseMs: number;
+  private readonly random: () => number;
   private readonly pollIntervalMs: number;
   private inFlight = 0;
   private readonly sending = new Set<Promise<void>>();
@@ -63,7 +82,7 @@ export class DeliveryWorker {
   private running = false;
   private timer: NodeJS.Timeout | undefined;
   /** Finished attempts waiting to be written; written in batches, a few statements at a time. */
-  private readonly finished: { record: AttemptRecord; delivery: ClaimedDelivery; done: () => void }[] = [];
+  private readonly finished: WrittenAttempt[] = [];
   private writing = 0;
 
   constructor(
@@ -74,7 +93,9 @@ export class DeliveryWorker {
   ) {
     this.id = options.workerId ?? `worker-${randomUUID()}`;
     this.concurrency = options.concurrency ?? 128;
-    this.leaseMs = options.leaseMs ?? 60_000;
+    this.perEndpoint = options.perEndpointConcurrency ?? DEFAULT_PER_ENDPOINT_IN_FLIGHT;
+    this.leaseMs = options.leaseMs ?? LEASE_MS;
+    this.random = options.random ?? Math.random;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.claiming = new CoalescedRun(
       () => this.pump(),
@@ -93,33 +114,39 @@ export class DeliveryWorker {
     if (this.running) this.claiming.wake();
   }
 
+  /**
+   * Claims as soon as any slot is free: one claim per wake-up, and wake-ups that arrive while a claim runs are
+   * coalesced into the next one, so under load claims still come in batches.
+   */
   private async pump(): Promise<void> {
-    // Claims come in batches: a claim for one free slot after each answer would make the claim query the bottleneck.
-    const batch = Math.max(1, Math.min(100, Math.floor(this.concurrency / 2)));
-    while (this.running && (this.inFlight === 0 || this.concurrency - this.inFlight >= batch)) {
-      const now = this.services.now();
-      const claimed = await claimDueDeliveries(
-        this.services.pool,
-        this.id,
-        now,
-        new Date(now.getTime() + this.leaseMs),
-        this.concurrency - this.inFlight,
-      );
-      if (claimed.length === 0) return;
-      for (const delivery of claimed) {
-        this.inFlight++;
-        const task = this.deliver(delivery)
-          .catch((error: unknown) =>
-            this.log.error({ err: error, delivery_id: delivery.id }, 'webhook delivery failed to record'),
-          )
-          .finally(() => {
-            this.inFlight--;
-            this.sending.delete(task);
-            this.wake();
-          });
-        this.sending.add(task);
-      }
+    while (this.running && this.inFlight < this.concurrency) {
+      const free = this.concurrency - this.inFlight;
+      const claimed = await this.claim(free);
+      for (const delivery of claimed) this.send(delivery);
+      if (claimed.length < free) return;
     }
+  }
+
+  private claim(free: number): Promise<ClaimedDelivery[]> {
+    const now = this.services.now();
+    return claimDueDeliveries(this.services.pool, this.id, now, new Date(now.getTime() + this.leaseMs), {
+      limit: free,
+      perEndpoint: this.perEndpoint,
+    });
+  }
+
+  private send(delivery: ClaimedDelivery): void {
+    this.inFlight++;
+    const task = this.deliver(delivery)
+      .catch((error: unknown) =>
+        this.log.error({ err: error, delivery_id: delivery.id }, 'webhook delivery failed to record'),
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.sending.delete(task);
+        this.wake();
+      });
+    this.sending.add(task);
   }
 
   private secrets(delivery: ClaimedDelivery, now: Date): string[] {
@@ -152,12 +179,13 @@ export class DeliveryWorker {
       };
     }
     const finishedAt = this.services.now();
+    this.services.metrics.recordDelivery(result.ok, result.durationMs);
     const attempt = delivery.attempts + 1;
     const record: AttemptRecord = {
       deliveryId: delivery.id,
       attempt,
       ok: result.ok,
-      nextAttemptAt: result.ok ? null : nextAttemptAt(attempt, finishedAt),
+      nextAttemptAt: result.ok ? null : nextAttemptAt(attempt, finishedAt, this.random),
       attemptedAt,
       finishedAt,
       requestHeaders: headers,
@@ -183,23 +211,8 @@ export class DeliveryWorker {
       batch.map((b) => b.record),
     )
       .then(async (recorded) => {
-        const toPause = new Map<string, number>();
-        for (const { delivery, record } of batch) {
-          if (!recorded.has(delivery.id)) {
-            this.log.warn(
-              { delivery_id: delivery.id },
-              'webhook delivery: the lease ended before the attempt was recorded',
-            );
-            continue;
-          }
-          const failures = recorded.get(delivery.id);
-          if (!record.ok && failures != null && failures >= PAUSE_THRESHOLD && delivery.endpoint_status === 'active')
-            toPause.set(delivery.endpoint_id, failures);
-        }
-        for (const [endpointId, failures] of toPause) {
-          if (await pauseEndpoint(this.services, endpointId, failures))
-            this.log.warn({ endpoint_id: endpointId, consecutive_failures: failures }, 'webhook endpoint paused');
-        }
+        await this.endSupersededRetries(batch, recorded);
+        await this.pauseFailingEndpoints(batch, recorded);
       })
       // Unrecorded attempts keep their lease until it ends; then they are claimed and sent again (at least once).
       .catch((error: unknown) => this.log.error({ err: error }, 'webhook delivery: recording attempts failed'))
@@ -208,6 +221,35 @@ export class DeliveryWorker {
         for (const b of batch) b.done();
         this.write();
       });
+  }
+
+  /** A resend that succeeded ends the retries of the same event to the same endpoint (the log names the resend). */
+  private async endSupersededRetries(batch: readonly WrittenAttempt[], recorded: Map<string, number | null>) {
+    const resends = batch
+      .filter(({ delivery, record }) => record.ok && delivery.resend_of !== null && recorded.has(delivery.id))
+      .map(({ delivery }) => delivery);
+    const ended = await endSupersededDeliveries(this.services.pool, resends, this.services.now());
+    if (ended > 0) this.log.info({ deliveries: ended }, 'webhook delivery: a successful resend ended pending retries');
+  }
+
+  private async pauseFailingEndpoints(batch: readonly WrittenAttempt[], recorded: Map<string, number | null>) {
+    const toPause = new Map<string, number>();
+    for (const { delivery, record } of batch) {
+      if (!recorded.has(delivery.id)) {
+        this.log.warn(
+          { delivery_id: delivery.id },
+          'webhook delivery: the attempt was not recorded (lease ended or delivery ended)',
+        );
+        continue;
+      }
+      const failures = recorded.get(delivery.id);
+      if (!record.ok && failures != null && failures >= PAUSE_THRESHOLD && delivery.endpoint_status === 'active')
+        toPause.set(delivery.endpoint_id, failures);
+    }
+    for (const [endpointId, failures] of toPause) {
+      if (await pauseEndpoint(this.services, endpointId, failures))
+        this.log.warn({ endpoint_id: endpointId, consecutive_failures: failures }, 'webhook endpoint paused');
+    }
   }
 
   /** Stops claiming and waits for the deliveries in flight to be sent and recorded. */

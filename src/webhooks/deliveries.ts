@@ -14,6 +14,7 @@ export interface ClaimedDelivery {
   event_type: string;
   body: string;
   attempts: number;
+  resend_of: string | null;
   url: string;
   endpoint_status: 'active' | 'paused';
   sealed_secret: string;
@@ -21,9 +22,24 @@ export interface ClaimedDelivery {
   previous_secret_valid_until: Date | null;
 }
 
+/** Deliveries in flight at once to one endpoint, across all workers: a hanging or slow endpoint holds no more slots. */
+export const DEFAULT_PER_ENDPOINT_IN_FLIGHT = 16;
+
+export interface ClaimLimits {
+  /** Free slots of the claiming worker. */
+  limit: number;
+  /** In-flight leases allowed per endpoint, counting those of every worker. */
+  perEndpoint: number;
+}
+
 /**
- * Leases up to `limit` due deliveries to `owner` until `leaseUntil`. SKIP LOCKED keeps two workers off the same rows
- * while they claim, and the lease keeps them off afterwards while one sends; a lease left by a crashed worker ends and
+ * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, fairly:
+ * - each endpoint gets at most `perEndpoint` leases in flight (every worker's live leases count), so an endpoint that
+ *   hangs or answers slowly holds a bounded number of slots however large its backlog;
+ * - slots go round-robin between tenants (each tenant's n-th delivery before any tenant's n+1-th), and within a
+ *   tenant round-robin between its endpoints, oldest due first, so a tenant's backlog does not delay another tenant.
+ * The endpoint's health row is locked (SKIP LOCKED) for the statement: two workers never claim for the same endpoint at
+ * once, so the cap holds across processes and neither takes the other's rows. A lease left by a crashed worker ends and
  * the delivery is claimed again. Deliveries to paused endpoints wait (webhook.test excepted).
  */
 export async function claimDueDeliveries(
@@ -31,21 +47,45 @@ export async function claimDueDeliveries(
   owner: string,
   now: Date,
   leaseUntil: Date,
-  limit: number,
+  limits: ClaimLimits,
 ): Promise<ClaimedDelivery[]> {
   const result = await sql.query<ClaimedDelivery>(
-    `UPDATE webhook_deliveries d SET lease_owner = $1, lease_until = $2
-       FROM (SELECT d2.id, ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until
-               FROM webhook_deliveries d2 JOIN webhook_endpoints ep ON ep.id = d2.endpoint_id
-              WHERE d2.status = 'pending' AND d2.next_attempt_at <= $3 AND (d2.lease_until IS NULL OR d2.lease_until <= $3)
-                AND (ep.status = 'active' OR d2.event_type = 'webhook.test')
-              ORDER BY d2.next_attempt_at
-              LIMIT $4
-                FOR UPDATE OF d2 SKIP LOCKED) c
-      WHERE d.id = c.id
-      RETURNING d.id, d.event_id, d.endpoint_id, d.tenant_id, d.sandbox, d.event_type, d.body, d.attempts,
-                c.url, c.endpoint_status, c.sealed_secret, c.previous_sealed_secret, c.previous_secret_valid_until`,
-    [owner, leaseUntil, now, limit],
+    `WITH endpoints AS (
+       SELECT h.endpoint_id, ep.tenant_id
+         FROM webhook_endpoint_health h JOIN webhook_endpoints ep ON ep.id = h.endpoint_id
+        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = h.endpoint_id AND d.status = 'pending'
+                         AND d.next_attempt_at <= $3 AND (d.lease_until IS NULL OR d.lease_until <= $3)
+                         AND (ep.status = 'active' OR d.event_type = 'webhook.test'))
+          FOR UPDATE OF h SKIP LOCKED
+     ), room AS (
+       SELECT e.endpoint_id, e.tenant_id,
+              greatest(0, $5 - (SELECT count(*) FROM webhook_deliveries l
+                                 WHERE l.endpoint_id = e.endpoint_id AND l.status = 'pending' AND l.lease_until > $3))::int AS free
+         FROM endpoints e
+     ), candidates AS (
+       SELECT c.id, r.tenant_id, c.next_attempt_at,
+              row_number() OVER (PARTITION BY r.endpoint_id ORDER BY c.next_attempt_at, c.id) AS endpoint_turn
+         FROM room r JOIN webhook_endpoints ep ON ep.id = r.endpoint_id
+        CROSS JOIN LATERAL (
+              SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+               WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $3
+                 AND (d.lease_until IS NULL OR d.lease_until <= $3)
+                 AND (ep.status = 'active' OR d.event_type = 'webhook.test')
+               ORDER BY d.next_attempt_at, d.id
+               LIMIT r.free) c
+     ), turns AS (
+       SELECT id, next_attempt_at,
+              row_number() OVER (PARTITION BY tenant_id ORDER BY endpoint_turn, next_attempt_at, id) AS tenant_turn
+         FROM candidates
+     ), chosen AS (
+       SELECT id FROM turns ORDER BY tenant_turn, next_attempt_at, id LIMIT $4
+     )
+     UPDATE webhook_deliveries d SET lease_owner = $1, lease_until = $2
+       FROM chosen ch, webhook_endpoints ep
+      WHERE d.id = ch.id AND ep.id = d.endpoint_id AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= $3)
+      RETURNING d.id, d.event_id, d.endpoint_id, d.tenant_id, d.sandbox, d.event_type, d.body, d.attempts, d.resend_of,
+                ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until`,
+    [owner, leaseUntil, now, limits.limit, limits.perEndpoint],
   );
   return result.rows;
 }
@@ -139,6 +179,7 @@ export interface DeliveryLogEntry {
   attempts: number;
   next_attempt_at: string | null;
   resend_of: string | null;
+  superseded_by: string | null;
   created_at: string;
   updated_at: string;
   request_body: string;
@@ -162,6 +203,7 @@ interface DeliveryRow {
   attempts: number;
   next_attempt_at: Date | null;
   resend_of: string | null;
+  superseded_by: string | null;
   created_at: Date;
   updated_at: Date;
   body: string;
@@ -185,7 +227,7 @@ export async function listDeliveries(
 ): Promise<{ data: DeliveryLogEntry[]; next_cursor: string | null }> {
   const since = new Date(options.now.getTime() - DELIVERY_LOG_RETENTION_MS);
   const result = await sql.query<DeliveryRow>(
-    `SELECT d.id, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.resend_of, d.created_at, d.updated_at, d.body,
+    `SELECT d.id, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.resend_of, d.superseded_by, d.created_at, d.updated_at, d.body,
             coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'attempted_at', a.attempted_at, 'request_headers', a.request_headers,
                         'response_status', a.response_status, 'response_headers', a.response_headers, 'response_body', a.response_body,
                         'duration_ms', a.duration_ms, 'error', a.error) ORDER BY a.attempt)
@@ -207,6 +249,7 @@ export async function listDeliveries(
       attempts: d.attempts,
       next_attempt_at: d.next_attempt_at ? d.next_attempt_at.toISOString() : null,
       resend_of: d.resend_of,
+      superseded_by: d.superseded_by,
       created_at: d.created_at.toISOString(),
       updated_at: d.updated_at.toISOString(),
       request_body: d.body,
@@ -234,6 +277,56 @@ export async function resendDelivery(
   return result.rows[0];
 }
 
+/**
+ * Ends what still waits to send the same event to the same endpoint once a manual resend has succeeded: those
+ * deliveries are cancelled with `superseded_by` naming the resend, so the receiver does not get the event again and
+ * the delivery log says why. A delivery in flight at that moment is not stopped (at least once); its attempt is not
+ * recorded since it is no longer pending. Returns how many were ended.
+ */
+export async function endSupersededDeliveries(
+  sql: Queryable,
+  succeededResends: readonly { id: string; event_id: string; endpoint_id: string }[],
+  now: Date,
+): Promise<number> {
+  if (succeededResends.length === 0) return 0;
+  const result = await sql.query(
+    `UPDATE webhook_deliveries d SET status = 'cancelled', superseded_by = r.id, next_attempt_at = NULL,
+            lease_owner = NULL, lease_until = NULL, updated_at = $4
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS r(id, event_id, endpoint_id)
+      WHERE d.event_id = r.event_id AND d.endpoint_id = r.endpoint_id AND d.id <> r.id AND d.status = 'pending'`,
+    [
+      succeededResends.map((r) => r.id),
+      succeededResends.map((r) => r.event_id),
+      succeededResends.map((r) => r.endpoint_id),
+      now,
+    ],
+  );
+  return result.rowCount ?? 0;
+}
+
+/** Deliveries per second a resumed endpoint's backlog is scheduled at (docs/decisions.md). */
+export const RESUMED_DRAIN_PER_SECOND = 50;
+
+/**
+ * Schedules what waited for a paused endpoint at a bounded rate, oldest first: the n-th pending delivery is due
+ * n / `perSecond` seconds after `now`, so a large backlog reaches the receiver that just recovered (and takes the
+ * workers' slots) a bounded number per second, not all at once.
+ */
+export async function scheduleResumedBacklog(
+  sql: Queryable,
+  endpointId: string,
+  now: Date,
+  perSecond: number = RESUMED_DRAIN_PER_SECOND,
+): Promise<void> {
+  await sql.query(
+    `UPDATE webhook_deliveries d SET next_attempt_at = $2::timestamptz + make_interval(secs => (q.turn - 1) / $3::double precision)
+       FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS turn
+               FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'pending') q
+      WHERE d.id = q.id`,
+    [endpointId, now, perSecond],
+  );
+}
+
 /** Drops log entries older than the retention window and cancels what waits for an endpoint that no longer exists. */
 export async function purgeDeliveries(sql: Queryable, now: Date): Promise<{ purged: number; cancelled: number }> {
   const purged = await sql.query('DELETE FROM webhook_deliveries WHERE created_at < $1', [
@@ -245,4 +338,16 @@ export async function purgeDeliveries(sql: Queryable, now: Date): Promise<{ purg
     [now],
   );
   return { purged: purged.rowCount ?? 0, cancelled: cancelled.rowCount ?? 0 };
+}
+
+/** Deliveries due and not leased, and deliveries leased (being sent), for metrics. */
+export async function deliveryBacklog(sql: Queryable, now: Date): Promise<{ due: number; inFlight: number }> {
+  const result = await sql.query<{ due: number; in_flight: number }>(
+    `SELECT count(*) FILTER (WHERE next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1))::bigint AS due,
+            count(*) FILTER (WHERE lease_until > $1)::bigint AS in_flight
+       FROM webhook_deliveries
+      WHERE status = 'pending'`,
+    [now],
+  );
+  return { due: result.rows[0]?.due ?? 0, inFlight: result.rows[0]?.in_flight ?? 0 };
 }

@@ -135,64 +135,97 @@ function duplicates(values: string[]): string[] {
   return [...new Set(values.filter((v, i) => values.indexOf(v) !== i))];
 }
 
-/** Checks shape and cross-references, throwing one DefinitionError that names every problem. */
-export function validateDefinition(input: unknown): WorkspaceDefinition {
-  const shapeProblems = Value.Errors(WorkspaceDefinition, input)
-    .filter((e) => e.keyword !== 'boolean')
-    .map((e) => {
-      const where = e.instancePath === '' ? '(top level)' : e.instancePath.slice(1).replaceAll('/', '.');
-      const extra = e.keyword === 'additionalProperties' ? `: ${JSON.stringify(e.params)}` : '';
-      return `${where}: ${e.message}${extra}`;
-    });
-  if (shapeProblems.length > 0) throw new DefinitionError(shapeProblems);
-  const def = input as WorkspaceDefinition;
+type Loose = Record<string, unknown>;
+/** The objects of a list, however malformed the rest: rule checks run on whatever the file holds. */
+const objects = (value: unknown): Loose[] =>
+  Array.isArray(value) ? value.filter((v): v is Loose => typeof v === 'object' && v !== null) : [];
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const texts = (values: unknown[]): string[] => values.filter((v): v is string => typeof v === 'string');
+const field = (value: unknown, name: string): unknown =>
+  typeof value === 'object' && value !== null ? (value as Loose)[name] : undefined;
+
+/** One shape problem as a line; an enum problem lists the values allowed. */
+function shapeProblem(error: { instancePath: string; message: string; keyword: string; params: unknown }): string {
+  const where = error.instancePath === '' ? '(top level)' : error.instancePath.slice(1).replaceAll('/', '.');
+  const allowed = field(error.params, 'allowedValues');
+  const extra =
+    error.keyword === 'additionalProperties'
+      ? `: ${JSON.stringify(error.params)}`
+      : error.keyword === 'enum' && Array.isArray(allowed)
+        ? `: ${allowed.join(', ')}`
+        : '';
+  return `${where}: ${error.message}${extra}`;
+}
+
+/** The cross-reference rules, on whatever parts of the file have the shape they read (shape problems come apart). */
+function ruleProblems(input: unknown): string[] {
   const problems: string[] = [];
-  const branchCodes = def.branches.map((b) => b.code);
+  const branchCodes = texts(objects(field(input, 'branches')).map((b) => b.code));
   for (const code of duplicates(branchCodes)) problems.push(`branches: code ${code} appears more than once`);
-  const emails = def.users.map((u) => u.email.toLowerCase());
+  const users = objects(field(input, 'users'));
+  const emails = texts(users.map((u) => u.email)).map((e) => e.toLowerCase());
   for (const email of duplicates(emails)) problems.push(`users: email ${email} appears more than once`);
-  def.users.forEach((u, i) => {
-    if (!branchCodes.includes(u.branch)) problems.push(`users.${i}.branch: no branch has the code ${u.branch}`);
+  users.forEach((u, i) => {
+    const branch = text(u.branch);
+    if (branch !== undefined && !branchCodes.includes(branch))
+      problems.push(`users.${i}.branch: no branch has the code ${branch}`);
   });
-  if (!def.users.some((u) => u.role === 'owner' && u.active !== false))
+  if (!users.some((u) => u.role === 'owner' && u.active !== false))
     problems.push('users: at least one active owner is needed (owners are told when a webhook endpoint is paused)');
-  const stageKeys = def.pipeline.stages.map((s) => s.key);
+  const stages = objects(field(field(input, 'pipeline'), 'stages'));
+  const stageKeys = texts(stages.map((s) => s.key));
   for (const key of duplicates(stageKeys)) problems.push(`pipeline.stages: key ${key} appears more than once`);
   if (stageKeys.includes('converted')) problems.push('pipeline.stages: the key converted is reserved');
-  const lost = def.pipeline.stages.filter((s) => s.lost);
-  if (lost.length !== 1) problems.push(`pipeline.stages: exactly one stage must be marked lost, found ${lost.length}`);
-  if (def.pipeline.stages[0]?.lost)
+  const lost = stages.filter((s) => s.lost === true);
+  if (stages.length > 0 && lost.length !== 1)
+    problems.push(`pipeline.stages: exactly one stage must be marked lost, found ${lost.length}`);
+  if (stages[0]?.lost === true)
     problems.push('pipeline.stages: the first stage (where new leads start) cannot be the lost stage');
-  for (const key of duplicates(def.lost_reasons.map((r) => r.key)))
+  for (const key of duplicates(texts(objects(field(input, 'lost_reasons')).map((r) => r.key))))
     problems.push(`lost_reasons: key ${key} appears more than once`);
-  for (const key of duplicates((def.sources ?? []).map((s) => s.key)))
+  for (const key of duplicates(texts(objects(field(input, 'sources')).map((r) => r.key))))
     problems.push(`sources: key ${key} appears more than once`);
-  def.custom_fields.forEach((field, i) => {
-    if (!field.key || !/^[a-z][a-z0-9_]{0,59}$/.test(field.key))
+  const customFields = objects(field(input, 'custom_fields'));
+  customFields.forEach((f, i) => {
+    const key = text(f.key);
+    if (!key || !/^[a-z][a-z0-9_]{0,59}$/.test(key))
       problems.push(`custom_fields.${i}.key: a key matching ^[a-z][a-z0-9_]{0,59}$ is needed`);
-    if (!field.label) problems.push(`custom_fields.${i}.label: a label is needed`);
-    if (!field.type) problems.push(`custom_fields.${i}.type: a type is needed`);
-    if (field.type === 'dropdown' && (field.options ?? []).length === 0)
+    if (!f.label) problems.push(`custom_fields.${i}.label: a label is needed`);
+    if (!f.type) problems.push(`custom_fields.${i}.type: a type is needed`);
+    if (f.type === 'dropdown' && objects(f.options).length === 0 && !(Array.isArray(f.options) && f.options.length > 0))
       problems.push(`custom_fields.${i}.options: a dropdown needs options`);
   });
-  for (const key of duplicates(def.custom_fields.map((f) => f.key ?? '')))
+  for (const key of duplicates(texts(customFields.map((f) => f.key))))
     if (key) problems.push(`custom_fields: key ${key} appears more than once`);
-  const captcha = def.widget.captcha;
-  if (captcha.provider !== 'none' && !captcha.site_key)
-    problems.push(`widget.captcha.site_key: the ${captcha.provider} provider needs a site key`);
-  const workflow = def.application_workflow;
+  const captcha = field(field(input, 'widget'), 'captcha');
+  const provider = text(field(captcha, 'provider'));
+  if (provider && provider !== 'none' && !field(captcha, 'site_key'))
+    problems.push(`widget.captcha.site_key: the ${provider} provider needs a site key`);
+  const workflow = field(input, 'application_workflow');
   if (workflow) {
-    const appStages = workflow.stages.map((s) => s.key);
+    const appStages = texts(objects(field(workflow, 'stages')).map((s) => s.key));
     for (const key of duplicates(appStages))
       problems.push(`application_workflow.stages: key ${key} appears more than once`);
-    for (const key of duplicates(workflow.modules.map((m) => m.key)))
+    const modules = objects(field(workflow, 'modules'));
+    for (const key of duplicates(texts(modules.map((m) => m.key))))
       problems.push(`application_workflow.modules: key ${key} appears more than once`);
-    workflow.modules.forEach((m, i) => {
-      for (const stage of m.stages)
+    modules.forEach((m, i) => {
+      for (const stage of texts(Array.isArray(m.stages) ? m.stages : []))
         if (!appStages.includes(stage))
           problems.push(`application_workflow.modules.${i}.stages: no stage has the key ${stage}`);
     });
   }
+  return problems;
+}
+
+/** Checks shape and cross-references, throwing one DefinitionError that names every problem of both kinds. */
+export function validateDefinition(input: unknown): WorkspaceDefinition {
+  const problems = [
+    ...Value.Errors(WorkspaceDefinition, input)
+      .filter((e) => e.keyword !== 'boolean')
+      .map(shapeProblem),
+    ...ruleProblems(input),
+  ];
   if (problems.length > 0) throw new DefinitionError(problems);
-  return def;
+  return input as WorkspaceDefinition;
 }

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { announceAuthChange } from '../keys/key-cache.js';
@@ -33,12 +34,16 @@ export function settingsFromDefinition(
   }));
   const branchId = (code: string) => branches.find((b) => b.code === code)!.id;
   const secret = def.widget.captcha.secret;
+  const previousSealed = previous?.widget.captcha.sealed_secret ?? null;
   const sealedSecret =
     secret === undefined
-      ? (previous?.widget.captcha.sealed_secret ?? null)
+      ? previousSealed
       : secret === null
         ? null
-        : box.captchaSecrets.seal(secret);
+        : // The same secret keeps its sealed form, so applying an unchanged file changes nothing.
+          previousSealed !== null && sameSecret(box, previousSealed, secret)
+          ? previousSealed
+          : box.captchaSecrets.seal(secret);
   return {
     default_phone_country: def.default_phone_country,
     branches,
@@ -89,34 +94,57 @@ export function settingsFromDefinition(
   };
 }
 
+function sameSecret(box: SecretBox, sealed: string, secret: string): boolean {
+  try {
+    return box.captchaSecrets.open(sealed) === secret;
+  } catch {
+    return false; // sealed under another key: seal the given secret anew
+  }
+}
+
 const SELECT = 'SELECT id, slug, name, plan, status, revision, settings FROM workspaces';
 
-/** Creates the workspace named by the definition's slug, or updates it in place. */
+/**
+ * Creates the workspace named by the definition's slug, or updates it in place; a definition that changes nothing
+ * leaves the workspace as it is (same revision, no auth-change announcement) and says so with `changed: false`.
+ */
 export async function applyDefinition(
   pool: pg.Pool,
   def: WorkspaceDefinition,
   box: SecretBox,
-): Promise<{ workspace: Workspace; created: boolean }> {
+): Promise<{ workspace: Workspace; created: boolean; changed: boolean }> {
   const result = await withTransaction(pool, async (sql) => {
     const existing = (await sql.query<WorkspaceRow>(`${SELECT} WHERE slug = $1 FOR UPDATE`, [def.slug])).rows[0];
     const settings = settingsFromDefinition(def, existing?.settings, box);
+    if (existing && isUnchanged(existing, def, settings))
+      return { workspace: existing, created: false, changed: false };
     if (existing) {
       const updated = await sql.query<WorkspaceRow>(
         `UPDATE workspaces SET name = $2, plan = $3, status = $4, settings = $5, revision = revision + 1, updated_at = now()
           WHERE id = $1 RETURNING id, slug, name, plan, status, revision, settings`,
         [existing.id, def.name, def.plan, def.status ?? existing.status, JSON.stringify(settings)],
       );
-      return { workspace: updated.rows[0]!, created: false };
+      return { workspace: updated.rows[0]!, created: false, changed: true };
     }
     const created = await sql.query<WorkspaceRow>(
       `INSERT INTO workspaces (id, slug, name, plan, status, settings) VALUES ($1, $2, $3, $4, $5, $6)
        RETURNING id, slug, name, plan, status, revision, settings`,
       [randomUUID(), def.slug, def.name, def.plan, def.status ?? 'active', JSON.stringify(settings)],
     );
-    return { workspace: created.rows[0]!, created: true };
+    return { workspace: created.rows[0]!, created: true, changed: true };
   });
-  if (!result.created) await announceAuthChange(pool);
+  if (!result.created && result.changed) await announceAuthChange(pool);
   return result;
+}
+
+/** Whether the stored workspace already is what the definition describes (settings compared as stored JSON). */
+function isUnchanged(existing: WorkspaceRow, def: WorkspaceDefinition, settings: WorkspaceSettings): boolean {
+  return (
+    existing.name === def.name &&
+    existing.plan === def.plan &&
+    existing.status === (def.status ?? existing.status) &&
+    isDeepStrictEqual(JSON.parse(JSON.stringify(settings)), existing.settings)
+  );
 }
 
 /** Finds a workspace by id or slug. */

@@ -44,7 +44,11 @@ t.test(
     const marker = await h.appendEvent('document.uploaded', resourcePayload('Marker'));
 
     await waitFor(
-      () => h.receiver.forEvent(marker.id).length === 1 && h.receiver.forEvent(sandboxEvent.id).length === 1,
+      // Deliveries to one endpoint go out concurrently, so the marker may arrive before the event: wait for both.
+      () =>
+        h.receiver.forEvent(marker.id).length === 1 &&
+        h.receiver.forEvent(event.id).length === 1 &&
+        h.receiver.forEvent(sandboxEvent.id).length === 1,
       'deliveries arrive',
     );
     const [request] = h.receiver.forEvent(event.id);
@@ -131,7 +135,8 @@ t.test(
     const h = await webhookHarness(t, { now: clock.now });
     h.receiver.reply = () => ({ status: 500, body: 'down' });
     await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] });
-    await h.startWorkers();
+    // The jitter's midpoint: the schedule's centre (the jitter's bounds have their own test).
+    await h.startWorkers({ random: () => 0.5 });
     const event = await h.appendEvent('document.uploaded', resourcePayload());
     await waitFor(() => h.receiver.forEvent(event.id).length === 1, 'first attempt');
     for (let i = 0; i < RETRY_DELAYS_MS.length; i++) {

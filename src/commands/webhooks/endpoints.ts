@@ -24,6 +24,7 @@ import {
 import { webhookEndpointLimit } from '../../workspaces/plans.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { checkWebhookTarget, RefusedAddressError } from '../../webhooks/address-guard.js';
+import { scheduleResumedBacklog } from '../../webhooks/deliveries.js';
 import { generateSecret } from '../../webhooks/signing.js';
 import { NotFoundError, WebhookLimitError, WebhookUrlRefusedError } from '../errors.js';
 import { runCommand } from '../run-command.js';
@@ -134,11 +135,8 @@ export async function resumeEndpoint(
       await tx.append(endpointStream(id), 'any', events);
       if (events.length > 0) {
         await tx.sql.query('UPDATE webhook_endpoint_health SET consecutive_failures = 0 WHERE endpoint_id = $1', [id]);
-        // Deliveries held while paused are due now.
-        await tx.sql.query(
-          `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at > $2`,
-          [id, context.now],
-        );
+        // Deliveries held while paused come due from now on, a bounded number per second.
+        await scheduleResumedBacklog(tx.sql, id, context.now);
         await tx.sql.query("SELECT pg_notify('webhook_deliveries', '')");
       }
     }),

@@ -4,6 +4,7 @@ import { submitLead } from '../../commands/leads/submit-lead.js';
 import { updateLead } from '../../commands/leads/update-lead.js';
 import { contextFromRequest } from '../../commands/run-command.js';
 import { decodeCursor, encodeCursor } from '../../leads/cursor.js';
+import { leadOutcome, type Metrics } from '../../observability/metrics.js';
 import { findLead, listLeads } from '../../projections/leads-queries.js';
 import { fieldsFromValidation, notFound, validationFailed } from '../errors.js';
 import { answer, errorResponses } from '../schemas/error.js';
@@ -34,7 +35,8 @@ function bodyProblems(request: FastifyRequest): Record<string, string> {
   return fieldsFromValidation(error.validation, 'body');
 }
 
-function send(reply: FastifyReply, answer: CaptureAnswer) {
+function send(reply: FastifyReply, answer: CaptureAnswer, metrics: Metrics) {
+  metrics.leads.inc({ outcome: leadOutcome(answer) });
   if (answer.replayed) reply.header('idempotent-replayed', 'true');
   return reply.status(answer.status).send(answer.body);
 }
@@ -83,7 +85,7 @@ function registerCreateLead(app: TypedApp, services: AppServices): void {
         context: (at) => contextFromRequest(request, at),
         log: request.log,
       });
-      return send(reply, answer);
+      return send(reply, answer, services.metrics);
     },
   );
 }

@@ -110,6 +110,9 @@ export const DeliveryLogEntry = Type.Object(
     attempts: Type.Integer(),
     next_attempt_at: NullableDateTime,
     resend_of: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+    superseded_by: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+      description: "the manual resend whose success ended this delivery's retries (status cancelled)",
+    }),
     created_at: DateTime,
     updated_at: DateTime,
     request_body: Type.String(),

@@ -1,0 +1,223 @@
+import fc from 'fast-check';
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import t from 'tap';
+import { claimDueDeliveries, scheduleResumedBacklog, type ClaimedDelivery } from '../../src/webhooks/deliveries.js';
+import { RETRY_DELAYS_MS, RETRY_JITTER, nextAttemptAt } from '../../src/webhooks/retry-schedule.js';
+import { freshDatabase } from '../support/db.js';
+import { checkProperty } from '../support/properties.js';
+
+// The claim statement on its own, against real PostgreSQL: endpoints and deliveries are written as the fan-out and
+// the endpoint projection would write them, then claimed as workers claim them.
+
+const NOW = new Date('2026-11-20T10:00:00.000Z');
+const LEASE_UNTIL = new Date(NOW.getTime() + 15_000);
+
+interface EndpointPlan {
+  /** Due deliveries waiting. */
+  due: number;
+  /** Deliveries already in flight under a live lease of another worker. */
+  inFlight: number;
+}
+
+async function insertEndpoint(pool: pg.Pool, tenantId: string): Promise<string> {
+  const id = randomUUID();
+  await pool.query(
+    `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position)
+     VALUES ($1, $2, false, 'https://hooks.test/in', '{document.uploaded}', 'active', 'sealed', $3, $3, '1', 1)`,
+    [id, tenantId, NOW],
+  );
+  await pool.query('INSERT INTO webhook_endpoint_health (endpoint_id) VALUES ($1)', [id]);
+  return id;
+}
+
+async function insertDeliveries(
+  pool: pg.Pool,
+  endpointId: string,
+  tenantId: string,
+  count: number,
+  options: { leased?: boolean; dueFrom?: Date } = {},
+): Promise<void> {
+  if (count === 0) return;
+  const dueFrom = options.dueFrom ?? new Date(NOW.getTime() - 60_000);
+  await pool.query(
+    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at,
+                                     lease_owner, lease_until, created_at, updated_at)
+     SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'document.uploaded', '{}', 'pending',
+            $3::timestamptz + make_interval(secs => g / 1000.0), $4, $5, $3::timestamptz + make_interval(secs => g / 1000.0), $3
+       FROM generate_series(1, $6) g`,
+    [
+      endpointId,
+      tenantId,
+      dueFrom,
+      options.leased ? 'another-worker' : null,
+      options.leased ? LEASE_UNTIL : null,
+      count,
+    ],
+  );
+}
+
+async function liveLeases(pool: pg.Pool): Promise<Map<string, number>> {
+  const rows = await pool.query<{ endpoint_id: string; n: number }>(
+    `SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND lease_until > $1 GROUP BY endpoint_id`,
+    [NOW],
+  );
+  return new Map(rows.rows.map((r) => [r.endpoint_id, r.n]));
+}
+
+t.test('claims are capped per endpoint and shared between tenants, whatever the backlogs', async (t) => {
+  const { pool } = await freshDatabase(t, undefined, 5);
+  const endpointPlan = fc.record({ due: fc.integer({ min: 0, max: 40 }), inFlight: fc.integer({ min: 0, max: 6 }) });
+  const scenario = fc.record({
+    // Tenant 0 is the noisy one: one endpoint with a backlog of hundreds, already holding leases.
+    noisyBacklog: fc.integer({ min: 50, max: 400 }),
+    others: fc.array(fc.array(endpointPlan, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }),
+    perEndpoint: fc.integer({ min: 1, max: 8 }),
+    limits: fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 4 }),
+  });
+  await checkProperty(
+    t,
+    'fair claims',
+    fc.asyncProperty(scenario, async ({ noisyBacklog, others, perEndpoint, limits }) => {
+      await pool.query(
+        'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
+      );
+      const noisyTenant = randomUUID();
+      const noisy = await insertEndpoint(pool, noisyTenant);
+      await insertDeliveries(pool, noisy, noisyTenant, noisyBacklog);
+      await insertDeliveries(pool, noisy, noisyTenant, perEndpoint, { leased: true });
+      const plans = new Map<string, { tenantId: string; plan: EndpointPlan }>();
+      for (const endpoints of others) {
+        const tenantId = randomUUID();
+        for (const plan of endpoints) {
+          const id = await insertEndpoint(pool, tenantId);
+          await insertDeliveries(pool, id, tenantId, plan.due);
+          await insertDeliveries(pool, id, tenantId, Math.min(plan.inFlight, perEndpoint), { leased: true });
+          plans.set(id, { tenantId, plan });
+        }
+      }
+      // Several workers claim one after the other, each with its own number of free slots.
+      for (const [i, limit] of limits.entries()) {
+        const before = await liveLeases(pool);
+        const claimed = await claimDueDeliveries(pool, `worker-${i}`, NOW, LEASE_UNTIL, { limit, perEndpoint });
+        const after = await liveLeases(pool);
+        for (const n of after.values()) if (n > perEndpoint) return false; // the cap holds
+        if (claimed.some((d) => d.endpoint_id === noisy)) return false; // the saturated endpoint gets nothing more
+        // Claimable now: per endpoint, the due deliveries not yet leased, up to its room under the cap.
+        const claimable = new Map<string, number>();
+        for (const [id, { tenantId, plan }] of plans) {
+          const leasedByUs = (before.get(id) ?? 0) - Math.min(plan.inFlight, perEndpoint);
+          const room = Math.max(0, perEndpoint - (before.get(id) ?? 0));
+          const left = plan.due - leasedByUs;
+          claimable.set(tenantId, (claimable.get(tenantId) ?? 0) + Math.min(room, left));
+        }
+        const total = [...claimable.values()].reduce((a, b) => a + b, 0);
+        if (claimed.length !== Math.min(limit, total)) return false; // free slots are used when there is work
+        const byTenant = countBy(claimed, (d) => d.tenant_id);
+        const waiting = [...claimable.entries()].filter(([, n]) => n > 0);
+        // Round-robin: with at least one slot per waiting tenant, each gets at least its equal share (or all it has).
+        const share = Math.floor(limit / Math.max(1, waiting.length));
+        for (const [tenantId, n] of waiting) if ((byTenant.get(tenantId) ?? 0) < Math.min(n, share)) return false;
+      }
+      return true;
+    }),
+    40,
+  );
+});
+
+t.test('two workers claiming at once keep to the cap between them', async (t) => {
+  const { pool } = await freshDatabase(t, undefined, 10);
+  const tenant = randomUUID();
+  const endpoint = await insertEndpoint(pool, tenant);
+  await insertDeliveries(pool, endpoint, tenant, 500);
+  const claims = await Promise.all(
+    Array.from({ length: 6 }, (_, i) =>
+      claimDueDeliveries(pool, `worker-${i}`, NOW, LEASE_UNTIL, { limit: 100, perEndpoint: 10 }),
+    ),
+  );
+  const ids = claims.flat().map((d) => d.id);
+  t.equal(new Set(ids).size, ids.length, 'no delivery is claimed twice');
+  t.ok(ids.length <= 10 && ids.length > 0, `${ids.length} in flight, at most the cap of 10`);
+  t.equal((await liveLeases(pool)).get(endpoint), ids.length);
+});
+
+t.test('a lease that ran out makes its delivery claimable again', async (t) => {
+  const { pool } = await freshDatabase(t, undefined, 5);
+  const tenant = randomUUID();
+  const endpoint = await insertEndpoint(pool, tenant);
+  await insertDeliveries(pool, endpoint, tenant, 3);
+  const first = await claimDueDeliveries(pool, 'crashed', NOW, LEASE_UNTIL, { limit: 10, perEndpoint: 10 });
+  t.equal(first.length, 3);
+  t.same(await claimDueDeliveries(pool, 'other', NOW, LEASE_UNTIL, { limit: 10, perEndpoint: 10 }), []);
+  const later = new Date(LEASE_UNTIL.getTime());
+  const again = await claimDueDeliveries(pool, 'other', later, new Date(later.getTime() + 15_000), {
+    limit: 10,
+    perEndpoint: 10,
+  });
+  t.same(ids(again).sort(), ids(first).sort(), 'the crashed worker’s deliveries, once its lease ended');
+});
+
+t.test('the retry jitter stays within its share of each step, on both sides', async (t) => {
+  await checkProperty(
+    t,
+    'jitter bounds',
+    fc.property(
+      fc.integer({ min: 1, max: RETRY_DELAYS_MS.length }),
+      fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+      (attempts, r) => {
+        const at = nextAttemptAt(attempts, NOW, () => r)!;
+        const delay = at.getTime() - NOW.getTime();
+        const step = RETRY_DELAYS_MS[attempts - 1]!;
+        return Math.abs(delay - step) <= step * RETRY_JITTER + 1;
+      },
+    ),
+    500,
+  );
+  t.equal(
+    nextAttemptAt(RETRY_DELAYS_MS.length + 1, NOW, () => 0.3),
+    null,
+    'after the last step: failed',
+  );
+  const spread = new Set(Array.from({ length: 50 }, () => nextAttemptAt(1, NOW)!.getTime()));
+  t.ok(spread.size > 1, 'with Math.random, deliveries that failed together do not come due together');
+});
+
+t.test('a resumed endpoint’s backlog comes due at a bounded rate, oldest first', async (t) => {
+  const { pool } = await freshDatabase(t, undefined, 5);
+  const tenant = randomUUID();
+  const endpoint = await insertEndpoint(pool, tenant);
+  await insertDeliveries(pool, endpoint, tenant, 600, { dueFrom: new Date(NOW.getTime() - 3_600_000) });
+  await scheduleResumedBacklog(pool, endpoint, NOW, 50);
+  const rows = await pool.query<{ next_attempt_at: Date; created_at: Date }>(
+    `SELECT next_attempt_at, created_at FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY created_at`,
+    [endpoint],
+  );
+  const due = rows.rows.map((r) => r.next_attempt_at.getTime());
+  t.equal(due[0], NOW.getTime(), 'the oldest is due at once');
+  t.ok(
+    due.every((d, i) => i === 0 || d >= due[i - 1]!),
+    'in the order they were created',
+  );
+  for (let second = 0; second < 12; second++) {
+    const from = NOW.getTime() + second * 1000;
+    const inWindow = due.filter((d) => d >= from && d < from + 1000).length;
+    t.ok(inWindow <= 50, `second ${second}: ${inWindow} come due, at most 50`);
+  }
+  t.equal(due.at(-1), NOW.getTime() + (599 * 1000) / 50, 'the last after 12 s');
+  // Claims follow the schedule: at the resume instant only the first is claimable.
+  const first = await claimDueDeliveries(pool, 'w', NOW, LEASE_UNTIL, { limit: 100, perEndpoint: 100 });
+  t.equal(first.length, 1);
+  const oneSecond = new Date(NOW.getTime() + 1000);
+  const next = await claimDueDeliveries(pool, 'w', oneSecond, LEASE_UNTIL, { limit: 100, perEndpoint: 100 });
+  t.equal(next.length, 50, 'a second later, fifty more');
+});
+
+function ids(deliveries: ClaimedDelivery[]): string[] {
+  return deliveries.map((d) => d.id);
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+}
