@@ -83,6 +83,8 @@ export function commandErrorSentence(error: CommandError): string {
       return `Refused (quota_exceeded): the workspace has used its monthly quota of ${error.limit} new leads`;
     case 'captcha_failed':
       return 'Refused (captcha_failed): the captcha could not be verified';
+    case 'captcha_unavailable':
+      return `Refused (captcha_unavailable): ${error.reason === 'no_secret' ? 'the workspace has no captcha secret configured' : 'the captcha provider could not be reached'}`;
     case 'idempotency_key_reused':
       return 'Refused (idempotency_key_reused): the Idempotency-Key was already used with a different request';
     case 'webhook_url_refused':

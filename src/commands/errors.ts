@@ -26,6 +26,18 @@ export class CaptchaFailedError extends Error {
   }
 }
 
+/**
+ * A public-key submission's captcha could not be checked: the workspace has no captcha secret (`no_secret`), or the
+ * provider did not answer (`provider_unreachable`, worth retrying shortly).
+ */
+export class CaptchaUnavailableError extends Error {
+  readonly refusal = 'captcha_unavailable';
+  constructor(readonly reason: 'no_secret' | 'provider_unreachable') {
+    super(reason === 'no_secret' ? 'The workspace has no captcha secret' : 'The captcha provider could not be reached');
+    this.name = 'CaptchaUnavailableError';
+  }
+}
+
 /** An Idempotency-Key already used with a different request body. */
 export class IdempotencyKeyReusedError extends Error {
   readonly refusal = 'idempotency_key_reused';
@@ -62,6 +74,7 @@ export type CommandError =
   | QuotaExceededError
   | NotFoundError
   | CaptchaFailedError
+  | CaptchaUnavailableError
   | IdempotencyKeyReusedError
   | WebhookUrlRefusedError
   | WebhookLimitError;
@@ -71,6 +84,7 @@ const COMMAND_ERRORS = [
   QuotaExceededError,
   NotFoundError,
   CaptchaFailedError,
+  CaptchaUnavailableError,
   IdempotencyKeyReusedError,
   WebhookUrlRefusedError,
   WebhookLimitError,

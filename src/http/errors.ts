@@ -76,6 +76,20 @@ export function commandErrorAnswer(error: CommandError): ApiError {
       );
     case 'captcha_failed':
       return new ApiError(400, 'captcha_failed', 'The captcha could not be verified; solve it again and resubmit');
+    case 'captcha_unavailable':
+      return error.reason === 'no_secret'
+        ? new ApiError(
+            503,
+            'captcha_unavailable',
+            'This workspace has no captcha secret configured; the form cannot be checked',
+          )
+        : new ApiError(
+            503,
+            'captcha_unavailable',
+            'The captcha provider could not be reached; try again shortly',
+            {},
+            { 'retry-after': '5' },
+          );
     case 'idempotency_key_reused':
       return new ApiError(
         409,

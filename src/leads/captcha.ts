@@ -16,8 +16,8 @@ export interface CaptchaCheck {
 export type CaptchaVerdict = { ok: true } | { ok: false; reason: string };
 
 /** The provider could not be asked (network error, timeout, non-JSON or non-2xx answer). */
-export class CaptchaUnavailableError extends Error {
-  override name = 'CaptchaUnavailableError';
+export class CaptchaProviderUnreachableError extends Error {
+  override name = 'CaptchaProviderUnreachableError';
 }
 
 /** reCAPTCHA v3 answers with a score from 0 (bot) to 1 (human); below this the submission is refused. */
@@ -46,11 +46,12 @@ export async function verifyCaptcha(check: CaptchaCheck): Promise<CaptchaVerdict
       signal: AbortSignal.timeout(check.timeoutMs ?? 5000),
       redirect: 'error',
     });
-    if (!response.ok) throw new CaptchaUnavailableError(`${check.provider} siteverify answered ${response.status}`);
+    if (!response.ok)
+      throw new CaptchaProviderUnreachableError(`${check.provider} siteverify answered ${response.status}`);
     answer = (await response.json()) as SiteverifyAnswer;
   } catch (error) {
-    if (error instanceof CaptchaUnavailableError) throw error;
-    throw new CaptchaUnavailableError(
+    if (error instanceof CaptchaProviderUnreachableError) throw error;
+    throw new CaptchaProviderUnreachableError(
       `${check.provider} siteverify failed: ${error instanceof Error ? error.message : String(error)}`,
     );
   }

@@ -67,10 +67,20 @@ function text(value: string | null | undefined): string | null {
   return trimmed === '' ? null : trimmed;
 }
 
+/** One submission being checked: the body, the workspace's settings, the time, and where problems are written. */
+interface Check {
+  body: LeadCreateBody;
+  settings: WorkspaceSettings;
+  now: Date;
+  problems: Record<string, string>;
+  /** False for a field the schema already refused (it reports one problem only). */
+  ok: (field: string) => boolean;
+}
+
 /**
  * The checks the schema cannot make: phone and email formats, calendar dates, the country code, custom fields against
- * the workspace's, and that a phone or an email is given. Every problem lands in `problems`, keyed by field.
- * `skip` names fields the schema already refused, so each field reports one problem.
+ * the workspace's, and that a phone or an email is given. Every problem lands in `problems`, keyed by field, in the
+ * order of the fields here. `skip` names fields the schema already refused, so each field reports one problem.
  */
 export function normaliseSubmission(
   body: LeadCreateBody,
@@ -80,73 +90,13 @@ export function normaliseSubmission(
   skip: ReadonlySet<string> = new Set(),
 ): LeadSubmission {
   const ok = (field: string) => !skip.has(field);
-  const phoneField = (field: 'phone' | 'alt_phone'): string | null => {
-    const raw = ok(field) ? text(body[field]) : null;
-    if (raw === null) return null;
-    const e164 = normalisePhone(raw, settings.default_phone_country);
-    if (!e164)
-      problems[field] =
-        `is not a valid phone number (international format, or a ${settings.default_phone_country} number)`;
-    return e164 ?? null;
-  };
-  const phone = phoneField('phone');
-  const altPhone = phoneField('alt_phone');
-
-  let email: string | null = null;
-  const rawEmail = ok('email') ? text(body.email) : null;
-  if (rawEmail !== null) {
-    email = normaliseEmail(rawEmail) ?? null;
-    if (!email) problems.email = 'is not a valid email address';
-  }
-  const phoneGiven = ok('phone') && text(body.phone) !== null;
-  const emailGiven = ok('email') && text(body.email) !== null;
-  if (!phoneGiven && !emailGiven && ok('phone') && ok('email')) {
-    problems.phone = 'a phone or an email is required';
-    problems.email = 'a phone or an email is required';
-  }
-
-  let country: string | null = null;
-  const rawCountry = ok('country_interest') ? text(body.country_interest) : null;
-  if (rawCountry !== null) {
-    country = normaliseCountry(rawCountry) ?? null;
-    if (!country) problems.country_interest = 'must be an ISO 3166-1 alpha-2 country code';
-  }
-
-  const dob = ok('date_of_birth') ? text(body.date_of_birth) : null;
-  if (dob !== null) {
-    const problem = dateOfBirthProblem(dob, now);
-    if (problem) problems.date_of_birth = problem;
-  }
-
-  let englishTest: EnglishTest | null = null;
-  if (ok('english_test') && body.english_test) {
-    englishTest = { ...body.english_test };
-    if (englishTest.test_date !== undefined) {
-      const problem = testDateProblem(englishTest.test_date, now);
-      if (problem) problems['english_test.test_date'] = problem;
-    }
-  }
-
-  let utm: Record<string, string> | null = null;
-  if (ok('utm') && body.utm) {
-    const kept = Object.entries(body.utm).filter(([, v]) => v.trim() !== '');
-    utm = kept.length > 0 ? Object.fromEntries(kept.map(([k, v]) => [k, v.trim()])) : null;
-  }
-
-  const custom: Record<string, unknown> = {};
-  if (ok('custom_fields') && body.custom_fields) {
-    for (const [key, value] of Object.entries(
-      checkCustomFields(settings.custom_fields, body.custom_fields, problems),
-    )) {
-      if (value !== null) custom[key] = value;
-    }
-  }
-  for (const field of settings.custom_fields) {
-    if (field.required && field.key && custom[field.key] === undefined && !problems[`custom_fields.${field.key}`]) {
-      problems[`custom_fields.${field.key}`] = 'is required';
-    }
-  }
-
+  const check: Check = { body, settings, now, problems, ok };
+  const { phone, altPhone, email } = contact(check);
+  const country = countryInterest(check);
+  const dob = dateOfBirth(check);
+  const englishTest = englishTestOf(check);
+  const utm = utmOf(check);
+  const custom = customFields(check);
   const fullName = ok('full_name') ? (text(body.full_name) ?? '') : '';
   if (ok('full_name') && fullName === '') problems.full_name = 'must not be blank';
 
@@ -173,4 +123,89 @@ export function normaliseSubmission(
     custom_fields: custom,
     message: ok('message') ? text(body.message) : null,
   };
+}
+
+/** The phones in E.164 and the email lower-cased; a phone or an email is required. */
+function contact({ body, settings, problems, ok }: Check): {
+  phone: string | null;
+  altPhone: string | null;
+  email: string | null;
+} {
+  const phoneField = (field: 'phone' | 'alt_phone'): string | null => {
+    const raw = ok(field) ? text(body[field]) : null;
+    if (raw === null) return null;
+    const e164 = normalisePhone(raw, settings.default_phone_country);
+    if (!e164)
+      problems[field] =
+        `is not a valid phone number (international format, or a ${settings.default_phone_country} number)`;
+    return e164 ?? null;
+  };
+  const phone = phoneField('phone');
+  const altPhone = phoneField('alt_phone');
+
+  let email: string | null = null;
+  const rawEmail = ok('email') ? text(body.email) : null;
+  if (rawEmail !== null) {
+    email = normaliseEmail(rawEmail) ?? null;
+    if (!email) problems.email = 'is not a valid email address';
+  }
+  const phoneGiven = ok('phone') && text(body.phone) !== null;
+  const emailGiven = ok('email') && text(body.email) !== null;
+  if (!phoneGiven && !emailGiven && ok('phone') && ok('email')) {
+    problems.phone = 'a phone or an email is required';
+    problems.email = 'a phone or an email is required';
+  }
+  return { phone, altPhone, email };
+}
+
+function countryInterest({ body, problems, ok }: Check): string | null {
+  const raw = ok('country_interest') ? text(body.country_interest) : null;
+  if (raw === null) return null;
+  const country = normaliseCountry(raw) ?? null;
+  if (!country) problems.country_interest = 'must be an ISO 3166-1 alpha-2 country code';
+  return country;
+}
+
+function dateOfBirth({ body, now, problems, ok }: Check): string | null {
+  const dob = ok('date_of_birth') ? text(body.date_of_birth) : null;
+  if (dob !== null) {
+    const problem = dateOfBirthProblem(dob, now);
+    if (problem) problems.date_of_birth = problem;
+  }
+  return dob;
+}
+
+function englishTestOf({ body, now, problems, ok }: Check): EnglishTest | null {
+  if (!ok('english_test') || !body.english_test) return null;
+  const englishTest = { ...body.english_test };
+  if (englishTest.test_date !== undefined) {
+    const problem = testDateProblem(englishTest.test_date, now);
+    if (problem) problems['english_test.test_date'] = problem;
+  }
+  return englishTest;
+}
+
+/** UTM values trimmed, blank ones dropped; none left reads as no UTM at all. */
+function utmOf({ body, ok }: Check): Record<string, string> | null {
+  if (!ok('utm') || !body.utm) return null;
+  const kept = Object.entries(body.utm).filter(([, v]) => v.trim() !== '');
+  return kept.length > 0 ? Object.fromEntries(kept.map(([k, v]) => [k, v.trim()])) : null;
+}
+
+/** Custom fields checked against the workspace's (nulls dropped), and every required one present. */
+function customFields({ body, settings, problems, ok }: Check): Record<string, unknown> {
+  const custom: Record<string, unknown> = {};
+  if (ok('custom_fields') && body.custom_fields) {
+    for (const [key, value] of Object.entries(
+      checkCustomFields(settings.custom_fields, body.custom_fields, problems),
+    )) {
+      if (value !== null) custom[key] = value;
+    }
+  }
+  for (const field of settings.custom_fields) {
+    if (field.required && field.key && custom[field.key] === undefined && !problems[`custom_fields.${field.key}`]) {
+      problems[`custom_fields.${field.key}`] = 'is required';
+    }
+  }
+  return custom;
 }

@@ -54,8 +54,8 @@ export function identityLocks(
 }
 
 /**
- * POST /v1/leads after validation: replays the first answer of a repeated Idempotency-Key, else creates a lead or
- * adds an enquiry to the lead the person already has. Everything happens while holding the person's phone and
+ * The write of a lead submission that passed the checks before it (`submitLead`): replays the first answer of a
+ * repeated Idempotency-Key, else refuses a failed captcha, else creates a lead or adds an enquiry to the lead the person already has. Everything happens while holding the person's phone and
  * email locks and the idempotency key's lock, so simultaneous submissions make one lead and one answer. Two round
  * trips: (BEGIN, the write's registration, the locks, the lookup), then (the writes and COMMIT). Under load, captures
  * of one workspace and mode share transactions (see TransactionCoalescer).
@@ -137,19 +137,4 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
     coalesce: intentPrefix(tenantId, sandbox),
   };
   return runCommand(services.store, context, locks, work, options);
-}
-
-/** The answer already given for a key, looked up before any work (no lock): the fast path of a retry. */
-export async function earlierAnswer(
-  services: Pick<AppServices, 'pool'>,
-  tenantId: string,
-  sandbox: boolean,
-  key: string,
-  requestHash: string,
-  now: Date,
-): Promise<CaptureAnswer | undefined> {
-  const earlier = await findAnswer(services.pool, tenantId, sandbox, key, now);
-  if (!earlier) return undefined;
-  if (earlier.requestHash !== requestHash) throw new IdempotencyKeyReusedError();
-  return { ...earlier, replayed: true };
 }

@@ -9,22 +9,30 @@ import type { Workspace } from '../../workspaces/workspace.js';
 import { runCommand } from '../run-command.js';
 import { NotFoundError } from '../errors.js';
 
+/** A PATCH /v1/leads/{id} as the route parsed it: the workspace and mode, the lead's id and the validated body. */
+export interface LeadUpdateRequest {
+  workspace: Workspace;
+  sandbox: boolean;
+  leadId: string;
+  patch: LeadPatch;
+  /** The command context for the time the write was registered at. */
+  context: (now: Date) => CommandContext;
+}
+
 /**
- * PATCH /v1/leads/{id}: holding the lead's stream lock, reads the lead, decides and appends. Simultaneous patches of
- * one lead therefore apply one after another, each to the lead the previous one left.
+ * PATCH /v1/leads/{id}: holding the lead's stream lock, reads the lead (404 not_found when the workspace and mode have
+ * none with this id), decides and appends, and answers the lead as it is after. Simultaneous patches of one lead
+ * therefore apply one after another, each to the lead the previous one left.
  */
 export async function updateLead(
-  services: Pick<AppServices, 'store'>,
-  workspace: Workspace,
-  sandbox: boolean,
-  leadId: string,
-  patch: LeadPatch,
-  context: (now: Date) => CommandContext,
-  clock: () => Date,
+  services: Pick<AppServices, 'store' | 'now'>,
+  request: LeadUpdateRequest,
 ): Promise<Lead> {
+  const { workspace, sandbox, leadId, patch } = request;
+  const clock = services.now;
   const stream = leadStream(leadId);
   const intent = writeIntent(workspace.id, sandbox, clock);
-  const ctx = context(intent.at);
+  const ctx = request.context(intent.at);
   return runCommand(
     services.store,
     ctx,

@@ -192,129 +192,170 @@ function customKey(state: ApplicationState, name: string): string {
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
+type Command<T extends ApplicationCommand['type']> = Extract<ApplicationCommand, { type: T }>;
+
 /** Decides the events of one staff operation on a case. An operation that changes nothing decides no events. */
 export function decide(state: ApplicationState, command: ApplicationCommand): ApplicationEvent[] {
   switch (command.type) {
-    case 'set_module_state': {
-      assertOpen(state);
-      const { module, index } = findModule(state, command.module_key);
-      if (!module.selected)
-        throw new ApplicationRejected(
-          'conflict',
-          'module_not_selected',
-          `The module ${module.key} is switched off on this case; select it first`,
-        );
-      if (module.state === command.state) return [];
-      const event = moduleUpdated(state, 'state', { ...module, state: command.state }, index);
-      const move = command.state === 'updated' ? automaticMove(evolve(state, event)) : null;
-      return move ? [event, move] : [event];
-    }
-    case 'select_module': {
-      assertOpen(state);
-      const { module, index } = findModule(state, command.module_key);
-      if (module.selected) return [];
-      return [moduleUpdated(state, 'selected', { ...module, selected: true }, index)];
-    }
-    case 'deselect_module': {
-      assertOpen(state);
-      const { module, index } = findModule(state, command.module_key);
-      if (!module.selected) return [];
-      const event = moduleUpdated(state, 'deselected', { ...module, selected: false }, index);
-      const move = automaticMove(evolve(state, event));
-      return move ? [event, move] : [event];
-    }
-    case 'restore_module': {
-      assertOpen(state);
-      const { module, index } = findModule(state, command.module_key);
-      const restored: CaseModule = {
-        ...module,
-        selected: true,
-        state: 'pending',
-        name: module.roadmap_name ?? module.name,
-        details: {},
-      };
-      if (same(restored, module)) return [];
-      return [moduleUpdated(state, 'restored', restored, index)];
-    }
-    case 'add_module': {
-      assertOpen(state);
-      const name = cleanName(command.name, 'name');
-      if (command.key !== undefined && !KEY_PATTERN.test(command.key))
-        throw new ApplicationRejected('invalid', 'validation_failed', 'key must match ^[a-z][a-z0-9_]{0,59}$', {
-          key: 'must match ^[a-z][a-z0-9_]{0,59}$',
-        });
-      if (command.key !== undefined && state.modules.some((m) => m.key === command.key))
-        throw new ApplicationRejected(
-          'conflict',
-          'module_exists',
-          `The case already has a module with the key ${command.key}`,
-        );
-      if (command.after !== undefined && command.before !== undefined)
-        throw new ApplicationRejected('invalid', 'validation_failed', 'Give after or before, not both', {
-          before: 'cannot be given with after',
-        });
-      const stageKeys = command.stage_keys ?? [];
-      const unknownStage = stageKeys.find((k) => !state.stages.some((s) => s.key === k));
-      if (unknownStage !== undefined)
-        throw new ApplicationRejected('invalid', 'validation_failed', `No stage has the key ${unknownStage}`, {
-          stage_keys: `no stage has the key ${unknownStage}`,
-        });
-      let index = state.modules.length;
-      for (const [field, anchor] of [
-        ['after', command.after],
-        ['before', command.before],
-      ] as const) {
-        if (anchor === undefined) continue;
-        const at = state.modules.findIndex((m) => m.key === anchor);
-        if (at < 0)
-          throw new ApplicationRejected('invalid', 'validation_failed', `No module has the key ${anchor}`, {
-            [field]: `no module has the key ${anchor}`,
-          });
-        index = field === 'after' ? at + 1 : at;
-      }
-      const module: CaseModule = {
-        key: command.key ?? customKey(state, name),
-        name,
-        roadmap_name: null,
-        stages: [...new Set(stageKeys)],
-        counts_toward_progress: command.counts_toward_progress ?? true,
-        optional: false,
-        custom: true,
-        selected: true,
-        state: 'pending',
-        details: {},
-      };
-      return [moduleUpdated(state, 'added', module, index)];
-    }
-    case 'save_module_details': {
-      const { module } = findModule(state, command.module_key);
-      const name = command.name === undefined ? module.name : cleanName(command.name, 'name');
-      const details: Record<string, unknown> = { ...module.details };
-      for (const [key, value] of Object.entries(command.details ?? {})) {
-        if (value === null) delete details[key];
-        else details[key] = value;
-      }
-      if (name === module.name && same(details, module.details)) return [];
-      return [{ type: 'application.module_details_saved', data: { module_key: module.key, name, details } }];
-    }
-    case 'move_to_stage': {
-      assertOpen(state);
-      const target = state.stages.find((s) => s.key === command.stage || s.id === command.stage);
-      if (!target)
-        throw new ApplicationRejected('invalid', 'validation_failed', `No stage has the key or id ${command.stage}`, {
-          stage: 'no such stage',
-        });
-      if (target.id === state.stage_id) return [];
-      return [stageChanged(state, target, 'manual')];
-    }
+    case 'set_module_state':
+      return setModuleState(state, command);
+    case 'select_module':
+      return selectModule(state, command);
+    case 'deselect_module':
+      return deselectModule(state, command);
+    case 'restore_module':
+      return restoreModule(state, command);
+    case 'add_module':
+      return addModule(state, command);
+    case 'save_module_details':
+      return saveModuleDetails(state, command);
+    case 'move_to_stage':
+      return moveToStage(state, command);
     case 'set_status':
       if (state.status === command.status) return [];
       return [{ type: 'application.status_changed', data: { from: state.status, to: command.status } }];
-    case 'record_outcome': {
-      if (state.outcome === command.outcome) return [];
-      const facts = { outcome: command.outcome, previous_outcome: state.outcome };
-      const after = evolve(state, { type: 'application.outcome', data: facts });
-      return [{ type: 'application.outcome', data: { ...facts, payload: applicationStatus(after) } }];
+    case 'record_outcome':
+      return recordOutcome(state, command);
+    default: {
+      const unknown: never = command;
+      throw new Error(`Unknown application command ${JSON.stringify(unknown)}`);
     }
   }
+}
+
+function setModuleState(state: ApplicationState, command: Command<'set_module_state'>): ApplicationEvent[] {
+  assertOpen(state);
+  const { module, index } = findModule(state, command.module_key);
+  if (!module.selected)
+    throw new ApplicationRejected(
+      'conflict',
+      'module_not_selected',
+      `The module ${module.key} is switched off on this case; select it first`,
+    );
+  if (module.state === command.state) return [];
+  const event = moduleUpdated(state, 'state', { ...module, state: command.state }, index);
+  const move = command.state === 'updated' ? automaticMove(evolve(state, event)) : null;
+  return move ? [event, move] : [event];
+}
+
+function selectModule(state: ApplicationState, command: Command<'select_module'>): ApplicationEvent[] {
+  assertOpen(state);
+  const { module, index } = findModule(state, command.module_key);
+  if (module.selected) return [];
+  return [moduleUpdated(state, 'selected', { ...module, selected: true }, index)];
+}
+
+function deselectModule(state: ApplicationState, command: Command<'deselect_module'>): ApplicationEvent[] {
+  assertOpen(state);
+  const { module, index } = findModule(state, command.module_key);
+  if (!module.selected) return [];
+  const event = moduleUpdated(state, 'deselected', { ...module, selected: false }, index);
+  const move = automaticMove(evolve(state, event));
+  return move ? [event, move] : [event];
+}
+
+function restoreModule(state: ApplicationState, command: Command<'restore_module'>): ApplicationEvent[] {
+  assertOpen(state);
+  const { module, index } = findModule(state, command.module_key);
+  const restored: CaseModule = {
+    ...module,
+    selected: true,
+    state: 'pending',
+    name: module.roadmap_name ?? module.name,
+    details: {},
+  };
+  if (same(restored, module)) return [];
+  return [moduleUpdated(state, 'restored', restored, index)];
+}
+
+function addModule(state: ApplicationState, command: Command<'add_module'>): ApplicationEvent[] {
+  assertOpen(state);
+  const name = cleanName(command.name, 'name');
+  if (command.key !== undefined && !KEY_PATTERN.test(command.key))
+    throw new ApplicationRejected('invalid', 'validation_failed', 'key must match ^[a-z][a-z0-9_]{0,59}$', {
+      key: 'must match ^[a-z][a-z0-9_]{0,59}$',
+    });
+  if (command.key !== undefined && state.modules.some((m) => m.key === command.key))
+    throw new ApplicationRejected(
+      'conflict',
+      'module_exists',
+      `The case already has a module with the key ${command.key}`,
+    );
+  if (command.after !== undefined && command.before !== undefined)
+    throw new ApplicationRejected('invalid', 'validation_failed', 'Give after or before, not both', {
+      before: 'cannot be given with after',
+    });
+  const stageKeys = knownStageKeys(state, command.stage_keys ?? []);
+  const index = insertionIndex(state, command);
+  const module: CaseModule = {
+    key: command.key ?? customKey(state, name),
+    name,
+    roadmap_name: null,
+    stages: [...new Set(stageKeys)],
+    counts_toward_progress: command.counts_toward_progress ?? true,
+    optional: false,
+    custom: true,
+    selected: true,
+    state: 'pending',
+    details: {},
+  };
+  return [moduleUpdated(state, 'added', module, index)];
+}
+
+/** The stage keys of a new module, each naming a stage of the case. */
+function knownStageKeys(state: ApplicationState, stageKeys: string[]): string[] {
+  const unknownStage = stageKeys.find((k) => !state.stages.some((s) => s.key === k));
+  if (unknownStage !== undefined)
+    throw new ApplicationRejected('invalid', 'validation_failed', `No stage has the key ${unknownStage}`, {
+      stage_keys: `no stage has the key ${unknownStage}`,
+    });
+  return stageKeys;
+}
+
+/** Where a new module goes: after or before the module named, else at the end. */
+function insertionIndex(state: ApplicationState, command: Pick<Command<'add_module'>, 'after' | 'before'>): number {
+  let index = state.modules.length;
+  for (const [field, anchor] of [
+    ['after', command.after],
+    ['before', command.before],
+  ] as const) {
+    if (anchor === undefined) continue;
+    const at = state.modules.findIndex((m) => m.key === anchor);
+    if (at < 0)
+      throw new ApplicationRejected('invalid', 'validation_failed', `No module has the key ${anchor}`, {
+        [field]: `no module has the key ${anchor}`,
+      });
+    index = field === 'after' ? at + 1 : at;
+  }
+  return index;
+}
+
+function saveModuleDetails(state: ApplicationState, command: Command<'save_module_details'>): ApplicationEvent[] {
+  const { module } = findModule(state, command.module_key);
+  const name = command.name === undefined ? module.name : cleanName(command.name, 'name');
+  const details: Record<string, unknown> = { ...module.details };
+  for (const [key, value] of Object.entries(command.details ?? {})) {
+    if (value === null) delete details[key];
+    else details[key] = value;
+  }
+  if (name === module.name && same(details, module.details)) return [];
+  return [{ type: 'application.module_details_saved', data: { module_key: module.key, name, details } }];
+}
+
+function moveToStage(state: ApplicationState, command: Command<'move_to_stage'>): ApplicationEvent[] {
+  assertOpen(state);
+  const target = state.stages.find((s) => s.key === command.stage || s.id === command.stage);
+  if (!target)
+    throw new ApplicationRejected('invalid', 'validation_failed', `No stage has the key or id ${command.stage}`, {
+      stage: 'no such stage',
+    });
+  if (target.id === state.stage_id) return [];
+  return [stageChanged(state, target, 'manual')];
+}
+
+function recordOutcome(state: ApplicationState, command: Command<'record_outcome'>): ApplicationEvent[] {
+  if (state.outcome === command.outcome) return [];
+  const facts = { outcome: command.outcome, previous_outcome: state.outcome };
+  const after = evolve(state, { type: 'application.outcome', data: facts });
+  return [{ type: 'application.outcome', data: { ...facts, payload: applicationStatus(after) } }];
 }

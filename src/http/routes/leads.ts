@@ -1,17 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { captureLead, earlierAnswer, type CaptureAnswer } from '../../commands/leads/capture-lead.js';
+import type { CaptureAnswer } from '../../commands/leads/capture-lead.js';
+import { submitLead } from '../../commands/leads/submit-lead.js';
 import { updateLead } from '../../commands/leads/update-lead.js';
 import { contextFromRequest } from '../../commands/run-command.js';
-import type { LeadPatch } from '../../domain/leads/decide.js';
-import { CaptchaUnavailableError, verifyCaptcha, type CaptchaVerdict } from '../../leads/captcha.js';
 import { decodeCursor, encodeCursor } from '../../leads/cursor.js';
-import { requestHash } from '../../leads/idempotency.js';
-import { spamReason } from '../../leads/spam.js';
-import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from '../../leads/submission.js';
 import { leadOutcome, type Metrics } from '../../observability/metrics.js';
 import { findLead, listLeads } from '../../projections/leads-queries.js';
-import { ApiError, fieldsFromValidation, notFound, validationFailed } from '../errors.js';
-import type { AuthContext } from '../auth.js';
+import { fieldsFromValidation, notFound, validationFailed } from '../errors.js';
 import { answer, errorResponses } from '../schemas/error.js';
 import {
   IdempotencyHeaders,
@@ -31,88 +26,13 @@ const DEFAULT_PAGE = 25;
 
 type AjvErrors = Parameters<typeof fieldsFromValidation>[0];
 
-/** Every problem of a LeadCreate body, schema and business rules together, with consent kept apart. */
-function createProblems(
-  request: FastifyRequest,
-  auth: AuthContext,
-  now: Date,
-): { problems: Record<string, string>; body: LeadCreateBody | null; submission: LeadSubmission | null } {
-  const problems: Record<string, string> = {};
+/** What the schema found wrong with the body, by field. Only the body is validated in the handler. */
+function bodyProblems(request: FastifyRequest): Record<string, string> {
   const error = request.validationError as (Error & { validation?: AjvErrors; validationContext?: string }) | undefined;
-  if (error) {
-    // Only the body is validated in the handler; a bad header or path goes to the common error handler.
-    if (error.validationContext !== 'body' || !error.validation) throw error;
-    Object.assign(problems, fieldsFromValidation(error.validation, 'body'));
-  }
-  delete problems.consent;
-  const raw = request.body;
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
-    return {
-      problems: Object.keys(problems).length ? problems : { body: 'must be a JSON object' },
-      body: null,
-      submission: null,
-    };
-  const body = raw as LeadCreateBody;
-  const refused = new Set(Object.keys(problems).map((field) => field.split('.')[0]!));
-  // Normalised once: with no problem at all, this is the submission the capture uses.
-  const submission = normaliseSubmission(body, auth.workspace.settings, now, problems, refused);
-  if (
-    auth.key.kind === 'public' &&
-    !refused.has('captcha_token') &&
-    (typeof body.captcha_token !== 'string' || body.captcha_token.trim() === '')
-  ) {
-    problems.captcha_token = 'is required with a public key';
-  }
-  return { problems, body, submission };
-}
-
-type WidgetCaptcha = AuthContext['workspace']['settings']['widget']['captcha'];
-
-/** The captcha settings a submission with this key is verified against (public keys of a workspace with a provider), else null. */
-function captchaToCheck(
-  auth: AuthContext,
-): (WidgetCaptcha & { provider: Exclude<WidgetCaptcha['provider'], 'none'> }) | null {
-  const captcha = auth.workspace.settings.widget.captcha;
-  return auth.key.kind === 'public' && captcha.provider !== 'none' ? { ...captcha, provider: captcha.provider } : null;
-}
-
-async function captchaVerdict(
-  services: AppServices,
-  request: FastifyRequest,
-  auth: AuthContext,
-  token: string,
-): Promise<CaptchaVerdict | null> {
-  const captcha = captchaToCheck(auth);
-  if (!captcha) return null;
-  if (!captcha.sealed_secret)
-    throw new ApiError(
-      503,
-      'captcha_unavailable',
-      'This workspace has no captcha secret configured; the form cannot be checked',
-    );
-  try {
-    return await verifyCaptcha({
-      provider: captcha.provider,
-      verifyUrl: services.config.captchaVerifyUrls[captcha.provider],
-      secret: services.secretBox.captchaSecrets.open(captcha.sealed_secret),
-      token,
-      siteKey: captcha.site_key,
-      remoteIp: request.ip,
-      expectedHostname: auth.origin ? new URL(auth.origin).hostname : null,
-    });
-  } catch (error) {
-    if (error instanceof CaptchaUnavailableError) {
-      request.log.warn({ err: error }, 'captcha provider unavailable');
-      throw new ApiError(
-        503,
-        'captcha_unavailable',
-        'The captcha provider could not be reached; try again shortly',
-        {},
-        { 'retry-after': '5' },
-      );
-    }
-    throw error;
-  }
+  if (!error) return {};
+  // A bad header or path goes to the common error handler.
+  if (error.validationContext !== 'body' || !error.validation) throw error;
+  return fieldsFromValidation(error.validation, 'body');
 }
 
 function send(reply: FastifyReply, answer: CaptureAnswer, metrics: Metrics) {
@@ -122,6 +42,14 @@ function send(reply: FastifyReply, answer: CaptureAnswer, metrics: Metrics) {
 }
 
 export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
+  registerCreateLead(app, services);
+  registerListLeads(app, services);
+  registerGetLead(app, services);
+  registerUpdateLead(app, services);
+}
+
+/** POST /v1/leads: parses, calls submitLead, answers 201 (new lead) or 200 (duplicate), replays marked. */
+function registerCreateLead(app: TypedApp, services: AppServices): void {
   app.post(
     '/v1/leads',
     {
@@ -145,52 +73,25 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
     },
     async (request, reply) => {
       const auth = request.auth!;
-      const now = services.now();
-      const { problems, body, submission } = createProblems(request, auth, now);
-      const consentGiven = body?.consent === true;
-      if (Object.keys(problems).length > 0 || !body || !submission) {
-        if (!consentGiven) problems.consent = 'must be true';
-        throw validationFailed(problems);
-      }
-      if (!consentGiven)
-        throw new ApiError(
-          400,
-          'consent_required',
-          'The enquirer must consent (consent: true) before a lead can be created',
-        );
-      if (spamReason(body))
-        throw new ApiError(400, 'spam_detected', 'This submission looks like spam and was not accepted');
-
-      const sandbox = auth.sandbox;
       const header = request.headers['idempotency-key'];
-      const idempotency = typeof header === 'string' ? { key: header, requestHash: requestHash(body) } : null;
-      // A repeat must not need its (single-use) captcha token verified again, so when a captcha will be checked the
-      // first answer is looked up before it; otherwise the capture's own read, under the key's lock, finds it.
-      if (idempotency && captchaToCheck(auth)) {
-        const earlier = await earlierAnswer(
-          services,
-          auth.workspace.id,
-          sandbox,
-          idempotency.key,
-          idempotency.requestHash,
-          now,
-        );
-        if (earlier) return send(reply, earlier, services.metrics);
-      }
-      const captcha = await captchaVerdict(services, request, auth, body.captcha_token ?? '');
-      const answer = await captureLead(services, {
+      const answer = await submitLead(services, {
         workspace: auth.workspace,
         key: auth.key,
-        submission,
-        idempotency,
-        captcha,
+        origin: auth.origin,
+        remoteIp: request.ip,
+        body: request.body,
+        schemaProblems: bodyProblems(request),
+        idempotencyKey: typeof header === 'string' ? header : null,
         context: (at) => contextFromRequest(request, at),
-        now: services.now,
+        log: request.log,
       });
       return send(reply, answer, services.metrics);
     },
   );
+}
 
+/** GET /v1/leads: a page of leads for sync, behind a sealed cursor. */
+function registerListLeads(app: TypedApp, services: AppServices): void {
   app.get(
     '/v1/leads',
     {
@@ -229,7 +130,10 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
       return reply.type('application/json; charset=utf-8').send(json as never);
     },
   );
+}
 
+/** GET /v1/leads/{id} */
+function registerGetLead(app: TypedApp, services: AppServices): void {
   app.get(
     '/v1/leads/:id',
     {
@@ -249,7 +153,10 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
       return lead;
     },
   );
+}
 
+/** PATCH /v1/leads/{id}: calls updateLead and answers the lead as it is after. */
+function registerUpdateLead(app: TypedApp, services: AppServices): void {
   app.patch(
     '/v1/leads/:id',
     {
@@ -268,15 +175,13 @@ export function registerLeadRoutes(app: TypedApp, services: AppServices): void {
     },
     async (request) => {
       const auth = request.auth!;
-      return updateLead(
-        services,
-        auth.workspace,
-        auth.sandbox,
-        request.params.id,
-        request.body as LeadPatch,
-        (at) => contextFromRequest(request, at),
-        services.now,
-      );
+      return updateLead(services, {
+        workspace: auth.workspace,
+        sandbox: auth.sandbox,
+        leadId: request.params.id,
+        patch: request.body,
+        context: (at) => contextFromRequest(request, at),
+      });
     },
   );
 }
