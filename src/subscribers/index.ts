@@ -6,6 +6,7 @@ import { DeliveryClient } from '../webhooks/delivery-client.js';
 import { webhookRuntime } from '../webhooks/runtime.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhook-delivery-worker.js';
 import { FanOutRunner } from './webhook-fanout-runner.js';
+import { TaskTimerRunner } from './task-timer-runner.js';
 import { listen } from './notification-listener.js';
 import { survivingLostConnections } from '../storage/postgres.js';
 
@@ -22,11 +23,16 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
   poolSize?: number;
   /** The delivery timeout; 10 s (the spec's) unless a test shortens it. */
   deliveryTimeoutMs?: number;
+  /** How often the durable task timers are checked for due times that passed; 1 s. */
+  taskTimerIntervalMs?: number;
 }
 
 const HOUR = 3_600_000;
 
-/** Starts the webhook fan-out subscriber and delivery worker of this process, and the delivery log purge. */
+/**
+ * Starts the webhook fan-out subscriber and delivery worker of this process, the durable task timers (task.overdue)
+ * and the delivery log purge.
+ */
 export async function startWorkers(
   apiServices: AppServices,
   log: Logger,
@@ -47,6 +53,7 @@ export async function startWorkers(
     pollIntervalMs: options.fanOutPollIntervalMs ?? options.pollIntervalMs ?? 200,
     onDeliveries: () => worker.wake(),
   });
+  const taskTimers = new TaskTimerRunner(services, log, { pollIntervalMs: options.taskTimerIntervalMs ?? 1000 });
   let purging: Promise<void> | undefined;
   const purge = () => (purging ??= runPurge().finally(() => (purging = undefined)));
   const runPurge = async () => {
@@ -64,6 +71,7 @@ export async function startWorkers(
   const listener = listen(services.pool, log, { [DELIVERIES_CHANNEL]: () => worker.wake() });
   fanOut.start();
   worker.start();
+  taskTimers.start();
   void purge();
   let stopping: Promise<void> | undefined;
   return {
@@ -72,6 +80,7 @@ export async function startWorkers(
         clearInterval(purgeTimer);
         stopWatchingCommits();
         await purging;
+        await taskTimers.stop();
         await listener.close();
         await fanOut.stop();
         await worker.stop();

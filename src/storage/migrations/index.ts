@@ -7,6 +7,7 @@ import * as writeIntentsInSessionNames from './0006-write-intents-in-session-nam
 import * as expectationChecks from './0007-expectation-checks.js';
 import * as leadBodiesAsJsonText from './0008-lead-bodies-as-json-text.js';
 import * as noExpectationChecks from './0009-no-expectation-checks.js';
+import * as tasks from './0030-tasks.js';
 
 export interface Migration {
   version: number;
@@ -25,4 +26,5 @@ export const migrations: Migration[] = [
   { version: 7, ...expectationChecks },
   { version: 8, ...leadBodiesAsJsonText },
   { version: 9, ...noExpectationChecks },
+  { version: 30, ...tasks },
 ];
