@@ -6,6 +6,7 @@ import { registerHistoryCommands } from './history-commands.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerLeadCommands } from './lead-commands.js';
 import { registerServiceCommands } from './service-commands.js';
+import { registerTaskCommands } from './task-commands.js';
 import { registerWorkspaceCommands } from './workspace-commands.js';
 import { registerWebhookCommands } from './webhook-commands.js';
 
@@ -21,6 +22,7 @@ registerLeadCommands(program, json);
 registerApplicationCommands(program, json);
 registerHistoryCommands(program, json);
 registerWebhookCommands(program, json);
+registerTaskCommands(program, json);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof CliError) {

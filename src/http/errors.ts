@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DATE_TIME_RULE, printable } from './edge-values.js';
+import { RuleError } from '../domain/rule-error.js';
 
 /** A request id: `req_` and 24 hexadecimal digits. Every answer carries one, in its body and its `Request-Id` header. */
 export const newRequestId = (): string => `req_${randomBytes(12).toString('hex')}`;
@@ -129,6 +130,11 @@ export function handleError(
   if (error instanceof ApiError) {
     reply.headers(error.headers);
     return reply.status(error.statusCode).send(errorBody(request, error.code, error.message, error.extras));
+  }
+  if (error instanceof RuleError) {
+    // A domain or command refusal: the HTTP layer is where it becomes an answer.
+    const extras = error.fields ? { fields: error.fields } : {};
+    return reply.status(error.status).send(errorBody(request, error.code, error.message, extras));
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation && fastifyError.validationContext === 'params') {
