@@ -36,6 +36,12 @@ const ADMIN_OPERATIONS: Record<string, string> = {
   [`POST ${WS}/applications/{id}/modules/{module}/select`]: 'selectApplicationModule',
   [`POST ${WS}/applications/{id}/modules/{module}/deselect`]: 'deselectApplicationModule',
   [`POST ${WS}/applications/{id}/modules/{module}/restore`]: 'restoreApplicationModule',
+  [`POST ${WS}/tasks`]: 'createTask',
+  [`GET ${WS}/tasks`]: 'listTasks',
+  [`GET ${WS}/tasks/{id}`]: 'getTask',
+  [`PATCH ${WS}/tasks/{id}`]: 'changeTask',
+  [`POST ${WS}/tasks/{id}/complete`]: 'completeTask',
+  [`POST ${WS}/tasks/{id}/reopen`]: 'reopenTask',
   [`GET ${WS}/webhooks`]: 'listWorkspaceWebhookEndpoints',
   [`GET ${WS}/webhooks/{id}/deliveries`]: 'listWebhookDeliveries',
   [`POST ${WS}/webhooks/{id}/deliveries/{deliveryId}/resend`]: 'resendWebhookDelivery',
@@ -234,5 +240,22 @@ t.test('PUBLIC_BASE_URL: the servers entry, and its default', async (t) => {
       },
     ),
     300,
+  );
+});
+
+t.test("the public document names each resource event's data as a component, with a webhooks entry", async (t) => {
+  const { publicDoc } = await documents(t);
+  const doc = publicDoc as unknown as {
+    components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+    webhooks: Record<
+      string,
+      { post: { requestBody: { content: Record<string, { schema: { properties: { data: unknown } } }> } } }
+    >;
+  };
+  t.ok(doc.components.schemas.Task?.properties.due_at, 'Task is a component');
+  t.same(
+    doc.webhooks['task.overdue']?.post.requestBody.content['application/json']?.schema.properties.data,
+    { $ref: '#/components/schemas/Task' },
+    'task.overdue carries a Task',
   );
 });

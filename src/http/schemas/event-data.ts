@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import type { TSchema } from 'typebox';
 import { Task } from './task.js';
 
 /**

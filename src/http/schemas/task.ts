@@ -53,7 +53,7 @@ export const ChangeTaskBody = Type.Object(
   {
     title: Type.Optional(Type.String({ minLength: 1, maxLength: TITLE_MAX })),
     assignee: Type.Optional(Nullable(StaffEmail)),
-    due_at: Type.Optional(Type.Union([DateTime], { description: 'a new due time re-arms task.overdue' })),
+    due_at: Type.Optional(Type.String({ format: 'date-time', description: 'a new due time re-arms task.overdue' })),
   },
   { additionalProperties: false, minProperties: 1 },
 );
