@@ -45,8 +45,8 @@ const PUBLIC_TAGS = [
 ];
 
 const ADMIN_DESCRIPTION = [
-  "The staff operations of the workspace UI's back end: converting leads and working on cases, tasks, and the",
-  'webhook delivery log, resend, resume, secret rotation and test events.',
+  "The staff operations of the workspace UI's back end: converting leads and working on cases, tasks, invoices,",
+  'payments and refunds, and the webhook delivery log, resend, resume, secret rotation and test events.',
   '',
   'Every operation takes the staff credential (`Authorization: Bearer $ADMIN_TOKEN`, never an API key) and',
   '`X-Admin-User`, the email of the active workspace user acting, who is recorded as the actor of every change.',
@@ -61,6 +61,11 @@ const ADMIN_TAGS = [
     name: 'webhooks',
     description:
       'Webhook endpoints of both modes, their delivery log, resend, resume, secret rotation and webhook.test.',
+  },
+  {
+    name: 'invoices',
+    description:
+      'Invoices for leads and applications, payments against them and refunds of payments; amounts are integers in minor units.',
   },
   {
     name: 'tasks',

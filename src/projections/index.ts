@@ -1,6 +1,7 @@
 import { applicationsProjection } from './applications.js';
 import { leadsProjection } from './leads.js';
 import type { Projection } from './projection.js';
+import { invoicesProjection } from './invoices.js';
 import { tasksProjection } from './tasks.js';
 import { webhookEndpointsProjection } from './webhook-endpoints.js';
 
@@ -10,4 +11,5 @@ export const projections: Projection[] = [
   applicationsProjection,
   webhookEndpointsProjection,
   tasksProjection,
+  invoicesProjection,
 ];

@@ -12,8 +12,7 @@ import {
 } from '../../domain/tasks/index.js';
 import type { EventStore, StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { findApplication } from '../../projections/applications.js';
-import { findLeadRow } from '../../projections/leads-queries.js';
+import { checkSubject } from '../subject.js';
 import { taskStream, toTaskEvent } from '../../projections/tasks.js';
 import { newId } from '../../shared/ids.js';
 import type { Workspace } from '../../workspaces/workspace.js';
@@ -36,16 +35,6 @@ export function resolveAssignee(workspace: Workspace, email: string | null): Tas
       assignee: 'the email of an active user of the workspace',
     });
   return { user_id: user.id, email: user.email, name: user.name };
-}
-
-/** The lead or application a task is for, checked to exist in the workspace and mode. */
-async function checkSubject(tx: StoreTransaction, subject: TaskSubject): Promise<void> {
-  const { tenantId, sandbox } = tx.context;
-  if (subject.lead_id !== null) {
-    if (!(await findLeadRow(tx.sql, tenantId, sandbox, subject.lead_id))) throw notFound('lead');
-  } else if (!(await findApplication(tx.sql, tenantId, sandbox, subject.application_id))) {
-    throw notFound('application');
-  }
 }
 
 export interface NewTask {

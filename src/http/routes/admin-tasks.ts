@@ -1,10 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import { createTaskCommand, operateTask, resolveAssignee } from '../../commands/tasks/task-commands.js';
 import { staffContext } from '../../commands/run-command.js';
-import { taskView, type TaskSubject } from '../../domain/tasks/index.js';
+import { subjectOf } from '../../commands/subject.js';
+import { taskView } from '../../domain/tasks/index.js';
 import { findTask, listTasks } from '../../projections/tasks.js';
 import { staffOf } from '../admin-auth.js';
-import { ApiError, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import { ModeQuery } from '../schemas/application.js';
 import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
 import { answer } from '../schemas/error.js';
@@ -15,16 +16,6 @@ import type { AppServices, TypedApp } from '../services.js';
 const BASE = '/workspaces/:workspace/tasks';
 const ERRORS = adminErrorResponses(400, 401, 403, 404);
 const TAGS = ['tasks'];
-
-function subjectOf(body: { lead_id?: string; application_id?: string }): TaskSubject {
-  if ((body.lead_id === undefined) === (body.application_id === undefined))
-    throw new ApiError(400, 'validation_failed', 'A task is for exactly one lead or one application', {
-      fields: { lead_id: 'exactly one of lead_id and application_id' },
-    });
-  return body.lead_id !== undefined
-    ? { lead_id: body.lead_id, application_id: null }
-    : { lead_id: null, application_id: body.application_id! };
-}
 
 /**
  * The workspace UI's operations on tasks, for staff. A task's due time arms a durable timer: task.overdue is sent
@@ -58,7 +49,7 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
       const { workspace, context } = staff(request, request.query.sandbox);
       const body = request.body;
       const state = await createTaskCommand(services.store, context, {
-        subject: subjectOf(body),
+        subject: subjectOf({ lead_id: body.lead_id, application_id: body.application_id }),
         title: body.title,
         assignee: resolveAssignee(workspace, body.assignee ?? null),
         due_at: new Date(body.due_at),

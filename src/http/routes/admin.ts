@@ -2,6 +2,7 @@ import { adminAuthentication } from '../admin-auth.js';
 import { ADMIN_PREFIX, registerAdminDocument } from '../openapi.js';
 import type { AppServices, TypedApp } from '../services.js';
 import { registerAdminApplicationRoutes } from './admin-applications.js';
+import { registerAdminInvoiceRoutes } from './admin-invoices.js';
 import { registerAdminTaskRoutes } from './admin-tasks.js';
 import { registerAdminWebhookRoutes } from './admin-webhooks.js';
 
@@ -24,6 +25,7 @@ export async function registerAdminInterface(app: TypedApp, services: AppService
           registerAdminApplicationRoutes(v1, services);
           registerAdminWebhookRoutes(v1, services);
           registerAdminTaskRoutes(v1, services);
+          registerAdminInvoiceRoutes(v1, services);
         },
         { prefix: '/v1' },
       );

@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import { Invoice, Payment, Refund } from './invoice.js';
 import { Task } from './task.js';
 
 /**
@@ -7,6 +8,14 @@ import { Task } from './task.js';
  * `webhooks` (OpenAPI 3.1), whose delivery body refers to the component.
  */
 export const EVENT_DATA: { event: string; component: string; schema: TSchema; summary: string }[] = [
+  { event: 'invoice.issued', component: 'Invoice', schema: Invoice, summary: 'An invoice was issued' },
+  {
+    event: 'payment.received',
+    component: 'Payment',
+    schema: Payment,
+    summary: 'A payment was recorded against an invoice',
+  },
+  { event: 'refund.paid', component: 'Refund', schema: Refund, summary: 'A refund of a payment was paid out' },
   { event: 'task.overdue', component: 'Task', schema: Task, summary: "A task's due time passed while it was open" },
 ];
 

@@ -8,6 +8,7 @@ import * as expectationChecks from './0007-expectation-checks.js';
 import * as leadBodiesAsJsonText from './0008-lead-bodies-as-json-text.js';
 import * as noExpectationChecks from './0009-no-expectation-checks.js';
 import * as tasks from './0030-tasks.js';
+import * as invoices from './0031-invoices.js';
 
 export interface Migration {
   version: number;
@@ -27,4 +28,5 @@ export const migrations: Migration[] = [
   { version: 8, ...leadBodiesAsJsonText },
   { version: 9, ...noExpectationChecks },
   { version: 30, ...tasks },
+  { version: 31, ...invoices },
 ];
