@@ -6,6 +6,7 @@ import { registerHistoryCommands } from './history-commands.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerLeadCommands } from './lead-commands.js';
 import { registerServiceCommands } from './service-commands.js';
+import { registerInvoiceCommands } from './invoice-commands.js';
 import { registerTaskCommands } from './task-commands.js';
 import { registerWorkspaceCommands } from './workspace-commands.js';
 import { registerWebhookCommands } from './webhook-commands.js';
@@ -23,6 +24,7 @@ registerApplicationCommands(program, json);
 registerHistoryCommands(program, json);
 registerWebhookCommands(program, json);
 registerTaskCommands(program, json);
+registerInvoiceCommands(program, json);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof CliError) {
