@@ -42,6 +42,12 @@ const ADMIN_OPERATIONS: Record<string, string> = {
   [`PATCH ${WS}/tasks/{id}`]: 'changeTask',
   [`POST ${WS}/tasks/{id}/complete`]: 'completeTask',
   [`POST ${WS}/tasks/{id}/reopen`]: 'reopenTask',
+  [`POST ${WS}/invoices`]: 'issueInvoice',
+  [`GET ${WS}/invoices`]: 'listInvoices',
+  [`GET ${WS}/invoices/{id}`]: 'getInvoice',
+  [`POST ${WS}/invoices/{id}/payments`]: 'recordPayment',
+  [`POST ${WS}/invoices/{id}/payments/{paymentId}/refunds`]: 'createRefund',
+  [`POST ${WS}/invoices/{id}/refunds/{refundId}/paid`]: 'markRefundPaid',
   [`GET ${WS}/webhooks`]: 'listWorkspaceWebhookEndpoints',
   [`GET ${WS}/webhooks/{id}/deliveries`]: 'listWebhookDeliveries',
   [`POST ${WS}/webhooks/{id}/deliveries/{deliveryId}/resend`]: 'resendWebhookDelivery',
@@ -252,10 +258,17 @@ t.test("the public document names each resource event's data as a component, wit
       { post: { requestBody: { content: Record<string, { schema: { properties: { data: unknown } } }> } } }
     >;
   };
-  t.ok(doc.components.schemas.Task?.properties.due_at, 'Task is a component');
-  t.same(
-    doc.webhooks['task.overdue']?.post.requestBody.content['application/json']?.schema.properties.data,
-    { $ref: '#/components/schemas/Task' },
-    'task.overdue carries a Task',
-  );
+  for (const [event, component] of [
+    ['task.overdue', 'Task'],
+    ['invoice.issued', 'Invoice'],
+    ['payment.received', 'Payment'],
+    ['refund.paid', 'Refund'],
+  ] as const) {
+    t.ok(doc.components.schemas[component]?.properties.id, `${component} is a component`);
+    t.same(
+      doc.webhooks[event]?.post.requestBody.content['application/json']?.schema.properties.data,
+      { $ref: `#/components/schemas/${component}` },
+      `${event} carries a ${component}`,
+    );
+  }
 });

@@ -93,6 +93,44 @@ async function buildHistory(t: Test, f: AppFixture): Promise<string[]> {
     { due: 1, fired: 1 },
     'one task overdue',
   );
+  // Invoices: one paid in part, refunded and the refund paid; one on the case.
+  const invoice = await f.admin('/invoices', {
+    method: 'POST',
+    json: {
+      lead_id: ids[0],
+      currency: 'INR',
+      line_items: [{ description: 'Fee', quantity: 1, unit_amount: 100_000 }],
+      due_date: '2026-12-01',
+    },
+  });
+  t.equal(invoice.status, 201);
+  const invoiceId = ((await invoice.json()) as { id: string }).id;
+  const payment = await f.admin(`/invoices/${invoiceId}/payments`, {
+    method: 'POST',
+    json: { amount: 60_000, currency: 'INR', method: 'cash' },
+  });
+  const paymentId = ((await payment.json()) as { payments: { id: string }[] }).payments[0]!.id;
+  const refund = await f.admin(`/invoices/${invoiceId}/payments/${paymentId}/refunds`, {
+    method: 'POST',
+    json: { amount: 10_000 },
+  });
+  const refundId = ((await refund.json()) as { payments: { refunds: { id: string }[] }[] }).payments[0]!.refunds[0]!.id;
+  t.equal((await f.admin(`/invoices/${invoiceId}/refunds/${refundId}/paid`, { method: 'POST' })).status, 200);
+  t.equal(
+    (
+      await f.admin('/invoices', {
+        method: 'POST',
+        json: {
+          application_id: view.id,
+          currency: 'USD',
+          line_items: [{ description: 'Fee', quantity: 2, unit_amount: 999 }],
+          tax_rate_basis_points: 725,
+          due_date: '2026-12-02',
+        },
+      })
+    ).status,
+    201,
+  );
   // Webhook endpoints.
   const endpoint = await app.request('/v1/webhooks', {
     method: 'POST',
