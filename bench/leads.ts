@@ -28,7 +28,7 @@ import { createServices } from '../src/bootstrap.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { captureLead } from '../src/commands/leads/capture-lead.js';
-import type { AppServices } from '../src/http/services.js';
+import type { AppServices } from '../src/bootstrap.js';
 import { createKey, findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
 import { bulkImportLeads } from '../src/leads/bulk-import.js';
 import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from '../src/leads/submission.js';

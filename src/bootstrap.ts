@@ -1,13 +1,35 @@
+import type pg from 'pg';
 import type { Config } from './config.js';
+import type { EventStore } from './events/event-store.js';
 import { PostgresEventStore } from './events/postgres-event-store.js';
-import type { AppServices } from './http/services.js';
+import { KeyLookupCache } from './keys/key-cache.js';
 import { projections } from './projections/index.js';
 import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
 import { RedisRateLimitStore } from './ratelimit/redis-store.js';
-import { loadSecretBox } from './shared/secret-box.js';
+import type { RateLimitStore } from './ratelimit/token-bucket.js';
+import { loadSecretBox, type SecretBox } from './shared/secret-box.js';
 import type { Database } from './storage/database.js';
+import { systemWebhookRuntime, type WebhookRuntime } from './webhooks/runtime.js';
 import { WorkspaceCache } from './workspaces/repository.js';
-import { KeyLookupCache } from './keys/key-cache.js';
+
+/**
+ * The service container: the edges where I/O happens, given to routes, commands, workers and the CLI. Defined here,
+ * with the composition root that builds it, so every layer can name it (as a type) without importing the HTTP layer.
+ */
+export interface AppServices {
+  config: Config;
+  pool: pg.Pool;
+  store: EventStore;
+  workspaces: WorkspaceCache;
+  /** Recent key lookups, dropped on every auth change. */
+  keys: KeyLookupCache;
+  rateLimits: RateLimitStore;
+  secretBox: SecretBox;
+  /** How webhook code resolves names and which certificate authorities it trusts (tests set their own). */
+  webhooks: WebhookRuntime;
+  /** The clock; tests move it. */
+  now: () => Date;
+}
 
 /** Wires the edges (database, Redis, encryption key, clock) into the services routes and commands use. */
 export async function createServices(
@@ -23,6 +45,7 @@ export async function createServices(
     keys: new KeyLookupCache(),
     rateLimits: config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore(),
     secretBox: await loadSecretBox(config),
+    webhooks: systemWebhookRuntime(),
     now,
   };
 }

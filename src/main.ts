@@ -2,7 +2,8 @@ import { pino, type Logger } from 'pino';
 import { createServices } from './bootstrap.js';
 import { loadConfig, type Config } from './config.js';
 import { buildApp, loggerOptions } from './http/app.js';
-import type { AppServices, TypedApp } from './http/services.js';
+import type { AppServices } from './bootstrap.js';
+import type { TypedApp } from './http/typed-app.js';
 import { openDatabase } from './storage/database.js';
 import { startWorkers } from './subscribers/index.js';
 

@@ -10,9 +10,8 @@ import {
   type ApplicationCommand,
 } from '../domain/applications/index.js';
 import type { Actor } from '../events/types.js';
-import { ApiError } from '../http/errors.js';
-import type { AdminApplication } from '../http/schemas/application.js';
-import type { AppServices } from '../http/services.js';
+import type { AdminApplication } from '../schemas/application.js';
+import type { AppServices } from '../bootstrap.js';
 import { findApplication } from '../projections/applications.js';
 import type { Workspace } from '../workspaces/workspace.js';
 import { requireWorkspace, withServices } from './context.js';
@@ -58,15 +57,7 @@ async function withStaff<T>(
   return withServices(async (s) => {
     const ws = await requireWorkspace(s, idOrSlug);
     const context = staffContext(ws.id, o.sandbox ?? false, staffActor(ws, o.as), s.now());
-    try {
-      return await work(s, ws, context);
-    } catch (error) {
-      if (error instanceof ApiError)
-        throw new CliError(
-          `${error.code}: ${error.message}${error.extras.fields ? ` ${JSON.stringify(error.extras.fields)}` : ''}`,
-        );
-      throw error;
-    }
+    return work(s, ws, context);
   });
 }
 

@@ -1,6 +1,6 @@
 import { createServices } from '../bootstrap.js';
 import { loadConfig } from '../config.js';
-import type { AppServices } from '../http/services.js';
+import type { AppServices } from '../bootstrap.js';
 import { openDatabase } from '../storage/database.js';
 import { findWorkspace } from '../workspaces/repository.js';
 import type { Workspace } from '../workspaces/workspace.js';

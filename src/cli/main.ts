@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { isCommandError } from '../commands/errors.js';
+import { commandErrorSentence } from './errors.js';
 import { CliError } from './output.js';
 import { registerApplicationCommands } from './application-commands.js';
 import { registerHistoryCommands } from './history-commands.js';
@@ -27,8 +29,8 @@ registerTaskCommands(program, json);
 registerInvoiceCommands(program, json);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof CliError) {
-    process.stderr.write(`${error.message}\n`);
+  if (error instanceof CliError || isCommandError(error)) {
+    process.stderr.write(`${error instanceof CliError ? error.message : commandErrorSentence(error)}\n`);
     process.exit(2);
   }
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);

@@ -2,8 +2,7 @@ import type { Command } from 'commander';
 import { staffContext } from '../commands/run-command.js';
 import { resumeEndpoint, rotateEndpointSecret, sendTestEvent } from '../commands/webhooks/endpoints.js';
 import type { Actor } from '../events/types.js';
-import { ApiError } from '../http/errors.js';
-import type { AppServices } from '../http/services.js';
+import type { AppServices } from '../bootstrap.js';
 import {
   findEndpoint,
   listAllEndpoints,
@@ -34,7 +33,7 @@ async function endpointIn(
   return { workspace, row };
 }
 
-/** Runs a staff operation on one endpoint, turning API refusals into CLI errors. */
+/** Runs a staff operation on one endpoint (a refusal is reported by the CLI's error handler, src/cli/main.ts). */
 async function onEndpoint<T>(
   idOrSlug: string,
   endpointId: string,
@@ -43,12 +42,7 @@ async function onEndpoint<T>(
 ): Promise<T> {
   return withServices(async (s) => {
     const { workspace, row } = await endpointIn(s, idOrSlug, endpointId);
-    try {
-      return await work(s, row, staffContext(workspace.id, row.sandbox, actorOf(workspace, as), s.now()));
-    } catch (error) {
-      if (error instanceof ApiError) throw new CliError(`${error.code}: ${error.message}`);
-      throw error;
-    }
+    return work(s, row, staffContext(workspace.id, row.sandbox, actorOf(workspace, as), s.now()));
   });
 }
 

@@ -1,7 +1,15 @@
-/** A domain rule a command broke, with the status and code the caller sees. Plain data: the domain knows no HTTP. */
+/**
+ * What kind of refusal a broken rule is: the request is `invalid`, names something `not_found`, or `conflict`s with
+ * the current state. The HTTP edge (src/http/errors.ts) turns the kind into a status; the domain knows no HTTP.
+ */
+export type RuleKind = 'invalid' | 'not_found' | 'conflict';
+
+/** A domain rule a command broke: its kind, the machine-readable code and the sentence the caller sees. */
 export class RuleError extends Error {
+  readonly refusal = 'rule';
+
   constructor(
-    readonly status: 400 | 404 | 409,
+    readonly kind: RuleKind,
     readonly code: string,
     message: string,
     readonly fields?: Record<string, string>,

@@ -8,7 +8,8 @@ import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGT
 import { loggerOptions } from './logging.js';
 import { registerPublicDocument } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
-import type { AppServices, TypedApp } from './services.js';
+import type { AppServices } from '../bootstrap.js';
+import type { TypedApp } from './typed-app.js';
 import { answerClientError, answerExpectation, jsonBodyParser } from './wire.js';
 
 export { loggerOptions } from './logging.js';

@@ -2,7 +2,8 @@ import type { FastifyReply } from 'fastify';
 import type { Queryable } from '../storage/postgres.js';
 import { requestOrigin } from './auth.js';
 import { ApiError } from './errors.js';
-import type { AppServices, TypedApp } from './services.js';
+import type { AppServices } from '../bootstrap.js';
+import type { TypedApp } from './typed-app.js';
 
 /** The only endpoints a browser may call: with a public key, from one of the key's allowed origins. */
 export const BROWSER_ROUTES: Readonly<Record<string, { method: 'GET' | 'POST'; headers: readonly string[] }>> = {

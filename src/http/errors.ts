@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isCommandError, type CommandError } from '../commands/errors.js';
+import type { RuleKind } from '../domain/rule-error.js';
 import { DATE_TIME_RULE, printable } from './edge-values.js';
 import { RuleError } from '../domain/rule-error.js';
 
@@ -34,6 +36,52 @@ export function validationFailed(
   message = 'Some fields are invalid; see fields',
 ): ApiError {
   return new ApiError(400, 'validation_failed', message, { fields });
+}
+
+const RULE_STATUS: Record<RuleKind, number> = { invalid: 400, not_found: 404, conflict: 409 };
+
+/**
+ * The one translation of command and domain refusals to HTTP: each refusal's status, code, message and details in the
+ * spec's Error shape. The CLI says the same refusals in its own words (src/cli/errors.ts).
+ */
+export function commandErrorAnswer(error: CommandError): ApiError {
+  switch (error.refusal) {
+    case 'rule':
+      return new ApiError(
+        RULE_STATUS[error.kind],
+        error.code,
+        error.message,
+        error.fields ? { fields: error.fields } : {},
+      );
+    case 'not_found':
+      return notFound(error.what);
+    case 'quota_exceeded':
+      return new ApiError(
+        429,
+        'quota_exceeded',
+        `This workspace has used its monthly quota of ${error.limit} new leads; it renews on the first day of next month (UTC)`,
+      );
+    case 'captcha_failed':
+      return new ApiError(400, 'captcha_failed', 'The captcha could not be verified; solve it again and resubmit');
+    case 'idempotency_key_reused':
+      return new ApiError(
+        409,
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different request body in the last 24 hours',
+      );
+    case 'webhook_url_refused':
+      return validationFailed({ url: error.reason }, 'The webhook URL is refused; see fields');
+    case 'webhook_limit':
+      return new ApiError(
+        409,
+        'webhook_limit',
+        `This workspace has reached its limit of ${error.limit} webhook endpoints${error.sandbox ? ' in test mode' : ''}`,
+      );
+    default: {
+      const unknown: never = error;
+      throw new Error(`Unknown refusal ${String(unknown)}`);
+    }
+  }
 }
 
 interface AjvLikeError {
@@ -123,10 +171,11 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; message: str
 
 /** Maps anything thrown during a request to the Error body, never leaking internals. */
 export function handleError(
-  error: FastifyError | ApiError | Error,
+  thrown: FastifyError | ApiError | Error,
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply {
+  const error = isCommandError(thrown) ? commandErrorAnswer(thrown) : thrown;
   if (error instanceof ApiError) {
     reply.headers(error.headers);
     return reply.status(error.statusCode).send(errorBody(request, error.code, error.message, error.extras));

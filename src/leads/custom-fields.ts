@@ -1,4 +1,4 @@
-import type { MetaField } from '../http/schemas/meta-field.js';
+import type { MetaField } from '../schemas/meta-field.js';
 import { isCalendarDate } from './dates.js';
 
 const TEXT_MAX = 2000;

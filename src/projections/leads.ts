@@ -1,68 +1,80 @@
-import { LeadEventType, type Lead } from '../domain/leads/lead.js';
+import { toLeadEvent } from '../domain/leads/events.js';
 import { leadFromPayload } from '../domain/leads/evolve.js';
+import { LeadEventType, type Lead } from '../domain/leads/lead.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
-
-const PUBLIC = new Set<string>([
-  LeadEventType.updated,
-  LeadEventType.assigned,
-  LeadEventType.lost,
-  LeadEventType.converted,
-]);
 
 /** The `leads` table: one row per lead, the public shape in `body`, kept at the stream's last revision. */
 export const leadsProjection: Projection = {
   name: 'leads',
   tables: ['leads'],
   eventTypes: Object.values(LeadEventType),
-  async apply(sql: Queryable, event: RecordedEvent): Promise<void> {
-    if (event.type === LeadEventType.created) {
-      const payload = event.data.payload as Record<string, unknown>;
-      const lead = leadFromPayload(payload);
-      const columns = [
-        lead.id,
-        event.tenantId,
-        event.sandbox,
-        event.revision,
-        lead.phone,
-        lead.email,
-        lead.branch.id,
-        lead.owner?.id ?? null,
-        lead.converted,
-        lead.created_at,
-        lead.updated_at,
-      ];
-      // The body is the Lead's JSON text, its fields in the spec's order (the column is json: kept as written).
-      await sql.query(
-        `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [...columns, JSON.stringify(lead)],
-      );
-      return;
+  async apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
+    const event = toLeadEvent(recorded);
+    const id = recorded.streamId.slice('lead-'.length);
+    switch (event.type) {
+      case LeadEventType.created:
+        return insertLead(sql, recorded, leadFromPayload(event.data.payload));
+      case LeadEventType.updated:
+      case LeadEventType.assigned:
+      case LeadEventType.lost:
+      case LeadEventType.converted:
+        return replaceLead(sql, id, recorded.revision, leadFromPayload(event.data.payload));
+      case LeadEventType.enquiryReceived:
+      case LeadEventType.noteAdded:
+        return touchLead(sql, id, recorded.revision, event.data.at);
+      default: {
+        const unknown: never = event;
+        throw new Error(`Unknown lead event ${JSON.stringify(unknown)}`);
+      }
     }
-    const id = event.streamId.slice('lead-'.length);
-    if (PUBLIC.has(event.type)) {
-      const lead: Lead = leadFromPayload(event.data.payload as Record<string, unknown>);
-      await sql.query(
-        'UPDATE leads SET revision = $2, owner_id = $3, converted = $4, updated_at = $5, body = $6 WHERE id = $1',
-        [id, event.revision, lead.owner?.id ?? null, lead.converted, lead.updated_at, JSON.stringify(lead)],
-      );
-      return;
-    }
-    // Timeline entries (enquiries, notes) move only the activity time, which is also a change a sync must see. They
-    // move it forward only, as evolve() does: an enquiry can land after a PATCH that took a later time. The body is
-    // rewritten field by field in its own order and format, changing only those two values.
-    const at = String(event.data.at);
-    await sql.query(
-      `UPDATE leads SET revision = $2, updated_at = greatest(updated_at, $3::timestamptz),
+  },
+};
+
+async function insertLead(sql: Queryable, event: RecordedEvent, lead: Lead): Promise<void> {
+  const columns = [
+    lead.id,
+    event.tenantId,
+    event.sandbox,
+    event.revision,
+    lead.phone,
+    lead.email,
+    lead.branch.id,
+    lead.owner?.id ?? null,
+    lead.converted,
+    lead.created_at,
+    lead.updated_at,
+  ];
+  // The body is the Lead's JSON text, its fields in the spec's order (the column is json: kept as written).
+  await sql.query(
+    `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [...columns, JSON.stringify(lead)],
+  );
+}
+
+async function replaceLead(sql: Queryable, id: string, revision: number, lead: Lead): Promise<void> {
+  await sql.query(
+    'UPDATE leads SET revision = $2, owner_id = $3, converted = $4, updated_at = $5, body = $6 WHERE id = $1',
+    [id, revision, lead.owner?.id ?? null, lead.converted, lead.updated_at, JSON.stringify(lead)],
+  );
+}
+
+/**
+ * Timeline entries (enquiries, notes) move only the activity time, which is also a change a sync must see. They move
+ * it forward only, as evolve() does: an enquiry can land after a PATCH that took a later time. The body is rewritten
+ * field by field in its own order and format, changing only those two values.
+ */
+async function touchLead(sql: Queryable, id: string, revision: number, at: string): Promise<void> {
+  await sql.query(
+    `UPDATE leads SET revision = $2, updated_at = greatest(updated_at, $3::timestamptz),
               body = (SELECT ('{' || string_agg(to_json(f.k)::text || ':' || CASE
                                 WHEN f.k = 'updated_at' AND $3::timestamptz > leads.updated_at THEN to_json($4::text)::text
                                 WHEN f.k = 'last_activity_at' AND (f.v::text = 'null' OR $3::timestamptz > (f.v #>> '{}')::timestamptz) THEN to_json($4::text)::text
                                 ELSE f.v::text END, ',' ORDER BY f.n) || '}')::json
                         FROM json_each(leads.body) WITH ORDINALITY AS f(k, v, n))
         WHERE id = $1`,
-      [id, event.revision, at, at],
-    );
-  },
-};
+    [id, revision, at, at],
+  );
+}

@@ -1,4 +1,4 @@
-import { ENDPOINT_EVENTS } from '../domain/webhooks/endpoint.js';
+import { ENDPOINT_EVENTS, toEndpointEvent } from '../domain/webhooks/endpoint.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { EventKind } from '../shared/enums.js';
 import type { Queryable } from '../storage/postgres.js';
@@ -102,10 +102,10 @@ export async function countEndpoints(sql: Queryable, tenantId: string, sandbox: 
   return result.rows[0]!.count;
 }
 
-async function apply(sql: Queryable, event: RecordedEvent): Promise<void> {
-  const d = event.data;
-  const id = String(d.endpoint_id);
-  switch (event.type) {
+async function apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
+  const typed = toEndpointEvent(recorded);
+  const id = typed.data.endpoint_id;
+  switch (typed.type) {
     case ENDPOINT_EVENTS.created:
       await sql.query(
         // The endpoint receives the events after its own creation in the global order, read from the log row itself
@@ -114,14 +114,14 @@ async function apply(sql: Queryable, event: RecordedEvent): Promise<void> {
          SELECT $1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, e.tx_id, e.position FROM events e WHERE e.id = $9`,
         [
           id,
-          event.tenantId,
-          event.sandbox,
-          d.url,
-          d.description ?? null,
-          d.events,
-          d.sealed_secret,
-          event.createdAt,
-          event.id,
+          recorded.tenantId,
+          recorded.sandbox,
+          typed.data.url,
+          typed.data.description ?? null,
+          typed.data.events,
+          typed.data.sealed_secret,
+          recorded.createdAt,
+          recorded.id,
         ],
       );
       return;
@@ -131,21 +131,33 @@ async function apply(sql: Queryable, event: RecordedEvent): Promise<void> {
     case ENDPOINT_EVENTS.paused:
       await sql.query(
         `UPDATE webhook_endpoints SET status = 'paused', paused_reason = $2, paused_at = $3, updated_at = $3 WHERE id = $1`,
-        [id, d.reason, event.createdAt],
+        [id, typed.data.reason, recorded.createdAt],
       );
       return;
     case ENDPOINT_EVENTS.resumed:
       await sql.query(
         `UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, paused_at = NULL, updated_at = $2 WHERE id = $1`,
-        [id, event.createdAt],
+        [id, recorded.createdAt],
       );
       return;
     case ENDPOINT_EVENTS.secretRotated:
       await sql.query(
         'UPDATE webhook_endpoints SET sealed_secret = $2, previous_sealed_secret = $3, previous_secret_valid_until = $4, updated_at = $5 WHERE id = $1',
-        [id, d.sealed_secret, d.previous_sealed_secret, d.previous_secret_valid_until, event.createdAt],
+        [
+          id,
+          typed.data.sealed_secret,
+          typed.data.previous_sealed_secret,
+          typed.data.previous_secret_valid_until,
+          recorded.createdAt,
+        ],
       );
       return;
+    case ENDPOINT_EVENTS.test:
+      return; // delivered to the endpoint, nothing of the endpoint changes (not subscribed below)
+    default: {
+      const unknown: never = typed;
+      throw new Error(`Unknown webhook endpoint event ${JSON.stringify(unknown)}`);
+    }
   }
 }
 

@@ -1,9 +1,8 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { AppServices } from '../http/services.js';
+import type { AppServices } from '../bootstrap.js';
 import { DELIVERIES_CHANNEL, purgeDeliveries } from '../webhooks/deliveries.js';
 import { DeliveryClient } from '../webhooks/delivery-client.js';
-import { webhookRuntime } from '../webhooks/runtime.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhook-delivery-worker.js';
 import { FanOutRunner } from './webhook-fanout-runner.js';
 import { TaskTimerRunner } from './task-timer-runner.js';
@@ -41,7 +40,7 @@ export async function startWorkers(
   // The workers get connections of their own, so a burst of API requests cannot hold up deliveries (and the reverse).
   const pool = survivingLostConnections(new pg.Pool({ ...apiServices.pool.options, max: options.poolSize ?? 8 }));
   const services: AppServices = { ...apiServices, pool };
-  const runtime = webhookRuntime(apiServices);
+  const runtime = apiServices.webhooks;
   const client = new DeliveryClient({
     allowLoopback: services.config.webhookAllowLoopback,
     resolve: runtime.resolve,

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { pauseEndpoint } from '../commands/webhooks/endpoints.js';
 import { PAUSE_THRESHOLD } from '../domain/webhooks/endpoint.js';
-import type { AppServices } from '../http/services.js';
+import type { AppServices } from '../bootstrap.js';
 import {
   claimDueDeliveries,
   recordAttempts,

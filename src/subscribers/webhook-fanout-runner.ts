@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { AppServices } from '../http/services.js';
+import type { AppServices } from '../bootstrap.js';
 import { CoalescedRun } from './coalesced-run.js';
 import { fanOutBatch } from './webhook-fanout.js';
 

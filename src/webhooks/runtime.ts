@@ -1,10 +1,10 @@
-import type { AppServices } from '../http/services.js';
 import { systemResolver, type Resolver } from './address-guard.js';
 
 /**
- * What the webhook code needs beyond AppServices: the DNS resolver and the trusted certificate authorities. The
- * defaults are the system's; tests set their own (a resolver answering test names, their test CA) for one services
- * object, which the routes and the workers then use.
+ * What the webhook code needs beyond the database: the DNS resolver and the trusted certificate authorities. Part of
+ * the service container (`AppServices.webhooks`, src/bootstrap.ts); the defaults are the system's. Tests set their
+ * own (a resolver answering test names, their test CA) for one services object, which the routes and the workers
+ * then use.
  */
 export interface WebhookRuntime {
   resolve: Resolver;
@@ -12,12 +12,12 @@ export interface WebhookRuntime {
   ca?: string | Buffer | (string | Buffer)[];
 }
 
-const runtimes = new WeakMap<AppServices, WebhookRuntime>();
+export const systemWebhookRuntime = (): WebhookRuntime => ({ resolve: systemResolver });
 
-export function configureWebhookRuntime(services: AppServices, runtime: Partial<WebhookRuntime>): void {
-  runtimes.set(services, { ...webhookRuntime(services), ...runtime });
-}
-
-export function webhookRuntime(services: AppServices): WebhookRuntime {
-  return runtimes.get(services) ?? { resolve: systemResolver };
+/** Replaces parts of a services object's webhook runtime; call it before the workers start. */
+export function configureWebhookRuntime(
+  services: { webhooks: WebhookRuntime },
+  runtime: Partial<WebhookRuntime>,
+): void {
+  services.webhooks = { ...services.webhooks, ...runtime };
 }

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LeadCreate } from '../http/schemas/lead.js';
-import type { AppServices, TypedApp } from '../http/services.js';
+import { LeadCreate } from '../schemas/lead.js';
+import type { AppServices } from '../bootstrap.js';
+import type { TypedApp } from '../http/typed-app.js';
 import { parseKey } from '../keys/api-key.js';
 import { projectRoot } from '../shared/paths.js';
 import { demoPage } from './demo-page.js';

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
-import { MetaField } from '../http/schemas/meta-field.js';
+import { MetaField } from '../schemas/meta-field.js';
 import { PLANS, SCOPES, StringEnum, VISA_TYPES } from '../shared/enums.js';
 
 const Key = Type.String({ pattern: '^[a-z][a-z0-9_]{0,59}$' });

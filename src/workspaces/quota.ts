@@ -1,4 +1,3 @@
-import { ApiError } from '../http/errors.js';
 import type { Queryable } from '../storage/postgres.js';
 
 // Counter rows per workspace, period and metric: each connection adds to its own row, so concurrent creations do not
@@ -28,13 +27,16 @@ export async function consumeQuota(sql: Queryable, tenantId: string, metric: str
   );
 }
 
-/** Refuses with 429 quota_exceeded when the workspace has used its monthly live-lead quota (sandbox leads are not counted). */
-export function assertWithinQuota(used: number, limit: number): void {
-  if (used >= limit) {
-    throw new ApiError(
-      429,
-      'quota_exceeded',
-      `This workspace has used its monthly quota of ${limit} new leads; it renews on the first day of next month (UTC)`,
-    );
+/** The workspace has used its monthly live-lead quota (sandbox leads are not counted). */
+export class QuotaExceededError extends Error {
+  readonly refusal = 'quota_exceeded';
+  constructor(readonly limit: number) {
+    super(`The workspace has used its monthly quota of ${limit} new leads`);
+    this.name = 'QuotaExceededError';
   }
+}
+
+/** Refuses with QuotaExceededError when the workspace has used its monthly live-lead quota. */
+export function assertWithinQuota(used: number, limit: number): void {
+  if (used >= limit) throw new QuotaExceededError(limit);
 }

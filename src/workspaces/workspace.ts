@@ -1,4 +1,4 @@
-import type { MetaField } from '../http/schemas/meta-field.js';
+import type { MetaField } from '../schemas/meta-field.js';
 import type { Plan, Scope, VisaType } from '../shared/enums.js';
 
 export interface Branch {

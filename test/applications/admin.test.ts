@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { AdminApplication } from '../../src/http/schemas/application.js';
+import type { AdminApplication } from '../../src/schemas/application.js';
 import { projections } from '../../src/projections/index.js';
 import { rebuildReadModels } from '../../src/projections/rebuild.js';
 import { seedWorkspace } from '../support/app.js';

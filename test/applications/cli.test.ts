@@ -1,6 +1,6 @@
 import t from 'tap';
 import { runCli } from '../support/cli.js';
-import type { AdminApplication } from '../../src/http/schemas/application.js';
+import type { AdminApplication } from '../../src/schemas/application.js';
 import { appFixture } from './support.js';
 
 t.test(

@@ -377,7 +377,7 @@ t.test('stage moves: skipped stages forward, backward, and moves from module upd
     'a backward move passes no stages; the target may be given by id',
   );
   t.throws(() => decide(state, { type: 'move_to_stage', stage: 'nowhere' }), {
-    status: 400,
+    kind: 'invalid',
     code: 'validation_failed',
   });
 
@@ -457,9 +457,9 @@ t.test('status, outcome and refusals', async (t) => {
     'status changes are internal events',
   );
   t.equal(applicationStatus(closed.state).status, 'closed');
-  t.throws(() => decide(closed.state, mark('profile_review')), { status: 409, code: 'application_closed' });
+  t.throws(() => decide(closed.state, mark('profile_review')), { kind: 'conflict', code: 'application_closed' });
   t.throws(() => decide(closed.state, { type: 'move_to_stage', stage: 'decision' }), {
-    status: 409,
+    kind: 'conflict',
     code: 'application_closed',
   });
   t.equal(
@@ -473,21 +473,21 @@ t.test('status, outcome and refusals', async (t) => {
     'reopened, it can be worked on',
   );
 
-  t.throws(() => decide(state, mark('sop')), { status: 409, code: 'module_not_selected' });
-  t.throws(() => decide(state, mark('nope')), { status: 404, code: 'module_not_found' });
+  t.throws(() => decide(state, mark('sop')), { kind: 'conflict', code: 'module_not_selected' });
+  t.throws(() => decide(state, mark('nope')), { kind: 'not_found', code: 'module_not_found' });
   t.throws(() => decide(state, { type: 'add_module', name: 'Again', key: 'documents' }), {
-    status: 409,
+    kind: 'conflict',
     code: 'module_exists',
   });
   t.throws(() => decide(state, { type: 'add_module', name: 'X', stage_keys: ['nowhere'] }), {
-    status: 400,
+    kind: 'invalid',
     code: 'validation_failed',
   });
   t.throws(() => decide(state, { type: 'add_module', name: 'X', after: 'nowhere' }), {
-    status: 400,
+    kind: 'invalid',
     code: 'validation_failed',
   });
-  t.throws(() => decide(state, { type: 'add_module', name: '   ' }), { status: 400, code: 'validation_failed' });
+  t.throws(() => decide(state, { type: 'add_module', name: '   ' }), { kind: 'invalid', code: 'validation_failed' });
   const twice = run(state, { type: 'add_module', name: 'Medical' }, { type: 'add_module', name: 'Medical' }).state;
   t.same(
     twice.modules.slice(-2).map((m) => m.key),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
-import type { AdminApplication } from '../../src/http/schemas/application.js';
+import type { AdminApplication } from '../../src/schemas/application.js';
 import type { StoredEvent } from '../../src/events/types.js';
 import { seedWorkspace, startApp, type SeededWorkspace, type TestApp } from '../support/app.js';
 import type { WorkspaceDefinition } from '../../src/workspaces/definition.js';

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { markLeadConverted } from '../../src/commands/leads/convert-lead.js';
 import { runCommand, staffContext } from '../../src/commands/run-command.js';
-import { ApiError } from '../../src/http/errors.js';
+import { NotFoundError } from '../../src/commands/errors.js';
+import { LeadRuleError } from '../../src/domain/leads/errors.js';
 import { seedWorkspace, TestClock } from '../support/app.js';
 import { LEAD_FIELDS, leadBody, leadsFixture, streamTypes, type LeadsFixture } from './helpers.js';
 
@@ -235,7 +236,7 @@ t.test('a converted lead is locked', async (t) => {
   }
   await t.rejects(
     runCommand(f.services.store, ctx, [`lead-${id}`], (tx) => markLeadConverted(tx, f.workspace, id, application)),
-    new ApiError(409, 'lead_locked', ''),
+    new LeadRuleError('conflict', 'lead_locked', 'This lead was already converted to an application'),
     'converting twice is refused',
   );
   const sandboxCtx = staffContext(f.workspace.id, true, { type: 'system', name: 'test' }, new Date());
@@ -243,7 +244,7 @@ t.test('a converted lead is locked', async (t) => {
     runCommand(f.services.store, sandboxCtx, [`lead-${id}`], (tx) =>
       markLeadConverted(tx, f.workspace, id, application),
     ),
-    { statusCode: 404, code: 'not_found' },
+    new NotFoundError('lead'),
     'a live lead is not found from the sandbox',
   );
   const dup = await f.post({ full_name: 'again', email: lead.email, consent: true });

@@ -1,6 +1,6 @@
 import vm from 'node:vm';
 import t from 'tap';
-import { LeadCreate } from '../../src/http/schemas/lead.js';
+import { LeadCreate } from '../../src/schemas/lead.js';
 import { clientRules } from '../../src/widget/rules.js';
 import { startApp } from '../support/app.js';
 

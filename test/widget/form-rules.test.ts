@@ -1,5 +1,5 @@
 import t from 'tap';
-import { LeadCreate } from '../../src/http/schemas/lead.js';
+import { LeadCreate } from '../../src/schemas/lead.js';
 import { customValueProblem } from '../../src/leads/custom-fields.js';
 import { normaliseEmail } from '../../src/leads/email.js';
 import { spamReason } from '../../src/leads/spam.js';

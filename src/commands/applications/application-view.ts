@@ -1,5 +1,5 @@
 import { applicationStatus, type ApplicationState } from '../../domain/applications/index.js';
-import type { AdminApplication } from '../../http/schemas/application.js';
+import type { AdminApplication } from '../../schemas/application.js';
 
 /** A case as the admin interface and the CLI show it: the ApplicationStatus plus stages and every module. */
 export function applicationView(state: ApplicationState, sandbox: boolean): AdminApplication {

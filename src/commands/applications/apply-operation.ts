@@ -9,7 +9,6 @@ import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { runCommand } from '../run-command.js';
 import { applicationStream, loadApplication } from './load-application.js';
-import { asApiError } from '../rule-errors.js';
 
 export interface OperationResult {
   state: ApplicationState;
@@ -25,14 +24,10 @@ export async function applyApplicationOperation(
   command: ApplicationCommand,
 ): Promise<OperationResult> {
   const stream = applicationStream(applicationId);
-  try {
-    return await runCommand(store, context, [stream], async (tx) => {
-      const { state, revision } = await loadApplication(tx, applicationId);
-      const events = decide(state, command);
-      await tx.append(stream, revision, events);
-      return { state: events.reduce<ApplicationState>((s, e) => evolve(s, e), state), events };
-    });
-  } catch (error) {
-    throw asApiError(error);
-  }
+  return runCommand(store, context, [stream], async (tx) => {
+    const { state, revision } = await loadApplication(tx, applicationId);
+    const events = decide(state, command);
+    await tx.append(stream, revision, events);
+    return { state: events.reduce<ApplicationState>((s, e) => evolve(s, e), state), events };
+  });
 }

@@ -1,5 +1,10 @@
-import { caseRef, fold, openApplication, type ApplicationState } from '../../domain/applications/index.js';
-import { ApiError } from '../../http/errors.js';
+import {
+  caseRef,
+  fold,
+  openApplication,
+  workflowStages,
+  type ApplicationState,
+} from '../../domain/applications/index.js';
 import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import type { Workspace } from '../../workspaces/workspace.js';
@@ -8,7 +13,6 @@ import { runCommand } from '../run-command.js';
 import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { nextApplicationNumber } from './application-numbers.js';
 import { applicationStream } from './load-application.js';
-import { asApiError } from '../rule-errors.js';
 import { newId } from '../../shared/ids.js';
 
 /**
@@ -23,32 +27,23 @@ export async function convertLeadToApplication(
 ): Promise<ApplicationState> {
   const id = newId();
   const stream = applicationStream(id);
-  try {
-    // The lead's updated_at changes: register the write first, so lead syncs cannot pass it (src/leads/write-intents.ts).
-    const intent = writeIntent(commandContext.tenantId, commandContext.sandbox, services.now);
-    const context = { ...commandContext, now: intent.at };
-    const workflow = workspace.settings.application_workflow;
-    if (workflow.stages.length === 0)
-      throw new ApiError(
-        409,
-        'no_application_workflow',
-        'The workspace defines no application stages, so a lead cannot be converted yet',
-      );
-    return await runCommand(
-      services.store,
-      context,
-      [`lead-${leadId}`, stream],
-      async (tx) => {
-        const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
-        const now = settleTime(tx, intent, services.now);
-        await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });
-        const events = openApplication({ application_id: id, lead_id: leadId, number, workflow, now });
-        await tx.append(stream, 'no_stream', events);
-        return fold(events)!;
-      },
-      { opening: intent.registration },
-    );
-  } catch (error) {
-    throw asApiError(error);
-  }
+  // The lead's updated_at changes: register the write first, so lead syncs cannot pass it (src/leads/write-intents.ts).
+  const intent = writeIntent(commandContext.tenantId, commandContext.sandbox, services.now);
+  const context = { ...commandContext, now: intent.at };
+  const workflow = workspace.settings.application_workflow;
+  workflowStages(workflow); // refuses before a case number is taken
+  return runCommand(
+    services.store,
+    context,
+    [`lead-${leadId}`, stream],
+    async (tx) => {
+      const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
+      const now = settleTime(tx, intent, services.now);
+      await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });
+      const events = openApplication({ application_id: id, lead_id: leadId, number, workflow, now });
+      await tx.append(stream, 'no_stream', events);
+      return fold(events)!;
+    },
+    { opening: intent.registration },
+  );
 }

@@ -1,7 +1,7 @@
 import { fold, type ApplicationState } from '../../domain/applications/index.js';
 import type { StoreTransaction } from '../../events/event-store.js';
-import { notFound } from '../../http/errors.js';
 import { toApplicationEvent } from '../../projections/applications.js';
+import { NotFoundError } from '../errors.js';
 
 export const applicationStream = (id: string): string => `application-${id}`;
 
@@ -13,6 +13,6 @@ export async function loadApplication(
   const events = await tx.readStream(applicationStream(id));
   const first = events[0];
   if (!first || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox)
-    throw notFound('application');
+    throw new NotFoundError('application');
   return { state: fold(events.map(toApplicationEvent))!, revision: events[events.length - 1]!.revision };
 }

@@ -2,8 +2,7 @@ import { decideCapture, type CaptureDecision } from '../../domain/leads/decide.j
 import { leadStream, type Named } from '../../domain/leads/lead.js';
 import type { StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { ApiError } from '../../http/errors.js';
-import type { AppServices } from '../../http/services.js';
+import type { AppServices } from '../../bootstrap.js';
 import type { KeyLookup } from '../../keys/repository.js';
 import type { CaptchaVerdict } from '../../leads/captcha.js';
 import { findAnswer, idempotencyLock, saveAnswer, type StoredAnswer } from '../../leads/idempotency.js';
@@ -13,6 +12,7 @@ import { captureLookup, type CaptureLookup } from '../../projections/leads-queri
 import { monthlyLeadQuota } from '../../workspaces/plans.js';
 import { assertWithinQuota, consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
 import type { Workspace } from '../../workspaces/workspace.js';
+import { CaptchaFailedError, IdempotencyKeyReusedError } from '../errors.js';
 import { runCommand } from '../run-command.js';
 import { newId } from '../../shared/ids.js';
 
@@ -51,14 +51,6 @@ export function identityLocks(
     s.phone ? `lock:lead-phone:${tenantId}:${mode}:${s.phone}` : null,
     s.email ? `lock:lead-email:${tenantId}:${mode}:${s.email}` : null,
   ].filter((v): v is string => v !== null);
-}
-
-export function idempotencyConflict(): ApiError {
-  return new ApiError(
-    409,
-    'idempotency_key_reused',
-    'This Idempotency-Key was already used with a different request body in the last 24 hours',
-  );
 }
 
 /**
@@ -104,12 +96,11 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
     if (idempotency) {
       const earlier = await findAnswer(tx.sql, tenantId, sandbox, idempotency.key, intent.at);
       if (earlier) {
-        if (earlier.requestHash !== idempotency.requestHash) throw idempotencyConflict();
+        if (earlier.requestHash !== idempotency.requestHash) throw new IdempotencyKeyReusedError();
         return { ...earlier, replayed: true };
       }
     }
-    if (input.captcha && !input.captcha.ok)
-      throw new ApiError(400, 'captcha_failed', 'The captcha could not be verified; solve it again and resubmit');
+    if (input.captcha && !input.captcha.ok) throw new CaptchaFailedError();
 
     const found = await captureLookup(
       tx.sql,
@@ -159,6 +150,6 @@ export async function earlierAnswer(
 ): Promise<CaptureAnswer | undefined> {
   const earlier = await findAnswer(services.pool, tenantId, sandbox, key, now);
   if (!earlier) return undefined;
-  if (earlier.requestHash !== requestHash) throw idempotencyConflict();
+  if (earlier.requestHash !== requestHash) throw new IdempotencyKeyReusedError();
   return { ...earlier, replayed: true };
 }

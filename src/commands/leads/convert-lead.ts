@@ -1,10 +1,9 @@
 import { decideConversion } from '../../domain/leads/decide.js';
 import { leadStream } from '../../domain/leads/lead.js';
 import type { StoreTransaction } from '../../events/event-store.js';
-import { notFound } from '../../http/errors.js';
 import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
-import { asApiErrors } from '../rule-errors.js';
+import { NotFoundError } from '../errors.js';
 
 /**
  * Marks a lead converted inside the caller's conversion command: appends lead.converted (the Lead in its converted,
@@ -17,10 +16,8 @@ export async function markLeadConverted(
   leadId: string,
   application: { id: string; case_ref: string },
 ): Promise<void> {
-  if (workspace.id !== tx.context.tenantId) throw notFound('lead');
-  await asApiErrors(async () => {
-    const row = await findLeadRow(tx.sql, tx.context.tenantId, tx.context.sandbox, leadId);
-    if (!row) throw notFound('lead');
-    await tx.append(leadStream(leadId), row.revision, decideConversion(row.lead, application, tx.context.now));
-  });
+  if (workspace.id !== tx.context.tenantId) throw new NotFoundError('lead');
+  const row = await findLeadRow(tx.sql, tx.context.tenantId, tx.context.sandbox, leadId);
+  if (!row) throw new NotFoundError('lead');
+  await tx.append(leadStream(leadId), row.revision, decideConversion(row.lead, application, tx.context.now));
 }

@@ -2,13 +2,12 @@ import { decideUpdate, type LeadPatch } from '../../domain/leads/decide.js';
 import { evolve } from '../../domain/leads/evolve.js';
 import { leadStream, type Lead } from '../../domain/leads/lead.js';
 import type { CommandContext } from '../../events/types.js';
-import { notFound } from '../../http/errors.js';
-import type { AppServices } from '../../http/services.js';
+import type { AppServices } from '../../bootstrap.js';
 import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { runCommand } from '../run-command.js';
-import { asApiErrors } from '../rule-errors.js';
+import { NotFoundError } from '../errors.js';
 
 /**
  * PATCH /v1/leads/{id}: holding the lead's stream lock, reads the lead, decides and appends. Simultaneous patches of
@@ -26,26 +25,24 @@ export async function updateLead(
   const stream = leadStream(leadId);
   const intent = writeIntent(workspace.id, sandbox, clock);
   const ctx = context(intent.at);
-  return asApiErrors(() =>
-    runCommand(
-      services.store,
-      ctx,
-      [stream],
-      async (tx) => {
-        const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
-        const now = settleTime(tx, intent, clock);
-        if (!row) throw notFound('lead');
-        const events = decideUpdate({
-          lead: row.lead,
-          patch,
-          settings: workspace.settings,
-          author: ctx.metadata.actor,
-          now,
-        });
-        const stored = await tx.append(stream, row.revision, events);
-        return stored.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
-      },
-      { opening: intent.registration },
-    ),
+  return runCommand(
+    services.store,
+    ctx,
+    [stream],
+    async (tx) => {
+      const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
+      const now = settleTime(tx, intent, clock);
+      if (!row) throw new NotFoundError('lead');
+      const events = decideUpdate({
+        lead: row.lead,
+        patch,
+        settings: workspace.settings,
+        author: ctx.metadata.actor,
+        now,
+      });
+      await tx.append(stream, row.revision, events);
+      return events.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
+    },
+    { opening: intent.registration },
   );
 }

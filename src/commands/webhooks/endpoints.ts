@@ -8,13 +8,12 @@ import {
   decideSendTest,
   EndpointNotFoundError,
   endpointStream,
-  fold,
+  foldStream,
   type EndpointState,
 } from '../../domain/webhooks/endpoint.js';
 import type { StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { ApiError, validationFailed } from '../../http/errors.js';
-import type { AppServices } from '../../http/services.js';
+import type { AppServices } from '../../bootstrap.js';
 import {
   countEndpoints,
   findEndpoint,
@@ -25,8 +24,8 @@ import {
 import { webhookEndpointLimit } from '../../workspaces/plans.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { checkWebhookTarget, RefusedAddressError } from '../../webhooks/address-guard.js';
-import { webhookRuntime } from '../../webhooks/runtime.js';
 import { generateSecret } from '../../webhooks/signing.js';
+import { NotFoundError, WebhookLimitError, WebhookUrlRefusedError } from '../errors.js';
 import { runCommand } from '../run-command.js';
 
 export interface CreateEndpointInput {
@@ -39,18 +38,17 @@ export interface CreateEndpointInput {
 const registryLock = (tenantId: string, sandbox: boolean) =>
   `webhook-endpoints-${tenantId}-${sandbox ? 'test' : 'live'}`;
 
-const notFound = () => new ApiError(404, 'not_found', 'No such webhook endpoint');
+const notFound = () => new NotFoundError('webhook endpoint');
 
-/** Refuses a URL that is not public HTTPS (400 validation_failed on `url`). */
+/** Refuses a URL that is not public HTTPS (WebhookUrlRefusedError; 400 validation_failed on `url` over HTTP). */
 export async function assertPublicUrl(services: AppServices, url: string): Promise<void> {
   try {
     await checkWebhookTarget(url, {
       allowLoopback: services.config.webhookAllowLoopback,
-      resolve: webhookRuntime(services).resolve,
+      resolve: services.webhooks.resolve,
     });
   } catch (error) {
-    if (error instanceof RefusedAddressError)
-      throw validationFailed({ url: error.message }, 'The webhook URL is refused; see fields');
+    if (error instanceof RefusedAddressError) throw new WebhookUrlRefusedError(error.message);
     throw error;
   }
 }
@@ -71,12 +69,7 @@ export async function createEndpoint(
     [registryLock(context.tenantId, context.sandbox), endpointStream(id)],
     async (tx) => {
       const count = await countEndpoints(tx.sql, context.tenantId, context.sandbox);
-      if (count >= limit)
-        throw new ApiError(
-          409,
-          'webhook_limit',
-          `This workspace has reached its limit of ${limit} webhook endpoints${context.sandbox ? ' in test mode' : ''}`,
-        );
+      if (count >= limit) throw new WebhookLimitError(limit, context.sandbox);
       const events = decideCreate(null, {
         endpointId: id,
         url: input.url,
@@ -104,7 +97,7 @@ async function load(
 ): Promise<{ row: EndpointRow; state: EndpointState | null }> {
   const row = await findEndpoint(tx.sql, context.tenantId, id, context.sandbox);
   if (!row) throw notFound();
-  return { row, state: fold(await tx.readStream(endpointStream(id))) };
+  return { row, state: foldStream(await tx.readStream(endpointStream(id))) };
 }
 
 function domainErrors<T>(work: () => Promise<T>): Promise<T> {
@@ -218,7 +211,10 @@ export async function pauseEndpoint(
   };
   const reason = `${consecutiveFailures} deliveries failed in a row`;
   return runCommand(services.store, context, [endpointStream(endpointId)], async (tx) => {
-    const events = decidePause(fold(await tx.readStream(endpointStream(endpointId))), { reason, consecutiveFailures });
+    const events = decidePause(foldStream(await tx.readStream(endpointStream(endpointId))), {
+      reason,
+      consecutiveFailures,
+    });
     if (events.length === 0) return false;
     await tx.append(endpointStream(endpointId), 'any', events);
     const workspace = await services.workspaces.get(endpoint.tenant_id, -1);

@@ -93,15 +93,21 @@ function moduleUpdated(
   };
 }
 
-/** The events that open a case on conversion: the case with its workflow, then its entry into the first stage. */
-export function openApplication(input: OpenInput): ApplicationEvent[] {
-  const stages = [...input.workflow.stages].sort((a, b) => a.position - b.position);
+/** A workflow's stages in order; refuses (409 no_application_workflow) a workflow without stages. */
+export function workflowStages(workflow: OpenInput['workflow']): OpenInput['workflow']['stages'] {
+  const stages = [...workflow.stages].sort((a, b) => a.position - b.position);
   if (stages.length === 0)
     throw new ApplicationRejected(
-      409,
+      'conflict',
       'no_application_workflow',
       'The workspace defines no application stages, so a lead cannot be converted yet',
     );
+  return stages;
+}
+
+/** The events that open a case on conversion: the case with its workflow, then its entry into the first stage. */
+export function openApplication(input: OpenInput): ApplicationEvent[] {
+  const stages = workflowStages(input.workflow);
   const opened: ApplicationOpened = {
     type: 'application.opened',
     data: {
@@ -147,14 +153,15 @@ export function automaticMove(state: ApplicationState): ApplicationStageChanged 
 
 function findModule(state: ApplicationState, key: string): { module: CaseModule; index: number } {
   const index = state.modules.findIndex((m) => m.key === key);
-  if (index < 0) throw new ApplicationRejected(404, 'module_not_found', `The case has no module with the key ${key}`);
+  if (index < 0)
+    throw new ApplicationRejected('not_found', 'module_not_found', `The case has no module with the key ${key}`);
   return { module: state.modules[index]!, index };
 }
 
 function assertOpen(state: ApplicationState): void {
   if (state.status === 'closed')
     throw new ApplicationRejected(
-      409,
+      'conflict',
       'application_closed',
       'The application is closed; set its status to active or on_hold first',
     );
@@ -163,7 +170,7 @@ function assertOpen(state: ApplicationState): void {
 function cleanName(name: string, field: string): string {
   const trimmed = name.trim();
   if (trimmed.length < 1 || trimmed.length > NAME_MAX)
-    throw new ApplicationRejected(400, 'validation_failed', `${field} must be 1 to ${NAME_MAX} characters`, {
+    throw new ApplicationRejected('invalid', 'validation_failed', `${field} must be 1 to ${NAME_MAX} characters`, {
       [field]: `must be 1 to ${NAME_MAX} characters`,
     });
   return trimmed;
@@ -193,7 +200,7 @@ export function decide(state: ApplicationState, command: ApplicationCommand): Ap
       const { module, index } = findModule(state, command.module_key);
       if (!module.selected)
         throw new ApplicationRejected(
-          409,
+          'conflict',
           'module_not_selected',
           `The module ${module.key} is switched off on this case; select it first`,
         );
@@ -233,23 +240,23 @@ export function decide(state: ApplicationState, command: ApplicationCommand): Ap
       assertOpen(state);
       const name = cleanName(command.name, 'name');
       if (command.key !== undefined && !KEY_PATTERN.test(command.key))
-        throw new ApplicationRejected(400, 'validation_failed', 'key must match ^[a-z][a-z0-9_]{0,59}$', {
+        throw new ApplicationRejected('invalid', 'validation_failed', 'key must match ^[a-z][a-z0-9_]{0,59}$', {
           key: 'must match ^[a-z][a-z0-9_]{0,59}$',
         });
       if (command.key !== undefined && state.modules.some((m) => m.key === command.key))
         throw new ApplicationRejected(
-          409,
+          'conflict',
           'module_exists',
           `The case already has a module with the key ${command.key}`,
         );
       if (command.after !== undefined && command.before !== undefined)
-        throw new ApplicationRejected(400, 'validation_failed', 'Give after or before, not both', {
+        throw new ApplicationRejected('invalid', 'validation_failed', 'Give after or before, not both', {
           before: 'cannot be given with after',
         });
       const stageKeys = command.stage_keys ?? [];
       const unknownStage = stageKeys.find((k) => !state.stages.some((s) => s.key === k));
       if (unknownStage !== undefined)
-        throw new ApplicationRejected(400, 'validation_failed', `No stage has the key ${unknownStage}`, {
+        throw new ApplicationRejected('invalid', 'validation_failed', `No stage has the key ${unknownStage}`, {
           stage_keys: `no stage has the key ${unknownStage}`,
         });
       let index = state.modules.length;
@@ -260,7 +267,7 @@ export function decide(state: ApplicationState, command: ApplicationCommand): Ap
         if (anchor === undefined) continue;
         const at = state.modules.findIndex((m) => m.key === anchor);
         if (at < 0)
-          throw new ApplicationRejected(400, 'validation_failed', `No module has the key ${anchor}`, {
+          throw new ApplicationRejected('invalid', 'validation_failed', `No module has the key ${anchor}`, {
             [field]: `no module has the key ${anchor}`,
           });
         index = field === 'after' ? at + 1 : at;
@@ -294,7 +301,7 @@ export function decide(state: ApplicationState, command: ApplicationCommand): Ap
       assertOpen(state);
       const target = state.stages.find((s) => s.key === command.stage || s.id === command.stage);
       if (!target)
-        throw new ApplicationRejected(400, 'validation_failed', `No stage has the key or id ${command.stage}`, {
+        throw new ApplicationRejected('invalid', 'validation_failed', `No stage has the key or id ${command.stage}`, {
           stage: 'no such stage',
         });
       if (target.id === state.stage_id) return [];

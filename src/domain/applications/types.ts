@@ -172,5 +172,5 @@ export type ApplicationCommand =
   | { type: 'set_status'; status: ApplicationStatusValue }
   | { type: 'record_outcome'; outcome: Outcome };
 
-/** A command the case refuses: the status and code the caller sees. */
+/** A command the case refuses: its kind and the code the caller sees. */
 export class ApplicationRejected extends RuleError {}

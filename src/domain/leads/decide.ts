@@ -1,10 +1,11 @@
-import type { Actor, NewEvent } from '../../events/types.js';
+import type { Actor } from '../../events/types.js';
 import { chooseBranch, chooseOwner } from '../../leads/assignment.js';
 import { checkCustomFields } from '../../leads/custom-fields.js';
 import { scoreLead } from '../../leads/scoring.js';
 import type { LeadSubmission } from '../../leads/submission.js';
 import { firstStage, lostStage, type WorkspaceSettings } from '../../workspaces/workspace.js';
 import { LeadRuleError } from './errors.js';
+import type { LeadConverted, LeadEnquiryReceived, LeadEvent } from './events.js';
 import { CONVERTED_STAGE, LEAD_FIELDS, LeadEventType, type Lead, type Named, type Temperature } from './lead.js';
 
 export interface CaptureCommand {
@@ -20,7 +21,8 @@ export interface CaptureCommand {
 }
 
 export type CaptureDecision =
-  { outcome: 'created'; lead: Lead; events: NewEvent[] } | { outcome: 'duplicate'; lead: Lead; events: NewEvent[] };
+  | { outcome: 'created'; lead: Lead; events: LeadEvent[] }
+  | { outcome: 'duplicate'; lead: Lead; events: LeadEnquiryReceived[] };
 
 /** A new lead, or an enquiry on the timeline of the lead the submission duplicates. */
 export function decideCapture(c: CaptureCommand): CaptureDecision {
@@ -113,17 +115,17 @@ export function changedFields(before: Lead, after: Lead): string[] {
  * changed_fields), lead.assigned (a new owner), lead.lost (a move to the lost stage), then lead.note_added.
  * Each public event carries the lead as it is after that event. Nothing changes, nothing is appended.
  */
-export function decideUpdate(c: UpdateCommand): NewEvent[] {
+export function decideUpdate(c: UpdateCommand): LeadEvent[] {
   const { lead, patch, settings } = c;
   if (lead.converted)
     throw new LeadRuleError(
-      409,
+      'conflict',
       'lead_locked',
       'This lead was converted to an application and can no longer be changed',
     );
   if (patch.stage_key === CONVERTED_STAGE.key) {
     throw new LeadRuleError(
-      409,
+      'conflict',
       'stage_requires_conversion',
       'A lead becomes converted only by converting it to an application',
     );
@@ -165,16 +167,20 @@ export function decideUpdate(c: UpdateCommand): NewEvent[] {
   const note = patch.note?.trim();
   if (patch.note !== undefined && !note) problems.note = 'must not be blank';
   if (Object.keys(problems).length > 0)
-    throw new LeadRuleError(400, 'validation_failed', 'Some fields are invalid; see fields', problems);
+    throw new LeadRuleError('invalid', 'validation_failed', 'Some fields are invalid; see fields', problems);
 
   const movesToLost = Boolean(target?.lost && !isLostNow);
   if (endsLost && (movesToLost || patch.lost_reason_key !== undefined) && !lostReason) {
-    throw new LeadRuleError(400, 'lost_reason_required', 'Moving a lead to the lost stage needs a lost_reason_key');
+    throw new LeadRuleError(
+      'invalid',
+      'lost_reason_required',
+      'Moving a lead to the lost stage needs a lost_reason_key',
+    );
   }
 
   const at = c.now.toISOString();
   const touched = { updated_at: at, last_activity_at: at };
-  const events: NewEvent[] = [];
+  const events: LeadEvent[] = [];
 
   // lead.updated: everything except the owner and a move into the lost stage.
   const updated: Lead = { ...lead, ...touched };
@@ -216,8 +222,13 @@ export function decideUpdate(c: UpdateCommand): NewEvent[] {
 }
 
 /** lead.converted: the lead locked in the reserved converted stage, with the application it became. */
-export function decideConversion(lead: Lead, application: { id: string; case_ref: string }, now: Date): NewEvent[] {
-  if (lead.converted) throw new LeadRuleError(409, 'lead_locked', 'This lead was already converted to an application');
+export function decideConversion(
+  lead: Lead,
+  application: { id: string; case_ref: string },
+  now: Date,
+): LeadConverted[] {
+  if (lead.converted)
+    throw new LeadRuleError('conflict', 'lead_locked', 'This lead was already converted to an application');
   const at = now.toISOString();
   const payload: Lead = {
     ...lead,
@@ -233,4 +244,35 @@ export function decideConversion(lead: Lead, application: { id: string; case_ref
       data: { payload, application: { id: application.id, case_ref: application.case_ref } },
     },
   ];
+}
+
+/**
+ * The lead's commands as one decider input. `capture` on no lead creates one; on an existing lead (the one its phone
+ * or email matched, `matchedOn`) it records an enquiry. Update and convert need the lead.
+ */
+export type LeadCommand =
+  | ({ type: 'capture'; matchedOn: ('phone' | 'email')[] } & Omit<CaptureCommand, 'existing'>)
+  | ({ type: 'update' } & Omit<UpdateCommand, 'lead'>)
+  | { type: 'convert'; application: { id: string; case_ref: string }; now: Date };
+
+/** decide(state, command) → events: the lead's decider, over the three decisions above. */
+export function decideLead(state: Lead | undefined, command: LeadCommand): LeadEvent[] {
+  switch (command.type) {
+    case 'capture':
+      return decideCapture({ ...command, existing: state ? { lead: state, matchedOn: command.matchedOn } : null })
+        .events;
+    case 'update':
+      return decideUpdate({ ...command, lead: existingLead(state) });
+    case 'convert':
+      return decideConversion(existingLead(state), command.application, command.now);
+    default: {
+      const unknown: never = command;
+      throw new Error(`Unknown lead command ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+function existingLead(state: Lead | undefined): Lead {
+  if (!state) throw new LeadRuleError('not_found', 'not_found', 'No such lead');
+  return state;
 }

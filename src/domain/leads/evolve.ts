@@ -1,10 +1,11 @@
-import type { StoredEvent } from '../../events/types.js';
+import type { RecordedEvent } from '../../events/types.js';
+import { toLeadEvent, type LeadEvent } from './events.js';
 import { LEAD_FIELDS, LeadEventType, type Lead } from './lead.js';
 
 /** Exactly the Lead fields of a payload (dropping changed_fields and anything else a webhook carries beside them). */
-export function leadFromPayload(payload: Record<string, unknown>): Lead {
+export function leadFromPayload(payload: Lead | Record<string, unknown>): Lead {
   const lead: Record<string, unknown> = {};
-  for (const field of LEAD_FIELDS) lead[field] = payload[field];
+  for (const field of LEAD_FIELDS) lead[field] = (payload as Record<string, unknown>)[field];
   return lead as unknown as Lead;
 }
 
@@ -18,25 +19,32 @@ function later(current: string | null, at: string): string {
  * forward, never back: an enquiry fixes its time before it waits for the lead's stream, so a PATCH that held the
  * stream meanwhile can land first with a later time.
  */
-export function evolve(state: Lead | undefined, event: Pick<StoredEvent, 'type' | 'data'>): Lead | undefined {
+export function evolve(state: Lead | undefined, event: LeadEvent): Lead | undefined {
   switch (event.type) {
     case LeadEventType.created:
     case LeadEventType.updated:
     case LeadEventType.assigned:
     case LeadEventType.lost:
     case LeadEventType.converted:
-      return leadFromPayload(event.data.payload as Record<string, unknown>);
+      return leadFromPayload(event.data.payload);
     case LeadEventType.enquiryReceived:
     case LeadEventType.noteAdded: {
       if (!state) return state;
-      const at = String(event.data.at);
+      const at = event.data.at;
       return { ...state, last_activity_at: later(state.last_activity_at, at), updated_at: later(state.updated_at, at) };
     }
-    default:
-      return state;
+    default: {
+      const unknown: never = event;
+      throw new Error(`Unknown lead event ${JSON.stringify(unknown)}`);
+    }
   }
 }
 
-export function foldLead(events: readonly Pick<StoredEvent, 'type' | 'data'>[]): Lead | undefined {
+export function foldLead(events: readonly LeadEvent[]): Lead | undefined {
   return events.reduce<Lead | undefined>(evolve, undefined);
+}
+
+/** The lead a stream read from the log describes. */
+export function foldLeadStream(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): Lead | undefined {
+  return foldLead(events.map(toLeadEvent));
 }

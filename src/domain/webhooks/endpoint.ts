@@ -1,4 +1,4 @@
-import type { NewEvent, StoredEvent } from '../../events/types.js';
+import type { RecordedEvent } from '../../events/types.js';
 
 /** Event types of the webhook-endpoint streams. All are internal (no payload) except webhook.test. */
 export const ENDPOINT_EVENTS = {
@@ -9,6 +9,43 @@ export const ENDPOINT_EVENTS = {
   secretRotated: 'webhook_endpoint.secret_rotated',
   test: 'webhook.test',
 } as const;
+
+export type EndpointCreated = {
+  type: typeof ENDPOINT_EVENTS.created;
+  data: { endpoint_id: string; url: string; description: string | null; events: string[]; sealed_secret: string };
+};
+export type EndpointDeleted = { type: typeof ENDPOINT_EVENTS.deleted; data: { endpoint_id: string } };
+export type EndpointPaused = {
+  type: typeof ENDPOINT_EVENTS.paused;
+  data: { endpoint_id: string; reason: string; consecutive_failures: number };
+};
+export type EndpointResumed = { type: typeof ENDPOINT_EVENTS.resumed; data: { endpoint_id: string } };
+export type EndpointSecretRotated = {
+  type: typeof ENDPOINT_EVENTS.secretRotated;
+  data: {
+    endpoint_id: string;
+    sealed_secret: string;
+    previous_sealed_secret: string;
+    /** ISO 8601. */
+    previous_secret_valid_until: string;
+  };
+};
+export type EndpointTestSent = {
+  type: typeof ENDPOINT_EVENTS.test;
+  data: { endpoint_id: string; payload: Record<string, unknown> };
+};
+
+/** The events of a webhook-endpoint stream. Type aliases, so each is a `NewEvent` as it stands. */
+export type EndpointEvent =
+  EndpointCreated | EndpointDeleted | EndpointPaused | EndpointResumed | EndpointSecretRotated | EndpointTestSent;
+
+const ENDPOINT_EVENT_TYPES: readonly string[] = Object.values(ENDPOINT_EVENTS);
+
+/** An endpoint event read from the log: its type checked, its data as decide wrote it for that type. */
+export function toEndpointEvent(event: Pick<RecordedEvent, 'type' | 'data'>): EndpointEvent {
+  if (!ENDPOINT_EVENT_TYPES.includes(event.type)) throw new Error(`${event.type} is not a webhook endpoint event`);
+  return { type: event.type, data: event.data } as EndpointEvent;
+}
 
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 export const PAUSE_THRESHOLD = 50;
@@ -28,15 +65,14 @@ export class EndpointNotFoundError extends Error {
   override name = 'EndpointNotFoundError';
 }
 
-export function evolve(state: EndpointState | null, event: Pick<StoredEvent, 'type' | 'data'>): EndpointState | null {
-  const data = event.data;
+export function evolve(state: EndpointState | null, event: EndpointEvent): EndpointState | null {
   switch (event.type) {
     case ENDPOINT_EVENTS.created:
       return {
-        id: String(data.endpoint_id),
+        id: event.data.endpoint_id,
         deleted: false,
         status: 'active',
-        sealedSecret: String(data.sealed_secret),
+        sealedSecret: event.data.sealed_secret,
         previousSealedSecret: null,
         previousSecretValidUntil: null,
       };
@@ -50,18 +86,27 @@ export function evolve(state: EndpointState | null, event: Pick<StoredEvent, 'ty
       return (
         state && {
           ...state,
-          sealedSecret: String(data.sealed_secret),
-          previousSealedSecret: String(data.previous_sealed_secret),
-          previousSecretValidUntil: new Date(String(data.previous_secret_valid_until)),
+          sealedSecret: event.data.sealed_secret,
+          previousSealedSecret: event.data.previous_sealed_secret,
+          previousSecretValidUntil: new Date(event.data.previous_secret_valid_until),
         }
       );
-    default:
+    case ENDPOINT_EVENTS.test:
       return state;
+    default: {
+      const unknown: never = event;
+      throw new Error(`Unknown webhook endpoint event ${JSON.stringify(unknown)}`);
+    }
   }
 }
 
-export function fold(events: readonly Pick<StoredEvent, 'type' | 'data'>[]): EndpointState | null {
+export function fold(events: readonly EndpointEvent[]): EndpointState | null {
   return events.reduce<EndpointState | null>(evolve, null);
+}
+
+/** The endpoint a stream read from the log describes. */
+export function foldStream(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): EndpointState | null {
+  return fold(events.map(toEndpointEvent));
 }
 
 function existing(state: EndpointState | null): EndpointState {
@@ -77,7 +122,7 @@ export interface CreateEndpoint {
   sealedSecret: string;
 }
 
-export function decideCreate(state: EndpointState | null, command: CreateEndpoint): NewEvent[] {
+export function decideCreate(state: EndpointState | null, command: CreateEndpoint): EndpointCreated[] {
   if (state) throw new Error(`Webhook endpoint ${command.endpointId} already exists`);
   return [
     {
@@ -93,7 +138,7 @@ export function decideCreate(state: EndpointState | null, command: CreateEndpoin
   ];
 }
 
-export function decideDelete(state: EndpointState | null): NewEvent[] {
+export function decideDelete(state: EndpointState | null): EndpointDeleted[] {
   const endpoint = existing(state);
   return [{ type: ENDPOINT_EVENTS.deleted, data: { endpoint_id: endpoint.id } }];
 }
@@ -102,7 +147,7 @@ export function decideDelete(state: EndpointState | null): NewEvent[] {
 export function decidePause(
   state: EndpointState | null,
   command: { reason: string; consecutiveFailures: number },
-): NewEvent[] {
+): EndpointPaused[] {
   if (!state || state.deleted || state.status === 'paused') return [];
   return [
     {
@@ -112,7 +157,7 @@ export function decidePause(
   ];
 }
 
-export function decideResume(state: EndpointState | null): NewEvent[] {
+export function decideResume(state: EndpointState | null): EndpointResumed[] {
   const endpoint = existing(state);
   if (endpoint.status === 'active') return [];
   return [{ type: ENDPOINT_EVENTS.resumed, data: { endpoint_id: endpoint.id } }];
@@ -122,7 +167,7 @@ export function decideResume(state: EndpointState | null): NewEvent[] {
 export function decideRotateSecret(
   state: EndpointState | null,
   command: { sealedSecret: string; now: Date },
-): NewEvent[] {
+): EndpointSecretRotated[] {
   const endpoint = existing(state);
   return [
     {
@@ -138,7 +183,41 @@ export function decideRotateSecret(
 }
 
 /** webhook.test carries the endpoint in its public shape and goes only to that endpoint, whatever it subscribes to. */
-export function decideSendTest(state: EndpointState | null, command: { payload: Record<string, unknown> }): NewEvent[] {
+export function decideSendTest(
+  state: EndpointState | null,
+  command: { payload: Record<string, unknown> },
+): EndpointTestSent[] {
   const endpoint = existing(state);
   return [{ type: ENDPOINT_EVENTS.test, data: { endpoint_id: endpoint.id, payload: command.payload } }];
+}
+
+/** The endpoint's commands as one decider input. */
+export type EndpointCommand =
+  | ({ type: 'create' } & CreateEndpoint)
+  | { type: 'delete' }
+  | { type: 'pause'; reason: string; consecutiveFailures: number }
+  | { type: 'resume' }
+  | { type: 'rotate_secret'; sealedSecret: string; now: Date }
+  | { type: 'send_test'; payload: Record<string, unknown> };
+
+/** decide(state, command) → events: the endpoint's decider, over the decisions above. */
+export function decideEndpoint(state: EndpointState | null, command: EndpointCommand): EndpointEvent[] {
+  switch (command.type) {
+    case 'create':
+      return decideCreate(state, command);
+    case 'delete':
+      return decideDelete(state);
+    case 'pause':
+      return decidePause(state, command);
+    case 'resume':
+      return decideResume(state);
+    case 'rotate_secret':
+      return decideRotateSecret(state, command);
+    case 'send_test':
+      return decideSendTest(state, command);
+    default: {
+      const unknown: never = command;
+      throw new Error(`Unknown webhook endpoint command ${JSON.stringify(unknown)}`);
+    }
+  }
 }

@@ -19,10 +19,11 @@ import {
   OutcomeBody,
   SaveModuleBody,
   SetStatusBody,
-} from '../schemas/application.js';
+} from '../../schemas/application.js';
 import { adminErrorResponses, AdminUserHeaders } from '../schemas/admin.js';
 import { answer } from '../schemas/error.js';
-import type { AppServices, TypedApp } from '../services.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 
 /** Under the admin interface's prefix (/admin/v1, src/http/routes/admin.ts). */
 const BASE = '/workspaces/:workspace';

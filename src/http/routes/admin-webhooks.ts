@@ -18,7 +18,8 @@ import {
   ResendAnswer,
   TestAnswer,
 } from '../schemas/webhook.js';
-import type { AppServices, TypedApp } from '../services.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 
 /** Under the admin interface's prefix (/admin/v1, src/http/routes/admin.ts). */
 const BASE = '/workspaces/:workspace/webhooks';

@@ -1,6 +1,7 @@
 import { adminAuthentication } from '../admin-auth.js';
 import { ADMIN_PREFIX, registerAdminDocument } from '../openapi.js';
-import type { AppServices, TypedApp } from '../services.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 import { registerAdminApplicationRoutes } from './admin-applications.js';
 import { registerAdminInvoiceRoutes } from './admin-invoices.js';
 import { registerAdminTaskRoutes } from './admin-tasks.js';

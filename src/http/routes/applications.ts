@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
 import { findApplicationStatus } from '../../projections/applications.js';
 import { notFound } from '../errors.js';
-import { ApplicationStatus } from '../schemas/application.js';
+import { ApplicationStatus } from '../../schemas/application.js';
 import { answer, errorResponses } from '../schemas/error.js';
-import type { AppServices, TypedApp } from '../services.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 
 export function registerApplicationRoutes(app: TypedApp, services: AppServices): void {
   app.get(

@@ -1,4 +1,5 @@
-import type { AppServices, TypedApp } from '../services.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 import { registerCors } from '../cors.js';
 import { registerWidgetAssetRoutes } from '../../widget/routes.js';
 import { registerAdminInterface } from './admin.js';

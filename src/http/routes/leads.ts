@@ -22,8 +22,9 @@ import {
   LeadListQuery,
   LeadPatchBody,
   LeadSchema,
-} from '../schemas/lead.js';
-import type { AppServices, TypedApp } from '../services.js';
+} from '../../schemas/lead.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 
 const DEFAULT_PAGE = 25;
 

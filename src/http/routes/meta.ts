@@ -1,7 +1,8 @@
 import type { Workspace } from '../../workspaces/workspace.js';
 import { answer, errorResponses } from '../schemas/error.js';
 import { MetaFields } from '../schemas/meta.js';
-import type { AppServices, TypedApp } from '../services.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 
 /** The workspace's custom fields, visa types and countries, as the API shows them. */
 export function metaFieldsOf(workspace: Workspace): MetaFields {

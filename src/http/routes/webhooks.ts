@@ -9,7 +9,8 @@ import {
   WebhookEndpointList,
   WebhookIdParams,
 } from '../schemas/webhook.js';
-import type { AppServices, TypedApp } from '../services.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 
 const AUTH = { keys: 'secret', scope: 'webhooks:manage', feature: 'webhooks' } as const;
 

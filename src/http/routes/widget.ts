@@ -1,6 +1,7 @@
 import { answer, errorResponses } from '../schemas/error.js';
 import { WidgetConfig, WidgetConfigQuery } from '../schemas/widget.js';
-import type { AppServices, TypedApp } from '../services.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 import { metaFieldsOf } from './meta.js';
 
 export function registerWidgetRoutes(app: TypedApp, _services: AppServices): void {

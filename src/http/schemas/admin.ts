@@ -1,12 +1,6 @@
 import { Type } from 'typebox';
+import { WorkspaceRef } from '../../schemas/workspace-ref.js';
 import { describedErrors } from './error.js';
-
-/** The workspace an admin operation acts on, as the workspace UI names it. */
-export const WorkspaceRef = Type.String({
-  minLength: 1,
-  maxLength: 100,
-  description: "the workspace's id (uuid) or slug",
-});
 
 export const AdminWorkspaceParams = Type.Object({ workspace: WorkspaceRef }, { additionalProperties: false });
 

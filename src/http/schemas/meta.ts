@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { StringEnum, VISA_TYPES } from '../../shared/enums.js';
-import { MetaField } from './meta-field.js';
+import { MetaField } from '../../schemas/meta-field.js';
 
 /** 200 body of GET /v1/meta/fields. */
 export const MetaFields = Type.Object(

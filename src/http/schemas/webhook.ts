@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { EVENT_KINDS, StringEnum } from '../../shared/enums.js';
-import { WorkspaceRef } from './admin.js';
+import { WorkspaceRef } from '../../schemas/workspace-ref.js';
 
 const DateTime = Type.String({ format: 'date-time' });
 const NullableDateTime = Type.Union([DateTime, Type.Null()]);

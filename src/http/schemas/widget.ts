@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { StringEnum, VISA_TYPES } from '../../shared/enums.js';
-import { MetaField } from './meta-field.js';
+import { MetaField } from '../../schemas/meta-field.js';
 
 export const WidgetConfigQuery = Type.Object({
   key: Type.String({ description: 'a public key, `<prefix>_{live|test}_pub_...`' }),

@@ -5,9 +5,9 @@ import {
   MODULE_STATES,
   OUTCOMES,
   STAGE_DIRECTIONS,
-} from '../../domain/applications/types.js';
-import { StringEnum } from '../../shared/enums.js';
-import { WorkspaceRef } from './admin.js';
+} from '../domain/applications/types.js';
+import { StringEnum } from '../shared/enums.js';
+import { WorkspaceRef } from './workspace-ref.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Uuid = Type.String({ format: 'uuid' });

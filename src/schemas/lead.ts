@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { ENGLISH_TESTS, QUALIFICATIONS, StringEnum, TEMPERATURES, VISA_TYPES } from '../../shared/enums.js';
+import { ENGLISH_TESTS, QUALIFICATIONS, StringEnum, TEMPERATURES, VISA_TYPES } from '../shared/enums.js';
 
 /**
  * A primitive schema that also admits null, written as a type list (not anyOf) so a wrong value reports the real

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { FIELD_TYPES, StringEnum } from '../../shared/enums.js';
+import { FIELD_TYPES, StringEnum } from '../shared/enums.js';
 
 /** The element shape of MetaFields.fields and WidgetConfig.fields; also how a workspace definition declares custom fields. */
 export const MetaField = Type.Object(

@@ -1,0 +1,81 @@
+import { RuleError } from '../domain/rule-error.js';
+import { QuotaExceededError } from '../workspaces/quota.js';
+
+/*
+ * The refusals of commands, as data. Each says what was refused in its own terms; the HTTP edge translates every one
+ * to the spec's Error shape in one place (`commandErrorAnswer`, src/http/errors.ts) and the CLI to a sentence
+ * (`commandErrorSentence`, src/cli/errors.ts). Both switch on `refusal` exhaustively, so a new refusal must be given
+ * its answer in both.
+ */
+
+/** Nothing with this id exists in the caller's workspace and mode (another tenant's thing is not found either). */
+export class NotFoundError extends Error {
+  readonly refusal = 'not_found';
+  constructor(readonly what: string) {
+    super(`No such ${what}`);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** A public-key submission whose captcha was not verified. */
+export class CaptchaFailedError extends Error {
+  readonly refusal = 'captcha_failed';
+  constructor() {
+    super('The captcha could not be verified');
+    this.name = 'CaptchaFailedError';
+  }
+}
+
+/** An Idempotency-Key already used with a different request body. */
+export class IdempotencyKeyReusedError extends Error {
+  readonly refusal = 'idempotency_key_reused';
+  constructor() {
+    super('The Idempotency-Key was already used with a different request body');
+    this.name = 'IdempotencyKeyReusedError';
+  }
+}
+
+/** A webhook URL that is not public HTTPS; `reason` says why. */
+export class WebhookUrlRefusedError extends Error {
+  readonly refusal = 'webhook_url_refused';
+  constructor(readonly reason: string) {
+    super(`The webhook URL is refused: ${reason}`);
+    this.name = 'WebhookUrlRefusedError';
+  }
+}
+
+/** The workspace has as many webhook endpoints (in the mode) as its plan allows. */
+export class WebhookLimitError extends Error {
+  readonly refusal = 'webhook_limit';
+  constructor(
+    readonly limit: number,
+    readonly sandbox: boolean,
+  ) {
+    super(`The workspace has reached its limit of ${limit} webhook endpoints`);
+    this.name = 'WebhookLimitError';
+  }
+}
+
+/** Every refusal a command may throw: the domain's broken rules and the commands' own. */
+export type CommandError =
+  | RuleError
+  | QuotaExceededError
+  | NotFoundError
+  | CaptchaFailedError
+  | IdempotencyKeyReusedError
+  | WebhookUrlRefusedError
+  | WebhookLimitError;
+
+const COMMAND_ERRORS = [
+  RuleError,
+  QuotaExceededError,
+  NotFoundError,
+  CaptchaFailedError,
+  IdempotencyKeyReusedError,
+  WebhookUrlRefusedError,
+  WebhookLimitError,
+];
+
+export function isCommandError(error: unknown): error is CommandError {
+  return COMMAND_ERRORS.some((type) => error instanceof type);
+}

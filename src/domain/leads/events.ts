@@ -1,0 +1,54 @@
+import type { Actor, RecordedEvent } from '../../events/types.js';
+import type { LeadSubmission } from '../../leads/submission.js';
+import { LEAD_EVENT_TYPES, LeadEventType, type Lead, type LeadOwner, type Named } from './lead.js';
+
+/*
+ * The events of a lead stream. The five webhook kinds carry the Lead as it is after the event in `data.payload`
+ * (docs/architecture.md, "Event data convention"); the two timeline events are internal and carry no payload.
+ * Type aliases, not interfaces, so each is a `NewEvent` as it stands.
+ */
+
+export type LeadCreated = { type: typeof LeadEventType.created; data: { payload: Lead; message: string | null } };
+
+export type LeadUpdated = {
+  type: typeof LeadEventType.updated;
+  data: { payload: Lead & { changed_fields: string[] } };
+};
+
+export type LeadAssigned = {
+  type: typeof LeadEventType.assigned;
+  data: { payload: Lead; previous_owner: LeadOwner | null };
+};
+
+export type LeadLost = { type: typeof LeadEventType.lost; data: { payload: Lead; previous_stage: Named } };
+
+export type LeadConverted = {
+  type: typeof LeadEventType.converted;
+  data: { payload: Lead; application: { id: string; case_ref: string } };
+};
+
+export type LeadEnquiryReceived = {
+  type: typeof LeadEventType.enquiryReceived;
+  data: {
+    at: string;
+    source: Named;
+    matched_on: ('phone' | 'email')[];
+    message: string | null;
+    submission: Omit<LeadSubmission, 'message'>;
+  };
+};
+
+export type LeadNoteAdded = {
+  type: typeof LeadEventType.noteAdded;
+  data: { at: string; note: string; author: Actor };
+};
+
+export type LeadEvent =
+  LeadCreated | LeadUpdated | LeadAssigned | LeadLost | LeadConverted | LeadEnquiryReceived | LeadNoteAdded;
+
+/** A lead event read from the log: its type checked against the lead stream's, its data as that event wrote it. */
+export function toLeadEvent(event: Pick<RecordedEvent, 'type' | 'data'>): LeadEvent {
+  if (!LEAD_EVENT_TYPES.includes(event.type)) throw new Error(`${event.type} is not a lead event`);
+  // The type was checked above; the data is what decide wrote for that type (the log is only appended by it).
+  return { type: event.type, data: event.data } as LeadEvent;
+}
