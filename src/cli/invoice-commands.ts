@@ -9,9 +9,8 @@ import {
   type InvoiceCommand,
   type PaymentMethod,
 } from '../domain/invoices/index.js';
-import { RuleError } from '../domain/rule-error.js';
 import type { CommandContext } from '../events/types.js';
-import type { AppServices } from '../http/services.js';
+import type { AppServices } from '../bootstrap.js';
 import { findInvoice, listInvoices } from '../projections/invoices.js';
 import { newId } from '../shared/ids.js';
 import { staffActor } from './application-commands.js';
@@ -71,13 +70,7 @@ async function withStaff<T>(
   return withServices(async (s) => {
     const ws = await requireWorkspace(s, idOrSlug);
     const context = staffContext(ws.id, o.sandbox ?? false, staffActor(ws, o.as), s.now());
-    try {
-      return await work(s, context);
-    } catch (error) {
-      if (error instanceof RuleError)
-        throw new CliError(`${error.code}: ${error.message}${error.fields ? ` ${JSON.stringify(error.fields)}` : ''}`);
-      throw error;
-    }
+    return work(s, context);
   });
 }
 

@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
 import { staffContext } from '../commands/run-command.js';
 import { createTaskCommand, operateTask, resolveAssignee } from '../commands/tasks/task-commands.js';
-import { RuleError } from '../domain/rule-error.js';
 import { taskView, type Task, type TaskCommand, type TaskSubject } from '../domain/tasks/index.js';
 import type { CommandContext } from '../events/types.js';
-import type { AppServices } from '../http/services.js';
+import type { AppServices } from '../bootstrap.js';
 import { findTask, listTasks } from '../projections/tasks.js';
 import type { Workspace } from '../workspaces/workspace.js';
 import { staffActor } from './application-commands.js';
@@ -39,13 +38,7 @@ async function withStaff<T>(
   return withServices(async (s) => {
     const ws = await requireWorkspace(s, idOrSlug);
     const context = staffContext(ws.id, o.sandbox ?? false, staffActor(ws, o.as), s.now());
-    try {
-      return await work(s, ws, context);
-    } catch (error) {
-      if (error instanceof RuleError)
-        throw new CliError(`${error.code}: ${error.message}${error.fields ? ` ${JSON.stringify(error.fields)}` : ''}`);
-      throw error;
-    }
+    return work(s, ws, context);
   });
 }
 

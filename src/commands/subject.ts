@@ -1,5 +1,6 @@
 import type { StoreTransaction } from '../events/event-store.js';
 import { RuleError } from '../domain/rule-error.js';
+import { NotFoundError } from './errors.js';
 import { findApplication } from '../projections/applications.js';
 import { findLeadRow } from '../projections/leads-queries.js';
 
@@ -9,7 +10,7 @@ export type Subject = { lead_id: string; application_id: null } | { lead_id: nul
 /** The subject of a request body or CLI options: exactly one of the two ids. */
 export function subjectOf(input: { lead_id?: string | undefined; application_id?: string | undefined }): Subject {
   if ((input.lead_id === undefined) === (input.application_id === undefined))
-    throw new RuleError(400, 'validation_failed', 'Name exactly one lead or one application', {
+    throw new RuleError('invalid', 'validation_failed', 'Name exactly one lead or one application', {
       lead_id: 'exactly one of lead_id and application_id',
     });
   return input.lead_id !== undefined
@@ -21,9 +22,8 @@ export function subjectOf(input: { lead_id?: string | undefined; application_id?
 export async function checkSubject(tx: StoreTransaction, subject: Subject): Promise<void> {
   const { tenantId, sandbox } = tx.context;
   if (subject.lead_id !== null) {
-    if (!(await findLeadRow(tx.sql, tenantId, sandbox, subject.lead_id)))
-      throw new RuleError(404, 'not_found', 'No such lead');
+    if (!(await findLeadRow(tx.sql, tenantId, sandbox, subject.lead_id))) throw new NotFoundError('lead');
   } else if (!(await findApplication(tx.sql, tenantId, sandbox, subject.application_id))) {
-    throw new RuleError(404, 'not_found', 'No such application');
+    throw new NotFoundError('application');
   }
 }

@@ -3,7 +3,6 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isCommandError, type CommandError } from '../commands/errors.js';
 import type { RuleKind } from '../domain/rule-error.js';
 import { DATE_TIME_RULE, printable } from './edge-values.js';
-import { RuleError } from '../domain/rule-error.js';
 
 /** A request id: `req_` and 24 hexadecimal digits. Every answer carries one, in its body and its `Request-Id` header. */
 export const newRequestId = (): string => `req_${randomBytes(12).toString('hex')}`;
@@ -179,11 +178,6 @@ export function handleError(
   if (error instanceof ApiError) {
     reply.headers(error.headers);
     return reply.status(error.statusCode).send(errorBody(request, error.code, error.message, error.extras));
-  }
-  if (error instanceof RuleError) {
-    // A domain or command refusal: the HTTP layer is where it becomes an answer.
-    const extras = error.fields ? { fields: error.fields } : {};
-    return reply.status(error.status).send(errorBody(request, error.code, error.message, extras));
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation && fastifyError.validationContext === 'params') {

@@ -74,7 +74,7 @@ t.test('the CLI issues invoices, records payments, refunds them and prints their
     ...AS,
   );
   t.equal(over.code, 2);
-  t.match(over.stderr, /overpayment: The payment of 10000\.01 INR exceeds the balance of 10000\.00 INR/);
+  t.match(over.stderr, /Refused \(overpayment\): The payment of 10000\.01 INR exceeds the balance of 10000\.00 INR/);
   const usd = await cli(
     'invoice',
     'pay',

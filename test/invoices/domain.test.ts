@@ -117,10 +117,10 @@ t.test('payments: partial, then paid; overpayment and another currency refused',
   const g2 = given([...issued(), ...first]);
   t.throws(() => g2.when(pay(2_481_178)), {
     code: 'overpayment',
-    status: 409,
+    kind: 'conflict',
     message: /exceeds the balance of 24811\.77 INR/,
   });
-  t.throws(() => g2.when(pay(100, 'USD')), { code: 'currency_mismatch', status: 400 });
+  t.throws(() => g2.when(pay(100, 'USD')), { code: 'currency_mismatch', kind: 'invalid' });
   const paid = g2.then(g2.when(pay(2_481_177)));
   t.match(paid, { amount_paid: 3_481_177, balance: 0, status: 'paid' });
   t.throws(() => given([...issued(), ...first, ...g2.when(pay(2_481_177))]).when(pay(1)), { code: 'overpayment' });
@@ -153,7 +153,7 @@ t.test('refunds: pending until paid, never above the payment, refund.paid once',
         reason: null,
         now: NOW,
       }),
-    { code: 'refund_exceeds_payment', status: 409 },
+    { code: 'refund_exceeds_payment', kind: 'conflict' },
     'a pending refund counts against what is left',
   );
   const refundId = (refund[0]!.data as { refund: { id: string } }).refund.id;
@@ -183,7 +183,7 @@ t.test('refunds: pending until paid, never above the payment, refund.paid once',
         reason: null,
         now: NOW,
       }),
-    { status: 404, message: 'No such payment on this invoice' },
+    { kind: 'not_found', message: 'No such payment on this invoice' },
   );
 });
 

@@ -34,11 +34,7 @@ t.test(
     );
 
     const pool = createPool(server.url, 30);
-    t.same(
-      await migrate(pool),
-      await migrationVersions(),
-      'every migration applies on a new database, in order',
-    );
+    t.same(await migrate(pool), await migrationVersions(), 'every migration applies on a new database, in order');
     t.same(await migrate(pool), [], 'applied migrations are not applied again');
     await optimisticConcurrency(t, pool);
     await concurrentAppendsWithFollowingReader(t, pool, 16, 6);

@@ -78,7 +78,7 @@ t.test('the CLI creates, changes, completes and reopens tasks, lists them and pr
   t.match(refused.stderr, /exactly one of --lead and --application/);
   const unknown = await cli('task', 'complete', slug, '00000000-0000-4000-8000-000000000000', ...AS);
   t.equal(unknown.code, 2);
-  t.match(unknown.stderr, /not_found: No such task/);
+  t.match(unknown.stderr, /No task with this id in this workspace and mode/);
 
   const history = await cli('history', 'task', task.id);
   t.equal(history.code, 0, history.stderr);

@@ -3,7 +3,6 @@ import {
   evolve,
   fold,
   issueInvoice,
-  InvoiceRejected,
   type Invoice,
   type InvoiceCommand,
   type InvoiceEvent,
@@ -14,6 +13,7 @@ import type { CommandContext } from '../../events/types.js';
 import { invoiceStream, toInvoiceEvent } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
 import type { Queryable } from '../../storage/postgres.js';
+import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
 import { checkSubject, type Subject } from '../subject.js';
 
@@ -57,7 +57,7 @@ export async function loadInvoice(tx: StoreTransaction, id: string): Promise<{ s
   const events = await tx.readStream(invoiceStream(id));
   const first = events[0];
   if (!first || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox)
-    throw new InvoiceRejected(404, 'not_found', 'No such invoice');
+    throw new NotFoundError('invoice');
   return { state: fold(events.map(toInvoiceEvent))!, revision: events[events.length - 1]!.revision };
 }
 

@@ -16,6 +16,7 @@ import { checkSubject } from '../subject.js';
 import { taskStream, toTaskEvent } from '../../projections/tasks.js';
 import { newId } from '../../shared/ids.js';
 import type { Workspace } from '../../workspaces/workspace.js';
+import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
 
 export interface TaskResult {
@@ -24,14 +25,12 @@ export interface TaskResult {
   events: TaskEvent[];
 }
 
-const notFound = (what: string) => new TaskRejected(404, 'not_found', `No such ${what}`);
-
 /** The assignee named by email: an active user of the workspace; null clears it. */
 export function resolveAssignee(workspace: Workspace, email: string | null): TaskAssignee | null {
   if (email === null) return null;
   const user = workspace.settings.users.find((u) => u.email === email.toLowerCase() && u.active);
   if (!user)
-    throw new TaskRejected(400, 'validation_failed', 'The assignee must be an active user of the workspace', {
+    throw new TaskRejected('invalid', 'validation_failed', 'The assignee must be an active user of the workspace', {
       assignee: 'the email of an active user of the workspace',
     });
   return { user_id: user.id, email: user.email, name: user.name };
@@ -64,7 +63,8 @@ export async function createTaskCommand(
 export async function loadTask(tx: StoreTransaction, id: string): Promise<{ state: TaskState; revision: number }> {
   const events = await tx.readStream(taskStream(id));
   const first = events[0];
-  if (!first || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox) throw notFound('task');
+  if (!first || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox)
+    throw new NotFoundError('task');
   return { state: fold(events.map(toTaskEvent))!, revision: events[events.length - 1]!.revision };
 }
 

@@ -18,7 +18,7 @@ export const MAX_QUANTITY = 10_000;
 const TEXT_MAX = 200;
 
 const invalid = (field: string, problem: string) =>
-  new InvoiceRejected(400, 'validation_failed', `${field}: ${problem}`, { [field]: problem });
+  new InvoiceRejected('invalid', 'validation_failed', `${field}: ${problem}`, { [field]: problem });
 
 function checkAmount(field: string, amount: number, min: number): number {
   if (!Number.isSafeInteger(amount) || amount < min || amount > MAX_AMOUNT)
@@ -93,13 +93,13 @@ export function issueInvoice(input: IssueInvoiceInput): InvoiceEvent[] {
 
 function findPayment(invoice: Invoice, id: string): Payment {
   const payment = invoice.payments.find((p) => p.id === id);
-  if (!payment) throw new InvoiceRejected(404, 'not_found', 'No such payment on this invoice');
+  if (!payment) throw new InvoiceRejected('not_found', 'not_found', 'No such payment on this invoice');
   return payment;
 }
 
 function findRefund(invoice: Invoice, id: string): Refund {
   const refund = invoice.payments.flatMap((p) => p.refunds).find((r) => r.id === id);
-  if (!refund) throw new InvoiceRejected(404, 'not_found', 'No such refund on this invoice');
+  if (!refund) throw new InvoiceRejected('not_found', 'not_found', 'No such refund on this invoice');
   return refund;
 }
 
@@ -113,7 +113,7 @@ export function decide(invoice: Invoice, command: InvoiceCommand): InvoiceEvent[
     case 'record_payment': {
       if (command.currency !== invoice.currency)
         throw new InvoiceRejected(
-          400,
+          'invalid',
           'currency_mismatch',
           `The invoice is in ${invoice.currency}; a payment in ${command.currency} cannot be recorded against it`,
           { currency: `must be ${invoice.currency}` },
@@ -123,7 +123,7 @@ export function decide(invoice: Invoice, command: InvoiceCommand): InvoiceEvent[
         throw invalid('method', `one of ${PAYMENT_METHODS.join(', ')}`);
       if (amount > invoice.balance)
         throw new InvoiceRejected(
-          409,
+          'conflict',
           'overpayment',
           `The payment of ${formatMinor(amount, invoice.currency)} exceeds the balance of ${formatMinor(invoice.balance, invoice.currency)}`,
         );
@@ -146,7 +146,7 @@ export function decide(invoice: Invoice, command: InvoiceCommand): InvoiceEvent[
       const left = refundable(payment);
       if (amount > left)
         throw new InvoiceRejected(
-          409,
+          'conflict',
           'refund_exceeds_payment',
           `The refund of ${formatMinor(amount, invoice.currency)} exceeds the ${formatMinor(left, invoice.currency)} of the payment not yet refunded`,
         );

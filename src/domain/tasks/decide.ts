@@ -13,7 +13,7 @@ export const TITLE_MAX = 200;
 function checkedTitle(title: string): string {
   const trimmed = title.trim();
   if (trimmed.length === 0 || trimmed.length > TITLE_MAX)
-    throw new TaskRejected(400, 'validation_failed', `A task's title is 1 to ${TITLE_MAX} characters`, {
+    throw new TaskRejected('invalid', 'validation_failed', `A task's title is 1 to ${TITLE_MAX} characters`, {
       title: `1 to ${TITLE_MAX} characters`,
     });
   return trimmed;
@@ -21,7 +21,7 @@ function checkedTitle(title: string): string {
 
 function checkedTime(at: Date): string {
   if (Number.isNaN(at.getTime()))
-    throw new TaskRejected(400, 'validation_failed', 'due_at is not a date-time', { due_at: 'a date-time' });
+    throw new TaskRejected('invalid', 'validation_failed', 'due_at is not a date-time', { due_at: 'a date-time' });
   return at.toISOString();
 }
 

@@ -7,7 +7,7 @@ import { findInvoice, listInvoices } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
 import { staffOf } from '../admin-auth.js';
 import { notFound } from '../errors.js';
-import { ModeQuery } from '../schemas/application.js';
+import { ModeQuery } from '../../schemas/application.js';
 import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
 import { answer } from '../schemas/error.js';
 import {
@@ -21,7 +21,8 @@ import {
   RefundBody,
   RefundParams,
 } from '../schemas/invoice.js';
-import type { AppServices, TypedApp } from '../services.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 
 /** Under the admin interface's prefix (/admin/v1, src/http/routes/admin.ts). */
 const BASE = '/workspaces/:workspace/invoices';

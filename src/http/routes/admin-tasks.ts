@@ -6,11 +6,12 @@ import { taskView } from '../../domain/tasks/index.js';
 import { findTask, listTasks } from '../../projections/tasks.js';
 import { staffOf } from '../admin-auth.js';
 import { notFound } from '../errors.js';
-import { ModeQuery } from '../schemas/application.js';
+import { ModeQuery } from '../../schemas/application.js';
 import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
 import { answer } from '../schemas/error.js';
 import { ChangeTaskBody, CreateTaskBody, Task, TaskList, TaskListQuery, TaskParams } from '../schemas/task.js';
-import type { AppServices, TypedApp } from '../services.js';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../typed-app.js';
 
 /** Under the admin interface's prefix (/admin/v1, src/http/routes/admin.ts). */
 const BASE = '/workspaces/:workspace/tasks';

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { TASK_STATUSES, TITLE_MAX } from '../../domain/tasks/index.js';
 import { StringEnum } from '../../shared/enums.js';
-import { WorkspaceRef } from './admin.js';
+import { WorkspaceRef } from '../../schemas/workspace-ref.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Uuid = Type.String({ format: 'uuid' });
