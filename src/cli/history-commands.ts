@@ -51,6 +51,26 @@ export function eventSummary(event: Pick<StoredEvent, 'type' | 'data'>): string 
       return `module ${str(d.module_key)} saved: name "${str(d.name)}", details ${JSON.stringify(d.details)}`;
     case 'application.status_changed':
       return `status ${str(d.from)} -> ${str(d.to)}`;
+    case 'task.created':
+      return `created "${str(d.title)}" for ${d.lead_id ? `lead ${str(d.lead_id)}` : `application ${str(d.application_id)}`}, due ${str(d.due_at)}, assignee ${str(obj(d.assignee).email)}`;
+    case 'task.changed':
+      return `changed: title "${str(d.title)}", due ${str(d.due_at)}, assignee ${str(obj(d.assignee).email)}`;
+    case 'task.completed':
+      return `completed at ${str(d.completed_at)}`;
+    case 'task.reopened':
+      return `reopened at ${str(d.reopened_at)}`;
+    case 'task.overdue':
+      return `overdue: due ${str(d.due_at)} passed while open`;
+    case 'invoice.issued':
+      return `issued ${str(payload.number)} for ${payload.lead_id ? `lead ${str(payload.lead_id)}` : `application ${str(payload.application_id)}`}: total ${str(payload.total)} ${str(payload.currency)} (minor units), due ${str(payload.due_date)}`;
+    case 'payment.received':
+      return `payment ${str(payload.id)} of ${str(payload.amount)} ${str(payload.currency)} (minor units) by ${str(payload.method)}${payload.reference ? `, reference ${str(payload.reference)}` : ''}`;
+    case 'refund.created': {
+      const refund = obj(d.refund);
+      return `refund ${str(refund.id)} of ${str(refund.amount)} ${str(refund.currency)} (minor units) from payment ${str(refund.payment_id)} created${refund.reason ? `: ${str(refund.reason)}` : ''}`;
+    }
+    case 'refund.paid':
+      return `refund ${str(d.refund_id)} of ${str(payload.amount)} ${str(payload.currency)} (minor units) paid`;
     case 'application.outcome':
       return `outcome ${str(d.outcome)}${d.previous_outcome ? ` (was ${str(d.previous_outcome)})` : ''}`;
     default: {
@@ -105,14 +125,18 @@ export function historyText(title: string, entries: HistoryEntry[]): string {
   );
 }
 
-/** `visa-crm history lead|application <id>`: every event of the stream, oldest first, with who did it and when. */
+/** `visa-crm history lead|application|task|invoice <id>`: every event of the stream, oldest first, with who did it and when. */
 export function registerHistoryCommands(program: Command, json: () => boolean): void {
   const history = program
     .command('history')
-    .description('print the full history of a lead or an application: what happened, who did it, when');
+    .description(
+      'print the full history of a lead, an application, a task or an invoice: what happened, who did it, when',
+    );
   for (const [what, prefix] of [
     ['lead', 'lead-'],
     ['application', 'application-'],
+    ['task', 'task-'],
+    ['invoice', 'invoice-'],
   ] as const) {
     history
       .command(`${what} <id>`)

@@ -3,9 +3,11 @@ import { registerApplicationCommands } from './application-commands.js';
 import { registerAuditCommands } from './audit-commands.js';
 import { markRequiredOptions } from './help.js';
 import { registerHistoryCommands } from './history-commands.js';
+import { registerInvoiceCommands } from './invoice-commands.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerLeadCommands } from './lead-commands.js';
 import { registerServiceCommands } from './service-commands.js';
+import { registerTaskCommands } from './task-commands.js';
 import { registerWebhookCommands } from './webhook-commands.js';
 import { registerWorkspaceCommands } from './workspace-commands.js';
 
@@ -27,5 +29,7 @@ export function buildProgram(): Command {
   registerHistoryCommands(program, json);
   registerWebhookCommands(program, json);
   registerAuditCommands(program, json);
+  registerTaskCommands(program, json);
+  registerInvoiceCommands(program, json);
   return program;
 }

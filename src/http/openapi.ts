@@ -2,6 +2,7 @@ import swagger, { type SwaggerOptions, type SwaggerTransform } from '@fastify/sw
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
+import { eventDataComponents, eventWebhooks } from './schemas/event-data.js';
 
 /**
  * The two OpenAPI documents, each generated from the schemas that validate its routes:
@@ -44,8 +45,8 @@ const PUBLIC_TAGS = [
 ];
 
 const ADMIN_DESCRIPTION = [
-  "The staff operations of the workspace UI's back end: converting leads and working on cases, and the webhook",
-  'delivery log, resend, resume, secret rotation and test events.',
+  "The staff operations of the workspace UI's back end: converting leads and working on cases, tasks, invoices,",
+  'payments and refunds, and the webhook delivery log, resend, resume, secret rotation and test events.',
   '',
   'Every operation takes the staff credential (`Authorization: Bearer $ADMIN_TOKEN`, never an API key) and',
   '`X-Admin-User`, the email of the active workspace user acting, who is recorded as the actor of every change.',
@@ -60,6 +61,15 @@ const ADMIN_TAGS = [
     name: 'webhooks',
     description:
       'Webhook endpoints of both modes, their delivery log, resend, resume, secret rotation and webhook.test.',
+  },
+  {
+    name: 'invoices',
+    description:
+      'Invoices for leads and applications, payments against them and refunds of payments; amounts are integers in minor units.',
+  },
+  {
+    name: 'tasks',
+    description: 'Tasks for staff on leads and applications; a due time passing while open sends task.overdue once.',
   },
 ];
 
@@ -90,8 +100,12 @@ function publicDocument(config: Config): SwaggerOptions {
             description: 'A secret or public API key (`key_live_…`, `key_test_…`, `key_live_pub_…`, `key_test_pub_…`)',
           },
         },
+        schemas: eventDataComponents(),
       },
       security: [{ bearer: [] }],
+      // The deliveries whose `data` is a workspace resource, with the resource as a component.
+      // Plain JSON built from the TypeBox schemas; swagger types it as OpenAPI path items.
+      webhooks: eventWebhooks() as Record<string, never>,
     },
     transform: leaveOutAdminRoutes,
   };

@@ -5,6 +5,7 @@ import { DELIVERIES_CHANNEL, purgeDeliveries } from '../webhooks/deliveries.js';
 import { DeliveryClient } from '../webhooks/delivery-client.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhook-delivery-worker.js';
 import { FanOutRunner } from './webhook-fanout-runner.js';
+import { TaskTimerRunner } from './task-timer-runner.js';
 import { listen } from './notification-listener.js';
 import { watchFanOutLag } from './fanout-lag.js';
 import { survivingLostConnections } from '../storage/postgres.js';
@@ -24,11 +25,16 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
   deliveryTimeoutMs?: number;
   /** How often the fan-out's lag is measured (and warned about past FANOUT_LAG_WARN_SECONDS); 10 s. */
   lagCheckIntervalMs?: number;
+  /** How often the durable task timers are checked for due times that passed; 1 s. */
+  taskTimerIntervalMs?: number;
 }
 
 const HOUR = 3_600_000;
 
-/** Starts the webhook fan-out subscriber and delivery worker of this process, and the delivery log purge. */
+/**
+ * Starts the webhook fan-out subscriber and delivery worker of this process, the durable task timers (task.overdue)
+ * and the delivery log purge.
+ */
 export async function startWorkers(
   apiServices: AppServices,
   log: Logger,
@@ -49,6 +55,7 @@ export async function startWorkers(
     pollIntervalMs: options.fanOutPollIntervalMs ?? options.pollIntervalMs ?? 200,
     onDeliveries: () => worker.wake(),
   });
+  const taskTimers = new TaskTimerRunner(services, log, { pollIntervalMs: options.taskTimerIntervalMs ?? 1000 });
   let purging: Promise<void> | undefined;
   const purge = () => (purging ??= runPurge().finally(() => (purging = undefined)));
   const runPurge = async () => {
@@ -70,6 +77,7 @@ export async function startWorkers(
   });
   fanOut.start();
   worker.start();
+  taskTimers.start();
   void purge();
   let stopping: Promise<void> | undefined;
   return {
@@ -79,6 +87,7 @@ export async function startWorkers(
         await lagWatch.stop();
         stopWatchingCommits();
         await purging;
+        await taskTimers.stop();
         await listener.close();
         await fanOut.stop();
         await worker.stop();

@@ -22,8 +22,12 @@ export interface AppFixture {
   stream(id: string): Promise<StoredEvent[]>;
 }
 
-export async function appFixture(t: Test, overrides: Partial<WorkspaceDefinition> = {}): Promise<AppFixture> {
-  const app = await startApp(t, { config: { adminToken: ADMIN_TOKEN } });
+export async function appFixture(
+  t: Test,
+  overrides: Partial<WorkspaceDefinition> = {},
+  options: { now?: () => Date } = {},
+): Promise<AppFixture> {
+  const app = await startApp(t, { config: { adminToken: ADMIN_TOKEN }, now: options.now });
   const ws = await seedWorkspace(app, overrides);
   return fixtureFor(app, ws);
 }

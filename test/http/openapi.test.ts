@@ -36,6 +36,18 @@ const ADMIN_OPERATIONS: Record<string, string> = {
   [`POST ${WS}/applications/{id}/modules/{module}/select`]: 'selectApplicationModule',
   [`POST ${WS}/applications/{id}/modules/{module}/deselect`]: 'deselectApplicationModule',
   [`POST ${WS}/applications/{id}/modules/{module}/restore`]: 'restoreApplicationModule',
+  [`POST ${WS}/tasks`]: 'createTask',
+  [`GET ${WS}/tasks`]: 'listTasks',
+  [`GET ${WS}/tasks/{id}`]: 'getTask',
+  [`PATCH ${WS}/tasks/{id}`]: 'changeTask',
+  [`POST ${WS}/tasks/{id}/complete`]: 'completeTask',
+  [`POST ${WS}/tasks/{id}/reopen`]: 'reopenTask',
+  [`POST ${WS}/invoices`]: 'issueInvoice',
+  [`GET ${WS}/invoices`]: 'listInvoices',
+  [`GET ${WS}/invoices/{id}`]: 'getInvoice',
+  [`POST ${WS}/invoices/{id}/payments`]: 'recordPayment',
+  [`POST ${WS}/invoices/{id}/payments/{paymentId}/refunds`]: 'createRefund',
+  [`POST ${WS}/invoices/{id}/refunds/{refundId}/paid`]: 'markRefundPaid',
   [`GET ${WS}/webhooks`]: 'listWorkspaceWebhookEndpoints',
   [`GET ${WS}/webhooks/{id}/deliveries`]: 'listWebhookDeliveries',
   [`POST ${WS}/webhooks/{id}/deliveries/{deliveryId}/resend`]: 'resendWebhookDelivery',
@@ -235,4 +247,28 @@ t.test('PUBLIC_BASE_URL: the servers entry, and its default', async (t) => {
     ),
     300,
   );
+});
+
+t.test("the public document names each resource event's data as a component, with a webhooks entry", async (t) => {
+  const { publicDoc } = await documents(t);
+  const doc = publicDoc as unknown as {
+    components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+    webhooks: Record<
+      string,
+      { post: { requestBody: { content: Record<string, { schema: { properties: { data: unknown } } }> } } }
+    >;
+  };
+  for (const [event, component] of [
+    ['task.overdue', 'Task'],
+    ['invoice.issued', 'Invoice'],
+    ['payment.received', 'Payment'],
+    ['refund.paid', 'Refund'],
+  ] as const) {
+    t.ok(doc.components.schemas[component]?.properties.id, `${component} is a component`);
+    t.same(
+      doc.webhooks[event]?.post.requestBody.content['application/json']?.schema.properties.data,
+      { $ref: `#/components/schemas/${component}` },
+      `${event} carries a ${component}`,
+    );
+  }
 });

@@ -4,6 +4,7 @@ import { rebuildReadModels } from '../../src/projections/rebuild.js';
 import type { Test } from 'tap';
 import { appFixture, type AppFixture } from '../applications/support.js';
 import { runCliJson } from '../support/cli.js';
+import { fireDueTimers } from '../../src/commands/tasks/fire-timers.js';
 
 async function snapshot(pool: import('pg').Pool): Promise<Record<string, unknown[]>> {
   const result: Record<string, unknown[]> = {};
@@ -72,6 +73,64 @@ async function buildHistory(t: Test, f: AppFixture): Promise<string[]> {
     const response = await f.admin(`/applications/${view.id}${path}`, { method, ...(json ? { json } : {}) });
     t.equal(response.status, 200, `${method} ${path}`);
   }
+  // Tasks: one on a lead moved and completed, one on the case announced overdue (its timer row deleted), one open
+  // (its timer row kept).
+  const due = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
+  const tasks: string[] = [];
+  for (const body of [
+    { lead_id: ids[0], title: 'Call back', due_at: due(60) },
+    { application_id: view.id, title: 'Book biometrics', due_at: due(-5) },
+    { lead_id: ids[1], title: 'Send checklist', due_at: due(120), assignee: 'meera@northstar.example' },
+  ]) {
+    const response = await f.admin('/tasks', { method: 'POST', json: body });
+    t.equal(response.status, 201, `task ${body.title}`);
+    tasks.push(((await response.json()) as { id: string }).id);
+  }
+  t.equal((await f.admin(`/tasks/${tasks[0]}`, { method: 'PATCH', json: { due_at: due(90) } })).status, 200);
+  t.equal((await f.admin(`/tasks/${tasks[0]}/complete`, { method: 'POST' })).status, 200);
+  t.same(
+    await fireDueTimers(app.pool, app.services.store, app.services.now()),
+    { due: 1, fired: 1 },
+    'one task overdue',
+  );
+  // Invoices: one paid in part, refunded and the refund paid; one on the case.
+  const invoice = await f.admin('/invoices', {
+    method: 'POST',
+    json: {
+      lead_id: ids[0],
+      currency: 'INR',
+      line_items: [{ description: 'Fee', quantity: 1, unit_amount: 100_000 }],
+      due_date: '2026-12-01',
+    },
+  });
+  t.equal(invoice.status, 201);
+  const invoiceId = ((await invoice.json()) as { id: string }).id;
+  const payment = await f.admin(`/invoices/${invoiceId}/payments`, {
+    method: 'POST',
+    json: { amount: 60_000, currency: 'INR', method: 'cash' },
+  });
+  const paymentId = ((await payment.json()) as { payments: { id: string }[] }).payments[0]!.id;
+  const refund = await f.admin(`/invoices/${invoiceId}/payments/${paymentId}/refunds`, {
+    method: 'POST',
+    json: { amount: 10_000 },
+  });
+  const refundId = ((await refund.json()) as { payments: { refunds: { id: string }[] }[] }).payments[0]!.refunds[0]!.id;
+  t.equal((await f.admin(`/invoices/${invoiceId}/refunds/${refundId}/paid`, { method: 'POST' })).status, 200);
+  t.equal(
+    (
+      await f.admin('/invoices', {
+        method: 'POST',
+        json: {
+          application_id: view.id,
+          currency: 'USD',
+          line_items: [{ description: 'Fee', quantity: 2, unit_amount: 999 }],
+          tax_rate_basis_points: 725,
+          due_date: '2026-12-02',
+        },
+      })
+    ).status,
+    201,
+  );
   // Webhook endpoints.
   const endpoint = await app.request('/v1/webhooks', {
     method: 'POST',

@@ -34,11 +34,7 @@ t.test(
     );
 
     const pool = createPool(server.url, 30);
-    t.same(
-      await migrate(pool),
-      [...Array(await countMigrations()).keys()].map((i) => i + 1),
-      'every migration applies on a new database',
-    );
+    t.same(await migrate(pool), await migrationVersions(), 'every migration applies on a new database, in order');
     t.same(await migrate(pool), [], 'applied migrations are not applied again');
     await optimisticConcurrency(t, pool);
     await concurrentAppendsWithFollowingReader(t, pool, 16, 6);
@@ -58,7 +54,8 @@ t.test(
   },
 );
 
-async function countMigrations(): Promise<number> {
+/** Every migration's version, ascending. Parallel branches take numbers from ranges of their own, so there are gaps. */
+async function migrationVersions(): Promise<number[]> {
   const { migrations } = await import('../../src/storage/migrations/index.js');
-  return migrations.length;
+  return migrations.map((m) => m.version).sort((a, b) => a - b);
 }

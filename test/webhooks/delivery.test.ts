@@ -31,7 +31,7 @@ t.test(
     const before = await h.appendEvent('document.uploaded', resourcePayload('Before Endpoint'));
     const live = await h.createEndpoint({ url: h.receiver.url('localhost', '/live'), events: ['document.uploaded'] });
     const test = await h.createEndpoint(
-      { url: h.receiver.url('hooks.test', '/test'), events: ['document.uploaded', 'invoice.issued'] },
+      { url: h.receiver.url('hooks.test', '/test'), events: ['document.uploaded', 'document.rejected'] },
       h.ws.test,
     );
     await h.startWorkers();
@@ -39,8 +39,8 @@ t.test(
     const payload = resourcePayload();
     const event = await h.appendEvent('document.uploaded', payload);
     const internal = await h.appendEvent('document.scanned', null);
-    const unsubscribed = await h.appendEvent('invoice.issued', resourcePayload());
-    const sandboxEvent = await h.appendEvent('invoice.issued', resourcePayload('Sandbox Lead'), { sandbox: true });
+    const unsubscribed = await h.appendEvent('document.rejected', resourcePayload());
+    const sandboxEvent = await h.appendEvent('document.rejected', resourcePayload('Sandbox Lead'), { sandbox: true });
     const marker = await h.appendEvent('document.uploaded', resourcePayload('Marker'));
 
     await waitFor(
@@ -295,7 +295,10 @@ t.test(
     const h = await webhookHarness(t);
     let healthy = false;
     h.receiver.reply = () => (healthy ? { status: 204 } : { status: 503 });
-    const endpoint = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded', 'invoice.issued'] });
+    const endpoint = await h.createEndpoint({
+      url: h.receiver.url(),
+      events: ['document.uploaded', 'document.rejected'],
+    });
     await h.startWorkers({ concurrency: 4 });
     const events = [];
     for (let i = 0; i < 50; i++) events.push(await h.appendEvent('document.uploaded', resourcePayload(`Lead ${i}`)));
@@ -317,7 +320,7 @@ t.test(
       'the one active owner is notified, once',
     );
 
-    const whilePaused = await h.appendEvent('invoice.issued', resourcePayload('While Paused'));
+    const whilePaused = await h.appendEvent('document.rejected', resourcePayload('While Paused'));
     const held = await waitFor(() => deliveryOf(h.pool, whilePaused.id), 'a delivery is recorded while paused');
     await sleep(200);
     t.equal(held.attempts, 0, 'it is held, not attempted');

@@ -3,6 +3,8 @@ import { ADMIN_PREFIX, registerAdminDocument } from '../openapi.js';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../typed-app.js';
 import { registerAdminApplicationRoutes } from './admin-applications.js';
+import { registerAdminInvoiceRoutes } from './admin-invoices.js';
+import { registerAdminTaskRoutes } from './admin-tasks.js';
 import { registerAdminWebhookRoutes } from './admin-webhooks.js';
 
 /**
@@ -23,6 +25,8 @@ export async function registerAdminInterface(app: TypedApp, services: AppService
           v1.addHook('onRequest', adminAuthentication(adminToken, services.pool));
           registerAdminApplicationRoutes(v1, services);
           registerAdminWebhookRoutes(v1, services);
+          registerAdminTaskRoutes(v1, services);
+          registerAdminInvoiceRoutes(v1, services);
         },
         { prefix: '/v1' },
       );

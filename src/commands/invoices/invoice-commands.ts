@@ -1,0 +1,83 @@
+import {
+  decide,
+  evolve,
+  fold,
+  issueInvoice,
+  type Invoice,
+  type InvoiceCommand,
+  type InvoiceEvent,
+  type IssueInvoiceInput,
+} from '../../domain/invoices/index.js';
+import type { EventStore, StoreTransaction } from '../../events/event-store.js';
+import type { CommandContext } from '../../events/types.js';
+import { invoiceStream, toInvoiceEvent } from '../../projections/invoices.js';
+import { newId } from '../../shared/ids.js';
+import type { Queryable } from '../../storage/postgres.js';
+import { NotFoundError } from '../errors.js';
+import { runCommand } from '../run-command.js';
+import { checkSubject, type Subject } from '../subject.js';
+
+/**
+ * The next invoice number of a workspace in one mode (live and sandbox count separately). The counter row stays locked
+ * until the issuing transaction ends, so concurrent issues take turns and a rolled-back one gives its number back.
+ */
+async function nextInvoiceNumber(sql: Queryable, tenantId: string, sandbox: boolean): Promise<number> {
+  const result = await sql.query<{ last_number: number }>(
+    `INSERT INTO invoice_numbers (tenant_id, sandbox, last_number) VALUES ($1, $2, 1)
+     ON CONFLICT (tenant_id, sandbox) DO UPDATE SET last_number = invoice_numbers.last_number + 1
+     RETURNING last_number`,
+    [tenantId, sandbox],
+  );
+  return result.rows[0]!.last_number;
+}
+
+export type NewInvoice = Omit<IssueInvoiceInput, 'invoice_id' | 'number' | 'subject' | 'now'> & { subject: Subject };
+
+/** Issues an invoice for a lead or an application: the next number, then invoice.issued, in one transaction. */
+export async function issueInvoiceCommand(
+  store: EventStore,
+  context: CommandContext,
+  input: NewInvoice,
+): Promise<Invoice> {
+  const id = newId(context.now.getTime());
+  const stream = invoiceStream(id);
+  return runCommand(store, context, [stream], async (tx) => {
+    await checkSubject(tx, input.subject);
+    // Validate before taking a number, so a refused invoice never holds the counter row longer than it must.
+    issueInvoice({ ...input, invoice_id: id, number: 1, now: tx.context.now });
+    const number = await nextInvoiceNumber(tx.sql, tx.context.tenantId, tx.context.sandbox);
+    const events = issueInvoice({ ...input, invoice_id: id, number, now: tx.context.now });
+    await tx.append(stream, 'no_stream', events);
+    return fold(events)!;
+  });
+}
+
+/** Reads and folds an invoice's stream inside the transaction; not found when unknown, another tenant's or mode's. */
+export async function loadInvoice(tx: StoreTransaction, id: string): Promise<{ state: Invoice; revision: number }> {
+  const events = await tx.readStream(invoiceStream(id));
+  const first = events[0];
+  if (!first || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox)
+    throw new NotFoundError('invoice');
+  return { state: fold(events.map(toInvoiceEvent))!, revision: events[events.length - 1]!.revision };
+}
+
+export interface InvoiceResult {
+  state: Invoice;
+  events: InvoiceEvent[];
+}
+
+/** Runs one operation on an invoice (a payment, a refund, a refund paid): load, decide, append. */
+export async function operateInvoice(
+  store: EventStore,
+  context: CommandContext,
+  id: string,
+  command: (now: Date) => InvoiceCommand,
+): Promise<InvoiceResult> {
+  const stream = invoiceStream(id);
+  return runCommand(store, context, [stream], async (tx) => {
+    const { state, revision } = await loadInvoice(tx, id);
+    const events = decide(state, command(tx.context.now));
+    await tx.append(stream, revision, events);
+    return { state: events.reduce<Invoice>((s, e) => evolve(s, e), state), events };
+  });
+}

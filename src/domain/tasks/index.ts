@@ -1,0 +1,3 @@
+export * from './types.js';
+export * from './evolve.js';
+export * from './decide.js';

@@ -1,0 +1,70 @@
+import type { TSchema } from 'typebox';
+import { Invoice, Payment, Refund } from './invoice.js';
+import { Task } from './task.js';
+
+/**
+ * The `data` of the webhook events whose data is a workspace resource in its public shape: the resource's schema,
+ * named as an OpenAPI component, and the events that carry it. Each becomes an entry of the public document's
+ * `webhooks` (OpenAPI 3.1), whose delivery body refers to the component.
+ */
+export const EVENT_DATA: { event: string; component: string; schema: TSchema; summary: string }[] = [
+  { event: 'invoice.issued', component: 'Invoice', schema: Invoice, summary: 'An invoice was issued' },
+  {
+    event: 'payment.received',
+    component: 'Payment',
+    schema: Payment,
+    summary: 'A payment was recorded against an invoice',
+  },
+  { event: 'refund.paid', component: 'Refund', schema: Refund, summary: 'A refund of a payment was paid out' },
+  { event: 'task.overdue', component: 'Task', schema: Task, summary: "A task's due time passed while it was open" },
+];
+
+/** Plain JSON of a TypeBox schema (its symbols dropped), as a document embeds it. */
+const plain = (schema: TSchema): Record<string, unknown> =>
+  JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+
+export function eventDataComponents(): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(EVENT_DATA.map((e) => [e.component, plain(e.schema)]));
+}
+
+/** The `webhooks` object: one POST per event, its body the envelope with `data` the component. */
+export function eventWebhooks(): Record<string, unknown> {
+  return Object.fromEntries(
+    EVENT_DATA.map((e) => [
+      e.event,
+      {
+        post: {
+          operationId: `on${e.event.replace(/(^|[._])(\w)/g, (_m, _s, c: string) => c.toUpperCase())}`,
+          summary: e.summary,
+          description: `Delivered to endpoints subscribed to \`${e.event}\`, signed like every delivery; \`data\` is the ${e.component}.`,
+          tags: ['webhooks'],
+          security: [],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['id', 'event', 'tenant_id', 'created_at', 'data'],
+                  properties: {
+                    id: {
+                      type: 'string',
+                      format: 'uuid',
+                      description: 'event id; the same on every attempt and resend',
+                    },
+                    event: { type: 'string', const: e.event },
+                    tenant_id: { type: 'string', format: 'uuid' },
+                    created_at: { type: 'string', format: 'date-time' },
+                    data: { $ref: `#/components/schemas/${e.component}` },
+                  },
+                },
+              },
+            },
+          },
+          responses: { '200': { description: 'Acknowledged: any 2xx within 10 seconds' } },
+        },
+      },
+    ]),
+  );
+}

@@ -1,0 +1,84 @@
+import { INVOICE_EVENT_TYPES, evolve, type Invoice, type InvoiceEvent } from '../domain/invoices/index.js';
+import type { RecordedEvent } from '../events/types.js';
+import type { Queryable } from '../storage/postgres.js';
+import type { Projection } from './projection.js';
+
+export const invoiceStream = (id: string): string => `invoice-${id}`;
+
+/** A stored event of an invoice stream as the domain's event type (the stream only ever holds what decide made). */
+export function toInvoiceEvent(event: RecordedEvent): InvoiceEvent {
+  if (!(INVOICE_EVENT_TYPES as readonly string[]).includes(event.type))
+    throw new Error(`${event.type} is not an invoice event`);
+  return { type: event.type, data: event.data } as InvoiceEvent;
+}
+
+/** The `invoices` read model: each invoice as the public Invoice (payments and refunds included). */
+export const invoicesProjection: Projection = {
+  name: 'invoices',
+  tables: ['invoices'],
+  eventTypes: INVOICE_EVENT_TYPES,
+  async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
+    const event = toInvoiceEvent(stored);
+    if (event.type === 'invoice.issued') {
+      const invoice = evolve(null, event);
+      await sql.query(
+        `INSERT INTO invoices (id, tenant_id, sandbox, number, lead_id, application_id, body, revision, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+        [
+          invoice.id,
+          stored.tenantId,
+          stored.sandbox,
+          invoice.number,
+          invoice.lead_id,
+          invoice.application_id,
+          JSON.stringify(invoice),
+          stored.revision,
+          stored.createdAt,
+        ],
+      );
+      return;
+    }
+    const id = stored.streamId.slice('invoice-'.length);
+    const row = (await sql.query<{ body: Invoice }>('SELECT body FROM invoices WHERE id = $1 FOR UPDATE', [id]))
+      .rows[0];
+    if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
+    const invoice = evolve(row.body, event);
+    await sql.query('UPDATE invoices SET body = $2, revision = $3, updated_at = $4 WHERE id = $1', [
+      id,
+      JSON.stringify(invoice),
+      stored.revision,
+      stored.createdAt,
+    ]);
+  },
+};
+
+/** One invoice of a tenant in one mode; undefined for another tenant's, the other mode's or an unknown id. */
+export async function findInvoice(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  id: string,
+): Promise<Invoice | undefined> {
+  const result = await sql.query<{ body: Invoice }>(
+    'SELECT body FROM invoices WHERE id = $1 AND tenant_id = $2 AND sandbox = $3',
+    [id, tenantId, sandbox],
+  );
+  return result.rows[0]?.body;
+}
+
+/** The invoices of a lead or an application (or all), newest first, at most 500. */
+export async function listInvoices(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  subject: { lead_id?: string; application_id?: string },
+): Promise<Invoice[]> {
+  const result = await sql.query<{ body: Invoice }>(
+    `SELECT body FROM invoices
+      WHERE tenant_id = $1 AND sandbox = $2
+        AND ($3::uuid IS NULL OR lead_id = $3) AND ($4::uuid IS NULL OR application_id = $4)
+      ORDER BY created_at DESC, id DESC LIMIT 500`,
+    [tenantId, sandbox, subject.lead_id ?? null, subject.application_id ?? null],
+  );
+  return result.rows.map((r) => r.body);
+}

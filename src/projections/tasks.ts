@@ -1,0 +1,107 @@
+import {
+  TASK_EVENT_TYPES,
+  evolve,
+  taskView,
+  timerDue,
+  type Task,
+  type TaskEvent,
+  type TaskState,
+} from '../domain/tasks/index.js';
+import type { RecordedEvent } from '../events/types.js';
+import type { Queryable } from '../storage/postgres.js';
+import type { Projection } from './projection.js';
+
+export const taskStream = (id: string): string => `task-${id}`;
+
+/** A stored event of a task stream as the domain's event type (the stream only ever holds what decide made). */
+export function toTaskEvent(event: RecordedEvent): TaskEvent {
+  if (!(TASK_EVENT_TYPES as readonly string[]).includes(event.type))
+    throw new Error(`${event.type} is not a task event`);
+  return { type: event.type, data: event.data } as TaskEvent;
+}
+
+/** Arms, moves or disarms the task's durable timer to match its state. */
+async function syncTimer(sql: Queryable, stored: RecordedEvent, state: TaskState): Promise<void> {
+  const due = timerDue(state);
+  if (due === null) {
+    await sql.query('DELETE FROM task_timers WHERE task_id = $1', [state.id]);
+    return;
+  }
+  await sql.query(
+    `INSERT INTO task_timers (task_id, tenant_id, sandbox, due_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (task_id) DO UPDATE SET due_at = EXCLUDED.due_at`,
+    [state.id, stored.tenantId, stored.sandbox, due],
+  );
+}
+
+/** The `tasks` read model (each task's state and public Task) and `task_timers`, the durable overdue timers. */
+export const tasksProjection: Projection = {
+  name: 'tasks',
+  tables: ['tasks', 'task_timers'],
+  eventTypes: TASK_EVENT_TYPES,
+  async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
+    const event = toTaskEvent(stored);
+    let state: TaskState;
+    if (event.type === 'task.created') {
+      state = evolve(null, event);
+      await sql.query(
+        `INSERT INTO tasks (id, tenant_id, sandbox, lead_id, application_id, state, body, revision, due_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+        [
+          state.id,
+          stored.tenantId,
+          stored.sandbox,
+          state.subject.lead_id,
+          state.subject.application_id,
+          JSON.stringify(state),
+          JSON.stringify(taskView(state)),
+          stored.revision,
+          state.due_at,
+          stored.createdAt,
+        ],
+      );
+    } else {
+      const id = stored.streamId.slice('task-'.length);
+      const row = (await sql.query<{ state: TaskState }>('SELECT state FROM tasks WHERE id = $1 FOR UPDATE', [id]))
+        .rows[0];
+      if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
+      state = evolve(row.state, event);
+      await sql.query(
+        'UPDATE tasks SET state = $2, body = $3, revision = $4, due_at = $5, updated_at = $6 WHERE id = $1',
+        [id, JSON.stringify(state), JSON.stringify(taskView(state)), stored.revision, state.due_at, stored.createdAt],
+      );
+    }
+    await syncTimer(sql, stored, state);
+  },
+};
+
+/** One task of a tenant in one mode; undefined for another tenant's, the other mode's or an unknown id. */
+export async function findTask(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  id: string,
+): Promise<Task | undefined> {
+  const result = await sql.query<{ body: Task }>(
+    'SELECT body FROM tasks WHERE id = $1 AND tenant_id = $2 AND sandbox = $3',
+    [id, tenantId, sandbox],
+  );
+  return result.rows[0]?.body;
+}
+
+/** The tasks of a lead or an application, by due time. */
+export async function listTasks(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  subject: { lead_id?: string; application_id?: string },
+): Promise<Task[]> {
+  const result = await sql.query<{ body: Task }>(
+    `SELECT body FROM tasks
+      WHERE tenant_id = $1 AND sandbox = $2
+        AND ($3::uuid IS NULL OR lead_id = $3) AND ($4::uuid IS NULL OR application_id = $4)
+      ORDER BY due_at, id LIMIT 500`,
+    [tenantId, sandbox, subject.lead_id ?? null, subject.application_id ?? null],
+  );
+  return result.rows.map((r) => r.body);
+}
