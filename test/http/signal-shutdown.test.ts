@@ -46,8 +46,9 @@ t.test(
     t.teardown(() => server.kill('SIGKILL'));
     let log = '';
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+    // The service logs on stderr (stdout is kept for a command's own output).
     const baseUrl = await new Promise<string>((resolve, reject) => {
-      server.stdout!.on('data', (d: Buffer) => {
+      server.stderr!.on('data', (d: Buffer) => {
         log += d.toString();
         const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
         if (match) resolve(match[1]!);
