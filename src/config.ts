@@ -41,6 +41,13 @@ export interface Config {
   maxPoolWaiting: number;
   /** Mean event-loop delay (ms, over a second) past which new requests answer 503; 0 (the default) checks none. */
   maxEventLoopDelayMs: number;
+  /**
+   * Where owner notices are mailed (SMTP_URL, smtp:// or smtps://, credentials in the URL); unset: notices are kept
+   * in webhook_notifications and logged at warn level, not sent. See docs/decisions.md.
+   */
+  smtpUrl: string | undefined;
+  /** The From address of owner notices (SMTP_FROM). */
+  smtpFrom: string;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -74,6 +81,20 @@ function baseUrl(value: string): string {
   if (!['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash)
     throw new Error('PUBLIC_BASE_URL must be an http or https URL without credentials, query or fragment');
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
+/** An smtp:// or smtps:// URL; the value is never repeated in the error, since it may hold a password. */
+function smtpUrl(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error('SMTP_URL must be an smtp:// or smtps:// URL (smtp://user:password@host:587)');
+  }
+  if (!['smtp:', 'smtps:'].includes(url.protocol) || !url.hostname)
+    throw new Error('SMTP_URL must be an smtp:// or smtps:// URL (smtp://user:password@host:587)');
+  return value;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -119,5 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poolAcquireTimeoutMs: Math.max(1, int('DB_POOL_ACQUIRE_TIMEOUT_MS', env.DB_POOL_ACQUIRE_TIMEOUT_MS, 5000)),
     maxPoolWaiting: Math.max(1, int('MAX_POOL_WAITING', env.MAX_POOL_WAITING, 200)),
     maxEventLoopDelayMs: int('MAX_EVENT_LOOP_DELAY_MS', env.MAX_EVENT_LOOP_DELAY_MS, 0),
+    smtpUrl: smtpUrl(env.SMTP_URL),
+    smtpFrom: env.SMTP_FROM || 'visa-crm <no-reply@localhost>',
   };
 }

@@ -6,6 +6,8 @@ import { DeliveryClient } from '../webhooks/delivery-client.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhook-delivery-worker.js';
 import { FanOutRunner } from './webhook-fanout-runner.js';
 import { TaskTimerRunner } from './task-timer-runner.js';
+import { OwnerMailer, smtpTransport, type MailTransport } from './owner-mailer.js';
+import { NOTICES_CHANNEL } from '../webhooks/owner-notices.js';
 import { listen } from './notification-listener.js';
 import { watchFanOutLag } from './fanout-lag.js';
 import { survivingLostConnections } from '../storage/postgres.js';
@@ -27,6 +29,10 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
   lagCheckIntervalMs?: number;
   /** How often the durable task timers are checked for due times that passed; 1 s. */
   taskTimerIntervalMs?: number;
+  /** How often the owner mailer looks for notices due again after a failed send; 5 s. */
+  mailPollIntervalMs?: number;
+  /** The mail transport; SMTP_URL's unless given. */
+  mailTransport?: MailTransport;
 }
 
 const HOUR = 3_600_000;
@@ -70,7 +76,21 @@ export async function startWorkers(
   // Appends in this process wake the fan-out at once (the event store does not NOTIFY; other processes' appends are
   // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
   const stopWatchingCommits = apiServices.store.onCommit(() => fanOut.wake());
-  const listener = listen(services.pool, log, { [DELIVERIES_CHANNEL]: () => worker.wake() });
+  // Owner notices go out only where SMTP is configured; elsewhere they are recorded as not sent (docs/decisions.md).
+  const smtpUrl = services.config.smtpUrl;
+  const mailer =
+    options.mailTransport || smtpUrl
+      ? new OwnerMailer(
+          { pool: services.pool, now: services.now, from: services.config.smtpFrom },
+          options.mailTransport ?? smtpTransport(smtpUrl!),
+          log,
+          { pollIntervalMs: options.mailPollIntervalMs },
+        )
+      : undefined;
+  const listener = listen(services.pool, log, {
+    [DELIVERIES_CHANNEL]: () => worker.wake(),
+    [NOTICES_CHANNEL]: () => mailer?.wake(),
+  });
   const lagWatch = watchFanOutLag(services.pool, services.now, log, {
     warnAfterSeconds: services.config.fanOutLagWarnSeconds,
     intervalMs: options.lagCheckIntervalMs ?? 10_000,
@@ -78,6 +98,7 @@ export async function startWorkers(
   fanOut.start();
   worker.start();
   taskTimers.start();
+  mailer?.start();
   void purge();
   let stopping: Promise<void> | undefined;
   return {
@@ -88,6 +109,7 @@ export async function startWorkers(
         stopWatchingCommits();
         await purging;
         await taskTimers.stop();
+        await mailer?.stop();
         await listener.close();
         await fanOut.stop();
         await worker.stop();

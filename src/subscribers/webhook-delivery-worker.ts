@@ -247,8 +247,14 @@ export class DeliveryWorker {
         toPause.set(delivery.endpoint_id, failures);
     }
     for (const [endpointId, failures] of toPause) {
-      if (await pauseEndpoint(this.services, endpointId, failures))
+      if (await pauseEndpoint(this.services, endpointId, failures)) {
         this.log.warn({ endpoint_id: endpointId, consecutive_failures: failures }, 'webhook endpoint paused');
+        if (!this.services.config.smtpUrl)
+          this.log.warn(
+            { endpoint_id: endpointId },
+            'no SMTP_URL: the workspace owners were not emailed about the paused endpoint (the notice is kept in webhook_notifications)',
+          );
+      }
     }
   }
 

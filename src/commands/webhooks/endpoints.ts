@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { latestFailures, obsoletePauseNotices, recordNotices } from '../../webhooks/owner-notices.js';
+import { composePauseNotice } from '../../webhooks/pause-notice.js';
 import {
   decideCreate,
   decideDelete,
@@ -137,6 +139,8 @@ export async function resumeEndpoint(
         await tx.sql.query('UPDATE webhook_endpoint_health SET consecutive_failures = 0 WHERE endpoint_id = $1', [id]);
         // Deliveries held while paused come due from now on, a bounded number per second.
         await scheduleResumedBacklog(tx.sql, id, context.now);
+        // A pause notice not mailed yet (SMTP down) would now be wrong: it is kept as the record, marked obsolete.
+        await obsoletePauseNotices(tx.sql, id);
         await tx.sql.query("SELECT pg_notify('webhook_deliveries', '')");
       }
     }),
@@ -217,22 +221,32 @@ export async function pauseEndpoint(
     await tx.append(endpointStream(endpointId), 'any', events);
     const workspace = await services.workspaces.get(endpoint.tenant_id, -1);
     const owners = (workspace?.settings.users ?? []).filter((u) => u.role === 'owner' && u.active);
-    for (const owner of owners) {
-      await tx.sql.query(
-        `INSERT INTO webhook_notifications (id, tenant_id, endpoint_id, kind, recipient, subject, body, created_at)
-         VALUES ($1, $2, $3, 'webhook_endpoint_paused', $4, $5, $6, $7)`,
-        [
-          randomUUID(),
-          endpoint.tenant_id,
-          endpointId,
-          owner.email,
-          `Webhook endpoint paused: ${endpoint.url}`,
-          `Hello ${owner.name},\n\nThe ${endpoint.sandbox ? 'test' : 'live'} webhook endpoint ${endpoint.url} (${endpointId}) was paused at ${now.toISOString()} because ${reason}. ` +
-            'New events are kept for it and sent once it is resumed. Fix the receiving server, then resume the endpoint in the workspace settings.',
-          now,
-        ],
-      );
-    }
+    const failures = await latestFailures(tx.sql, endpointId);
+    const messages = owners.map((owner) => {
+      const notice = composePauseNotice({
+        ownerName: owner.name,
+        workspaceSlug: workspace?.slug ?? endpoint.tenant_id,
+        endpointId,
+        url: endpoint.url,
+        sandbox: endpoint.sandbox,
+        pausedAt: now,
+        reason,
+        failures,
+        publicBaseUrl: services.config.publicBaseUrl,
+      });
+      return { recipient: owner.email, subject: notice.subject, body: notice.text };
+    });
+    await recordNotices(
+      tx.sql,
+      {
+        tenantId: endpoint.tenant_id,
+        endpointId,
+        kind: 'webhook_endpoint_paused',
+        now,
+        mailing: services.config.smtpUrl !== undefined,
+      },
+      messages,
+    );
     return true;
   });
 }

@@ -9,6 +9,7 @@ import * as expectationChecks from './0007-expectation-checks.js';
 import * as leadBodiesAsJsonText from './0008-lead-bodies-as-json-text.js';
 import * as noExpectationChecks from './0009-no-expectation-checks.js';
 import * as fairWebhookClaims from './0020-fair-webhook-claims.js';
+import * as ownerMailOutbox from './0025-owner-mail-outbox.js';
 import * as tasks from './0030-tasks.js';
 import * as invoices from './0031-invoices.js';
 import * as eventHashChain from './0040-event-hash-chain.js';
@@ -33,6 +34,7 @@ export const migrations: Migration[] = [
   { version: 8, ...leadBodiesAsJsonText },
   { version: 9, ...noExpectationChecks },
   { version: 20, ...fairWebhookClaims },
+  { version: 25, ...ownerMailOutbox },
   { version: 30, ...tasks },
   { version: 31, ...invoices },
   { version: 40, ...eventHashChain },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import type { Test } from 'tap';
+import type { Config } from '../../../src/config.js';
 import { runCommand } from '../../../src/commands/run-command.js';
 import type { CommandContext, RecordedEvent } from '../../../src/events/types.js';
 import { startWorkers, type WorkerOptions, type Workers } from '../../../src/subscribers/index.js';
@@ -49,14 +50,20 @@ export interface Harness extends TestApp {
 
 export async function webhookHarness(
   t: Test,
-  options: { now?: () => Date; allowLoopback?: boolean; definition?: Partial<WorkspaceDefinition>; pki?: TestPki } = {},
+  options: {
+    now?: () => Date;
+    allowLoopback?: boolean;
+    definition?: Partial<WorkspaceDefinition>;
+    pki?: TestPki;
+    config?: Partial<Config>;
+  } = {},
 ): Promise<Harness> {
   const pki = options.pki ?? makeTestPki();
   if (!options.pki) t.teardown(() => pki.cleanup());
   const receiver = await TestReceiver.start(pki);
   t.teardown(() => receiver.close());
   const testApp = await startApp(t, {
-    config: { webhookAllowLoopback: options.allowLoopback ?? true, adminToken: ADMIN_TOKEN },
+    config: { webhookAllowLoopback: options.allowLoopback ?? true, adminToken: ADMIN_TOKEN, ...options.config },
     now: options.now,
   });
   const resolver = new TestResolver();

@@ -1,0 +1,101 @@
+import nodemailer from 'nodemailer';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { claimDueNotices, markNoticeFailed, markNoticeSent, type PendingNotice } from '../webhooks/owner-notices.js';
+import { CoalescedRun } from './coalesced-run.js';
+
+/** What the mailer sends through: nodemailer's transport, narrowed to the calls used. */
+export interface MailTransport {
+  sendMail(message: { from: string; to: string; subject: string; text: string }): Promise<unknown>;
+  close(): void;
+}
+
+/** Nodemailer over SMTP_URL, with timeouts well inside the notice lease (60 s). */
+export function smtpTransport(url: string): MailTransport {
+  return nodemailer.createTransport({
+    url,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 20_000,
+  });
+}
+
+/**
+ * Why a send failed, as recorded and logged: the SMTP reply code and nodemailer's error code only. The server's
+ * reply text is left out, since it often repeats the recipient's address.
+ */
+export function sendError(error: unknown): string {
+  const e = error as { code?: unknown; responseCode?: unknown };
+  const parts = [typeof e.code === 'string' ? e.code : 'ERROR'];
+  if (typeof e.responseCode === 'number') parts.push(`SMTP ${e.responseCode}`);
+  return parts.join(' ');
+}
+
+/**
+ * Sends the owner notices of the outbox (webhook_notifications), in any number of processes at once: each notice is
+ * claimed with a lease and marked sent by the claim that sent it, so it is sent once unless a mailer dies between
+ * sending and recording (then again after the lease: at least once).
+ */
+export class OwnerMailer {
+  private running = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly pass: CoalescedRun;
+
+  constructor(
+    private readonly services: { pool: pg.Pool; now: () => Date; from: string },
+    private readonly transport: MailTransport,
+    private readonly log: Pick<Logger, 'info' | 'warn' | 'error'>,
+    private readonly options: { pollIntervalMs?: number; batchSize?: number } = {},
+  ) {
+    this.pass = new CoalescedRun(
+      () => this.sendDue(),
+      (error) => log.error({ err: error }, 'owner mailer failed'),
+    );
+  }
+
+  start(): void {
+    this.running = true;
+    this.timer = setInterval(() => this.wake(), this.options.pollIntervalMs ?? 5_000);
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.running) this.pass.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearInterval(this.timer);
+    await this.pass.settled();
+    this.transport.close();
+  }
+
+  private async sendDue(): Promise<void> {
+    const batchSize = this.options.batchSize ?? 10;
+    while (this.running) {
+      const notices = await claimDueNotices(this.services.pool, this.services.now(), batchSize);
+      for (const notice of notices) await this.send(notice);
+      if (notices.length < batchSize) return;
+    }
+  }
+
+  private async send(notice: PendingNotice): Promise<void> {
+    try {
+      await this.transport.sendMail({
+        from: this.services.from,
+        to: notice.recipient,
+        subject: notice.subject,
+        text: notice.body,
+      });
+    } catch (error) {
+      const reason = sendError(error);
+      await markNoticeFailed(this.services.pool, notice, this.services.now(), reason);
+      // No address in the log: the notice id leads to the row for whoever may read it.
+      this.log.warn({ notification_id: notice.id, attempt: notice.attempts, error: reason }, 'owner notice not sent');
+      return;
+    }
+    if (await markNoticeSent(this.services.pool, notice, this.services.now()))
+      this.log.info({ notification_id: notice.id }, 'owner notice sent');
+    else this.log.warn({ notification_id: notice.id }, 'owner notice sent after its lease ran out');
+  }
+}
