@@ -4,6 +4,7 @@
 // Run: npm run bench:webhooks   (uses DATABASE_URL, else an embedded PostgreSQL). Everything stays on 127.0.0.1.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import type http from 'node:http';
 import https from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
@@ -26,19 +27,33 @@ const now = () => performance.timeOrigin + performance.now();
 if (process.env.BENCH_ROLE === 'receiver') {
   // The receiver: answers 200 at once and reports each event id's acknowledgement time to the parent.
   const acks: [string, number][] = [];
-  const server = https.createServer(
-    { key: process.env.BENCH_KEY!, cert: process.env.BENCH_CERT!, keepAliveTimeout: 60_000 },
-    (req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-        const id = req.headers['webhook-id'];
-        if (typeof id === 'string') acks.push([id, now()]);
-      });
-    },
-  );
-  server.maxRequestsPerSocket = 0;
-  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
+  const handler: http.RequestListener = (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      // The noisy neighbours: /hang never answers (the delivery times out at 10 s), /slow answers after 9 s.
+      if (req.url === '/hang') return;
+      if (req.url === '/slow') {
+        setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'), 9_000);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      const id = req.headers['webhook-id'];
+      if (typeof id === 'string') acks.push([id, now()]);
+    });
+  };
+  // One server per tenant's host: a noisy endpoint then holds sockets of its own target only, as in production, where
+  // tenants' receivers are different hosts (the delivery client caps its sockets per target).
+  const listening = ['healthy', 'hang', 'slow'].map((name) => {
+    const server = https.createServer(
+      { key: process.env.BENCH_KEY!, cert: process.env.BENCH_CERT!, keepAliveTimeout: 60_000 },
+      handler,
+    );
+    server.maxRequestsPerSocket = 0;
+    return new Promise<[string, number]>((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve([name, (server.address() as { port: number }).port])),
+    );
+  });
+  void Promise.all(listening).then((ports) => process.send!({ ports: Object.fromEntries(ports) }));
   setInterval(() => {
     if (acks.length > 0) process.send!({ acks: acks.splice(0) });
   }, 20);
@@ -56,6 +71,14 @@ async function main(): Promise<void> {
   const RATE = Number(process.env.BENCH_RATE ?? 500);
   const STEADY_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
   const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 128);
+  // BENCH_PER_ENDPOINT overrides the per-endpoint in-flight cap, to see what it costs a single fast endpoint.
+  const perEndpoint = process.env.BENCH_PER_ENDPOINT
+    ? { perEndpointConcurrency: Number(process.env.BENCH_PER_ENDPOINT) }
+    : {};
+  const NOISY_SECONDS = Number(process.env.BENCH_NOISY_SECONDS ?? 30);
+  const NOISY_RATE = Number(process.env.BENCH_NOISY_RATE ?? 200);
+  const NOISY_SLOW_RATE = Number(process.env.BENCH_NOISY_SLOW_RATE ?? 10);
+  const NOISY_BACKLOG = Number(process.env.BENCH_NOISY_BACKLOG ?? 2_000);
 
   const pki = makeTestPki();
   const receiver: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
@@ -63,13 +86,16 @@ async function main(): Promise<void> {
     execArgv: ['--import', 'tsx'],
   });
   const acked = new Map<string, number>();
-  const port = await new Promise<number>((resolve) => {
-    receiver.on('message', (message: { port?: number; acks?: [string, number][] }) => {
-      if (message.port) resolve(message.port);
-      for (const [id, at] of message.acks ?? []) if (!acked.has(id)) acked.set(id, at);
-    });
+  const ports = await new Promise<Record<'healthy' | 'hang' | 'slow', number>>((resolve) => {
+    receiver.on(
+      'message',
+      (message: { ports?: Record<'healthy' | 'hang' | 'slow', number>; acks?: [string, number][] }) => {
+        if (message.ports) resolve(message.ports);
+        for (const [id, at] of message.acks ?? []) if (!acked.has(id)) acked.set(id, at);
+      },
+    );
   });
-  const url = `https://127.0.0.1:${port}/hooks`;
+  const url = `https://127.0.0.1:${ports.healthy}/hooks`;
   const body = JSON.stringify({
     id: randomUUID(),
     event: 'lead.created',
@@ -155,14 +181,14 @@ async function main(): Promise<void> {
   acked.clear();
   const log = pino({ level: 'warn' });
   const throughputStart = now();
-  let workers = await startWorkers(services, log, { concurrency: CONCURRENCY });
+  let workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
   while (acked.size < THROUGHPUT_EVENTS) await new Promise((r) => setTimeout(r, 5));
   const throughputSeconds = (now() - throughputStart) / 1000;
   await workers.stop();
 
   // 4. Steady load: RATE commands per second for STEADY_SECONDS; commit time is when the command's promise resolves.
   acked.clear();
-  workers = await startWorkers(services, log, { concurrency: CONCURRENCY });
+  workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
   const committed = new Map<string, number>();
   const total = RATE * STEADY_SECONDS;
   const steadyStart = now();
@@ -199,6 +225,91 @@ async function main(): Promise<void> {
     return `p50 ${percentile(xs, 50).toFixed(0)} ms, p99 ${percentile(xs, 99).toFixed(0)} ms`;
   };
 
+  // 5. Noisy neighbour: the healthy tenant at NOISY_RATE events/s alone, then beside tenant A (an endpoint that hangs
+  // until the 10 s timeout, with a backlog) and tenant B (an endpoint answering after 9 s, with a stream of events).
+  const steady = async (
+    seconds: number,
+    streams: { rate: number; append: () => Promise<{ id: string }> }[],
+  ): Promise<Map<string, number>> => {
+    const commits = new Map<string, number>();
+    const start = now();
+    await Promise.all(
+      streams.map(async ({ rate, append: appendOne }, index) => {
+        const writes: Promise<void>[] = [];
+        for (let i = 0; i < rate * seconds; i++) {
+          const wait = start + (i * 1000) / rate - now();
+          if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+          const write = appendOne();
+          // Only the healthy tenant's (the first stream's) commits are measured.
+          writes.push(write.then((event) => void (index === 0 && commits.set(event.id, now()))));
+        }
+        await Promise.all(writes);
+      }),
+    );
+    return commits;
+  };
+  const acknowledged = async (commits: Map<string, number>): Promise<number[]> => {
+    const deadline = now() + 30_000;
+    while ([...commits.keys()].some((id) => !acked.has(id)) && now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
+    return [...commits].flatMap(([id, at]) => (acked.has(id) ? [acked.get(id)! - at] : [])).sort((a, b) => a - b);
+  };
+  const tenantAppender = (tenantId: string) => async () => {
+    const stream = `bench-lead-${randomUUID()}`;
+    const [event] = await runCommand(services.store, { ...context(), tenantId }, [stream], (tx) =>
+      tx.append(stream, 'no_stream', [{ type: 'lead.created', data: { payload: payload() } }]),
+    );
+    return event!;
+  };
+  const healthy = { rate: NOISY_RATE, append: append };
+
+  acked.clear();
+  workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
+  const alone = await acknowledged(await steady(NOISY_SECONDS, [healthy]));
+  await workers.stop();
+
+  const noisyTenant = async (path: 'hang' | 'slow') => {
+    const { workspace: ws } = await applyDefinition(db.pool, demoDefinition(), services.secretBox);
+    await createEndpoint(services, { ...context(), tenantId: ws.id }, ws, {
+      url: `https://127.0.0.1:${ports[path]}/${path}`,
+      events: ['lead.created'],
+    });
+    return tenantAppender(ws.id);
+  };
+  const hanging = await noisyTenant('hang');
+  const slow = await noisyTenant('slow');
+  next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next++ < NOISY_BACKLOG) await hanging();
+    }),
+  );
+  acked.clear();
+  workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
+  // The hanging endpoint's backlog is there as deliveries (fanned out) before the healthy tenant's load begins.
+  while (
+    Number(
+      (
+        await db.pool.query<{ n: string }>(
+          "SELECT count(*) AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.url LIKE '%/hang'",
+        )
+      ).rows[0]!.n,
+    ) < NOISY_BACKLOG
+  )
+    await new Promise((r) => setTimeout(r, 50));
+  const beside = await acknowledged(
+    await steady(NOISY_SECONDS, [healthy, { rate: NOISY_SLOW_RATE, append: slow }, { rate: 5, append: hanging }]),
+  );
+  const held = await db.pool.query<{ path: string; in_flight: string; failed: string; succeeded: string }>(
+    `SELECT substring(e.url from '[^/]*$') AS path,
+            count(*) FILTER (WHERE d.status = 'pending' AND d.lease_until > now()) AS in_flight,
+            count(*) FILTER (WHERE d.attempts > 0 AND d.status <> 'succeeded') AS failed,
+            count(*) FILTER (WHERE d.status = 'succeeded') AS succeeded
+       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      WHERE e.url LIKE '%/hang' OR e.url LIKE '%/slow' GROUP BY 1 ORDER BY 1`,
+  );
+  await workers.stop();
+
   console.log(`Webhook delivery benchmark on ${db.where}; receiver: HTTPS on 127.0.0.1 in a child process\n`);
   console.log(
     `plain HTTPS POST loop, ${CONCURRENCY} concurrent, keep-alive   ${(baselineCount / baselineSeconds).toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms   n=${baselineCount}`,
@@ -212,6 +323,23 @@ async function main(): Promise<void> {
   console.log(
     `  of which: commit -> fanned out ${p(fanOut)}; -> first attempt started ${p(claim)}; -> acknowledged ${p(send)}`,
   );
+  const line = (label: string, xs: number[], of: number) =>
+    `  ${label.padEnd(58)} p50 ${percentile(xs, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(xs, 99).toFixed(1).padStart(7)} ms   max ${(xs.at(-1) ?? 0).toFixed(1).padStart(7)} ms   acked ${xs.length}/${of}`;
+  console.log(
+    `\nnoisy neighbour: healthy tenant at ${NOISY_RATE} events/s for ${NOISY_SECONDS} s, commit -> receiver ack (goal: p99 < 250 ms beside the noisy tenants)`,
+  );
+  console.log(line('alone', alone, NOISY_RATE * NOISY_SECONDS));
+  console.log(
+    line(
+      `beside a hanging endpoint (${NOISY_BACKLOG} backlog) and a 9 s one (${NOISY_SLOW_RATE}/s)`,
+      beside,
+      NOISY_RATE * NOISY_SECONDS,
+    ),
+  );
+  for (const r of held.rows)
+    console.log(
+      `  noisy endpoint /${r.path}: ${r.in_flight} in flight at the end, ${r.succeeded} succeeded, ${r.failed} failed at least once`,
+    );
   receiver.disconnect();
   await db.close();
   pki.cleanup();

@@ -5,6 +5,7 @@ import { pauseEndpoint } from '../commands/webhooks/endpoints.js';
 import { PAUSE_THRESHOLD } from '../domain/webhooks/endpoint.js';
 import type { AppServices } from '../bootstrap.js';
 import {
+  DEFAULT_FAST_ENDPOINT_IN_FLIGHT,
   DEFAULT_PER_ENDPOINT_IN_FLIGHT,
   claimDueDeliveries,
   endSupersededDeliveries,
@@ -34,8 +35,13 @@ export const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
 export interface DeliveryWorkerOptions {
   /** Deliveries in flight at once in this process. */
   concurrency?: number;
-  /** Deliveries in flight at once to one endpoint, across all workers. */
+  /** Deliveries in flight at once to one endpoint, across all workers (slow, failing and new endpoints). */
   perEndpointConcurrency?: number;
+  /**
+   * Deliveries in flight at once to one endpoint proven fast (docs/decisions.md). Unset: 64, or perEndpointConcurrency
+   * when only that is given (one cap for every endpoint).
+   */
+  fastEndpointConcurrency?: number;
   /** How long a claim keeps other workers off a delivery; longer than the 10 s delivery timeout. */
   leaseMs?: number;
   /** How often to look for due deliveries without being told (retries come due this way). */
@@ -73,6 +79,7 @@ export class DeliveryWorker {
   readonly id: string;
   private readonly concurrency: number;
   private readonly perEndpoint: number;
+  private readonly perFastEndpoint: number;
   private readonly leaseMs: number;
   private readonly random: () => number;
   private readonly pollIntervalMs: number;
@@ -94,6 +101,9 @@ export class DeliveryWorker {
     this.id = options.workerId ?? `worker-${randomUUID()}`;
     this.concurrency = options.concurrency ?? 128;
     this.perEndpoint = options.perEndpointConcurrency ?? DEFAULT_PER_ENDPOINT_IN_FLIGHT;
+    this.perFastEndpoint =
+      options.fastEndpointConcurrency ??
+      (options.perEndpointConcurrency !== undefined ? this.perEndpoint : DEFAULT_FAST_ENDPOINT_IN_FLIGHT);
     this.leaseMs = options.leaseMs ?? LEASE_MS;
     this.random = options.random ?? Math.random;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
@@ -132,6 +142,7 @@ export class DeliveryWorker {
     return claimDueDeliveries(this.services.pool, this.id, now, new Date(now.getTime() + this.leaseMs), {
       limit: free,
       perEndpoint: this.perEndpoint,
+      perFastEndpoint: this.perFastEndpoint,
     });
   }
 

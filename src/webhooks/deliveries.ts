@@ -24,12 +24,23 @@ export interface ClaimedDelivery {
 
 /** Deliveries in flight at once to one endpoint, across all workers: a hanging or slow endpoint holds no more slots. */
 export const DEFAULT_PER_ENDPOINT_IN_FLIGHT = 16;
+/**
+ * In-flight deliveries allowed to an endpoint proven fast: with 16 for every endpoint, one healthy receiver answering
+ * in a few ms got only 440-620 deliveries/s, the claim and record round trips setting the pace (docs/decisions.md).
+ */
+export const DEFAULT_FAST_ENDPOINT_IN_FLIGHT = 64;
+/** An attempt that fails or takes this long makes its endpoint slow (and one in flight this long, too). */
+export const SLOW_ATTEMPT_MS = 1_000;
+/** How long one slow attempt keeps its endpoint slow, and one fast success keeps it fast. */
+export const SPEED_MEMORY_MS = 60_000;
 
 export interface ClaimLimits {
   /** Free slots of the claiming worker. */
   limit: number;
-  /** In-flight leases allowed per endpoint, counting those of every worker. */
+  /** In-flight leases allowed per endpoint, counting those of every worker (slow, failing or new endpoints). */
   perEndpoint: number;
+  /** In-flight leases allowed per endpoint proven fast (see claimDueDeliveries); perEndpoint when unset. */
+  perFastEndpoint?: number;
 }
 
 /**
@@ -51,7 +62,15 @@ export async function claimDueDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const result = await sql.query<ClaimedDelivery>(
     `WITH endpoints AS (
-       SELECT h.endpoint_id, ep.tenant_id
+       SELECT h.endpoint_id, ep.tenant_id,
+              -- The large cap only for an endpoint proven fast: no failure in a row, a fast success within the last
+              -- minute and no slow attempt since, and nothing of it in flight for over a second (it may have begun to
+              -- hang). Anything else, new endpoints included, gets the small one.
+              CASE WHEN h.consecutive_failures = 0 AND h.fast_until > $3 AND (h.slow_until IS NULL OR h.slow_until <= $3)
+                        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries l
+                                         WHERE l.endpoint_id = h.endpoint_id AND l.status = 'pending' AND l.lease_until > $3
+                                           AND l.lease_until < $2::timestamptz - make_interval(secs => $7::double precision / 1000))
+                   THEN $6::int ELSE $5::int END AS cap
          FROM webhook_endpoint_health h JOIN webhook_endpoints ep ON ep.id = h.endpoint_id
         WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = h.endpoint_id AND d.status = 'pending'
                          AND d.next_attempt_at <= $3 AND (d.lease_until IS NULL OR d.lease_until <= $3)
@@ -59,7 +78,7 @@ export async function claimDueDeliveries(
           FOR UPDATE OF h SKIP LOCKED
      ), room AS (
        SELECT e.endpoint_id, e.tenant_id,
-              greatest(0, $5 - (SELECT count(*) FROM webhook_deliveries l
+              greatest(0, e.cap - (SELECT count(*) FROM webhook_deliveries l
                                  WHERE l.endpoint_id = e.endpoint_id AND l.status = 'pending' AND l.lease_until > $3))::int AS free
          FROM endpoints e
      ), candidates AS (
@@ -85,7 +104,15 @@ export async function claimDueDeliveries(
       WHERE d.id = ch.id AND ep.id = d.endpoint_id AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= $3)
       RETURNING d.id, d.event_id, d.endpoint_id, d.tenant_id, d.sandbox, d.event_type, d.body, d.attempts, d.resend_of,
                 ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until`,
-    [owner, leaseUntil, now, limits.limit, limits.perEndpoint],
+    [
+      owner,
+      leaseUntil,
+      now,
+      limits.limit,
+      limits.perEndpoint,
+      Math.max(limits.perEndpoint, limits.perFastEndpoint ?? 0),
+      SLOW_ATTEMPT_MS,
+    ],
   );
   return result.rows;
 }
@@ -137,17 +164,27 @@ export async function recordAttempts(
          FROM input i JOIN d ON d.id = i.id
        ON CONFLICT (delivery_id, attempt) DO NOTHING
      ), per AS (
-       SELECT d.endpoint_id, i.seq, i.ok FROM input i JOIN d ON d.id = i.id
+       SELECT d.endpoint_id, i.seq, i.ok, i.duration_ms, i.finished_at FROM input i JOIN d ON d.id = i.id
      ), runs AS (
        SELECT p.endpoint_id, bool_or(p.ok) AS reset,
-              count(*) FILTER (WHERE NOT p.ok AND p.seq > coalesce(l.last_ok, 0))::int AS added
+              count(*) FILTER (WHERE NOT p.ok AND p.seq > coalesce(l.last_ok, 0))::int AS added,
+              max(p.finished_at) FILTER (WHERE NOT p.ok OR p.duration_ms >= $15) AS slow_at,
+              max(p.finished_at) FILTER (WHERE p.ok AND p.duration_ms < $15) AS fast_at
          FROM per p JOIN (SELECT endpoint_id, max(seq) FILTER (WHERE ok) AS last_ok FROM per GROUP BY endpoint_id) l USING (endpoint_id)
         GROUP BY p.endpoint_id
      ), health AS (
        -- UPDATE locks only the rows its WHERE keeps: successes to an endpoint with no failures write (and queue) nothing.
-       UPDATE webhook_endpoint_health h SET consecutive_failures = CASE WHEN r.reset THEN r.added ELSE h.consecutive_failures + r.added END
+       -- Fast successes refresh fast_until only once half of it has passed: they write about once in 30 s.
+       UPDATE webhook_endpoint_health h SET consecutive_failures = CASE WHEN r.reset THEN r.added ELSE h.consecutive_failures + r.added END,
+              slow_until = CASE WHEN r.slow_at IS NULL THEN h.slow_until
+                                ELSE greatest(h.slow_until, r.slow_at + make_interval(secs => $16::double precision / 1000)) END,
+              fast_until = CASE WHEN r.fast_at IS NULL THEN h.fast_until
+                                ELSE greatest(h.fast_until, r.fast_at + make_interval(secs => $16::double precision / 1000)) END
          FROM runs r
-        WHERE h.endpoint_id = r.endpoint_id AND (r.added > 0 OR h.consecutive_failures <> 0)
+        WHERE h.endpoint_id = r.endpoint_id
+          AND (r.added > 0 OR h.consecutive_failures <> 0 OR r.slow_at IS NOT NULL
+               OR (r.fast_at IS NOT NULL
+                   AND (h.fast_until IS NULL OR h.fast_until < r.fast_at + make_interval(secs => $16::double precision / 2000))))
         RETURNING h.endpoint_id, h.consecutive_failures
      )
      SELECT d.id, health.consecutive_failures FROM d LEFT JOIN health ON health.endpoint_id = d.endpoint_id`,
@@ -166,6 +203,8 @@ export async function recordAttempts(
       column((r) => r.responseBody),
       column((r) => r.durationMs),
       column((r) => r.ok),
+      SLOW_ATTEMPT_MS,
+      SPEED_MEMORY_MS,
     ],
   );
   return new Map(result.rows.map((row) => [row.id, row.consecutive_failures]));

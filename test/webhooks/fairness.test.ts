@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import t from 'tap';
-import { claimDueDeliveries, scheduleResumedBacklog, type ClaimedDelivery } from '../../src/webhooks/deliveries.js';
+import {
+  claimDueDeliveries,
+  recordAttempts,
+  scheduleResumedBacklog,
+  type ClaimedDelivery,
+} from '../../src/webhooks/deliveries.js';
 import { RETRY_DELAYS_MS, RETRY_JITTER, nextAttemptAt } from '../../src/webhooks/retry-schedule.js';
 import { freshDatabase } from '../support/db.js';
 import { checkProperty } from '../support/properties.js';
@@ -221,3 +226,61 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
   for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
   return counts;
 }
+
+t.test('only an endpoint proven fast gets the large cap; a slow, failing, hanging or new one the small', async (t) => {
+  const { pool } = await freshDatabase(t, undefined, 5);
+  const tenant = randomUUID();
+  const limits = { limit: 100, perEndpoint: 4, perFastEndpoint: 20 };
+  const at = (ms: number) => new Date(NOW.getTime() + ms);
+  const claimAt = (ms: number, owner = 'w') => claimDueDeliveries(pool, owner, at(ms), at(ms + 15_000), limits);
+  const record = (
+    claimed: ClaimedDelivery[],
+    finishedMs: number,
+    options: { ok?: boolean; durationMs?: number } = {},
+  ) =>
+    recordAttempts(
+      pool,
+      'w',
+      claimed.map((d) => ({
+        deliveryId: d.id,
+        attempt: d.attempts + 1,
+        ok: options.ok ?? true,
+        nextAttemptAt: (options.ok ?? true) ? null : at(finishedMs + 60_000),
+        attemptedAt: at(finishedMs - (options.durationMs ?? 5)),
+        finishedAt: at(finishedMs),
+        requestHeaders: {},
+        responseStatus: (options.ok ?? true) ? 200 : 503,
+        responseHeaders: null,
+        responseBody: null,
+        durationMs: options.durationMs ?? 5,
+        error: null,
+      })),
+    );
+  const endpoint = await insertEndpoint(pool, tenant);
+  await insertDeliveries(pool, endpoint, tenant, 300);
+  const inFlight = async (ms: number) =>
+    (
+      await pool.query<ClaimedDelivery>(
+        "SELECT id, attempts FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'pending' AND lease_until > $2",
+        [endpoint, at(ms)],
+      )
+    ).rows;
+
+  t.equal((await claimAt(0)).length, 4, 'a new endpoint has not shown its speed: the small cap');
+  await record(await inFlight(0), 10);
+  t.equal((await claimAt(20)).length, 20, 'after fast successes: the large cap');
+  const twenty = await inFlight(20);
+  await record(twenty.slice(0, 19), 30);
+  await claimAt(2_000);
+  t.equal((await inFlight(2_000)).length, 4, 'one delivery in flight for two seconds (it may hang): the small cap');
+  await record(await inFlight(2_000), 2_010, { durationMs: 1_990 });
+  t.equal((await claimAt(2_020)).length, 4, 'a slow success makes it slow: the small cap');
+  await record(await inFlight(2_020), 2_030);
+  t.equal((await claimAt(30_000)).length, 4, 'fast again, but a slow attempt in the last minute keeps it small');
+  await record(await inFlight(30_000), 63_000);
+  t.equal((await claimAt(63_010)).length, 20, 'a minute after the slow one, fast successes give the large cap back');
+  const last = await inFlight(63_010);
+  await record(last.slice(1), 63_020);
+  await record(last.slice(0, 1), 63_020, { ok: false });
+  t.equal((await claimAt(63_030)).length, 4, 'a failure since the last success: the small cap');
+});

@@ -10,6 +10,8 @@ export interface ReceivedRequest {
   headers: IncomingHttpHeaders;
   body: string;
   receivedAt: number;
+  /** The sender's port: with `ss -tnp`, which process sent it. */
+  remotePort: number;
 }
 
 /** What the receiver does with a request: answer (after a delay), or hold it open without answering. */
@@ -35,6 +37,7 @@ export class TestReceiver {
           headers: req.headers,
           body: Buffer.concat(chunks).toString('utf8'),
           receivedAt: Date.now(),
+          remotePort: req.socket.remotePort ?? 0,
         };
         const index = receiver.requests.push(received) - 1;
         const reply = receiver.reply(received, index);
