@@ -71,6 +71,11 @@ const ADMIN_TAGS = [
     name: 'tasks',
     description: 'Tasks for staff on leads and applications; a due time passing while open sends task.overdue once.',
   },
+  {
+    name: 'history',
+    description:
+      "For auditors: a lead's or an application's history, paged, and its state at any past instant, replayed from its events.",
+  },
 ];
 
 function servers(config: Config) {

@@ -27,6 +27,10 @@ const WS = '/admin/v1/workspaces/{workspace}';
 const ADMIN_OPERATIONS: Record<string, string> = {
   [`POST ${WS}/leads/{leadId}/convert`]: 'convertLead',
   [`GET ${WS}/applications/{id}`]: 'getApplication',
+  [`GET ${WS}/leads/{leadId}/history`]: 'getLeadHistory',
+  [`GET ${WS}/applications/{id}/history`]: 'getApplicationHistory',
+  [`GET ${WS}/leads/{leadId}/state`]: 'getLeadAsOf',
+  [`GET ${WS}/applications/{id}/state`]: 'getApplicationAsOf',
   [`POST ${WS}/applications/{id}/stage`]: 'moveApplicationStage',
   [`POST ${WS}/applications/{id}/status`]: 'setApplicationStatus',
   [`POST ${WS}/applications/{id}/outcome`]: 'recordApplicationOutcome',
