@@ -8,6 +8,7 @@ import { projections } from './projections/index.js';
 import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
 import { RedisRateLimitStore } from './ratelimit/redis-store.js';
 import type { RateLimitStore } from './ratelimit/token-bucket.js';
+import { PersonalDataKeys } from './events/personal-data.js';
 import { loadSecretBox, type SecretBox } from './shared/secret-box.js';
 import type { Database } from './storage/database.js';
 import { measureFanOutLag } from './subscribers/fanout-lag.js';
@@ -42,7 +43,10 @@ export async function createServices(
   db: Database,
   now: () => Date = () => new Date(),
 ): Promise<AppServices> {
-  const store = new PostgresEventStore(db.pool, projections);
+  const secretBox = await loadSecretBox(config);
+  const store = new PostgresEventStore(db.pool, projections, {
+    personal: new PersonalDataKeys(secretBox.personKeys),
+  });
   const metrics = new Metrics();
   metrics.observe({
     poolWaiting: () => db.pool.waitingCount,
@@ -57,7 +61,7 @@ export async function createServices(
     workspaces: new WorkspaceCache(db.pool),
     keys: new KeyLookupCache(),
     rateLimits: config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore(),
-    secretBox: await loadSecretBox(config),
+    secretBox,
     metrics,
     webhooks: systemWebhookRuntime(),
     now,

@@ -5,6 +5,7 @@ import type { EventStore, StoreTransaction, TransactOptions } from './event-stor
 import { applyProjections } from './apply-projections.js';
 import { readAllWith, readStreamWith } from './event-rows.js';
 import { runShared, type Waiting } from './shared-transaction.js';
+import { registerPersonalDataKeys, type PersonalDataKeys } from './personal-data.js';
 import { newStreamConflict, openingStatements, PostgresStoreTransaction } from './store-transaction.js';
 import { TransactionCoalescer, type CoalescerLimits } from './transaction-coalescer.js';
 import type { CommandContext, GlobalPosition, StoredEvent } from './types.js';
@@ -20,6 +21,11 @@ export interface PostgresEventStoreOptions {
    * chain.ts), which `audit verify` reports as broken. Never turn it off in the service.
    */
   chained?: boolean;
+  /**
+   * Seal personal values with per-stream data keys (crypto-shredding, personal-data.ts) and open them on every read.
+   * The service always sets it; without it events are stored as given (tests of the store alone, bench baselines).
+   */
+  personal?: PersonalDataKeys;
 }
 
 /** Two shared transactions at once per group: one at the server while the next one's commands gather. */
@@ -29,6 +35,7 @@ export class PostgresEventStore implements EventStore {
   private readonly commitListeners = new Set<() => void>();
   private readonly coalescer: TransactionCoalescer<Waiting>;
   private readonly chained: boolean;
+  readonly personal: PersonalDataKeys | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -36,12 +43,15 @@ export class PostgresEventStore implements EventStore {
     options: PostgresEventStoreOptions = {},
   ) {
     this.chained = options.chained ?? true;
+    this.personal = options.personal;
+    if (options.personal) registerPersonalDataKeys(pool, options.personal);
     this.coalescer = new TransactionCoalescer(
       (items) =>
         runShared(items, {
           pool,
           projections,
           chained: this.chained,
+          keys: this.personal,
           alone: (item) => this.transactAlone(item),
           announce: () => this.announceCommit(),
         }),
@@ -91,7 +101,7 @@ export class PostgresEventStore implements EventStore {
       const result = await inTransaction(
         this.pool,
         async (sql) => {
-          const tx = new PostgresStoreTransaction(sql, item.context, item.streams, false, this.chained);
+          const tx = new PostgresStoreTransaction(sql, item.context, item.streams, false, this.chained, this.personal);
           const value = await item.work(tx);
           if (tx.appended.length > 0) await applyProjections(tx.writes, this.projections, tx.appended);
           appended = tx.appended.length;
@@ -120,10 +130,10 @@ export class PostgresEventStore implements EventStore {
   }
 
   readStream(streamId: string): Promise<StoredEvent[]> {
-    return readStreamWith(this.pool, streamId);
+    return readStreamWith(this.pool, streamId, this.personal);
   }
 
   readAll(after: GlobalPosition, limit: number): Promise<StoredEvent[]> {
-    return readAllWith(this.pool, after, limit);
+    return readAllWith(this.pool, after, limit, true, this.personal);
   }
 }

@@ -4,6 +4,7 @@ import { mayWrite, PipelinedTransaction, TransactionRolledBack, type Transaction
 import { pgErrorCode } from '../storage/postgres.js';
 import type { StoreTransaction, TransactOptions } from './event-store.js';
 import { applyProjections } from './apply-projections.js';
+import type { PersonalDataKeys } from './personal-data.js';
 import { openingStatements, PostgresStoreTransaction } from './store-transaction.js';
 import type { CommandContext } from './types.js';
 
@@ -81,6 +82,8 @@ export interface SharedRunDeps {
   projections: readonly Projection[];
   /** Whether events carry their chained hash (see PostgresEventStoreOptions.chained). */
   chained: boolean;
+  /** The data keys personal values are sealed with (see PostgresEventStoreOptions.personal). */
+  keys: PersonalDataKeys | undefined;
   /** Runs one command in a transaction of its own. */
   alone(item: Waiting): Promise<unknown>;
   /** Tells the subscribers in this process that events were committed. */
@@ -129,7 +132,10 @@ async function tryShared(items: Waiting[], deps: SharedRunDeps): Promise<Outcome
   try {
     const members = items.map((item) => {
       const channel = new MemberChannel(shared);
-      return { channel, tx: new PostgresStoreTransaction(channel, item.context, item.streams, true, deps.chained) };
+      return {
+        channel,
+        tx: new PostgresStoreTransaction(channel, item.context, item.streams, true, deps.chained, deps.keys),
+      };
     });
     const outcomes = await Promise.all(
       items.map(async (item, i): Promise<Outcome> => {

@@ -3,7 +3,10 @@ import { PgCode, pgConstraint, pgErrorCode, type Statement } from '../storage/po
 import { newId } from '../shared/ids.js';
 import type { StoreTransaction } from './event-store.js';
 import { chainFrom, contentDigest, GENESIS, type ChainedContent } from './chain.js';
-import { COLUMNS, readStreamWith, toStoredEvent, type EventRow } from './event-rows.js';
+import { COLUMNS, readStreamKeyed, toStoredEvent, type EventRow, type StreamKeyRow } from './event-rows.js';
+import { holdsPersonalData } from './personal-fields.js';
+import { personOfNewStream, sealEvent, type PersonalDataKeys } from './personal-data.js';
+import { RuleError } from '../domain/rule-error.js';
 import { SharedTransactionAbandoned } from './shared-transaction.js';
 import {
   WrongExpectedRevisionError,
@@ -71,6 +74,8 @@ export class PostgresStoreTransaction implements StoreTransaction {
   readonly appended: RecordedEvent[] = [];
   readonly writes: UnreadWrites;
   private readonly locked = new Set<string>();
+  /** Data keys of streams this transaction read or created (by stream), so an append after a read costs no query. */
+  private readonly streamKeys = new Map<string, Buffer | 'erased' | 'none'>();
   private now: Date;
 
   /** `shared`: the transaction is one command's part of a transaction shared with others (see shared-transaction.ts). */
@@ -81,6 +86,8 @@ export class PostgresStoreTransaction implements StoreTransaction {
     private readonly shared = false,
     /** False only for the benchmark's baseline: every hash is then 32 zero bytes, which `audit verify` reports. */
     private readonly chained = true,
+    /** Seals personal values with per-stream keys (personal-data.ts); absent: events are stored as given. */
+    private readonly keys?: PersonalDataKeys,
   ) {
     this.writes = new UnreadWrites(this.sql, shared);
     for (const stream of streams) this.locked.add(stream);
@@ -106,8 +113,59 @@ export class PostgresStoreTransaction implements StoreTransaction {
     for (const stream of streams) this.locked.add(stream);
   }
 
-  readStream(streamId: string): Promise<StoredEvent[]> {
-    return readStreamWith(this.sql, streamId);
+  async readStream(streamId: string): Promise<StoredEvent[]> {
+    const { events, key } = await readStreamKeyed(this.sql, streamId, this.keys);
+    if (key !== undefined && this.keys) this.rememberKey(streamId, key);
+    return events;
+  }
+
+  private rememberKey(streamId: string, row: StreamKeyRow): void {
+    if (!this.keys) return;
+    this.streamKeys.set(streamId, typeof row === 'string' ? row : this.keys.unwrap(row.wrapped));
+  }
+
+  /**
+   * The key an existing stream's personal values are sealed with: known from a read in this transaction, else read
+   * (under the stream's lock, so no erasure can commit in between). A lead stream written before encryption gets its
+   * key now; an application stream of that time has no person to file a key under and stays in plaintext (null).
+   * An erased person's stream takes no personal data any more.
+   */
+  private async existingStreamKey(streamId: string): Promise<Buffer | null> {
+    if (!this.streamKeys.has(streamId)) {
+      const result = await this.sql.query<{ wrapped_key: string | null }>(
+        'SELECT wrapped_key FROM personal_data_keys WHERE stream_id = $1',
+        [streamId],
+      );
+      const row = result.rows[0];
+      this.rememberKey(
+        streamId,
+        row === undefined ? 'none' : row.wrapped_key === null ? 'erased' : { wrapped: row.wrapped_key },
+      );
+    }
+    const key = this.streamKeys.get(streamId);
+    if (key === 'erased')
+      throw new RuleError('conflict', 'lead_erased', 'The lead was erased: it takes no personal data');
+    if (key instanceof Buffer) return key;
+    return this.createKey(streamId, personOfNewStream(streamId, undefined));
+  }
+
+  /** A new data key for a stream, filed under its person (written with the transaction's trailing writes). */
+  private createKey(streamId: string, person: string | null): Buffer | null {
+    if (!this.keys || person === null) return null;
+    const { key, wrapped } = this.keys.newKey();
+    this.streamKeys.set(streamId, key);
+    void this.writes.query(
+      'INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at) VALUES ($1, $2, $3, $4, $5)',
+      [streamId, this.baseContext.tenantId, person, wrapped, this.now],
+    );
+    return key;
+  }
+
+  /** The data each event is stored with: its personal values sealed under the stream's key where it has any. */
+  private stored(streamId: string, ids: string[], events: NewEvent[], key: Buffer | null): Record<string, unknown>[] {
+    if (key === null) return events.map((e) => e.data);
+    const { tenantId } = this.baseContext;
+    return events.map((e, i) => sealEvent({ tenantId, streamId, id: ids[i]!, type: e.type }, e.data, key));
   }
 
   async append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<RecordedEvent[]> {
@@ -126,8 +184,12 @@ export class PostgresStoreTransaction implements StoreTransaction {
     const { tenantId, sandbox, metadata } = this.baseContext;
     const expectedCurrent = expected === 'any' ? null : expected;
     const ids = events.map((event) => event.id ?? newId());
+    const personal = this.keys !== undefined && events.some((e) => holdsPersonalData(e.type, e.data));
+    const data = this.stored(streamId, ids, events, personal ? await this.existingStreamKey(streamId) : null);
     const digests = this.chained
-      ? events.map((e, i) => contentDigest({ ...this.content(streamId, e), id: ids[i]! }).toString('hex'))
+      ? events.map((e, i) =>
+          contentDigest({ ...this.content(streamId, e), id: ids[i]!, data: data[i]! }).toString('hex'),
+        )
       : null;
     let rows: EventRow[];
     try {
@@ -140,7 +202,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
         JSON.stringify(metadata),
         this.now,
         events.map((e) => e.type),
-        events.map((e) => JSON.stringify(e.data)),
+        data.map((d) => JSON.stringify(d)),
         expectedCurrent,
         digests ?? events.map(() => ''),
       ]);
@@ -153,7 +215,12 @@ export class PostgresStoreTransaction implements StoreTransaction {
     }
     if (rows.length === 0)
       throw new WrongExpectedRevisionError(streamId, expected, await this.currentRevision(streamId));
-    const stored = rows.map(toStoredEvent).sort((a, b) => a.revision - b.revision);
+    // Projections and the caller see the events as said, not as stored (sealed).
+    const said = new Map(ids.map((id, i) => [id.toLowerCase(), events[i]!.data]));
+    const stored = rows
+      .map(toStoredEvent)
+      .map((e) => ({ ...e, data: said.get(e.id.toLowerCase()) ?? e.data }))
+      .sort((a, b) => a.revision - b.revision);
     this.appended.push(...stored);
     return stored;
   }
@@ -175,7 +242,20 @@ export class PostgresStoreTransaction implements StoreTransaction {
       metadata,
       createdAt: this.now,
     }));
-    const hashes = this.chained ? chainFrom(GENESIS, 0, recorded.map(contentDigest)) : recorded.map(() => GENESIS);
+    const key = this.createKey(streamId, personOfNewStream(streamId, events[0]));
+    const data = this.stored(
+      streamId,
+      recorded.map((e) => e.id),
+      events,
+      key,
+    );
+    const hashes = this.chained
+      ? chainFrom(
+          GENESIS,
+          0,
+          recorded.map((e, i) => contentDigest({ ...e, data: data[i]! })),
+        )
+      : recorded.map(() => GENESIS);
     await this.writes.query(
       `INSERT INTO events (id, stream_id, revision, type, data, tenant_id, sandbox, metadata, created_at, hash)
        SELECT e.id, $1, e.revision, e.type, e.data, $5, $6, $7, $8, decode(e.hash, 'hex')
@@ -189,7 +269,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
         sandbox,
         JSON.stringify(metadata),
         this.now,
-        recorded.map((e) => JSON.stringify(e.data)),
+        data.map((d) => JSON.stringify(d)),
         hashes.map((h) => h.toString('hex')),
       ],
     );

@@ -1,5 +1,7 @@
 import type { Lead } from '../domain/leads/lead.js';
 import type { Queryable } from '../storage/postgres.js';
+import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../events/event-rows.js';
+import { personalDataKeysOf } from '../events/personal-data.js';
 import type pg from 'pg';
 import { INTENT_EXPIRY_MS, inFlightFloorMsSql, intentPrefix } from '../leads/write-intents.js';
 import { inTransaction } from '../storage/pipeline.js';
@@ -161,27 +163,38 @@ export interface SandboxSubmission {
   event_id: string;
 }
 
-/** What a test key submitted: every lead it created and every enquiry it added, newest first. */
+/**
+ * What a test key submitted: every lead it created and every enquiry it added, newest first. The events are read
+ * with their streams' data keys and opened (the name, email and phone are sealed; an erased person's read empty).
+ */
 export async function sandboxSubmissions(
   sql: Queryable,
   tenantId: string,
   keyId: string,
   limit = 100,
 ): Promise<SandboxSubmission[]> {
-  const result = await sql.query<SandboxSubmission>(
-    `SELECT created_at AS received_at,
-            CASE WHEN type = 'lead.created' THEN 'created' ELSE 'duplicate' END AS outcome,
-            substr(stream_id, 6) AS lead_id,
-            coalesce(data->'payload'->>'full_name', data->'submission'->>'full_name') AS full_name,
-            coalesce(data->'payload'->>'email', data->'submission'->>'email') AS email,
-            coalesce(data->'payload'->>'phone', data->'submission'->>'phone') AS phone,
-            id AS event_id
-       FROM events
-      WHERE tenant_id = $1 AND sandbox AND type IN ('lead.created', 'lead.enquiry_received')
-        AND metadata->'actor'->>'key_id' = $2
-      ORDER BY tx_id DESC, position DESC
+  const result = await sql.query<KeyedEventRow>(
+    `SELECT ${OPENED_COLUMNS}
+       FROM ${WITH_KEYS}
+      WHERE events.tenant_id = $1 AND events.sandbox AND events.type IN ('lead.created', 'lead.enquiry_received')
+        AND events.metadata->'actor'->>'key_id' = $2
+      ORDER BY events.tx_id DESC, events.position DESC
       LIMIT $3`,
     [tenantId, keyId, limit],
   );
-  return result.rows;
+  const keys = personalDataKeysOf(sql);
+  return result.rows.map((row) => {
+    const event = toOpenedEvent(row, keys);
+    const said = (event.data.payload ?? event.data.submission ?? {}) as Record<string, unknown>;
+    const text = (value: unknown) => (typeof value === 'string' ? value : null);
+    return {
+      received_at: event.createdAt,
+      outcome: event.type === 'lead.created' ? 'created' : 'duplicate',
+      lead_id: event.streamId.slice('lead-'.length),
+      full_name: text(said.full_name) ?? '',
+      email: text(said.email),
+      phone: text(said.phone),
+      event_id: event.id,
+    };
+  });
 }

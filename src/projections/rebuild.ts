@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { personalDataKeysOf } from '../events/personal-data.js';
 import { applyProjections, readAllWith } from '../events/postgres-event-store.js';
 import { START_OF_LOG, type GlobalPosition } from '../events/types.js';
 import { withTransaction } from '../storage/postgres.js';
@@ -17,6 +18,7 @@ export async function rebuildReadModels(
   options: { batchSize?: number } = {},
 ): Promise<{ events: number }> {
   const batchSize = options.batchSize ?? REBUILD_BATCH;
+  const keys = personalDataKeysOf(pool);
   return withTransaction(pool, async (sql) => {
     await sql.query('LOCK TABLE events IN SHARE MODE');
     const tables = projections.flatMap((p) => p.tables);
@@ -25,7 +27,7 @@ export async function rebuildReadModels(
     let count = 0;
     for (;;) {
       // With the table locked no transaction is appending, so everything this snapshot sees is the whole log.
-      const batch = await readAllWith(sql, after, batchSize, false);
+      const batch = await readAllWith(sql, after, batchSize, false, keys);
       if (batch.length === 0) break;
       await applyProjections(sql, projections, batch);
       count += batch.length;

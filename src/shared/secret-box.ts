@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 
 /** What a sealed value is for: each purpose has a key of its own, derived from SECRET_ENCRYPTION_KEY. */
-export type SecretPurpose = 'webhook-secret' | 'captcha-secret' | 'list-cursor';
+export type SecretPurpose = 'webhook-secret' | 'captcha-secret' | 'list-cursor' | 'person-key';
 
 /** HKDF-SHA256 salt: fixed and public (its job is domain separation, not secrecy); changing it loses every value. */
 export const HKDF_SALT = 'visa-crm/secret-encryption-key/hkdf-salt/v1';
@@ -17,6 +17,8 @@ const PURPOSES: Record<SecretPurpose, { info: string; readsRawKeyValues: boolean
   'captcha-secret': { info: 'visa-crm/captcha-secret/v1', readsRawKeyValues: true },
   // Cursors live for minutes in a client's hands: old ones are simply refused as invalid.
   'list-cursor': { info: 'visa-crm/list-cursor/v1', readsRawKeyValues: false },
+  // The data keys of crypto-shredding (one per person's stream), wrapped for the personal_data_keys table.
+  'person-key': { info: 'visa-crm/person-key/v1', readsRawKeyValues: false },
 };
 
 /** The key of one purpose: HKDF-SHA256 of the 32-byte master key with the fixed salt and the purpose as `info`. */
@@ -79,12 +81,14 @@ export class SecretBox {
   readonly webhookSecrets: PurposeBox;
   readonly captchaSecrets: PurposeBox;
   readonly listCursors: PurposeBox;
+  readonly personKeys: PurposeBox;
 
   constructor(masterKey: Buffer) {
     if (masterKey.length !== 32) throw new Error('The secret encryption key must be 32 bytes');
     this.webhookSecrets = new PurposeBox(masterKey, 'webhook-secret');
     this.captchaSecrets = new PurposeBox(masterKey, 'captcha-secret');
     this.listCursors = new PurposeBox(masterKey, 'list-cursor');
+    this.personKeys = new PurposeBox(masterKey, 'person-key');
   }
 }
 

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { personalDataKeysOf } from '../events/personal-data.js';
 import { readAllWith } from '../events/postgres-event-store.js';
 import { withTransaction } from '../storage/postgres.js';
 import { DELIVERIES_CHANNEL } from '../webhooks/deliveries.js';
@@ -36,7 +37,13 @@ export async function fanOutBatch(pool: pg.Pool, now: Date, batchSize = 500): Pr
         );
       return { events: 0, deliveries: 0, busy: exists.rowCount !== 0 };
     }
-    const events = await readAllWith(sql, { txId: at.tx_id_text, position: at.position }, batchSize);
+    const events = await readAllWith(
+      sql,
+      { txId: at.tx_id_text, position: at.position },
+      batchSize,
+      true,
+      personalDataKeysOf(pool),
+    );
     if (events.length === 0) return { events: 0, deliveries: 0, busy: false };
     const deliverable = events.flatMap((event) => {
       const body = envelopeBody(event);

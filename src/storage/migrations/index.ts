@@ -14,6 +14,7 @@ import * as ownerMailOutbox from './0025-owner-mail-outbox.js';
 import * as tasks from './0030-tasks.js';
 import * as invoices from './0031-invoices.js';
 import * as eventHashChain from './0040-event-hash-chain.js';
+import * as personalDataKeys from './0041-personal-data-keys.js';
 
 export interface Migration {
   version: number;
@@ -40,4 +41,5 @@ export const migrations: Migration[] = [
   { version: 30, ...tasks },
   { version: 31, ...invoices },
   { version: 40, ...eventHashChain },
+  { version: 41, ...personalDataKeys },
 ];

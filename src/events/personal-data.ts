@@ -1,0 +1,151 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { PurposeBox } from '../shared/secret-box.js';
+import { extractPersonal, restorePersonal, type Location } from './personal-fields.js';
+
+/*
+ * Crypto-shredding of personal data in the event log (docs/architecture.md, "Personal data and erasure"). Each stream
+ * holding a person's data has a data key of its own (random, 32 bytes), kept wrapped in `personal_data_keys`. An
+ * event's personal values (personal-fields.ts) are taken out of its data, replaced by their erased values, and stored
+ * sealed beside them under `_personal`: AES-256-GCM with the stream's key, bound (additional data) to the workspace,
+ * stream and event id, so a sealed value copied to another event or stream does not open. The hash chain covers the
+ * stored data, that is the ciphertext. Opening puts the values back; with the key gone (erased) the event reads as
+ * its clear data: every personal value erased, nothing else changed, so replays and projections run as before.
+ */
+
+/** The data key under which an event's sealed personal values are stored; absent in events without personal data. */
+export const SEALED_FIELD = '_personal';
+const ENVELOPE_VERSION = 1;
+
+interface Envelope {
+  v: number;
+  sealed: string;
+}
+
+/** Where an event lives: what its sealed values are bound to. */
+export interface EventPlace {
+  tenantId: string;
+  streamId: string;
+  id: string;
+  type: string;
+}
+
+function additionalData(place: EventPlace): Buffer {
+  return Buffer.from(
+    `visa-crm/personal/v${ENVELOPE_VERSION}|${place.tenantId.toLowerCase()}|${place.streamId}|${place.id.toLowerCase()}`,
+    'utf8',
+  );
+}
+
+/** The data as stored: personal values sealed under `_personal` (or `data` itself when it holds none). */
+export function sealEvent(place: EventPlace, data: Record<string, unknown>, key: Buffer): Record<string, unknown> {
+  const { clear, values } = extractPersonal(place.type, data);
+  if (values.length === 0) return data;
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(additionalData(place));
+  const body = Buffer.concat([cipher.update(JSON.stringify(values), 'utf8'), cipher.final()]);
+  const envelope: Envelope = {
+    v: ENVELOPE_VERSION,
+    sealed: Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64'),
+  };
+  return { ...clear, [SEALED_FIELD]: envelope };
+}
+
+function envelopeOf(data: Record<string, unknown>): Envelope | undefined {
+  const value = data[SEALED_FIELD];
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { v, sealed } = value as Record<string, unknown>;
+  if (v !== ENVELOPE_VERSION || typeof sealed !== 'string') throw new Error('Unknown personal data envelope');
+  return { v, sealed };
+}
+
+/** True when the stored data carries sealed personal values (events written before encryption carry none). */
+export function isSealed(data: Record<string, unknown>): boolean {
+  return envelopeOf(data) !== undefined;
+}
+
+/**
+ * The data as the event said it: sealed values opened with the stream's key, or, with no key (the person was
+ * erased), the clear data alone, every personal value erased. Plaintext events (written before encryption) read
+ * as they are. A key that does not open the values (another SECRET_ENCRYPTION_KEY, changed bytes) is an error.
+ */
+export function openEvent(
+  place: EventPlace,
+  stored: Record<string, unknown>,
+  key: Buffer | null,
+): Record<string, unknown> {
+  const envelope = envelopeOf(stored);
+  if (!envelope) return stored;
+  const { [SEALED_FIELD]: _sealed, ...clear } = stored;
+  if (key === null) return clear;
+  const raw = Buffer.from(envelope.sealed, 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  decipher.setAAD(additionalData(place));
+  decipher.setAuthTag(raw.subarray(12, 28));
+  const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  return restorePersonal(clear, JSON.parse(text) as [Location, unknown][]);
+}
+
+/** The person a stream's data belongs to, for a new stream's key: a lead's own id, an application's lead. */
+export function personOfNewStream(
+  streamId: string,
+  first: { type: string; data: Record<string, unknown> } | undefined,
+): string | null {
+  if (streamId.startsWith('lead-')) return streamId.slice('lead-'.length);
+  if (streamId.startsWith('application-') && first?.type === 'application.opened') {
+    const leadId = first.data.lead_id;
+    return typeof leadId === 'string' ? leadId : null;
+  }
+  return null;
+}
+
+/** Unwrapped keys kept at most: past it the cache starts over (unwrapping is one AES-GCM open of 32 bytes). */
+const CACHE_LIMIT = 20_000;
+
+/**
+ * Makes, wraps and unwraps data keys. The cache maps a *wrapped* key, as read from personal_data_keys together with
+ * the events, to its unwrapped bytes; it is never asked for a stream's key by name. Every read of events reads the
+ * stream's key row in the same statement, so once an erasure has committed no process finds a wrapped key to look
+ * up, whatever its cache holds: a cache entry cannot outlive an erasure.
+ */
+export class PersonalDataKeys {
+  private readonly unwrapped = new Map<string, Buffer>();
+
+  constructor(private readonly box: PurposeBox) {}
+
+  newKey(): { key: Buffer; wrapped: string } {
+    const key = randomBytes(32);
+    const wrapped = this.box.seal(key.toString('base64'));
+    this.unwrapped.set(wrapped, key);
+    return { key, wrapped };
+  }
+
+  unwrap(wrapped: string): Buffer {
+    const cached = this.unwrapped.get(wrapped);
+    if (cached) return cached;
+    const key = Buffer.from(this.box.open(wrapped), 'base64');
+    if (key.length !== 32) throw new Error('A personal data key is not 32 bytes');
+    if (this.unwrapped.size >= CACHE_LIMIT) this.unwrapped.clear();
+    this.unwrapped.set(wrapped, key);
+    return key;
+  }
+
+  /** For tests: how many unwrapped keys the cache holds. */
+  get cached(): number {
+    return this.unwrapped.size;
+  }
+}
+
+const keysByPool = new WeakMap<object, PersonalDataKeys>();
+
+/**
+ * The keys of the service whose event store uses `pool` (set by PostgresEventStore). Readers that get the pool alone
+ * (read-model rebuild, the webhook fan-out) find them here, so every reader of a pool opens events the same way.
+ */
+export function registerPersonalDataKeys(pool: object, keys: PersonalDataKeys): void {
+  keysByPool.set(pool, keys);
+}
+
+export function personalDataKeysOf(pool: object): PersonalDataKeys | undefined {
+  return keysByPool.get(pool);
+}

@@ -1,0 +1,129 @@
+/*
+ * Which values of an event are personal data, and what each reads as once its person is erased (crypto-shredding;
+ * docs/architecture.md, "Personal data and erasure"; the list and its reasons are in docs/decisions.md, "Erasure").
+ * Pure: no I/O and no keys, so the choice of fields is tested on its own.
+ *
+ * A field is named by a path of object keys; `*` stands for every element of an array. The identifying and free-text
+ * fields of the spec's Lead (name, phones, email, city, state, date of birth, landing page, UTM and campaign, custom
+ * fields) and the person's own words (message, notes) are personal; the fields a workflow needs (ids, stage, source,
+ * branch, owner, visa type, country, intake, scores, times) stay in the clear.
+ */
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** One personal field: where it is and what it reads as after erasure (the public shape keeps its type). */
+export interface PersonalField {
+  path: readonly string[];
+  erased: JsonValue;
+}
+
+const field = (path: string, erased: JsonValue): PersonalField => ({ path: path.split('.'), erased });
+
+/** The personal fields of a Lead object (the public shape) under `prefix`. */
+function leadFields(prefix: string): PersonalField[] {
+  return [
+    field(`${prefix}.full_name`, ''),
+    ...['phone', 'alt_phone', 'email', 'city', 'state', 'date_of_birth', 'landing_page_url', 'utm', 'campaign'].map(
+      (name) => field(`${prefix}.${name}`, null),
+    ),
+    field(`${prefix}.custom_fields`, {}),
+  ];
+}
+
+const LEAD_PAYLOAD = leadFields('payload');
+
+/** Personal fields per event type; a type not listed holds none. Only fields present in an event are sealed. */
+export const PERSONAL_FIELDS: Readonly<Record<string, readonly PersonalField[]>> = {
+  'lead.created': [...LEAD_PAYLOAD, field('message', null)],
+  'lead.updated': LEAD_PAYLOAD,
+  'lead.assigned': LEAD_PAYLOAD,
+  'lead.lost': LEAD_PAYLOAD,
+  'lead.converted': LEAD_PAYLOAD,
+  'lead.enquiry_received': [...leadFields('submission'), field('message', null)],
+  'lead.note_added': [field('note', '')],
+  // Module details are free-form case notes (passport numbers, addresses); module names are the workspace's labels.
+  'application.opened': [field('modules.*.details', {})],
+  'application.module_updated': [field('module.details', {})],
+  'application.module_details_saved': [field('details', {})],
+};
+
+/** The public Lead fields erasure empties (the same list as lead events' payloads), with their erased values. */
+export const ERASED_LEAD_FIELDS: readonly PersonalField[] = leadFields('lead').map((f) => ({
+  path: f.path.slice(1),
+  erased: f.erased,
+}));
+
+/** A concrete location in an event's data: object keys and array indices. */
+export type Location = (string | number)[];
+
+type Container = Record<string, unknown> | unknown[];
+
+function isContainer(value: unknown): value is Container {
+  return typeof value === 'object' && value !== null;
+}
+
+function child(container: Container, key: string | number): unknown {
+  if (Array.isArray(container)) return typeof key === 'number' ? container[key] : undefined;
+  return typeof key === 'string' && Object.hasOwn(container, key) ? container[key] : undefined;
+}
+
+/** Every location in `data` a path names that holds a value (`*` expanded over array elements). */
+export function locate(data: unknown, path: readonly string[], at: Location = []): Location[] {
+  if (path.length === 0) return [at];
+  if (!isContainer(data)) return [];
+  const [head, ...rest] = path as [string, ...string[]];
+  if (head === '*') return Array.isArray(data) ? data.flatMap((element, i) => locate(element, rest, [...at, i])) : [];
+  const next = child(data, head);
+  return next === undefined ? [] : locate(next, rest, [...at, head]);
+}
+
+export function readAt(data: unknown, location: Location): unknown {
+  return location.reduce<unknown>((value, key) => (isContainer(value) ? child(value, key) : undefined), data);
+}
+
+/** Sets the value at a location that exists (the containers on the way are the caller's own copy). */
+export function writeAt(data: Container, location: Location, value: unknown): void {
+  const parent = readAt(data, location.slice(0, -1));
+  const key = location[location.length - 1];
+  if (!isContainer(parent) || key === undefined) return;
+  if (Array.isArray(parent)) {
+    if (typeof key === 'number' && key < parent.length) parent[key] = value;
+  } else if (typeof key === 'string' && Object.hasOwn(parent, key)) parent[key] = value;
+}
+
+/** The personal values of an event: each present location with its value, and the erased value it leaves behind. */
+export interface Extracted {
+  /** A deep copy of the data with every personal value replaced by its erased value. */
+  clear: Record<string, unknown>;
+  /** The personal values taken out, by location (empty: the event holds no personal data). */
+  values: [Location, unknown][];
+}
+
+export function extractPersonal(type: string, data: Record<string, unknown>): Extracted {
+  const fields = PERSONAL_FIELDS[type] ?? [];
+  const values: [Location, unknown][] = [];
+  if (fields.length === 0) return { clear: data, values };
+  const clear = structuredClone(data);
+  for (const f of fields) {
+    for (const location of locate(clear, f.path)) {
+      values.push([location, readAt(clear, location)]);
+      writeAt(clear, location, structuredClone(f.erased));
+    }
+  }
+  return { clear: values.length === 0 ? data : clear, values };
+}
+
+/** Puts personal values back where `extractPersonal` took them from (into a copy of `clear`). */
+export function restorePersonal(
+  clear: Record<string, unknown>,
+  values: readonly [Location, unknown][],
+): Record<string, unknown> {
+  const data = structuredClone(clear);
+  for (const [location, value] of values) writeAt(data, location, value);
+  return data;
+}
+
+/** True when an event of this type holds at least one personal field (whatever its value). */
+export function holdsPersonalData(type: string, data: Record<string, unknown>): boolean {
+  return (PERSONAL_FIELDS[type] ?? []).some((f) => locate(data, f.path).length > 0);
+}

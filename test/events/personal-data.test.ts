@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import t from 'tap';
+import {
+  isSealed,
+  openEvent,
+  PersonalDataKeys,
+  SEALED_FIELD,
+  sealEvent,
+  type EventPlace,
+} from '../../src/events/personal-data.js';
+import { locate, PERSONAL_FIELDS, readAt } from '../../src/events/personal-fields.js';
+import { SecretBox } from '../../src/shared/secret-box.js';
+import { checkProperty, goodText } from '../support/properties.js';
+import { TRICKY_ROWS } from '../support/tricky-values.js';
+
+const box = new SecretBox(Buffer.alloc(32, 9));
+
+/** Every string of the tricky rows (quotes, backslashes, SQL and JSON punctuation, empty). */
+const trickyStrings = TRICKY_ROWS.flat().filter((v): v is string => typeof v === 'string');
+const text = fc.oneof(goodText(60), fc.constantFrom(...trickyStrings));
+/** JSON as jsonb keeps it: no -0, no lone surrogates are produced by the service's edge. */
+const json = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+
+const leadPayload = fc.record({
+  id: fc.uuid(),
+  full_name: text,
+  phone: fc.option(text),
+  alt_phone: fc.option(text),
+  email: fc.option(text),
+  city: fc.option(text),
+  state: fc.option(text),
+  date_of_birth: fc.option(text),
+  landing_page_url: fc.option(text),
+  utm: fc.option(fc.dictionary(fc.constantFrom('source', 'medium', 'campaign'), text)),
+  campaign: fc.option(text),
+  custom_fields: fc.dictionary(fc.string({ maxLength: 8 }), json),
+  visa_type: fc.constantFrom('student', null),
+  stage: fc.constant({ key: 'new', name: 'New' }),
+});
+
+const leadEvent = fc.oneof(
+  fc.record({ type: fc.constant('lead.created'), data: fc.record({ payload: leadPayload, message: fc.option(text) }) }),
+  fc.record({ type: fc.constant('lead.updated'), data: fc.record({ payload: leadPayload }) }),
+  fc.record({
+    type: fc.constant('lead.note_added'),
+    data: fc.record({ at: fc.constant('2026-11-20T10:00:00.000Z'), note: text }),
+  }),
+  fc.record({
+    type: fc.constant('application.opened'),
+    data: fc.record({
+      lead_id: fc.uuid(),
+      modules: fc.array(fc.record({ key: fc.string(), details: fc.dictionary(fc.string({ maxLength: 5 }), json) }), {
+        maxLength: 3,
+      }),
+    }),
+  }),
+);
+
+function place(type: string): EventPlace {
+  return { tenantId: randomUUID(), streamId: `lead-${randomUUID()}`, id: randomUUID(), type };
+}
+
+/** Stored as jsonb would store it: through JSON text. */
+const throughJson = (value: Record<string, unknown>) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+
+t.test(
+  'property: sealed personal values open to exactly what was said, and read as erased without the key',
+  async (t) => {
+    const keys = new PersonalDataKeys(box.personKeys);
+    await checkProperty(
+      t,
+      'seal/open round trip',
+      fc.property(leadEvent, ({ type, data }) => {
+        const where = place(type);
+        const { key } = keys.newKey();
+        const stored = throughJson(sealEvent(where, data, key));
+        const said = throughJson(data);
+        // Opened with the key: what was said.
+        if (JSON.stringify(openEvent(where, stored, key)) !== JSON.stringify(said)) return false;
+        // Without it: every personal field erased, every other value as said, no envelope left.
+        const erased = openEvent(where, stored, null);
+        if (SEALED_FIELD in erased) return false;
+        for (const field of PERSONAL_FIELDS[type] ?? [])
+          for (const location of locate(said, field.path))
+            if (JSON.stringify(readAt(erased, location)) !== JSON.stringify(field.erased)) return false;
+        const { payload: erasedPayload, ...erasedRest } = erased as { payload?: Record<string, unknown> };
+        const { payload: saidPayload, ...saidRest } = said as { payload?: Record<string, unknown> };
+        if (saidPayload && erasedPayload) {
+          if (erasedPayload.id !== saidPayload.id || erasedPayload.visa_type !== saidPayload.visa_type) return false;
+        }
+        // The stored data says nothing personal in the clear: the personal fields hold their erased values.
+        const clear = { ...stored };
+        delete clear[SEALED_FIELD];
+        if (JSON.stringify(clear) !== JSON.stringify(erased)) return false;
+        return Object.keys(erasedRest).length === Object.keys(saidRest).length;
+      }),
+      300,
+    );
+  },
+);
+
+t.test('a sealed value is bound to its workspace, stream and event, and to its stream key', async (t) => {
+  const keys = new PersonalDataKeys(box.personKeys);
+  const { key } = keys.newKey();
+  const where = place('lead.note_added');
+  const stored = sealEvent(where, { at: 'x', note: 'call Ana on +919812345678' }, key);
+  t.ok(isSealed(stored));
+  t.notMatch(JSON.stringify(stored), /Ana|9812345678/, 'nothing of the note in the clear');
+  t.same(openEvent(where, stored, key), { at: 'x', note: 'call Ana on +919812345678' });
+  t.throws(() => openEvent({ ...where, id: randomUUID() }, stored, key), 'another event id does not open it');
+  t.throws(() => openEvent({ ...where, streamId: `lead-${randomUUID()}` }, stored, key), 'another stream does not');
+  t.throws(() => openEvent({ ...where, tenantId: randomUUID() }, stored, key), 'another workspace does not');
+  t.throws(() => openEvent(where, stored, keys.newKey().key), 'another key does not');
+  t.same(openEvent(where, { at: 'x', note: 'plain' }, null), { at: 'x', note: 'plain' }, 'plaintext reads as is');
+  t.equal(sealEvent(where, { at: 'x' }, key).at, 'x', 'an event without personal fields is stored as given');
+});
+
+t.test('data keys: wrapped with the person-key purpose, unwrapped once, another master key cannot', async (t) => {
+  const keys = new PersonalDataKeys(box.personKeys);
+  const { key, wrapped } = keys.newKey();
+  t.ok(wrapped.startsWith('v2:'), 'sealed with the derived purpose key');
+  t.notMatch(wrapped, new RegExp(key.toString('base64').slice(0, 16).replace(/[+/]/g, '.')), 'not the key itself');
+  const fresh = new PersonalDataKeys(box.personKeys);
+  t.same(fresh.unwrap(wrapped), key, 'another process unwraps it');
+  t.equal(fresh.cached, 1);
+  t.same(fresh.unwrap(wrapped), key, 'from its cache the second time');
+  const other = new PersonalDataKeys(new SecretBox(Buffer.alloc(32, 1)).personKeys);
+  t.throws(() => other.unwrap(wrapped), 'another SECRET_ENCRYPTION_KEY cannot unwrap it');
+  t.throws(() => box.webhookSecrets.open(wrapped), 'nor another purpose');
+});
