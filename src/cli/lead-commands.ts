@@ -1,5 +1,9 @@
 import type { Command } from 'commander';
+import { eraseLead } from '../commands/leads/erase-lead.js';
+import { staffContext } from '../commands/run-command.js';
 import { listKeys } from '../keys/repository.js';
+import type { LeadErasure } from '../schemas/lead.js';
+import { staffActor } from './application-commands.js';
 import { sandboxSubmissions } from '../projections/leads-queries.js';
 import { requireWorkspace, withServices } from './context.js';
 import { requireId } from './ids.js';
@@ -41,4 +45,41 @@ export function registerLeadCommands(program: Command, json: () => boolean): voi
         ]),
       );
     });
+
+  program
+    .command('lead')
+    .description('staff operations on a lead')
+    .command('erase <workspace> <leadId>')
+    .description(
+      "erase a lead's person on request: deletes the data keys of the lead and its applications (crypto-shredding) and scrubs the read models, idempotency answers and webhook delivery log; the lead stays listed, erased",
+    )
+    .requiredOption(
+      '--as <email>',
+      'the staff member acting (an active user of the workspace); recorded in the history',
+    )
+    .option('--sandbox', 'erase a sandbox (test-mode) lead')
+    .action(async (idOrSlug: string, leadId: string, o: { as: string; sandbox?: boolean }) => {
+      requireId(leadId, 'lead');
+      const result = await withServices(async (s) => {
+        const ws = await requireWorkspace(s, idOrSlug);
+        const actor = staffActor(ws, o.as);
+        const sandbox = o.sandbox ?? false;
+        return eraseLead(s, {
+          tenantId: ws.id,
+          sandbox,
+          leadId,
+          context: (now) => staffContext(ws.id, sandbox, actor, now),
+        });
+      });
+      output(json(), result, () => describeErasure(result));
+    });
+}
+
+function describeErasure(e: LeadErasure): string {
+  const when = e.erased_now ? `erased at ${e.erased_at}` : `already erased at ${e.erased_at}; nothing done`;
+  const legacy =
+    e.plaintext_events > 0
+      ? `\n${e.plaintext_events} event(s) written before encryption keep their personal values in the log`
+      : '';
+  return `lead ${e.lead_id} ${when} (${e.streams} data key(s) deleted)${legacy}`;
 }

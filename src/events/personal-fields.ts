@@ -9,6 +9,8 @@
  * branch, owner, visa type, country, intake, scores, times) stay in the clear.
  */
 
+import { PERSONAL_LEAD_FIELDS } from '../domain/leads/erase.js';
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** One personal field: where it is and what it reads as after erasure (the public shape keeps its type). */
@@ -19,15 +21,9 @@ export interface PersonalField {
 
 const field = (path: string, erased: JsonValue): PersonalField => ({ path: path.split('.'), erased });
 
-/** The personal fields of a Lead object (the public shape) under `prefix`. */
+/** The personal fields of a Lead object (the public shape) under `prefix`: the domain's list. */
 function leadFields(prefix: string): PersonalField[] {
-  return [
-    field(`${prefix}.full_name`, ''),
-    ...['phone', 'alt_phone', 'email', 'city', 'state', 'date_of_birth', 'landing_page_url', 'utm', 'campaign'].map(
-      (name) => field(`${prefix}.${name}`, null),
-    ),
-    field(`${prefix}.custom_fields`, {}),
-  ];
+  return PERSONAL_LEAD_FIELDS.map((f) => field(`${prefix}.${f.name}`, f.erased));
 }
 
 const LEAD_PAYLOAD = leadFields('payload');
@@ -46,12 +42,6 @@ export const PERSONAL_FIELDS: Readonly<Record<string, readonly PersonalField[]>>
   'application.module_updated': [field('module.details', {})],
   'application.module_details_saved': [field('details', {})],
 };
-
-/** The public Lead fields erasure empties (the same list as lead events' payloads), with their erased values. */
-export const ERASED_LEAD_FIELDS: readonly PersonalField[] = leadFields('lead').map((f) => ({
-  path: f.path.slice(1),
-  erased: f.erased,
-}));
 
 /** A concrete location in an event's data: object keys and array indices. */
 export type Location = (string | number)[];
@@ -126,4 +116,11 @@ export function restorePersonal(
 /** True when an event of this type holds at least one personal field (whatever its value). */
 export function holdsPersonalData(type: string, data: Record<string, unknown>): boolean {
   return (PERSONAL_FIELDS[type] ?? []).some((f) => locate(data, f.path).length > 0);
+}
+
+/** True when some personal value of the event is not its erased value (something personal would be stored). */
+export function saysPersonalData(type: string, data: Record<string, unknown>): boolean {
+  return (PERSONAL_FIELDS[type] ?? []).some((f) =>
+    locate(data, f.path).some((at) => JSON.stringify(readAt(data, at)) !== JSON.stringify(f.erased)),
+  );
 }

@@ -4,7 +4,7 @@ import { newId } from '../shared/ids.js';
 import type { StoreTransaction } from './event-store.js';
 import { chainFrom, contentDigest, GENESIS, type ChainedContent } from './chain.js';
 import { COLUMNS, readStreamKeyed, toStoredEvent, type EventRow, type StreamKeyRow } from './event-rows.js';
-import { holdsPersonalData } from './personal-fields.js';
+import { holdsPersonalData, saysPersonalData } from './personal-fields.js';
 import { personOfNewStream, sealEvent, type PersonalDataKeys } from './personal-data.js';
 import { RuleError } from '../domain/rule-error.js';
 import { SharedTransactionAbandoned } from './shared-transaction.js';
@@ -130,7 +130,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
    * key now; an application stream of that time has no person to file a key under and stays in plaintext (null).
    * An erased person's stream takes no personal data any more.
    */
-  private async existingStreamKey(streamId: string): Promise<Buffer | null> {
+  private async existingStreamKey(streamId: string, events: NewEvent[]): Promise<Buffer | null> {
     if (!this.streamKeys.has(streamId)) {
       const result = await this.sql.query<{ wrapped_key: string | null }>(
         'SELECT wrapped_key FROM personal_data_keys WHERE stream_id = $1',
@@ -143,8 +143,12 @@ export class PostgresStoreTransaction implements StoreTransaction {
       );
     }
     const key = this.streamKeys.get(streamId);
-    if (key === 'erased')
-      throw new RuleError('conflict', 'lead_erased', 'The lead was erased: it takes no personal data');
+    if (key === 'erased') {
+      // What says nothing personal (a stage move of an erased lead) is stored in the clear; anything else is refused.
+      if (events.some((e) => saysPersonalData(e.type, e.data)))
+        throw new RuleError('conflict', 'lead_erased', 'This lead was erased: it takes no personal data');
+      return null;
+    }
     if (key instanceof Buffer) return key;
     return this.createKey(streamId, personOfNewStream(streamId, undefined));
   }
@@ -185,7 +189,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
     const expectedCurrent = expected === 'any' ? null : expected;
     const ids = events.map((event) => event.id ?? newId());
     const personal = this.keys !== undefined && events.some((e) => holdsPersonalData(e.type, e.data));
-    const data = this.stored(streamId, ids, events, personal ? await this.existingStreamKey(streamId) : null);
+    const data = this.stored(streamId, ids, events, personal ? await this.existingStreamKey(streamId, events) : null);
     const digests = this.chained
       ? events.map((e, i) =>
           contentDigest({ ...this.content(streamId, e), id: ids[i]!, data: data[i]! }).toString('hex'),

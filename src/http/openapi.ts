@@ -54,6 +54,11 @@ const ADMIN_DESCRIPTION = [
 
 const ADMIN_TAGS = [
   {
+    name: 'leads',
+    description:
+      "Erase a lead's person on request: the data keys of the lead and its applications are deleted (crypto-shredding).",
+  },
+  {
     name: 'applications',
     description: 'Convert leads into applications and work on cases: stages, status, outcome and roadmap modules.',
   },

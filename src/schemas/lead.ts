@@ -100,7 +100,10 @@ const NullableNumber = Nullable(Type.Number());
 export const LeadSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
-    full_name: Type.String(),
+    full_name: Type.String({
+      description:
+        'empty once the lead was erased; an erased lead keeps its id, stage, source, branch, owner and times, with phone, alt_phone, email, city, state, date_of_birth, landing_page_url, utm and campaign null and custom_fields empty',
+    }),
     phone: Nullable(Type.String(), { description: 'E.164' }),
     alt_phone: NullableString,
     email: NullableString,
@@ -189,3 +192,20 @@ export const LeadIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) },
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,255}$' })),
 });
+
+/** What erasing a lead did (admin interface and `visa-crm leads erase --json`). */
+export const LeadErasure = Type.Object(
+  {
+    lead_id: Type.String({ format: 'uuid' }),
+    erased_at: Type.String({ format: 'date-time', description: 'when the person was erased (the first erasure)' }),
+    erased_now: Type.Boolean({ description: 'false when the lead had been erased before: nothing was done again' }),
+    streams: Type.Integer({
+      description: "streams whose data key this call deleted: the lead's and its applications'",
+    }),
+    plaintext_events: Type.Integer({
+      description: 'events written before personal data was encrypted, whose personal values stay in the log',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type LeadErasure = Static<typeof LeadErasure>;

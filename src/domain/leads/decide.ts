@@ -4,6 +4,7 @@ import { checkCustomFields } from '../../leads/custom-fields.js';
 import { scoreLead } from '../../leads/scoring.js';
 import type { LeadSubmission } from '../../leads/submission.js';
 import { firstStage, lostStage, type WorkspaceSettings } from '../../workspaces/workspace.js';
+import { decideErasure } from './erase.js';
 import { LeadRuleError } from './errors.js';
 import type { LeadConverted, LeadEnquiryReceived, LeadEvent } from './events.js';
 import { CONVERTED_STAGE, LEAD_FIELDS, LeadEventType, type Lead, type Named, type Temperature } from './lead.js';
@@ -253,7 +254,8 @@ export function decideConversion(
 export type LeadCommand =
   | ({ type: 'capture'; matchedOn: ('phone' | 'email')[] } & Omit<CaptureCommand, 'existing'>)
   | ({ type: 'update' } & Omit<UpdateCommand, 'lead'>)
-  | { type: 'convert'; application: { id: string; case_ref: string }; now: Date };
+  | { type: 'convert'; application: { id: string; case_ref: string }; now: Date }
+  | { type: 'erase'; now: Date };
 
 /** decide(state, command) → events: the lead's decider, over the three decisions above. */
 export function decideLead(state: Lead | undefined, command: LeadCommand): LeadEvent[] {
@@ -265,6 +267,8 @@ export function decideLead(state: Lead | undefined, command: LeadCommand): LeadE
       return decideUpdate({ ...command, lead: existingLead(state) });
     case 'convert':
       return decideConversion(existingLead(state), command.application, command.now);
+    case 'erase':
+      return decideErasure(existingLead(state), command.now);
     default: {
       const unknown: never = command;
       throw new Error(`Unknown lead command ${JSON.stringify(unknown)}`);

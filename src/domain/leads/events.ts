@@ -12,7 +12,8 @@ export type LeadCreated = { type: typeof LeadEventType.created; data: { payload:
 
 export type LeadUpdated = {
   type: typeof LeadEventType.updated;
-  data: { payload: Lead & { changed_fields: string[] } };
+  /** `erased_at`: the update is the lead's erasure (src/domain/leads/erase.ts). */
+  data: { payload: Lead & { changed_fields: string[] }; erased_at?: string };
 };
 
 export type LeadAssigned = {

@@ -1,0 +1,82 @@
+import type { AppServices } from '../../bootstrap.js';
+import { decideLead } from '../../domain/leads/decide.js';
+import { leadStream } from '../../domain/leads/lead.js';
+import type { CommandContext, RecordedEvent } from '../../events/types.js';
+import { SEALED_FIELD } from '../../events/personal-data.js';
+import { saysPersonalData } from '../../events/personal-fields.js';
+import type { Queryable } from '../../storage/postgres.js';
+import { settleTime, writeIntent } from '../../leads/write-intents.js';
+import { findLeadRow } from '../../projections/leads-queries.js';
+import type { LeadErasure } from '../../schemas/lead.js';
+import { applicationStream } from '../applications/load-application.js';
+import { NotFoundError } from '../errors.js';
+import { runCommand } from '../run-command.js';
+import { eraseKeys, erasedAt, scrubCopies } from './erase-copies.js';
+
+/** An erasure as the admin route or the CLI parsed it. */
+export interface LeadErasureRequest {
+  tenantId: string;
+  sandbox: boolean;
+  leadId: string;
+  /** The command context for the time the write was registered at (the staff member as actor). */
+  context: (now: Date) => CommandContext;
+}
+
+/**
+ * Erases a person (a lead and the applications converted from it) by crypto-shredding, in one transaction holding
+ * their streams' locks: appends the lead's erasure (a lead.updated with every personal field erased), deletes the
+ * streams' data keys (so the sealed personal values of every earlier event can no longer be opened), and scrubs the
+ * copies outside the log (read models, idempotency answers, webhook delivery bodies and receiver answers). Erasing an
+ * erased lead changes nothing and answers the first erasure's time.
+ */
+export async function eraseLead(
+  services: Pick<AppServices, 'store' | 'pool' | 'now'>,
+  request: LeadErasureRequest,
+): Promise<LeadErasure> {
+  const { tenantId, sandbox, leadId } = request;
+  const clock = services.now;
+  const stream = leadStream(leadId);
+  // The applications hanging off the lead, to lock their streams too (a conversion locks the lead's stream, so none
+  // can be added while this transaction holds it; one added before is found here).
+  const applications = await services.pool.query<{ id: string }>(
+    'SELECT id FROM applications WHERE tenant_id = $1 AND sandbox = $2 AND lead_id = $3',
+    [tenantId, sandbox, leadId],
+  );
+  const streams = [stream, ...applications.rows.map((a) => applicationStream(a.id))];
+  const intent = writeIntent(tenantId, sandbox, clock);
+  return runCommand(
+    services.store,
+    request.context(intent.at),
+    streams,
+    async (tx) => {
+      const row = await findLeadRow(tx.sql, tenantId, sandbox, leadId);
+      if (!row) throw new NotFoundError('lead');
+      const before = await erasedAt(tx.sql, tenantId, leadId);
+      const now = settleTime(tx, intent, clock);
+      if (before)
+        return { lead_id: leadId, erased_at: before.toISOString(), erased_now: false, streams: 0, plaintext_events: 0 };
+      const events: RecordedEvent[] = [];
+      for (const s of streams) events.push(...(await tx.readStream(s)));
+      await tx.append(stream, row.revision, decideLead(row.lead, { type: 'erase', now }));
+      await eraseKeys(tx.writes, { tenantId, personId: leadId, streams, now });
+      await scrubCopies(tx.writes, { tenantId, sandbox, leadId, events: [...events, ...tx.appended] });
+      return {
+        lead_id: leadId,
+        erased_at: now.toISOString(),
+        erased_now: true,
+        streams: streams.length,
+        plaintext_events: await plaintextEvents(tx.sql, streams),
+      };
+    },
+    { opening: intent.registration },
+  );
+}
+
+/** Events of these streams that hold personal values in the clear (written before encryption). */
+async function plaintextEvents(sql: Queryable, streams: string[]): Promise<number> {
+  const result = await sql.query<{ type: string; data: Record<string, unknown> }>(
+    `SELECT type, data FROM events WHERE stream_id = ANY($1::text[]) AND NOT data ? '${SEALED_FIELD}'`,
+    [streams],
+  );
+  return result.rows.filter((row) => saysPersonalData(row.type, row.data)).length;
+}
