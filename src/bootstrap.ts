@@ -29,6 +29,8 @@ export interface AppServices {
   keys: KeyLookupCache;
   rateLimits: RateLimitStore;
   secretBox: SecretBox;
+  /** The data keys of crypto-shredding (personal values in the event log; src/events/personal-data.ts). */
+  personalData: PersonalDataKeys;
   /** How webhook code resolves names and which certificate authorities it trusts (tests set their own). */
   webhooks: WebhookRuntime;
   /** Prometheus metrics of this process (GET /metrics). */
@@ -44,9 +46,8 @@ export async function createServices(
   now: () => Date = () => new Date(),
 ): Promise<AppServices> {
   const secretBox = await loadSecretBox(config);
-  const store = new PostgresEventStore(db.pool, projections, {
-    personal: new PersonalDataKeys(secretBox.personKeys),
-  });
+  const personalData = new PersonalDataKeys(secretBox.personKeys);
+  const store = new PostgresEventStore(db.pool, projections, { personal: personalData });
   const metrics = new Metrics();
   metrics.observe({
     poolWaiting: () => db.pool.waitingCount,
@@ -62,6 +63,7 @@ export async function createServices(
     keys: new KeyLookupCache(),
     rateLimits: config.redisUrl ? new RedisRateLimitStore(config.redisUrl) : new MemoryRateLimitStore(),
     secretBox,
+    personalData,
     metrics,
     webhooks: systemWebhookRuntime(),
     now,

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { registerPersonalDataKeys } from '../events/personal-data.js';
 import type { Logger } from 'pino';
 import type { AppServices } from '../bootstrap.js';
 import { DELIVERIES_CHANNEL, purgeDeliveries } from '../webhooks/deliveries.js';
@@ -49,6 +50,8 @@ export async function startWorkers(
   // The workers get connections of their own, so a burst of API requests cannot hold up deliveries (and the reverse).
   const pool = survivingLostConnections(new pg.Pool({ ...apiServices.pool.options, max: options.poolSize ?? 8 }));
   const services: AppServices = { ...apiServices, pool };
+  // The workers' own pool reads events too (the fan-out): it opens personal values with the same keys.
+  registerPersonalDataKeys(pool, services.personalData);
   const runtime = apiServices.webhooks;
   const client = new DeliveryClient({
     allowLoopback: services.config.webhookAllowLoopback,
