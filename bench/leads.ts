@@ -4,6 +4,8 @@
  * Seeds a workspace with BENCH_LEADS (default 200,000) leads through the bulk path, then measures, in one run and
  * against the same PostgreSQL:
  *   - POST /v1/leads (new people, so every request creates a lead) at 1, 16 and 64 concurrent clients;
+ *   - the same service with personal data stored in the clear (no per-lead data key, nothing sealed): what
+ *     crypto-shredding costs lead creation, measured in the same run (goal: encryption on keeps ≥ 0.90 of it);
  *   - beside it raw fastify answering POST /v1/leads with a constant body, raw fastify doing one single-row INSERT
  *     transaction per request, the capture alone (normalisation and the capture command, no HTTP) and single-row
  *     INSERT transactions straight through pg (no HTTP);
@@ -25,6 +27,8 @@ import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { createServices } from '../src/bootstrap.js';
+import { PostgresEventStore } from '../src/events/postgres-event-store.js';
+import { projections } from '../src/projections/index.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { captureLead } from '../src/commands/leads/capture-lead.js';
@@ -318,8 +322,8 @@ const cpuText = ({ cpu }: Measured) =>
 const fmt = (r: Measured) =>
   `${rate(r).toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms${cpuText(r)}${r.errors ? `   (${r.errors} non-2xx)` : ''}`;
 
-type CreationStep = 'app' | 'constant' | 'httpInsert' | 'command' | 'pgInsert';
-const CREATION_STEPS: CreationStep[] = ['app', 'constant', 'httpInsert', 'command', 'pgInsert'];
+type CreationStep = 'app' | 'plain' | 'constant' | 'httpInsert' | 'command' | 'pgInsert';
+const CREATION_STEPS: CreationStep[] = ['app', 'plain', 'constant', 'httpInsert', 'command', 'pgInsert'];
 type Step = Measured & { walPerRequest: number | null };
 
 /** The round with the median rate (the lower middle one of an even count), shown whole so its figures belong together. */
@@ -410,6 +414,14 @@ async function main(): Promise<void> {
     await app.listen({ host: '127.0.0.1', port: 0 });
     closers.push(() => app.close());
     const appPort = (app.server.address() as { port: number }).port;
+    // The same service with encryption off: its event store seals nothing and makes no data keys.
+    const plainApp = await buildApp(
+      { ...services, store: new PostgresEventStore(pool, projections) },
+      { logger: false },
+    );
+    await plainApp.listen({ host: '127.0.0.1', port: 0 });
+    closers.push(() => plainApp.close());
+    const plainPort = (plainApp.server.address() as { port: number }).port;
 
     // The constant bodies raw fastify sends: a real LeadCreated and a real page of 100 leads.
     const samplePage = await (await fetch(`http://127.0.0.1:${appPort}/v1/leads?limit=100`, { headers: auth })).text();
@@ -444,12 +456,18 @@ async function main(): Promise<void> {
           .rows[0]!.d,
       ) / Math.max(1, result.completed);
     await warmUp(appPort, 'POST', ['/v1/leads'], auth, 'lead');
+    await warmUp(plainPort, 'POST', ['/v1/leads'], auth, 'lead');
     await warmUp(rawPort, 'POST', ['/v1/leads'], {}, 'lead');
     await warmUp(rawPort, 'POST', ['/raw/insert'], {}, 'lead');
     const steps: Record<CreationStep, { label: string; run: (c: number) => Promise<Measured>; wal: boolean }> = {
       app: {
         label: 'visa-crm-api            ',
         run: (c) => load(appPort, 'POST', ['/v1/leads'], auth, 'lead', c),
+        wal: true,
+      },
+      plain: {
+        label: 'visa-crm-api, no sealing',
+        run: (c) => load(plainPort, 'POST', ['/v1/leads'], auth, 'lead', c),
         wal: true,
       },
       constant: {
@@ -471,7 +489,14 @@ async function main(): Promise<void> {
     };
     const creation: Record<number, Record<CreationStep, Step>> = {};
     for (const c of CONCURRENCY) {
-      const rounds: Record<CreationStep, Step[]> = { app: [], constant: [], httpInsert: [], command: [], pgInsert: [] };
+      const rounds: Record<CreationStep, Step[]> = {
+        app: [],
+        plain: [],
+        constant: [],
+        httpInsert: [],
+        command: [],
+        pgInsert: [],
+      };
       for (let round = 0; round < ROUNDS; round++) {
         // Rotating the order spreads whatever drifts during a round (the machine, the tables' growth) over every step.
         const first = round % CREATION_STEPS.length;
@@ -527,6 +552,12 @@ async function main(): Promise<void> {
       const r = creation[c]!;
       console.log(
         `  creation at ${String(c).padStart(2)} clients: ${(rate(r.app) / rate(r.httpInsert)).toFixed(2)} × the bare route, raw fastify + 1-row tx (goal ≥ 0.5); ${(rate(r.app) / rate(r.pgInsert)).toFixed(2)} × 1-row tx via pg`,
+      );
+    }
+    for (const c of CONCURRENCY) {
+      const r = creation[c]!;
+      console.log(
+        `  encryption at ${String(c).padStart(2)} clients: creation with personal data sealed runs at ${(rate(r.app) / rate(r.plain)).toFixed(2)} × creation without (goal ≥ 0.90)`,
       );
     }
     for (const c of CONCURRENCY) {

@@ -26,6 +26,7 @@ const PUBLIC_OPERATIONS: Record<string, string> = {
 const WS = '/admin/v1/workspaces/{workspace}';
 const ADMIN_OPERATIONS: Record<string, string> = {
   [`POST ${WS}/leads/{leadId}/convert`]: 'convertLead',
+  [`POST ${WS}/leads/{leadId}/erase`]: 'eraseLead',
   [`GET ${WS}/applications/{id}`]: 'getApplication',
   [`GET ${WS}/leads/{leadId}/history`]: 'getLeadHistory',
   [`GET ${WS}/applications/{id}/history`]: 'getApplicationHistory',
