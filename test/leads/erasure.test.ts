@@ -246,6 +246,18 @@ t.test('an erased lead keeps taking changes that say nothing personal, and refus
   const back = await h.request('/v1/leads', { method: 'POST', key: h.ws.live, json: MEERA });
   t.equal(back.status, 201, 'a new enquiry by the same person is a new lead');
   t.not(((await back.json()) as { id: string }).id, id);
+  // A case opened from the erased lead gets a key of its own; erasing again deletes it.
+  const converted = await h.admin('POST', `/leads/${id}/convert`);
+  t.equal(converted.status, 201, 'an erased lead can still be converted');
+  const application = ((await converted.json()) as { id: string }).id;
+  await h.admin('PATCH', `/applications/${application}/modules/sop`, { details: DETAILS });
+  const again = await h.admin('POST', `/leads/${id}/erase`);
+  t.match(await again.json(), { erased_now: false, streams: 1 }, "erasing again deletes the case's key");
+  const caseView = await h.admin('GET', `/applications/${application}`);
+  t.same(mentions(await caseView.text()), [], 'and scrubs its details');
+  const [opened] = await h.services.store.readStream(`application-${application}`);
+  t.equal(opened!.type, 'application.opened');
+  t.same(mentions(JSON.stringify(await h.services.store.readStream(`application-${application}`))), []);
   const missing = await h.admin('POST', `/leads/00000000-0000-4000-8000-000000000000/erase`);
   t.equal(missing.status, 404);
   t.match(await missing.json(), { error: 'not_found' });

@@ -12,6 +12,15 @@ export async function erasedAt(sql: Queryable, tenantId: string, personId: strin
   return result.rows[0]?.erased_at ?? undefined;
 }
 
+/** How many of the person's streams still have their data key. */
+export async function liveKeys(sql: Queryable, tenantId: string, personId: string): Promise<number> {
+  const result = await sql.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM personal_data_keys WHERE tenant_id = $1 AND person_id = $2 AND wrapped_key IS NOT NULL',
+    [tenantId, personId],
+  );
+  return result.rows[0]?.n ?? 0;
+}
+
 /**
  * Deletes the data keys of the person's streams: each key row keeps only its tombstone (erased_at), which tells
  * readers the sealed values are gone and refuses new personal data. A stream without a key row (written before
@@ -24,7 +33,7 @@ export async function eraseKeys(
   await sql.query(
     `INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at, erased_at)
      SELECT s, $2, $3, NULL, $4, $4 FROM unnest($1::text[]) AS s
-     ON CONFLICT (stream_id) DO UPDATE SET wrapped_key = NULL, erased_at = $4`,
+     ON CONFLICT (stream_id) DO UPDATE SET wrapped_key = NULL, erased_at = coalesce(personal_data_keys.erased_at, $4)`,
     [e.streams, e.tenantId, e.personId, e.now],
   );
   await sql.query(

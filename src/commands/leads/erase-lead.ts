@@ -11,7 +11,7 @@ import type { LeadErasure } from '../../schemas/lead.js';
 import { applicationStream } from '../applications/load-application.js';
 import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
-import { eraseKeys, erasedAt, scrubCopies } from './erase-copies.js';
+import { eraseKeys, erasedAt, liveKeys, scrubCopies } from './erase-copies.js';
 
 /** An erasure as the admin route or the CLI parsed it. */
 export interface LeadErasureRequest {
@@ -27,7 +27,8 @@ export interface LeadErasureRequest {
  * their streams' locks: appends the lead's erasure (a lead.updated with every personal field erased), deletes the
  * streams' data keys (so the sealed personal values of every earlier event can no longer be opened), and scrubs the
  * copies outside the log (read models, idempotency answers, webhook delivery bodies and receiver answers). Erasing an
- * erased lead changes nothing and answers the first erasure's time.
+ * erased lead answers the first erasure's time and appends nothing; should a case have been opened from the erased
+ * lead since (its stream got a key), that key is deleted and its copies scrubbed.
  */
 export async function eraseLead(
   services: Pick<AppServices, 'store' | 'pool' | 'now'>,
@@ -52,21 +53,23 @@ export async function eraseLead(
       const row = await findLeadRow(tx.sql, tenantId, sandbox, leadId);
       if (!row) throw new NotFoundError('lead');
       const before = await erasedAt(tx.sql, tenantId, leadId);
+      const live = await liveKeys(tx.sql, tenantId, leadId);
       const now = settleTime(tx, intent, clock);
-      if (before)
-        return { lead_id: leadId, erased_at: before.toISOString(), erased_now: false, streams: 0, plaintext_events: 0 };
+      const answer = async (streamsErased: number): Promise<LeadErasure> => ({
+        lead_id: leadId,
+        erased_at: (before ?? now).toISOString(),
+        erased_now: before === undefined,
+        streams: streamsErased,
+        plaintext_events: await plaintextEvents(tx.sql, streams),
+      });
+      if (before && live === 0) return answer(0);
       const events: RecordedEvent[] = [];
       for (const s of streams) events.push(...(await tx.readStream(s)));
-      await tx.append(stream, row.revision, decideLead(row.lead, { type: 'erase', now }));
+      // Erased before, yet with a live key: a case opened from the erased lead since. Its keys go too, no new event.
+      if (!before) await tx.append(stream, row.revision, decideLead(row.lead, { type: 'erase', now }));
       await eraseKeys(tx.writes, { tenantId, personId: leadId, streams, now });
       await scrubCopies(tx.writes, { tenantId, sandbox, leadId, events: [...events, ...tx.appended] });
-      return {
-        lead_id: leadId,
-        erased_at: now.toISOString(),
-        erased_now: true,
-        streams: streams.length,
-        plaintext_events: await plaintextEvents(tx.sql, streams),
-      };
+      return answer(before ? live : streams.length);
     },
     { opening: intent.registration },
   );
