@@ -83,21 +83,44 @@ export function writeAt(data: Container, location: Location, value: unknown): vo
 
 /** The personal values of an event: each present location with its value, and the erased value it leaves behind. */
 export interface Extracted {
-  /** A deep copy of the data with every personal value replaced by its erased value. */
+  /** The data with every personal value replaced by its erased value (a copy; `data` itself is never changed). */
   clear: Record<string, unknown>;
   /** The personal values taken out, by location (empty: the event holds no personal data). */
   values: [Location, unknown][];
+}
+
+/** Erased values are empty: a fresh one per location, so no two places share an object. */
+const fresh = (erased: JsonValue): JsonValue =>
+  typeof erased === 'object' && erased !== null ? (Array.isArray(erased) ? [] : {}) : erased;
+
+/**
+ * Sets the value at an existing location of `root`, copying (shallowly, once each) the containers on the way, so the
+ * data it was copied from is left as it was. Cheaper than a deep copy: only the payload object and the path to a
+ * module's details are copied, never the rest of the event.
+ */
+function setCopied(root: Record<string, unknown>, location: Location, value: unknown, copied: Set<unknown>): void {
+  let parent: Container = root;
+  for (const key of location.slice(0, -1)) {
+    const next = child(parent, key);
+    if (!isContainer(next)) return;
+    const own: Container = copied.has(next) ? next : Array.isArray(next) ? [...next] : { ...next };
+    copied.add(own);
+    writeAt(parent, [key], own);
+    parent = own;
+  }
+  writeAt(parent, location.slice(-1), value);
 }
 
 export function extractPersonal(type: string, data: Record<string, unknown>): Extracted {
   const fields = PERSONAL_FIELDS[type] ?? [];
   const values: [Location, unknown][] = [];
   if (fields.length === 0) return { clear: data, values };
-  const clear = structuredClone(data);
+  const clear = { ...data };
+  const copied = new Set<unknown>([clear]);
   for (const f of fields) {
-    for (const location of locate(clear, f.path)) {
-      values.push([location, readAt(clear, location)]);
-      writeAt(clear, location, structuredClone(f.erased));
+    for (const location of locate(data, f.path)) {
+      values.push([location, readAt(data, location)]);
+      setCopied(clear, location, fresh(f.erased), copied);
     }
   }
   return { clear: values.length === 0 ? data : clear, values };
@@ -108,8 +131,9 @@ export function restorePersonal(
   clear: Record<string, unknown>,
   values: readonly [Location, unknown][],
 ): Record<string, unknown> {
-  const data = structuredClone(clear);
-  for (const [location, value] of values) writeAt(data, location, value);
+  const data = { ...clear };
+  const copied = new Set<unknown>([data]);
+  for (const [location, value] of values) setCopied(data, location, value, copied);
   return data;
 }
 

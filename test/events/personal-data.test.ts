@@ -74,8 +74,11 @@ t.test(
       fc.property(leadEvent, ({ type, data }) => {
         const where = place(type);
         const { key } = keys.newKey();
+        const asGiven = JSON.stringify(data);
         const stored = throughJson(sealEvent(where, data, key));
         const said = throughJson(data);
+        // Sealing copies: the event the caller holds (and projections apply) is not changed.
+        if (JSON.stringify(data) !== asGiven) return false;
         // Opened with the key: what was said.
         if (JSON.stringify(openEvent(where, stored, key)) !== JSON.stringify(said)) return false;
         // Without it: every personal field erased, every other value as said, no envelope left.
