@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { randomFromPool } from '../shared/random-pool.js';
 import type { PurposeBox } from '../shared/secret-box.js';
 import { extractPersonal, restorePersonal, type Location } from './personal-fields.js';
 
@@ -40,7 +41,7 @@ function additionalData(place: EventPlace): Buffer {
 export function sealEvent(place: EventPlace, data: Record<string, unknown>, key: Buffer): Record<string, unknown> {
   const { clear, values } = extractPersonal(place.type, data);
   if (values.length === 0) return data;
-  const iv = randomBytes(12);
+  const iv = randomFromPool(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(additionalData(place));
   const body = Buffer.concat([cipher.update(JSON.stringify(values), 'utf8'), cipher.final()]);
@@ -114,7 +115,7 @@ export class PersonalDataKeys {
   constructor(private readonly box: PurposeBox) {}
 
   newKey(): { key: Buffer; wrapped: string } {
-    const key = randomBytes(32);
+    const key = randomFromPool(32);
     const wrapped = this.box.seal(key.toString('base64'));
     this.unwrapped.set(wrapped, key);
     return { key, wrapped };

@@ -10,6 +10,7 @@ import {
   type EventPlace,
 } from '../../src/events/personal-data.js';
 import { locate, PERSONAL_FIELDS, readAt } from '../../src/events/personal-fields.js';
+import { randomFromPool } from '../../src/shared/random-pool.js';
 import { SecretBox } from '../../src/shared/secret-box.js';
 import { checkProperty, goodText } from '../support/properties.js';
 import { TRICKY_ROWS } from '../support/tricky-values.js';
@@ -131,4 +132,13 @@ t.test('data keys: wrapped with the person-key purpose, unwrapped once, another 
   const other = new PersonalDataKeys(new SecretBox(Buffer.alloc(32, 1)).personKeys);
   t.throws(() => other.unwrap(wrapped), 'another SECRET_ENCRYPTION_KEY cannot unwrap it');
   t.throws(() => box.webhookSecrets.open(wrapped), 'nor another purpose');
+});
+
+t.test('the random pool hands out distinct bytes across refills, never the same twice', async (t) => {
+  const seen = new Set<string>();
+  // 2,000 draws of 12 bytes cross the 8 KiB pool's refill twice.
+  for (let i = 0; i < 2000; i++) seen.add(randomFromPool(12).toString('hex'));
+  t.equal(seen.size, 2000, 'every draw differs');
+  t.notOk(seen.has('00'.repeat(12)), 'no draw is the zeroed part of the pool');
+  t.throws(() => randomFromPool(9000), 'more than the pool at once is refused');
 });
