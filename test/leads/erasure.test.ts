@@ -1,5 +1,9 @@
 import type pg from 'pg';
 import { createServices } from '../../src/bootstrap.js';
+import { captureLead } from '../../src/commands/leads/capture-lead.js';
+import { PostgresEventStore } from '../../src/events/postgres-event-store.js';
+import { findKeyByValue } from '../../src/keys/repository.js';
+import { normaliseSubmission } from '../../src/leads/submission.js';
 import t from 'tap';
 import { projections } from '../../src/projections/index.js';
 import { rebuildReadModels } from '../../src/projections/rebuild.js';
@@ -295,4 +299,42 @@ t.test('visa-crm lead erase erases, names what it did, and is idempotent', async
   t.equal(human.code, 0);
   t.match(human.stdout, /already erased at/);
   t.same(mentions(JSON.stringify(await getLead(h, h.ws.live, id))), []);
+});
+
+t.test('a lead written before encryption still reads, and erasing it says what stays in the log', async (t) => {
+  const h = await webhookHarness(t);
+  // The service as it was before: an event store that seals nothing.
+  const legacy = { ...h.services, store: new PostgresEventStore(h.pool, projections) };
+  const key = (await findKeyByValue(h.pool, h.ws.live))!;
+  const workspace = (await h.services.workspaces.get(h.ws.workspace.id, key.workspace_revision))!;
+  const problems: Record<string, string> = {};
+  const submission = normaliseSubmission(MEERA, workspace.settings, h.services.now(), problems);
+  t.same(problems, {});
+  const answer = await captureLead(legacy, {
+    workspace,
+    key,
+    submission,
+    idempotency: null,
+    captcha: null,
+    context: (at) => ({
+      tenantId: workspace.id,
+      sandbox: false,
+      metadata: { actor: { type: 'key', key_id: key.id }, correlation_id: 'legacy' },
+      now: at,
+    }),
+    now: h.services.now,
+  });
+  const id = (answer.body as { id: string }).id;
+  const [created] = await h.services.store.readStream(`lead-${id}`);
+  t.match(created!.data, { payload: { full_name: MEERA.full_name } }, 'the plaintext event reads as it was written');
+  const erase = await h.admin('POST', `/leads/${id}/erase`);
+  t.match(await erase.json(), { erased_now: true, plaintext_events: 1 }, 'the answer counts the plaintext event');
+  t.match(await getLead(h, h.ws.live, id), { full_name: '', phone: null, email: null }, 'the read model is erased');
+  const hits = await searchEverywhere(h.pool, NEEDLES);
+  t.same(
+    [...new Set(hits.map((hit) => hit.table))],
+    ['events'],
+    'what stays is in the log alone (as docs/decisions.md says), nowhere else',
+  );
+  t.equal((await verifyChains(h.pool, h.ws.workspace.id)).broken, null, 'and the chains verify');
 });
