@@ -4,6 +4,7 @@ import { registerAuditCommands } from './audit-commands.js';
 import { markRequiredOptions } from './help.js';
 import { registerHistoryCommands } from './history-commands.js';
 import { registerInvoiceCommands } from './invoice-commands.js';
+import { registerDocumentCommands } from './document-commands.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerLeadCommands } from './lead-commands.js';
 import { registerServiceCommands } from './service-commands.js';
@@ -31,5 +32,6 @@ export function buildProgram(): Command {
   registerAuditCommands(program, json);
   registerTaskCommands(program, json);
   registerInvoiceCommands(program, json);
+  registerDocumentCommands(program, json);
   return program;
 }

@@ -13,6 +13,7 @@ import * as endpointSpeed from './0021-endpoint-speed.js';
 import * as ownerMailOutbox from './0025-owner-mail-outbox.js';
 import * as tasks from './0030-tasks.js';
 import * as invoices from './0031-invoices.js';
+import * as documents from './0032-documents.js';
 import * as eventHashChain from './0040-event-hash-chain.js';
 
 export interface Migration {
@@ -39,5 +40,6 @@ export const migrations: Migration[] = [
   { version: 25, ...ownerMailOutbox },
   { version: 30, ...tasks },
   { version: 31, ...invoices },
+  { version: 32, ...documents },
   { version: 40, ...eventHashChain },
 ];
