@@ -77,7 +77,7 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
   }
 
   // The form's file is streamed to the incoming area as it arrives (never held in memory); the other fields become
-  // the body the schema validates. A file whose form is then refused is deleted when the answer is sent.
+  // the body the schema validates. A file whose form is then refused is deleted before the answer is sent.
   void app.register(async (scope: TypedApp) => {
     scope.decorateRequest('documentUpload', null);
     await scope.register(multipart, {
@@ -90,7 +90,10 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
         }
         try {
           const upload = await receiveUpload(storage, services.now(), part.file);
-          if (part.file.truncated) throw multipartRefusal({ code: 'FST_REQ_FILE_TOO_LARGE' });
+          if (part.file.truncated) {
+            await storage.discard(upload.id);
+            throw multipartRefusal({ code: 'FST_REQ_FILE_TOO_LARGE' });
+          }
           this.documentUpload = { upload, filename: part.filename, mimetype: part.mimetype, recorded: false };
           (part as unknown as { value: string }).value = upload.id;
         } catch (error) {
@@ -98,7 +101,8 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
         }
       },
     });
-    scope.addHook('onResponse', async (request) => {
+    // Before the answer is written, so a client that reads a refusal finds the file already gone.
+    scope.addHook('onSend', async (request) => {
       const pending = request.documentUpload;
       if (pending && !pending.recorded) await storage.discard(pending.upload.id);
     });
