@@ -1,0 +1,81 @@
+import type pg from 'pg';
+import { workspaceHead } from '../../events/chain.js';
+import { anchorText } from '../../events/verify-chain.js';
+import { readWorkspaceLogWith, streamHeadsAt, type HashedEvent } from '../../events/workspace-log.js';
+import type { GlobalPosition } from '../../events/types.js';
+import {
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  type ExportEvent,
+  type ExportHeader,
+  type ExportTrailer,
+} from '../../schemas/export.js';
+import type { Workspace } from '../../workspaces/workspace.js';
+import { positionToken } from './position-token.js';
+
+/** Events read per round trip: memory stays one page whatever the log's length. */
+export const EXPORT_PAGE = 500;
+
+export function headerLine(workspace: Workspace, after: GlobalPosition | null, now: Date): ExportHeader {
+  const { id, slug, name, plan, status, settings } = workspace;
+  return {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    // Settings as stored: a captcha secret stays sealed (docs/decisions.md, "Export and import").
+    workspace: { id, slug, name, plan, status, settings: settings as unknown as Record<string, unknown> },
+    after: after ? positionToken(after) : null,
+    exported_at: now.toISOString(),
+  };
+}
+
+export function eventLine(event: HashedEvent): ExportEvent {
+  return {
+    id: event.id,
+    stream: event.streamId,
+    revision: event.revision,
+    type: event.type,
+    tenant: event.tenantId,
+    sandbox: event.sandbox,
+    time: event.createdAt.toISOString(),
+    data: event.data,
+    metadata: event.metadata,
+    hash: event.hash.toString('hex'),
+    position: positionToken(event.position),
+  };
+}
+
+/**
+ * The export of a workspace's log after a position (the start when null), line by line: the header, every event
+ * in global order, then the trailer with the count, the position to continue from and the workspace head there
+ * (the head `audit verify` prints at that position). Each page is one statement of its own, so no snapshot is held
+ * open while a slow reader drains the stream.
+ */
+export async function* exportLines(
+  pool: pg.Pool,
+  workspace: Workspace,
+  after: GlobalPosition | null,
+  now: Date,
+  onEvents: (count: number) => void = () => undefined,
+): AsyncGenerator<string> {
+  yield `${JSON.stringify(headerLine(workspace, after, now))}\n`;
+  let cursor: GlobalPosition = after ?? { txId: '0', position: 0 };
+  let events = 0;
+  for (;;) {
+    const page = await readWorkspaceLogWith(pool, workspace.id, cursor, EXPORT_PAGE);
+    if (page.length === 0) break;
+    yield page.map((event) => `${JSON.stringify(eventLine(event))}\n`).join('');
+    events += page.length;
+    cursor = page[page.length - 1]!.position;
+    onEvents(page.length);
+    if (page.length < EXPORT_PAGE) break;
+  }
+  const head = workspaceHead(await streamHeadsAt(pool, workspace.id, cursor));
+  const trailer: ExportTrailer = {
+    trailer: true,
+    events,
+    next: positionToken(cursor),
+    head,
+    anchor: anchorText(head, cursor),
+  };
+  yield `${JSON.stringify(trailer)}\n`;
+}
