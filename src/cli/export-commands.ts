@@ -46,16 +46,21 @@ async function isGzip(file: string): Promise<boolean> {
   }
 }
 
+/** The lines of a file, gunzipped when it is gzip; opened only when the import reaches it. */
+async function* fileLines(file: string): AsyncGenerator<string> {
+  const raw = fs.createReadStream(file);
+  const input = (await isGzip(file)) ? raw.pipe(zlib.createGunzip()) : raw;
+  raw.on('error', (error) => input.destroy(error));
+  yield* readline.createInterface({ input, crlfDelay: Infinity });
+}
+
 async function openExport(file: string): Promise<ExportFile> {
   try {
     await fs.promises.access(file, fs.constants.R_OK);
   } catch {
     throw new CliError(`Cannot read ${file}`);
   }
-  const raw = fs.createReadStream(file);
-  const input = (await isGzip(file)) ? raw.pipe(zlib.createGunzip()) : raw;
-  raw.on('error', (error) => input.destroy(error));
-  return { name: file, lines: readline.createInterface({ input, crlfDelay: Infinity }) };
+  return { name: file, lines: fileLines(file) };
 }
 
 async function runExport(idOrSlug: string, options: ExportOptions) {
