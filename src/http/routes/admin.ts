@@ -3,6 +3,7 @@ import { ADMIN_PREFIX, registerAdminDocument } from '../openapi.js';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../typed-app.js';
 import { registerAdminApplicationRoutes } from './admin-applications.js';
+import { registerAdminExportRoutes } from './admin-export.js';
 import { registerAdminHistoryRoutes } from './admin-history.js';
 import { registerAdminInvoiceRoutes } from './admin-invoices.js';
 import { registerAdminTaskRoutes } from './admin-tasks.js';
@@ -29,6 +30,7 @@ export async function registerAdminInterface(app: TypedApp, services: AppService
           registerAdminTaskRoutes(v1, services);
           registerAdminInvoiceRoutes(v1, services);
           registerAdminHistoryRoutes(v1, services);
+          registerAdminExportRoutes(v1, services);
         },
         { prefix: '/v1' },
       );
