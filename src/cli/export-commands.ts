@@ -75,7 +75,7 @@ async function runExport(idOrSlug: string, options: ExportOptions) {
     const progress = progressBar(`exporting ${workspace.slug}`, total);
     const last = { line: '' };
     const lines = keepingLast(
-      exportLines(s.pool, workspace, after, s.now(), (n) => progress.add(n)),
+      exportLines(s.pool, workspace, after, s.now(), { onEvents: (n) => progress.add(n) }),
       last,
     );
     const sink: Writable = options.out ? fs.createWriteStream(options.out) : process.stdout;

@@ -53,3 +53,20 @@ export async function countWorkspaceEventsAfter(
   );
   return Number(result.rows[0]!.count);
 }
+
+/** The first transaction id not yet started now: every transaction that committed before this call is below it. */
+export async function logHorizon(sql: Queryable): Promise<string> {
+  const result = await sql.query<{ horizon: string }>(
+    'SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS horizon',
+  );
+  return result.rows[0]!.horizon;
+}
+
+/** Whether every transaction below the horizon has ended, so the settled log holds all that they committed. */
+export async function settledUpTo(sql: Queryable, horizon: string): Promise<boolean> {
+  const result = await sql.query<{ settled: boolean }>(
+    'SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS settled',
+    [horizon],
+  );
+  return result.rows[0]!.settled;
+}

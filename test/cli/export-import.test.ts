@@ -8,6 +8,8 @@ import { importExport } from '../../src/commands/export/import-log.js';
 import { ImportRefusedError } from '../../src/commands/export/line-checker.js';
 import { projections } from '../../src/projections/index.js';
 import { checkProperty } from '../support/properties.js';
+import { faultInjector } from '../support/fault-injection.js';
+import { exportLines } from '../../src/commands/export/export-log.js';
 import { appFixture } from '../applications/support.js';
 import { eventRows, makeBusy, readModelRows } from '../support/busy-workspace.js';
 import { runCli } from '../support/cli.js';
@@ -42,7 +44,7 @@ async function cliJson<T>(t: Test, url: string, args: string[]): Promise<T> {
 
 t.test('a busy workspace exported and imported into a fresh database has identical read models', async (t) => {
   const f = await appFixture(t);
-  await makeBusy(f);
+  const secrets = await makeBusy(f);
   const source = f.app.services.config.databaseUrl!;
   const tenantId = f.ws.workspace.id;
   const slug = f.ws.workspace.slug;
@@ -59,8 +61,10 @@ t.test('a busy workspace exported and imported into a fresh database has identic
   t.same(JSON.parse(lines.at(-1)!), { trailer: true, events, next, head, anchor }, 'the trailer is what was printed');
   const [verified] = await cliJson<{ anchor: string }[]>(t, source, ['audit', 'verify', slug]);
   t.equal(exported.anchor, verified!.anchor, 'the head printed is the head verify prints');
-  for (const key of [f.ws.live, f.ws.test, f.ws.publicLive])
-    t.notOk(fs.readFileSync(file, 'utf8').includes(key), 'no API key is in the export');
+  const text = fs.readFileSync(file, 'utf8');
+  for (const key of [f.ws.live, f.ws.test, f.ws.publicLive]) t.notOk(text.includes(key), 'no API key is in the export');
+  t.equal(secrets.length, 2);
+  for (const secret of secrets) t.notOk(text.includes(secret), 'no webhook secret in plain text');
 
   const target = await freshDatabase(t);
   const imported = await cliJson<{ events: number; anchor: string; workspace: { id: string } }>(t, target.url, [
@@ -220,4 +224,42 @@ t.test('a tampered export is refused, naming the line, and leaves the target unt
   const cli = await runCli(target.url, ['import', bad]);
   t.equal(cli.code, 2, 'the CLI refuses it');
   t.match(cli.stderr, /line 4: event [0-9a-f-]{36}: its hash does not follow/);
+});
+
+t.test('a fault at any statement of an import rolls all of it back', async (t) => {
+  const f = await appFixture(t);
+  for (let i = 0; i < 3; i++) await f.convert(await f.lead());
+  const lines: string[] = [];
+  for await (const chunk of exportLines(f.app.pool, f.ws.workspace, null, new Date()))
+    lines.push(...chunk.trimEnd().split('\n'));
+  const faults = faultInjector(t);
+  const counting = await freshDatabase(t);
+  const statements = faults.count();
+  await importExport(counting.pool, projections, [{ name: 'x', lines: each(lines) }]);
+  const total = statements();
+  t.ok(total >= 8, `${total} statements in an import`);
+
+  const target = await freshDatabase(t);
+  const left = async () =>
+    (
+      await target.pool.query<{ n: number }>(
+        `SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM workspaces) + (SELECT count(*) FROM leads)
+              + (SELECT count(*) FROM applications) + (SELECT count(*) FROM application_numbers) AS n`,
+      )
+    ).rows[0]!.n;
+  await checkProperty(
+    t,
+    'a failed statement leaves nothing',
+    fc.asyncProperty(fc.integer({ min: 1, max: total }), async (position) => {
+      faults.arm(position);
+      const failed = await importExport(target.pool, projections, [{ name: 'x', lines: each(lines) }]).then(
+        () => false,
+        () => true,
+      );
+      return failed && faults.fired() !== undefined && Number(await left()) === 0;
+    }),
+    15,
+  );
+  await importExport(target.pool, projections, [{ name: 'x', lines: each(lines) }]);
+  t.same(await readModelRows(target.pool, f.ws.workspace.id), await readModelRows(f.app.pool, f.ws.workspace.id));
 });

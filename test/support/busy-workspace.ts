@@ -16,7 +16,8 @@ async function ok(response: Response, what: string): Promise<Record<string, unkn
  * conversions with module work, tasks (changed, completed, reopened), invoices with payments and a refund, and a
  * webhook endpoint whose secret was rotated.
  */
-export async function makeBusy(f: AppFixture, leads = 9): Promise<void> {
+/** Returns the webhook secrets it was shown (which no export may hold in plain text). */
+export async function makeBusy(f: AppFixture, leads = 9): Promise<string[]> {
   const due = new Date(Date.now() + 3 * DAY).toISOString();
   for (let i = 0; i < leads; i++) {
     const id = await f.lead(i === leads - 1 ? f.ws.test : f.ws.live);
@@ -105,8 +106,12 @@ export async function makeBusy(f: AppFixture, leads = 9): Promise<void> {
     }),
     'create webhook endpoint',
   );
-  await ok(await f.admin(`/webhooks/${String(endpoint.id)}/rotate-secret`, { method: 'POST' }), 'rotate secret');
+  const rotated = await ok(
+    await f.admin(`/webhooks/${String(endpoint.id)}/rotate-secret`, { method: 'POST' }),
+    'rotate secret',
+  );
   await f.lead();
+  return [String(endpoint.secret), String(rotated.secret)];
 }
 
 /** Every read model row of a workspace, table by table, as JSON (positions in this database's log left out). */

@@ -1,7 +1,14 @@
 import type pg from 'pg';
 import { workspaceHead } from '../../events/chain.js';
 import { anchorText } from '../../events/verify-chain.js';
-import { readWorkspaceLogWith, streamHeadsAt, type HashedEvent } from '../../events/workspace-log.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  logHorizon,
+  readWorkspaceLogWith,
+  settledUpTo,
+  streamHeadsAt,
+  type HashedEvent,
+} from '../../events/workspace-log.js';
 import type { GlobalPosition } from '../../events/types.js';
 import {
   EXPORT_FORMAT,
@@ -50,24 +57,46 @@ export function eventLine(event: HashedEvent): ExportEvent {
  * (the head `audit verify` prints at that position). Each page is one statement of its own, so no snapshot is held
  * open while a slow reader drains the stream.
  */
+export interface ExportOptions {
+  onEvents?: (count: number) => void;
+  /** How long to wait, at most, for transactions running when the export started to end (see below). */
+  settleWaitMs?: number;
+}
+
+/** Long enough for any transaction of the service; a longer one's events go to the next export. */
+export const SETTLE_WAIT_MS = 10_000;
+const SETTLE_POLL_MS = 20;
+
 export async function* exportLines(
   pool: pg.Pool,
   workspace: Workspace,
   after: GlobalPosition | null,
   now: Date,
-  onEvents: (count: number) => void = () => undefined,
+  options: ExportOptions = {},
 ): AsyncGenerator<string> {
+  const { onEvents = () => undefined, settleWaitMs = SETTLE_WAIT_MS } = options;
+  // The reader sees only transactions older than every running one (in the whole server), so a transaction running
+  // when the export starts would keep everything committed after it out. The export waits for those to end, up to
+  // settleWaitMs: it then holds everything committed before it started. `next` is exact either way.
+  const horizon = await logHorizon(pool);
+  const deadline = Date.now() + settleWaitMs;
   yield `${JSON.stringify(headerLine(workspace, after, now))}\n`;
   let cursor: GlobalPosition = after ?? { txId: '0', position: 0 };
   let events = 0;
+  let last = false;
   for (;;) {
     const page = await readWorkspaceLogWith(pool, workspace.id, cursor, EXPORT_PAGE);
-    if (page.length === 0) break;
-    yield page.map((event) => `${JSON.stringify(eventLine(event))}\n`).join('');
-    events += page.length;
-    cursor = page[page.length - 1]!.position;
-    onEvents(page.length);
-    if (page.length < EXPORT_PAGE) break;
+    if (page.length > 0) {
+      yield page.map((event) => `${JSON.stringify(eventLine(event))}\n`).join('');
+      events += page.length;
+      cursor = page[page.length - 1]!.position;
+      onEvents(page.length);
+    }
+    if (page.length === EXPORT_PAGE) continue;
+    if (last) break;
+    // Settled (or waited long enough): one more page, for what settled between this page and the check.
+    if ((await settledUpTo(pool, horizon)) || Date.now() >= deadline) last = true;
+    else await sleep(SETTLE_POLL_MS);
   }
   const head = workspaceHead(await streamHeadsAt(pool, workspace.id, cursor));
   const trailer: ExportTrailer = {
