@@ -62,11 +62,20 @@ export async function logHorizon(sql: Queryable): Promise<string> {
   return result.rows[0]!.horizon;
 }
 
-/** Whether every transaction below the horizon has ended, so the settled log holds all that they committed. */
-export async function settledUpTo(sql: Queryable, horizon: string): Promise<boolean> {
-  const result = await sql.query<{ settled: boolean }>(
-    'SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS settled',
-    [horizon],
+/**
+ * Whether events of the workspace after a position, committed by a transaction below the horizon, are still kept
+ * from the reader by an older transaction that is running: then the reader will see them once that one ends.
+ */
+export async function committedBehindRunning(
+  sql: Queryable,
+  tenantId: string,
+  after: GlobalPosition,
+  horizon: string,
+): Promise<boolean> {
+  const result = await sql.query<{ waiting: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM events WHERE tenant_id = $1 AND (tx_id, position) > ($2::xid8, $3::bigint)
+        AND tx_id < $4::xid8) AS waiting`,
+    [tenantId, after.txId, after.position, horizon],
   );
-  return result.rows[0]!.settled;
+  return result.rows[0]!.waiting;
 }

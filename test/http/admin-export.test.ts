@@ -9,6 +9,7 @@ import { projections } from '../../src/projections/index.js';
 import { appFixture, ADMIN_TOKEN, STAFF, type AppFixture } from '../applications/support.js';
 import { makeBusy, readModelRows } from '../support/busy-workspace.js';
 import { freshDatabase } from '../support/db.js';
+import { each } from '../support/export.js';
 import { checkProperty } from '../support/properties.js';
 
 // GET /admin/v1/workspaces/{workspace}/export: the same NDJSON as `visa-crm export`, streamed, resumable with
@@ -30,10 +31,6 @@ async function exportText(f: AppFixture, after?: string): Promise<string[]> {
 
 const events = (lines: string[]) => lines.slice(1, -1);
 const trailerOf = (lines: string[]) => JSON.parse(lines.at(-1)!) as Trailer;
-
-async function* each(lines: string[]): AsyncGenerator<string> {
-  yield* lines;
-}
 
 /** GET over node:http so the raw (compressed) bytes are seen, not what fetch decodes. */
 function rawGet(

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   logHorizon,
   readWorkspaceLogWith,
-  settledUpTo,
+  committedBehindRunning,
   streamHeadsAt,
   type HashedEvent,
 } from '../../events/workspace-log.js';
@@ -75,9 +75,10 @@ export async function* exportLines(
   options: ExportOptions = {},
 ): AsyncGenerator<string> {
   const { onEvents = () => undefined, settleWaitMs = SETTLE_WAIT_MS } = options;
-  // The reader sees only transactions older than every running one (in the whole server), so a transaction running
-  // when the export starts would keep everything committed after it out. The export waits for those to end, up to
-  // settleWaitMs: it then holds everything committed before it started. `next` is exact either way.
+  // The reader sees only transactions older than every running one (in the whole server), so one running when the
+  // export starts keeps the workspace's events committed after it out. When there are such events, the export waits
+  // for it to end, up to settleWaitMs: it then holds everything committed before it started. `next` is exact either
+  // way: what an export leaves out, the next one continuing from it holds.
   const horizon = await logHorizon(pool);
   const deadline = Date.now() + settleWaitMs;
   yield `${JSON.stringify(headerLine(workspace, after, now))}\n`;
@@ -95,7 +96,8 @@ export async function* exportLines(
     if (page.length === EXPORT_PAGE) continue;
     if (last) break;
     // Settled (or waited long enough): one more page, for what settled between this page and the check.
-    if ((await settledUpTo(pool, horizon)) || Date.now() >= deadline) last = true;
+    const behind = await committedBehindRunning(pool, workspace.id, cursor, horizon);
+    if (!behind || Date.now() >= deadline) last = true;
     else await sleep(SETTLE_POLL_MS);
   }
   const head = workspaceHead(await streamHeadsAt(pool, workspace.id, cursor));
