@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t from 'tap';
+import { applyDefinition } from '../../src/workspaces/repository.js';
 import { appFixture } from '../applications/support.js';
+import { demoDefinition } from '../support/app.js';
 import { eventRows, makeBusy, readModelRows } from '../support/busy-workspace.js';
 import { runCli } from '../support/cli.js';
 import { freshDatabase } from '../support/db.js';
@@ -93,6 +95,8 @@ t.test('export on stdout, resumed with --after, imported as a chain of files', a
   t.equal(first.stdout.trimEnd().split('\n').length, summary.events + 2, 'the export alone on stdout');
   fs.writeFileSync(path.join(dir, '1.ndjson'), first.stdout);
   await f.convert(await f.lead());
+  // The workspace renamed between the two exports: the continuation's header carries the new name.
+  await applyDefinition(f.app.pool, demoDefinition({ slug, name: 'Northstar Renamed' }), f.app.services.secretBox);
   const second = await cliJson<Summary>(t, source, [
     'export',
     slug,
@@ -117,7 +121,9 @@ t.test('export on stdout, resumed with --after, imported as a chain of files', a
     ...['1', '2', '3'].map((n) => path.join(dir, `${n}.ndjson`)),
   ]);
   t.match(imported, { events: summary.events + second.events, anchor: second.anchor });
-  t.same(await readModelRows(target.pool, f.ws.workspace.id), await readModelRows(f.app.pool, f.ws.workspace.id));
+  const rows = await readModelRows(target.pool, f.ws.workspace.id);
+  t.same(rows, await readModelRows(f.app.pool, f.ws.workspace.id));
+  t.match(rows.workspaces, [{ name: 'Northstar Renamed' }], 'the workspace as the last export saw it');
 
   const alone = await runCli((await freshDatabase(t)).url, ['import', path.join(dir, '2.ndjson')]);
   t.equal(alone.code, 2, 'a continuation alone is refused');

@@ -50,9 +50,11 @@ export async function importExport(
       checker.startFile(file.name);
       for await (const text of file.lines) {
         const checked = checker.check(text);
-        if (checked.kind === 'header' && workspace === null) {
+        if (checked.kind === 'header') {
+          // A continuation carries the workspace as it was at its export: the latest one is the workspace now.
+          if (workspace === null) await createWorkspace(sql, checked.header.workspace, file.name);
+          else await updateWorkspace(sql, checked.header.workspace, file.name);
           workspace = checked.header.workspace;
-          await createWorkspace(sql, workspace, file.name);
         } else if (checked.kind === 'event') {
           batch.push(checked.event);
           if (batch.length >= IMPORT_BATCH) await flush();
@@ -77,12 +79,7 @@ export async function importExport(
 async function createWorkspace(sql: Queryable, ws: ExportHeader['workspace'], file: string): Promise<void> {
   // Two imports of one workspace at once: the second waits here, then finds the first one's events.
   await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`workspace-import:${ws.id}`]);
-  const clash = await sql.query<{ id: string }>('SELECT id FROM workspaces WHERE slug = $1 AND id <> $2', [
-    ws.slug,
-    ws.id,
-  ]);
-  if (clash.rows.length > 0)
-    throw new ImportRefusedError(file, 1, `another workspace (${clash.rows[0]!.id}) has the slug ${ws.slug} here`);
+  await refuseSlugClash(sql, ws, file);
   const used = await sql.query('SELECT 1 FROM events WHERE tenant_id = $1 LIMIT 1', [ws.id]);
   if (used.rows.length > 0)
     throw new ImportRefusedError(
@@ -96,6 +93,25 @@ async function createWorkspace(sql: Queryable, ws: ExportHeader['workspace'], fi
        revision = workspaces.revision + 1, updated_at = now()`,
     [ws.id, ws.slug, ws.name, ws.plan, ws.status, JSON.stringify(ws.settings)],
   );
+}
+
+/** Takes the definition of a continuation's header (the id is the same: the checker made sure). */
+async function updateWorkspace(sql: Queryable, ws: ExportHeader['workspace'], file: string): Promise<void> {
+  await refuseSlugClash(sql, ws, file);
+  await sql.query(
+    `UPDATE workspaces SET slug = $2, name = $3, plan = $4, status = $5, settings = $6, revision = revision + 1,
+       updated_at = now() WHERE id = $1`,
+    [ws.id, ws.slug, ws.name, ws.plan, ws.status, JSON.stringify(ws.settings)],
+  );
+}
+
+async function refuseSlugClash(sql: Queryable, ws: ExportHeader['workspace'], file: string): Promise<void> {
+  const clash = await sql.query<{ id: string }>('SELECT id FROM workspaces WHERE slug = $1 AND id <> $2', [
+    ws.slug,
+    ws.id,
+  ]);
+  if (clash.rows.length > 0)
+    throw new ImportRefusedError(file, 1, `another workspace (${clash.rows[0]!.id}) has the slug ${ws.slug} here`);
 }
 
 /** Inserts checked events in their order, so the positions they get here keep the source's global order. */
