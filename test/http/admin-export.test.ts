@@ -152,6 +152,9 @@ t.test('refusals in the Error shape', async (t) => {
   const bad = await f.admin('/export?after=yesterday');
   t.equal(bad.status, 400);
   t.match(await bad.json(), { error: 'validation_failed', fields: { after: String } });
+  const huge = await f.admin(`/export?after=${'9'.repeat(20)}/1`);
+  t.equal(huge.status, 400, 'a transaction id beyond 64 bits');
+  t.match(await huge.json(), { error: 'validation_failed', fields: { after: String } });
   const anonymous = await f.app.request(`/admin/v1/workspaces/${f.ws.workspace.slug}/export`);
   t.equal(anonymous.status, 401);
   t.match(await anonymous.json(), { error: 'invalid_admin_token' });

@@ -132,7 +132,8 @@ export class ExportLineChecker {
     if (typeof line === 'string') throw this.refuse(line);
     if (line.tenant !== this.workspaceId)
       throw this.refuse(`event ${line.id} belongs to workspace ${line.tenant}, not ${this.workspaceId}`);
-    const position = parsePositionToken(line.position)!;
+    const position = parsePositionToken(line.position);
+    if (position === null) throw this.refuse(`event ${line.id}: the position ${line.position} is out of range`);
     const floor = this.last ?? tokenOrStart(this.next);
     if (!isAfter(position, floor))
       throw this.refuse(`event ${line.id} at ${line.position} is out of order (not after ${positionToken(floor)})`);
@@ -154,7 +155,7 @@ export class ExportLineChecker {
       createdAt: new Date(line.time),
       hash: Buffer.from(line.hash, 'hex'),
     };
-    const recomputed = link(previous?.hash ?? GENESIS, line.revision, contentDigest(event));
+    const recomputed = link(previous?.hash ?? GENESIS, line.revision, this.digest(event));
     if (!recomputed.equals(event.hash))
       throw this.refuse(
         `event ${line.id}: its hash does not follow from its content and the stream's previous event (changed?)`,
@@ -164,6 +165,15 @@ export class ExportLineChecker {
     this.fileEvents += 1;
     this.totalEvents += 1;
     return { kind: 'event', event };
+  }
+
+  /** The content digest; content RFC 8785 cannot write (a lone surrogate) was never an event the store hashed. */
+  private digest(event: CheckedEvent): Buffer {
+    try {
+      return contentDigest(event);
+    } catch {
+      throw this.refuse(`event ${event.id}: its content is not canonical JSON (a lone surrogate?)`);
+    }
   }
 
   private checkTrailer(value: unknown): CheckedLine {

@@ -6,6 +6,7 @@ import { exportLines } from '../../commands/export/export-log.js';
 import { parsePositionToken } from '../../commands/export/position-token.js';
 import { ExportQuery } from '../../schemas/export.js';
 import { staffOf } from '../admin-auth.js';
+import { validationFailed } from '../errors.js';
 import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
 import type { TypedApp } from '../typed-app.js';
 
@@ -54,6 +55,8 @@ export function registerAdminExportRoutes(app: TypedApp, services: AppServices):
     async (request, reply) => {
       const { workspace } = staffOf(request);
       const after = request.query.after === undefined ? null : parsePositionToken(request.query.after);
+      if (after === null && request.query.after !== undefined)
+        throw validationFailed({ after: 'is not a position of the log (a transaction id beyond 64 bits)' });
       const lines = Readable.from(exportLines(services.pool, workspace, after, services.now()));
       reply.header('content-type', NDJSON).header('vary', 'accept-encoding');
       // fastify sends a stream as the body, piped; the 200 schema (a string) describes the document, not this value.
