@@ -139,7 +139,11 @@ async function insertEvents(sql: Queryable, events: readonly CheckedEvent[], che
       ],
     );
   } catch (error) {
-    if ((error as { code?: string }).code === '23505')
+    const code = (error as { code?: string }).code;
+    // 22P05: a string PostgreSQL cannot store (NUL); no event the store wrote holds one.
+    if (code === '22P05')
+      throw new ImportRefusedError('the import', 0, 'an event holds a value PostgreSQL cannot store');
+    if (code === '23505')
       throw new ImportRefusedError(
         'the import',
         0,

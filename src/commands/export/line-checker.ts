@@ -42,6 +42,15 @@ function conform<T>(schema: TSchema, value: unknown, what: string): T | string {
   return `not a valid ${what}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'wrong shape'}`;
 }
 
+/** Whether a JSON value holds U+0000 in a string or a key (PostgreSQL's text and jsonb cannot). */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(holdsNul);
+  if (typeof value === 'object' && value !== null)
+    return Object.entries(value).some(([key, v]) => key.includes('\u0000') || holdsNul(v));
+  return false;
+}
+
 /**
  * Checks an export line by line, with no I/O: the header, then each event (its shape, its workspace, its place in
  * the global order, its revision and hash against the previous event of its stream), then the trailer (the count,
@@ -143,6 +152,13 @@ export class ExportLineChecker {
       throw this.refuse(
         `event ${line.id}: revision ${line.revision} of ${line.stream} where the stream's next is ${expected} (a line missing, added or moved)`,
       );
+    if (
+      holdsNul(line.data) ||
+      holdsNul(line.metadata) ||
+      line.stream.includes('\u0000') ||
+      line.type.includes('\u0000')
+    )
+      throw this.refuse(`event ${line.id}: it holds a NUL character, which no stored event can`);
     const event: CheckedEvent = {
       id: line.id,
       streamId: line.stream,
