@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerApplicationCommands } from './application-commands.js';
 import { registerAuditCommands } from './audit-commands.js';
+import { registerExportCommands } from './export-commands.js';
 import { markRequiredOptions } from './help.js';
 import { registerHistoryCommands } from './history-commands.js';
 import { registerInvoiceCommands } from './invoice-commands.js';
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerHistoryCommands(program, json);
   registerWebhookCommands(program, json);
   registerAuditCommands(program, json);
+  registerExportCommands(program, json);
   registerTaskCommands(program, json);
   registerInvoiceCommands(program, json);
   registerDocumentCommands(program, json);

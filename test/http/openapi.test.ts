@@ -31,6 +31,7 @@ const ADMIN_OPERATIONS: Record<string, string> = {
   [`GET ${WS}/applications/{id}/history`]: 'getApplicationHistory',
   [`GET ${WS}/leads/{leadId}/state`]: 'getLeadAsOf',
   [`GET ${WS}/applications/{id}/state`]: 'getApplicationAsOf',
+  [`GET ${WS}/export`]: 'exportWorkspaceLog',
   [`POST ${WS}/applications/{id}/stage`]: 'moveApplicationStage',
   [`POST ${WS}/applications/{id}/status`]: 'setApplicationStatus',
   [`POST ${WS}/applications/{id}/outcome`]: 'recordApplicationOutcome',

@@ -4,6 +4,7 @@ import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../typed-app.js';
 import { registerAdminApplicationRoutes } from './admin-applications.js';
 import { registerAdminDocumentRoutes } from './admin-documents.js';
+import { registerAdminExportRoutes } from './admin-export.js';
 import { registerAdminHistoryRoutes } from './admin-history.js';
 import { registerAdminInvoiceRoutes } from './admin-invoices.js';
 import { registerAdminTaskRoutes } from './admin-tasks.js';
@@ -31,6 +32,7 @@ export async function registerAdminInterface(app: TypedApp, services: AppService
           registerAdminInvoiceRoutes(v1, services);
           registerAdminDocumentRoutes(v1, services);
           registerAdminHistoryRoutes(v1, services);
+          registerAdminExportRoutes(v1, services);
         },
         { prefix: '/v1' },
       );
