@@ -81,7 +81,7 @@ export async function claimDueDeliveries(
   limits: ClaimLimits,
 ): Promise<ClaimedDelivery[]> {
   const [lock, claim] = claimStatements(owner, now, leaseUntil, limits);
-  const result = await inTransaction(pool, (tx) => tx.queryUnprepared<ClaimedDelivery>(claim.text, claim.values), [
+  const result = await inTransaction(pool, (tx) => tx.query<ClaimedDelivery>(claim.text, claim.values), [
     lock,
   ]);
   return result.rows;
