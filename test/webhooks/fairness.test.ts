@@ -9,9 +9,14 @@ import {
   type ClaimedDelivery,
 } from '../../src/webhooks/deliveries.js';
 import { RETRY_DELAYS_MS, RETRY_JITTER, nextAttemptAt } from '../../src/webhooks/retry-schedule.js';
+import { runCommand } from '../../src/commands/run-command.js';
+import type { CommandContext } from '../../src/events/types.js';
+import { seedWorkspace } from '../support/app.js';
 import { freshDatabase } from '../support/db.js';
 import { faultInjector } from '../support/fault-injection.js';
 import { checkProperty } from '../support/properties.js';
+import { resourcePayload, webhookHarness } from './support/harness.js';
+import { sleep, waitFor } from './support/receiver.js';
 
 // The claim statement on its own, against real PostgreSQL: endpoints and deliveries are written as the fan-out and
 // the endpoint projection would write them, then claimed as workers claim them.
@@ -368,3 +373,101 @@ t.test('a claim that fails at any statement leases nothing and leaves its tenant
   const after = await claimDueDeliveries(pool, 'next', later, laterLease, limits);
   t.equal(after.length, 5, 'the next claim takes the tenant: no lock was left behind');
 });
+
+t.test(
+  'a tenant whose many endpoints hang holds at most its cap across two sets of workers, and another tenant’s deliveries flow',
+  async (t) => {
+    const CAP = 6;
+    const HANGING_ENDPOINTS = 12;
+    const HEALTHY_EVENTS = 40;
+    const h = await webhookHarness(t, { definition: { limits: { webhook_endpoints: 30 } } });
+    h.receiver.reply = (request) => (request.path.startsWith('/hang') ? 'hang' : { status: 200 });
+    // Tenant A (the harness's workspace): twelve endpoints that never answer, and a backlog of 5 events each.
+    for (let i = 0; i < HANGING_ENDPOINTS; i++)
+      await h.createEndpoint({ url: h.receiver.url('127.0.0.1', `/hang-${i}`), events: ['document.uploaded'] });
+    const tenantA = h.ws.workspace.id;
+    for (let i = 0; i < 5; i++) await h.appendEvent('document.uploaded', resourcePayload());
+    // Tenant B: another workspace, one endpoint that answers at once.
+    const b = await seedWorkspace(h);
+    const created = await h.request('/v1/webhooks', {
+      method: 'POST',
+      key: b.live,
+      json: { url: h.receiver.url('127.0.0.1', '/healthy'), events: ['document.uploaded'] },
+    });
+    t.equal(created.status, 201);
+    const appendForB = async () => {
+      const stream = `webhook-test-resource-${randomUUID()}`;
+      const context: CommandContext = {
+        tenantId: b.workspace.id,
+        sandbox: false,
+        metadata: { actor: { type: 'system', name: 'fairness test' }, correlation_id: randomUUID() },
+        now: h.services.now(),
+      };
+      await runCommand(h.services.store, context, [stream], (tx) =>
+        tx.append(stream, 'any', [{ type: 'document.uploaded', data: { payload: resourcePayload() } }]),
+      );
+    };
+
+    // Tenant A's in-flight deliveries, read from the database while the workers run.
+    const samples: number[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const live = await liveLeasesByTenant(h.pool, new Date());
+        samples.push(live.get(tenantA) ?? 0);
+        await sleep(10);
+      }
+    })();
+    // Should the test fail midway, the sampler stops before the database goes (its error is the test's anyway).
+    t.teardown(() => {
+      sampling = false;
+      return sampler.catch(() => undefined);
+    });
+    // Two sets of workers on pools of their own, as two processes: 2 × 16 slots, which A's endpoints (12 × 3 with the
+    // per-endpoint cap alone) could fill entirely.
+    const options = {
+      concurrency: 16,
+      perEndpointConcurrency: 3,
+      perTenantConcurrency: CAP,
+      deliveryTimeoutMs: 8_000,
+    };
+    await h.startWorkers(options);
+    await h.startWorkers(options);
+    await waitFor(() => (samples.at(-1) ?? 0) >= CAP, 'tenant A reaches its cap');
+    await Promise.all(Array.from({ length: HEALTHY_EVENTS }, appendForB));
+    const count = async (sql: string, tenantId: string) =>
+      (await h.pool.query<{ n: number }>(sql, [tenantId])).rows[0]!.n;
+    await waitFor(
+      async () =>
+        (await count(
+          "SELECT count(*)::int AS n FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'succeeded'",
+          b.workspace.id,
+        )) === HEALTHY_EVENTS,
+      'every delivery of tenant B succeeds',
+    );
+    const attemptsOfA = `SELECT count(*)::int AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+                          WHERE d.tenant_id = $1`;
+    t.equal(
+      await count(attemptsOfA, tenantA),
+      0,
+      'all of B’s deliveries were acknowledged before any attempt of A ended',
+    );
+    t.equal(
+      h.receiver.requests.filter((r) => r.path.startsWith('/hang')).length,
+      CAP,
+      'the hanging receivers got exactly the cap of requests meanwhile',
+    );
+    t.equal(h.receiver.requests.filter((r) => r.path === '/healthy').length, HEALTHY_EVENTS);
+    // A's first attempts time out; its slots go to the next deliveries of its backlog, still within the cap.
+    await waitFor(
+      async () => (await count(attemptsOfA, tenantA)) >= CAP && samples.at(-1) === CAP,
+      'tenant A’s timed-out slots are taken by its next deliveries',
+      30_000,
+    );
+    sampling = false;
+    await sampler;
+    t.ok(samples.length >= 10, `${samples.length} samples of A’s deliveries in flight`);
+    t.equal(Math.max(...samples), CAP, 'tenant A never had more than its cap in flight');
+    t.ok(h.receiver.requests.filter((r) => r.path.startsWith('/hang')).length > CAP, 'A’s backlog kept moving');
+  },
+);
