@@ -81,9 +81,7 @@ export async function claimDueDeliveries(
   limits: ClaimLimits,
 ): Promise<ClaimedDelivery[]> {
   const [lock, claim] = claimStatements(owner, now, leaseUntil, limits);
-  const result = await inTransaction(pool, (tx) => tx.query<ClaimedDelivery>(claim.text, claim.values), [
-    lock,
-  ]);
+  const result = await inTransaction(pool, (tx) => tx.query<ClaimedDelivery>(claim.text, claim.values), [lock]);
   return result.rows;
 }
 
@@ -137,11 +135,12 @@ export function claimStatements(
                                                           WHERE l.endpoint_id = e.endpoint_id AND l.status = 'pending' AND l.lease_until > $3)))::int AS free
          FROM endpoints e
      ), candidates AS (
-       SELECT c.id, r.tenant_id, c.next_attempt_at,
-              row_number() OVER (PARTITION BY r.endpoint_id ORDER BY c.next_attempt_at, c.id) AS endpoint_turn
+       -- Each endpoint's turns are numbered as its rows come off the index, not by a sort over every candidate.
+       SELECT c.id, r.tenant_id, c.next_attempt_at, c.endpoint_turn
          FROM room r JOIN webhook_endpoints ep ON ep.id = r.endpoint_id
         CROSS JOIN LATERAL (
-              SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+              SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS endpoint_turn
+                FROM webhook_deliveries d
                WHERE d.endpoint_id = r.endpoint_id AND ${due}
                ORDER BY d.next_attempt_at, d.id
                LIMIT r.free) c
