@@ -59,7 +59,9 @@ async function explain(pool: pg.Pool, at: Date, label: string): Promise<void> {
     await client.query(lock.text, lock.values);
     const plan = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values);
     const lines = plan.rows.map((r) => r['QUERY PLAN']);
-    console.log(`\n${label}: ${lines.filter((l) => /Execution Time|Planning Time/.test(l)).join(', ')}`);
+    console.log(
+      `\n${label}: ${lines.filter((l) => /Execution Time|Planning Time/.test(l)).join(', ')}, ${lines.find((l) => /Buffers/.test(l))?.trim()}`,
+    );
     if (process.env.BENCH_CLAIM_PLAN) console.log(lines.join('\n'));
   } finally {
     await client.query('ROLLBACK');
