@@ -10,6 +10,7 @@ import * as leadBodiesAsJsonText from './0008-lead-bodies-as-json-text.js';
 import * as noExpectationChecks from './0009-no-expectation-checks.js';
 import * as fairWebhookClaims from './0020-fair-webhook-claims.js';
 import * as endpointSpeed from './0021-endpoint-speed.js';
+import * as webhookClaimIndexes from './0022-webhook-claim-indexes.js';
 import * as ownerMailOutbox from './0025-owner-mail-outbox.js';
 import * as tasks from './0030-tasks.js';
 import * as invoices from './0031-invoices.js';
@@ -37,6 +38,7 @@ export const migrations: Migration[] = [
   { version: 9, ...noExpectationChecks },
   { version: 20, ...fairWebhookClaims },
   { version: 21, ...endpointSpeed },
+  { version: 22, ...webhookClaimIndexes },
   { version: 25, ...ownerMailOutbox },
   { version: 30, ...tasks },
   { version: 31, ...invoices },
