@@ -1,4 +1,8 @@
+import path from 'node:path';
 import type pg from 'pg';
+import type { DocumentServices } from './commands/documents/document-commands.js';
+import { ClamdScanner, parseClamdAddress } from './documents/clamd.js';
+import { DiskDocumentStorage } from './documents/storage.js';
 import type { Config } from './config.js';
 import type { EventStore } from './events/event-store.js';
 import { PostgresEventStore } from './events/postgres-event-store.js';
@@ -35,6 +39,8 @@ export interface AppServices {
   webhooks: WebhookRuntime;
   /** Prometheus metrics of this process (GET /metrics). */
   metrics: Metrics;
+  /** Document files and the virus scanner they pass through. */
+  documents: DocumentServices;
   /** The clock; tests move it. */
   now: () => Date;
 }
@@ -66,6 +72,15 @@ export async function createServices(
     personalData,
     metrics,
     webhooks: systemWebhookRuntime(),
+    documents: documentServices(config),
     now,
+  };
+}
+
+/** Documents are kept under DATA_DIR/documents and scanned by the clamd at CLAMD_ADDRESS. */
+function documentServices(config: Config): DocumentServices {
+  return {
+    storage: new DiskDocumentStorage(path.join(config.dataDir, 'documents')),
+    scanner: new ClamdScanner(parseClamdAddress(config.clamdAddress)),
   };
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseClamdAddress } from './documents/clamd.js';
 
 /** Everything the service reads from its environment, parsed once. See the README's configuration table. */
 export interface Config {
@@ -48,6 +49,11 @@ export interface Config {
   smtpUrl: string | undefined;
   /** The From address of owner notices (SMTP_FROM). */
   smtpFrom: string;
+  /**
+   * Where the ClamAV daemon listens (CLAMD_ADDRESS: unix:/path or tcp://host:port); Debian's clamav-daemon socket by
+   * default. Every uploaded document is scanned there before it is accepted.
+   */
+  clamdAddress: string;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -84,6 +90,11 @@ function baseUrl(value: string): string {
 }
 
 /** An smtp:// or smtps:// URL; the value is never repeated in the error, since it may hold a password. */
+function clamdAddress(value: string): string {
+  parseClamdAddress(value); // refuses a malformed address at start rather than at the first upload
+  return value;
+}
+
 function smtpUrl(value: string | undefined): string | undefined {
   if (value === undefined || value === '') return undefined;
   let url: URL;
@@ -142,5 +153,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxEventLoopDelayMs: int('MAX_EVENT_LOOP_DELAY_MS', env.MAX_EVENT_LOOP_DELAY_MS, 0),
     smtpUrl: smtpUrl(env.SMTP_URL),
     smtpFrom: env.SMTP_FROM || 'visa-crm <no-reply@localhost>',
+    clamdAddress: clamdAddress(env.CLAMD_ADDRESS || 'unix:/run/clamav/clamd.ctl'),
   };
 }

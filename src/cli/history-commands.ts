@@ -12,18 +12,19 @@ export function historyText(title: string, entries: HistoryEntry[]): string {
   );
 }
 
-/** `visa-crm history lead|application|task|invoice <id>`: every event of the stream, oldest first, with who did it and when. */
+/** `visa-crm history lead|application|task|invoice|document <id>`: every event of the stream, oldest first, with who did it and when. */
 export function registerHistoryCommands(program: Command, json: () => boolean): void {
   const history = program
     .command('history')
     .description(
-      'print the full history of a lead, an application, a task or an invoice: what happened, who did it, when',
+      'print the full history of a lead, an application, a task, an invoice or a document: what happened, who did it, when',
     );
   for (const [what, prefix] of [
     ['lead', 'lead-'],
     ['application', 'application-'],
     ['task', 'task-'],
     ['invoice', 'invoice-'],
+    ['document', 'document-'],
   ] as const) {
     history
       .command(`${what} <id>`)

@@ -1,9 +1,11 @@
 import { Command } from 'commander';
 import { registerApplicationCommands } from './application-commands.js';
 import { registerAuditCommands } from './audit-commands.js';
+import { registerExportCommands } from './export-commands.js';
 import { markRequiredOptions } from './help.js';
 import { registerHistoryCommands } from './history-commands.js';
 import { registerInvoiceCommands } from './invoice-commands.js';
+import { registerDocumentCommands } from './document-commands.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerLeadCommands } from './lead-commands.js';
 import { registerServiceCommands } from './service-commands.js';
@@ -29,7 +31,9 @@ export function buildProgram(): Command {
   registerHistoryCommands(program, json);
   registerWebhookCommands(program, json);
   registerAuditCommands(program, json);
+  registerExportCommands(program, json);
   registerTaskCommands(program, json);
   registerInvoiceCommands(program, json);
+  registerDocumentCommands(program, json);
   return program;
 }

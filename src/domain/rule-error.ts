@@ -1,8 +1,10 @@
 /**
  * What kind of refusal a broken rule is: the request is `invalid`, names something `not_found`, or `conflict`s with
- * the current state. The HTTP edge (src/http/errors.ts) turns the kind into a status; the domain knows no HTTP.
+ * the current state; an uploaded file is `too_large`, of an `unsupported` content type, or `unprocessable` (its
+ * content refused, as a file the virus scan flags). The HTTP edge (src/http/errors.ts) turns the kind into a status;
+ * the domain knows no HTTP.
  */
-export type RuleKind = 'invalid' | 'not_found' | 'conflict';
+export type RuleKind = 'invalid' | 'not_found' | 'conflict' | 'too_large' | 'unsupported' | 'unprocessable';
 
 /** A domain rule a command broke: its kind, the machine-readable code and the sentence the caller sees. */
 export class RuleError extends Error {

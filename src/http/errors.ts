@@ -51,7 +51,14 @@ export function validationFailed(
   return new ApiError(400, 'validation_failed', message, { fields });
 }
 
-const RULE_STATUS: Record<RuleKind, number> = { invalid: 400, not_found: 404, conflict: 409 };
+const RULE_STATUS: Record<RuleKind, number> = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unsupported: 415,
+  unprocessable: 422,
+};
 
 /**
  * The one translation of command and domain refusals to HTTP: each refusal's status, code, message and details in the

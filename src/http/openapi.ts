@@ -77,6 +77,11 @@ const ADMIN_TAGS = [
     description: 'Tasks for staff on leads and applications; a due time passing while open sends task.overdue once.',
   },
   {
+    name: 'documents',
+    description:
+      'Documents for leads and applications: every file is scanned by ClamAV before it is accepted (document.uploaded); staff may reject one (document.rejected).',
+  },
+  {
     name: 'history',
     description:
       "For auditors: a lead's or an application's history, paged, and its state at any past instant, replayed from its events.",

@@ -2,6 +2,7 @@ import { applicationsProjection } from './applications.js';
 import { leadsProjection } from './leads.js';
 import type { Projection } from './projection.js';
 import { invoicesProjection } from './invoices.js';
+import { documentsProjection } from './documents.js';
 import { tasksProjection } from './tasks.js';
 import { webhookEndpointsProjection } from './webhook-endpoints.js';
 
@@ -12,4 +13,5 @@ export const projections: Projection[] = [
   webhookEndpointsProjection,
   tasksProjection,
   invoicesProjection,
+  documentsProjection,
 ];

@@ -7,6 +7,7 @@ import { DeliveryClient } from '../webhooks/delivery-client.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhook-delivery-worker.js';
 import { FanOutRunner } from './webhook-fanout-runner.js';
 import { TaskTimerRunner } from './task-timer-runner.js';
+import { DocumentScanRunner } from './document-scan-runner.js';
 import { OwnerMailer, smtpTransport, type MailTransport } from './owner-mailer.js';
 import { NOTICES_CHANNEL } from '../webhooks/owner-notices.js';
 import { listen } from './notification-listener.js';
@@ -30,6 +31,8 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
   lagCheckIntervalMs?: number;
   /** How often the durable task timers are checked for due times that passed; 1 s. */
   taskTimerIntervalMs?: number;
+  /** How often documents that arrived while the virus scanner was unreachable are tried again; 5 s. */
+  documentScanIntervalMs?: number;
   /** How often the owner mailer looks for notices due again after a failed send; 5 s. */
   mailPollIntervalMs?: number;
   /** The mail transport; SMTP_URL's unless given. */
@@ -39,8 +42,8 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
 const HOUR = 3_600_000;
 
 /**
- * Starts the webhook fan-out subscriber and delivery worker of this process, the durable task timers (task.overdue)
- * and the delivery log purge.
+ * Starts the webhook fan-out subscriber and delivery worker of this process, the durable task timers (task.overdue),
+ * the scans of documents that arrived while the virus scanner was unreachable, and the delivery log purge.
  */
 export async function startWorkers(
   apiServices: AppServices,
@@ -65,6 +68,9 @@ export async function startWorkers(
     onDeliveries: () => worker.wake(),
   });
   const taskTimers = new TaskTimerRunner(services, log, { pollIntervalMs: options.taskTimerIntervalMs ?? 1000 });
+  const documentScans = new DocumentScanRunner(services, log, {
+    pollIntervalMs: options.documentScanIntervalMs ?? 5000,
+  });
   let purging: Promise<void> | undefined;
   const purge = () => (purging ??= runPurge().finally(() => (purging = undefined)));
   const runPurge = async () => {
@@ -101,6 +107,7 @@ export async function startWorkers(
   fanOut.start();
   worker.start();
   taskTimers.start();
+  documentScans.start();
   mailer?.start();
   void purge();
   let stopping: Promise<void> | undefined;
@@ -112,6 +119,7 @@ export async function startWorkers(
         stopWatchingCommits();
         await purging;
         await taskTimers.stop();
+        await documentScans.stop();
         await mailer?.stop();
         await listener.close();
         await fanOut.stop();

@@ -7,6 +7,7 @@ import type { AppServices } from '../bootstrap.js';
 import {
   DEFAULT_FAST_ENDPOINT_IN_FLIGHT,
   DEFAULT_PER_ENDPOINT_IN_FLIGHT,
+  DEFAULT_PER_TENANT_IN_FLIGHT,
   claimDueDeliveries,
   endSupersededDeliveries,
   recordAttempts,
@@ -42,6 +43,8 @@ export interface DeliveryWorkerOptions {
    * when only that is given (one cap for every endpoint).
    */
   fastEndpointConcurrency?: number;
+  /** Deliveries in flight at once to all the endpoints of one tenant, across all workers (default 64, docs/decisions.md). */
+  perTenantConcurrency?: number;
   /** How long a claim keeps other workers off a delivery; longer than the 10 s delivery timeout. */
   leaseMs?: number;
   /** How often to look for due deliveries without being told (retries come due this way). */
@@ -80,6 +83,7 @@ export class DeliveryWorker {
   private readonly concurrency: number;
   private readonly perEndpoint: number;
   private readonly perFastEndpoint: number;
+  private readonly perTenant: number;
   private readonly leaseMs: number;
   private readonly random: () => number;
   private readonly pollIntervalMs: number;
@@ -104,6 +108,7 @@ export class DeliveryWorker {
     this.perFastEndpoint =
       options.fastEndpointConcurrency ??
       (options.perEndpointConcurrency !== undefined ? this.perEndpoint : DEFAULT_FAST_ENDPOINT_IN_FLIGHT);
+    this.perTenant = options.perTenantConcurrency ?? DEFAULT_PER_TENANT_IN_FLIGHT;
     this.leaseMs = options.leaseMs ?? LEASE_MS;
     this.random = options.random ?? Math.random;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
@@ -143,6 +148,7 @@ export class DeliveryWorker {
       limit: free,
       perEndpoint: this.perEndpoint,
       perFastEndpoint: this.perFastEndpoint,
+      perTenant: this.perTenant,
     });
   }
 

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../storage/postgres.js';
+import type pg from 'pg';
+import { inTransaction } from '../storage/pipeline.js';
+import type { Queryable, Statement } from '../storage/postgres.js';
 
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
@@ -34,6 +36,14 @@ export const SLOW_ATTEMPT_MS = 1_000;
 /** How long one slow attempt keeps its endpoint slow, and one fast success keeps it fast. */
 export const SPEED_MEMORY_MS = 60_000;
 
+/**
+ * Deliveries in flight at once to all the endpoints of one tenant (workspace, live and test together), across all
+ * workers: a tenant with many hanging endpoints holds no more slots than this, however many it has. It equals the
+ * proven fast endpoint's cap, so one fast endpoint can still use all of its own, and is half of a worker's 128 slots,
+ * so even a single worker keeps half of them for the other tenants (docs/decisions.md).
+ */
+export const DEFAULT_PER_TENANT_IN_FLIGHT = 64;
+
 export interface ClaimLimits {
   /** Free slots of the claiming worker. */
   limit: number;
@@ -41,70 +51,117 @@ export interface ClaimLimits {
   perEndpoint: number;
   /** In-flight leases allowed per endpoint proven fast (see claimDueDeliveries); perEndpoint when unset. */
   perFastEndpoint?: number;
+  /** In-flight leases allowed per tenant, all its endpoints and every worker counted; no tenant cap when unset. */
+  perTenant?: number;
 }
+
+/** Namespace of the claim's tenant locks; the other advisory locks (streams, migrations) hash other text or use a constant. */
+const CLAIM_LOCK_PREFIX = 'webhook-claim-tenant:';
+/** The transaction-local setting through which the locking statement hands the locked tenants to the claim. */
+const CLAIM_TENANTS_SETTING = 'webhook_claim.tenants';
 
 /**
  * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, fairly:
- * - each endpoint gets at most `perEndpoint` leases in flight (every worker's live leases count), so an endpoint that
- *   hangs or answers slowly holds a bounded number of slots however large its backlog;
+ * - each endpoint gets at most `perEndpoint` leases in flight (`perFastEndpoint` when proven fast), and each tenant at
+ *   most `perTenant` over all its endpoints (every worker's live leases count), so an endpoint or a tenant whose
+ *   receivers hang or answer slowly holds a bounded number of slots however large its backlog;
  * - slots go round-robin between tenants (each tenant's n-th delivery before any tenant's n+1-th), and within a
  *   tenant round-robin between its endpoints, oldest due first, so a tenant's backlog does not delay another tenant.
- * The endpoint's health row is locked (SKIP LOCKED) for the statement: two workers never claim for the same endpoint at
- * once, so the cap holds across processes and neither takes the other's rows. A lease left by a crashed worker ends and
- * the delivery is claimed again. Deliveries to paused endpoints wait (webhook.test excepted).
+ * Two statements in one transaction, sent in one round trip: the first takes a transaction-scoped advisory lock per
+ * tenant with due deliveries (skipping tenants another worker holds), the second, whose snapshot is taken once those
+ * locks are held and so sees every lease committed by an earlier holder, claims for the locked tenants only. Two
+ * workers therefore never claim for one tenant at once and both caps hold across processes. A lease left by a crashed
+ * worker ends and the delivery is claimed again. Deliveries to paused endpoints wait (webhook.test excepted).
  */
 export async function claimDueDeliveries(
-  sql: Queryable,
+  pool: pg.Pool,
   owner: string,
   now: Date,
   leaseUntil: Date,
   limits: ClaimLimits,
 ): Promise<ClaimedDelivery[]> {
-  const result = await sql.query<ClaimedDelivery>(
-    `WITH endpoints AS (
-       SELECT h.endpoint_id, ep.tenant_id,
+  const [lock, claim] = claimStatements(owner, now, leaseUntil, limits);
+  // Planned for its own values each time: a generic plan of the claim measured three times slower (docs/benchmarks.md).
+  const result = await inTransaction(pool, (tx) => tx.queryUnprepared<ClaimedDelivery>(claim.text, claim.values), [
+    lock,
+  ]);
+  return result.rows;
+}
+
+/** Whether an endpoint's deliveries `d` (joined with the endpoint `ep`) are due now ($now) and not leased. */
+const DUE = `d.status = 'pending' AND d.next_attempt_at <= $now AND (d.lease_until IS NULL OR d.lease_until <= $now)
+             AND (ep.status = 'active' OR d.event_type = 'webhook.test')`;
+
+/** The two statements of claimDueDeliveries: the tenant locks, then the claim (bench/claim-explain.ts explains it). */
+export function claimStatements(
+  owner: string,
+  now: Date,
+  leaseUntil: Date,
+  limits: ClaimLimits,
+): [lock: Statement, claim: Statement] {
+  const lock: Statement = {
+    text: `WITH due AS MATERIALIZED (
+             SELECT DISTINCT ep.tenant_id FROM webhook_endpoints ep
+              WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = ep.id AND ${DUE.replaceAll('$now', '$1')})
+           ), locked AS MATERIALIZED (
+             SELECT tenant_id FROM due WHERE pg_try_advisory_xact_lock(hashtextextended($2 || tenant_id::text, 0))
+           )
+           SELECT set_config($3, coalesce(array_agg(tenant_id)::text, '{}'), true) FROM locked`,
+    values: [now, CLAIM_LOCK_PREFIX, CLAIM_TENANTS_SETTING],
+  };
+  const due = DUE.replaceAll('$now', '$3');
+  const claim: Statement = {
+    text: `WITH tenants AS (
+       -- The tenants locked by the first statement, with their room under the tenant cap (null: no cap).
+       SELECT t.tenant_id,
+              least($4::int, $8::int - (SELECT count(*) FROM webhook_endpoints te
+                                          JOIN webhook_deliveries l ON l.endpoint_id = te.id
+                                         WHERE te.tenant_id = t.tenant_id AND l.status = 'pending' AND l.lease_until > $3))::int AS room
+         FROM unnest(coalesce(nullif(current_setting($9, true), ''), '{}')::uuid[]) AS t(tenant_id)
+     ), endpoints AS (
+       SELECT ep.id AS endpoint_id, t.tenant_id, t.room AS tenant_room,
               -- The large cap only for an endpoint proven fast: no failure in a row, a fast success within the last
               -- minute and no slow attempt since, and nothing of it in flight for over a second (it may have begun to
               -- hang). Anything else, new endpoints included, gets the small one.
               CASE WHEN h.consecutive_failures = 0 AND h.fast_until > $3 AND (h.slow_until IS NULL OR h.slow_until <= $3)
                         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries l
-                                         WHERE l.endpoint_id = h.endpoint_id AND l.status = 'pending' AND l.lease_until > $3
+                                         WHERE l.endpoint_id = ep.id AND l.status = 'pending' AND l.lease_until > $3
                                            AND l.lease_until < $2::timestamptz - make_interval(secs => $7::double precision / 1000))
                    THEN $6::int ELSE $5::int END AS cap
-         FROM webhook_endpoint_health h JOIN webhook_endpoints ep ON ep.id = h.endpoint_id
-        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = h.endpoint_id AND d.status = 'pending'
-                         AND d.next_attempt_at <= $3 AND (d.lease_until IS NULL OR d.lease_until <= $3)
-                         AND (ep.status = 'active' OR d.event_type = 'webhook.test'))
-          FOR UPDATE OF h SKIP LOCKED
+         FROM tenants t JOIN webhook_endpoints ep ON ep.tenant_id = t.tenant_id
+         JOIN webhook_endpoint_health h ON h.endpoint_id = ep.id
+        WHERE t.room > 0 AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = ep.id AND ${due})
      ), room AS (
+       -- No endpoint can need more than the worker's free slots or its tenant's room: only that many are read of it.
        SELECT e.endpoint_id, e.tenant_id,
-              greatest(0, e.cap - (SELECT count(*) FROM webhook_deliveries l
-                                 WHERE l.endpoint_id = e.endpoint_id AND l.status = 'pending' AND l.lease_until > $3))::int AS free
+              least(e.tenant_room, greatest(0, e.cap - (SELECT count(*) FROM webhook_deliveries l
+                                                          WHERE l.endpoint_id = e.endpoint_id AND l.status = 'pending' AND l.lease_until > $3)))::int AS free
          FROM endpoints e
      ), candidates AS (
-       SELECT c.id, r.tenant_id, c.next_attempt_at,
-              row_number() OVER (PARTITION BY r.endpoint_id ORDER BY c.next_attempt_at, c.id) AS endpoint_turn
+       -- Each endpoint's turns are numbered as its rows come off the index, not by a sort over every candidate.
+       SELECT c.id, r.tenant_id, c.next_attempt_at, c.endpoint_turn
          FROM room r JOIN webhook_endpoints ep ON ep.id = r.endpoint_id
         CROSS JOIN LATERAL (
-              SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-               WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $3
-                 AND (d.lease_until IS NULL OR d.lease_until <= $3)
-                 AND (ep.status = 'active' OR d.event_type = 'webhook.test')
+              SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS endpoint_turn
+                FROM webhook_deliveries d
+               WHERE d.endpoint_id = r.endpoint_id AND ${due}
                ORDER BY d.next_attempt_at, d.id
                LIMIT r.free) c
      ), turns AS (
-       SELECT id, next_attempt_at,
+       SELECT id, tenant_id, next_attempt_at,
               row_number() OVER (PARTITION BY tenant_id ORDER BY endpoint_turn, next_attempt_at, id) AS tenant_turn
          FROM candidates
      ), chosen AS (
-       SELECT id FROM turns ORDER BY tenant_turn, next_attempt_at, id LIMIT $4
+       SELECT tu.id FROM turns tu JOIN tenants t USING (tenant_id)
+        WHERE tu.tenant_turn <= t.room
+        ORDER BY tu.tenant_turn, tu.next_attempt_at, tu.id LIMIT $4
      )
      UPDATE webhook_deliveries d SET lease_owner = $1, lease_until = $2
        FROM chosen ch, webhook_endpoints ep
       WHERE d.id = ch.id AND ep.id = d.endpoint_id AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= $3)
       RETURNING d.id, d.event_id, d.endpoint_id, d.tenant_id, d.sandbox, d.event_type, d.body, d.attempts, d.resend_of,
                 ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until`,
-    [
+    values: [
       owner,
       leaseUntil,
       now,
@@ -112,9 +169,11 @@ export async function claimDueDeliveries(
       limits.perEndpoint,
       Math.max(limits.perEndpoint, limits.perFastEndpoint ?? 0),
       SLOW_ATTEMPT_MS,
+      limits.perTenant ?? null,
+      CLAIM_TENANTS_SETTING,
     ],
-  );
-  return result.rows;
+  };
+  return [lock, claim];
 }
 
 export interface AttemptRecord {

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { MetaField } from '../schemas/meta-field.js';
 import { PLANS, SCOPES, StringEnum, VISA_TYPES } from '../shared/enums.js';
+import { DOCUMENT_CONTENT_TYPES, MAX_DOCUMENT_BYTES } from '../domain/documents/index.js';
 
 const Key = Type.String({ pattern: '^[a-z][a-z0-9_]{0,59}$' });
 const Country = Type.String({ pattern: '^[A-Z]{2}$' });
@@ -100,6 +101,25 @@ export const WorkspaceDefinition = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** The document types staff upload (passport, transcript, …); the defaults when absent (docs/decisions.md). */
+    document_types: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            key: Key,
+            name: Type.String({ minLength: 1 }),
+            /** Bytes; 10 MiB when absent. */
+            max_size_bytes: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DOCUMENT_BYTES })),
+            /** Every allowed content type when absent. */
+            content_types: Type.Optional(
+              Type.Array(StringEnum(DOCUMENT_CONTENT_TYPES), { minItems: 1, uniqueItems: true }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1 },
+      ),
+    ),
     limits: Type.Optional(
       Type.Object(
         {
@@ -185,6 +205,8 @@ function ruleProblems(input: unknown): string[] {
     problems.push(`lost_reasons: key ${key} appears more than once`);
   for (const key of duplicates(texts(objects(field(input, 'sources')).map((r) => r.key))))
     problems.push(`sources: key ${key} appears more than once`);
+  for (const key of duplicates(texts(objects(field(input, 'document_types')).map((r) => r.key))))
+    problems.push(`document_types: key ${key} appears more than once`);
   const customFields = objects(field(input, 'custom_fields'));
   customFields.forEach((f, i) => {
     const key = text(f.key);

@@ -6,6 +6,7 @@ import type { SecretBox } from '../shared/secret-box.js';
 import { withTransaction, type Queryable } from '../storage/postgres.js';
 import type { WorkspaceDefinition } from './definition.js';
 import type { Workspace, WorkspaceSettings } from './workspace.js';
+import { DEFAULT_DOCUMENT_MAX_BYTES, DOCUMENT_CONTENT_TYPES } from '../domain/documents/index.js';
 
 interface WorkspaceRow {
   id: string;
@@ -90,6 +91,16 @@ export function settingsFromDefinition(
         optional: m.optional ?? false,
       })),
     },
+    ...(def.document_types
+      ? {
+          document_types: def.document_types.map((d) => ({
+            key: d.key,
+            name: d.name,
+            max_size_bytes: d.max_size_bytes ?? DEFAULT_DOCUMENT_MAX_BYTES,
+            content_types: d.content_types ?? [...DOCUMENT_CONTENT_TYPES],
+          })),
+        }
+      : {}),
     limits: def.limits ?? {},
   };
 }

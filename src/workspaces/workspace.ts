@@ -1,5 +1,6 @@
 import type { MetaField } from '../schemas/meta-field.js';
 import type { Plan, Scope, VisaType } from '../shared/enums.js';
+import type { DocumentTypeDef } from '../domain/documents/index.js';
 
 export interface Branch {
   id: string;
@@ -64,6 +65,8 @@ export interface WorkspaceSettings {
     };
   };
   application_workflow: { stages: ApplicationStageDef[]; modules: ModuleDef[] };
+  /** Absent in workspaces stored before documents existed: the defaults apply (documentTypesOf). */
+  document_types?: DocumentTypeDef[];
   limits: {
     monthly_leads?: number | null;
     webhook_endpoints?: number;

@@ -2,7 +2,7 @@ import t from 'tap';
 import { projections } from '../../src/projections/index.js';
 import { rebuildReadModels } from '../../src/projections/rebuild.js';
 import type { Test } from 'tap';
-import { appFixture, type AppFixture } from '../applications/support.js';
+import { ADMIN_TOKEN, appFixture, STAFF, type AppFixture } from '../applications/support.js';
 import { runCliJson } from '../support/cli.js';
 import { fireDueTimers } from '../../src/commands/tasks/fire-timers.js';
 
@@ -131,6 +131,17 @@ async function buildHistory(t: Test, f: AppFixture): Promise<string[]> {
     ).status,
     201,
   );
+  // A document, received while no virus scanner answers (the test app reaches none): it waits, pending_scan.
+  const form = new FormData();
+  form.set('lead_id', ids[0]!);
+  form.set('type', 'passport');
+  form.set('file', new Blob([Buffer.from('%PDF-1.4\n%%EOF\n')], { type: 'application/pdf' }), 'passport.pdf');
+  const upload = await app.request(`/admin/v1/workspaces/${ws.workspace.slug}/documents`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': STAFF },
+    body: form,
+  });
+  t.equal(upload.status, 202, 'a document waits for its scan');
   // Webhook endpoints.
   const endpoint = await app.request('/v1/webhooks', {
     method: 'POST',

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { Test } from 'tap';
@@ -48,8 +50,14 @@ export async function startApp(
   } = {},
 ): Promise<TestApp> {
   const { pool, url } = await freshDatabase(t);
+  // Each app keeps its documents in a folder of its own, and reaches no clamd unless the test starts one
+  // (test/support/clamd.ts): uploads then wait for the scanner, as they do when it is down.
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-app-data-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const config: Config = {
     ...loadConfig({ DATABASE_URL: url, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent' }),
+    dataDir,
+    clamdAddress: `unix:${path.join(dataDir, 'no-clamd.sock')}`,
     ...options.config,
   };
   const services = await createServices(

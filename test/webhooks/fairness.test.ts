@@ -9,8 +9,14 @@ import {
   type ClaimedDelivery,
 } from '../../src/webhooks/deliveries.js';
 import { RETRY_DELAYS_MS, RETRY_JITTER, nextAttemptAt } from '../../src/webhooks/retry-schedule.js';
+import { runCommand } from '../../src/commands/run-command.js';
+import type { CommandContext } from '../../src/events/types.js';
+import { seedWorkspace } from '../support/app.js';
 import { freshDatabase } from '../support/db.js';
+import { faultInjector } from '../support/fault-injection.js';
 import { checkProperty } from '../support/properties.js';
+import { resourcePayload, webhookHarness } from './support/harness.js';
+import { sleep, waitFor } from './support/receiver.js';
 
 // The claim statement on its own, against real PostgreSQL: endpoints and deliveries are written as the fan-out and
 // the endpoint projection would write them, then claimed as workers claim them.
@@ -284,3 +290,184 @@ t.test('only an endpoint proven fast gets the large cap; a slow, failing, hangin
   await record(last.slice(0, 1), 63_020, { ok: false });
   t.equal((await claimAt(63_030)).length, 4, 'a failure since the last success: the small cap');
 });
+
+async function liveLeasesByTenant(pool: pg.Pool, at: Date): Promise<Map<string, number>> {
+  const rows = await pool.query<{ tenant_id: string; n: number }>(
+    `SELECT tenant_id, count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND lease_until > $1 GROUP BY tenant_id`,
+    [at],
+  );
+  return new Map(rows.rows.map((r) => [r.tenant_id, r.n]));
+}
+
+t.test('the tenant cap holds when workers claim at once, and a later claim fills exactly the room left', async (t) => {
+  const { pool } = await freshDatabase(t, undefined, 12);
+  const endpointPlan = fc.record({ due: fc.integer({ min: 0, max: 30 }), inFlight: fc.integer({ min: 0, max: 4 }) });
+  const scenario = fc.record({
+    tenants: fc.array(fc.array(endpointPlan, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 4 }),
+    perEndpoint: fc.integer({ min: 1, max: 8 }),
+    perTenant: fc.integer({ min: 1, max: 12 }),
+    // Workers claiming at the same instant, each with its own free slots.
+    claimers: fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 2, maxLength: 5 }),
+  });
+  await checkProperty(
+    t,
+    'tenant cap under concurrent claims',
+    fc.asyncProperty(scenario, async ({ tenants, perEndpoint, perTenant, claimers }) => {
+      await pool.query(
+        'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
+      );
+      const limits = { perEndpoint, perTenant };
+      // Per tenant: leases already in flight, and what the caps let be claimed on top of them.
+      const expected = new Map<string, { before: number; claimable: number }>();
+      for (const endpoints of tenants) {
+        const tenantId = randomUUID();
+        let before = 0;
+        let open = 0;
+        for (const plan of endpoints) {
+          const id = await insertEndpoint(pool, tenantId);
+          const inFlight = Math.min(plan.inFlight, perEndpoint);
+          await insertDeliveries(pool, id, tenantId, plan.due);
+          await insertDeliveries(pool, id, tenantId, inFlight, { leased: true });
+          before += inFlight;
+          open += Math.min(plan.due, perEndpoint - inFlight);
+        }
+        expected.set(tenantId, { before, claimable: Math.min(open, Math.max(0, perTenant - before)) });
+      }
+      const claims = await Promise.all(
+        claimers.map((limit, i) => claimDueDeliveries(pool, `worker-${i}`, NOW, LEASE_UNTIL, { limit, ...limits })),
+      );
+      const claimed = claims.flat();
+      if (new Set(ids(claimed)).size !== claimed.length) return false; // nothing claimed twice
+      const byTenant = countBy(claimed, (d) => d.tenant_id);
+      for (const [tenantId, { claimable }] of expected) if ((byTenant.get(tenantId) ?? 0) > claimable) return false;
+      // A worker that found a tenant locked skipped it; a claim afterwards takes exactly what the caps still allow.
+      await claimDueDeliveries(pool, 'sweeper', NOW, LEASE_UNTIL, { limit: 10_000, ...limits });
+      const live = await liveLeasesByTenant(pool, NOW);
+      for (const [tenantId, { before, claimable }] of expected)
+        if ((live.get(tenantId) ?? 0) !== before + claimable) return false;
+      const perEndpointLive = await liveLeases(pool);
+      return [...perEndpointLive.values()].every((n) => n <= perEndpoint);
+    }),
+    30,
+  );
+});
+
+t.test('a claim that fails at any statement leases nothing and leaves its tenant locks to no one', async (t) => {
+  const { pool } = await freshDatabase(t, undefined, 5);
+  const faults = faultInjector(t);
+  const tenant = randomUUID();
+  const endpoint = await insertEndpoint(pool, tenant);
+  await insertDeliveries(pool, endpoint, tenant, 20);
+  const limits = { limit: 10, perEndpoint: 8, perTenant: 5 };
+  const count = faults.count();
+  t.equal((await claimDueDeliveries(pool, 'probe', NOW, LEASE_UNTIL, limits)).length, 5, 'the tenant cap: 5');
+  t.equal(count(), 3, 'the locks, the claim, COMMIT');
+  const later = new Date(LEASE_UNTIL.getTime() + 1);
+  const laterLease = new Date(later.getTime() + 15_000);
+  for (const position of [1, 2, 3]) {
+    faults.arm(position);
+    await t.rejects(claimDueDeliveries(pool, `failing-${position}`, later, laterLease, limits), `fault at ${position}`);
+    t.ok(faults.fired(), `the fault at statement ${position} fired`);
+    t.same(await liveLeasesByTenant(pool, later), new Map(), 'nothing leased');
+  }
+  const after = await claimDueDeliveries(pool, 'next', later, laterLease, limits);
+  t.equal(after.length, 5, 'the next claim takes the tenant: no lock was left behind');
+});
+
+t.test(
+  'a tenant whose many endpoints hang holds at most its cap across two sets of workers, and another tenant’s deliveries flow',
+  async (t) => {
+    const CAP = 6;
+    const HANGING_ENDPOINTS = 12;
+    const HEALTHY_EVENTS = 40;
+    const h = await webhookHarness(t, { definition: { limits: { webhook_endpoints: 30 } } });
+    h.receiver.reply = (request) => (request.path.startsWith('/hang') ? 'hang' : { status: 200 });
+    // Tenant A (the harness's workspace): twelve endpoints that never answer, and a backlog of 5 events each.
+    for (let i = 0; i < HANGING_ENDPOINTS; i++)
+      await h.createEndpoint({ url: h.receiver.url('127.0.0.1', `/hang-${i}`), events: ['document.uploaded'] });
+    const tenantA = h.ws.workspace.id;
+    for (let i = 0; i < 5; i++) await h.appendEvent('document.uploaded', resourcePayload());
+    // Tenant B: another workspace, one endpoint that answers at once.
+    const b = await seedWorkspace(h);
+    const created = await h.request('/v1/webhooks', {
+      method: 'POST',
+      key: b.live,
+      json: { url: h.receiver.url('127.0.0.1', '/healthy'), events: ['document.uploaded'] },
+    });
+    t.equal(created.status, 201);
+    const appendForB = async () => {
+      const stream = `webhook-test-resource-${randomUUID()}`;
+      const context: CommandContext = {
+        tenantId: b.workspace.id,
+        sandbox: false,
+        metadata: { actor: { type: 'system', name: 'fairness test' }, correlation_id: randomUUID() },
+        now: h.services.now(),
+      };
+      await runCommand(h.services.store, context, [stream], (tx) =>
+        tx.append(stream, 'any', [{ type: 'document.uploaded', data: { payload: resourcePayload() } }]),
+      );
+    };
+
+    // Tenant A's in-flight deliveries, read from the database while the workers run.
+    const samples: number[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const live = await liveLeasesByTenant(h.pool, new Date());
+        samples.push(live.get(tenantA) ?? 0);
+        await sleep(10);
+      }
+    })();
+    // Should the test fail midway, the sampler stops before the database goes (its error is the test's anyway).
+    t.teardown(() => {
+      sampling = false;
+      return sampler.catch(() => undefined);
+    });
+    // Two sets of workers on pools of their own, as two processes: 2 × 16 slots, which A's endpoints (12 × 3 with the
+    // per-endpoint cap alone) could fill entirely.
+    const options = {
+      concurrency: 16,
+      perEndpointConcurrency: 3,
+      perTenantConcurrency: CAP,
+      deliveryTimeoutMs: 8_000,
+    };
+    await h.startWorkers(options);
+    await h.startWorkers(options);
+    await waitFor(() => (samples.at(-1) ?? 0) >= CAP, 'tenant A reaches its cap');
+    await Promise.all(Array.from({ length: HEALTHY_EVENTS }, appendForB));
+    const count = async (sql: string, tenantId: string) =>
+      (await h.pool.query<{ n: number }>(sql, [tenantId])).rows[0]!.n;
+    await waitFor(
+      async () =>
+        (await count(
+          "SELECT count(*)::int AS n FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'succeeded'",
+          b.workspace.id,
+        )) === HEALTHY_EVENTS,
+      'every delivery of tenant B succeeds',
+    );
+    const attemptsOfA = `SELECT count(*)::int AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+                          WHERE d.tenant_id = $1`;
+    t.equal(
+      await count(attemptsOfA, tenantA),
+      0,
+      'all of B’s deliveries were acknowledged before any attempt of A ended',
+    );
+    t.equal(
+      h.receiver.requests.filter((r) => r.path.startsWith('/hang')).length,
+      CAP,
+      'the hanging receivers got exactly the cap of requests meanwhile',
+    );
+    t.equal(h.receiver.requests.filter((r) => r.path === '/healthy').length, HEALTHY_EVENTS);
+    // A's first attempts time out; its slots go to the next deliveries of its backlog, still within the cap.
+    await waitFor(
+      async () => (await count(attemptsOfA, tenantA)) >= CAP && samples.at(-1) === CAP,
+      'tenant A’s timed-out slots are taken by its next deliveries',
+      30_000,
+    );
+    sampling = false;
+    await sampler;
+    t.ok(samples.length >= 10, `${samples.length} samples of A’s deliveries in flight`);
+    t.equal(Math.max(...samples), CAP, 'tenant A never had more than its cap in flight');
+    t.ok(h.receiver.requests.filter((r) => r.path.startsWith('/hang')).length > CAP, 'A’s backlog kept moving');
+  },
+);

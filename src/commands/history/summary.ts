@@ -72,6 +72,14 @@ export function eventSummary(event: Pick<StoredEvent, 'type' | 'data'>): string 
     }
     case 'refund.paid':
       return `refund ${str(d.refund_id)} of ${str(payload.amount)} ${str(payload.currency)} (minor units) paid`;
+    case 'document.received':
+      return `received ${str(d.document_type)} "${str(d.filename)}" for ${d.lead_id ? `lead ${str(d.lead_id)}` : `application ${str(d.application_id)}`}: ${str(d.content_type)}, ${str(d.size)} bytes, sha256 ${str(d.checksum_sha256)}`;
+    case 'document.uploaded':
+      return `passed the virus scan at ${str(d.scanned_at)}; stored`;
+    case 'document.infected':
+      return `refused by the virus scan at ${str(d.scanned_at)}: ${str(d.signature)}; the file was deleted`;
+    case 'document.rejected':
+      return `rejected: ${str(d.reason)}`;
     case 'application.outcome':
       return `outcome ${str(d.outcome)}${d.previous_outcome ? ` (was ${str(d.previous_outcome)})` : ''}`;
     default: {

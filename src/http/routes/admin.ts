@@ -4,6 +4,8 @@ import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../typed-app.js';
 import { registerAdminApplicationRoutes } from './admin-applications.js';
 import { registerAdminErasureRoutes } from './admin-erasure.js';
+import { registerAdminDocumentRoutes } from './admin-documents.js';
+import { registerAdminExportRoutes } from './admin-export.js';
 import { registerAdminHistoryRoutes } from './admin-history.js';
 import { registerAdminInvoiceRoutes } from './admin-invoices.js';
 import { registerAdminTaskRoutes } from './admin-tasks.js';
@@ -29,8 +31,10 @@ export async function registerAdminInterface(app: TypedApp, services: AppService
           registerAdminWebhookRoutes(v1, services);
           registerAdminTaskRoutes(v1, services);
           registerAdminInvoiceRoutes(v1, services);
+          registerAdminDocumentRoutes(v1, services);
           registerAdminHistoryRoutes(v1, services);
           registerAdminErasureRoutes(v1, services);
+          registerAdminExportRoutes(v1, services);
         },
         { prefix: '/v1' },
       );

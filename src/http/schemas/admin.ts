@@ -25,6 +25,9 @@ const ADMIN_ERRORS: Record<number, string> = {
   403: '`unknown_staff_user`: `X-Admin-User` is not an active user of the workspace',
   404: '`not_found`: no such workspace, or nothing with this id in it; `module_not_found` for a module of a case',
   409: 'The case or endpoint is in a state that refuses the operation, for example `application_closed`',
+  413: '`document_too_large`: the file is larger than its document type allows',
+  415: "`unsupported_content_type`: the file's bytes are not a content type its document type allows",
+  422: '`document_infected`: the virus scan found a signature; the file was refused and deleted, the attempt recorded',
 };
 
 export const adminErrorResponses = (...statuses: number[]) => describedErrors(ADMIN_ERRORS, statuses);

@@ -1,6 +1,7 @@
 import type { TSchema } from 'typebox';
 import { Invoice, Payment, Refund } from './invoice.js';
 import { Task } from './task.js';
+import { Document } from './document.js';
 
 /**
  * The `data` of the webhook events whose data is a workspace resource in its public shape: the resource's schema,
@@ -8,6 +9,13 @@ import { Task } from './task.js';
  * `webhooks` (OpenAPI 3.1), whose delivery body refers to the component.
  */
 export const EVENT_DATA: { event: string; component: string; schema: TSchema; summary: string }[] = [
+  {
+    event: 'document.uploaded',
+    component: 'Document',
+    schema: Document,
+    summary: 'A document was uploaded and passed the virus scan',
+  },
+  { event: 'document.rejected', component: 'Document', schema: Document, summary: 'Staff rejected a document' },
   { event: 'invoice.issued', component: 'Invoice', schema: Invoice, summary: 'An invoice was issued' },
   {
     event: 'payment.received',

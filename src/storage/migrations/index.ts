@@ -10,9 +10,11 @@ import * as leadBodiesAsJsonText from './0008-lead-bodies-as-json-text.js';
 import * as noExpectationChecks from './0009-no-expectation-checks.js';
 import * as fairWebhookClaims from './0020-fair-webhook-claims.js';
 import * as endpointSpeed from './0021-endpoint-speed.js';
+import * as webhookClaimIndexes from './0022-webhook-claim-indexes.js';
 import * as ownerMailOutbox from './0025-owner-mail-outbox.js';
 import * as tasks from './0030-tasks.js';
 import * as invoices from './0031-invoices.js';
+import * as documents from './0032-documents.js';
 import * as eventHashChain from './0040-event-hash-chain.js';
 import * as personalDataKeys from './0041-personal-data-keys.js';
 
@@ -37,9 +39,11 @@ export const migrations: Migration[] = [
   { version: 9, ...noExpectationChecks },
   { version: 20, ...fairWebhookClaims },
   { version: 21, ...endpointSpeed },
+  { version: 22, ...webhookClaimIndexes },
   { version: 25, ...ownerMailOutbox },
   { version: 30, ...tasks },
   { version: 31, ...invoices },
+  { version: 32, ...documents },
   { version: 40, ...eventHashChain },
   { version: 41, ...personalDataKeys },
 ];

@@ -120,9 +120,10 @@ export async function webhookHarness(
 }
 
 /**
- * A made-up resource payload; delivery never looks inside. The suites use the document kinds, which no projection
- * reads yet, so they stay independent of the read models (task, invoice, payment and refund events are read by the
- * tasks and invoices projections and so must be real ones).
+ * A made-up resource payload; delivery never looks inside. The suites use the document kinds in streams of their own,
+ * which the documents projection (of `document-` streams only) leaves alone, so they stay independent of the read
+ * models (task, invoice, payment and refund events are read by the tasks and invoices projections and so must be real
+ * ones).
  */
 export function resourcePayload(name = 'passport.pdf'): Record<string, unknown> {
   return {

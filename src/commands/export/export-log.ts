@@ -1,0 +1,112 @@
+import type pg from 'pg';
+import { workspaceHead } from '../../events/chain.js';
+import { anchorText } from '../../events/verify-chain.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  logHorizon,
+  readWorkspaceLogWith,
+  committedBehindRunning,
+  streamHeadsAt,
+  type HashedEvent,
+} from '../../events/workspace-log.js';
+import type { GlobalPosition } from '../../events/types.js';
+import {
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  type ExportEvent,
+  type ExportHeader,
+  type ExportTrailer,
+} from '../../schemas/export.js';
+import type { Workspace } from '../../workspaces/workspace.js';
+import { positionToken } from './position-token.js';
+
+/** Events read per round trip: memory stays one page whatever the log's length. */
+export const EXPORT_PAGE = 500;
+
+export function headerLine(workspace: Workspace, after: GlobalPosition | null, now: Date): ExportHeader {
+  const { id, slug, name, plan, status, settings } = workspace;
+  return {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    // Settings as stored: a captcha secret stays sealed (docs/decisions.md, "Export and import").
+    workspace: { id, slug, name, plan, status, settings: settings as unknown as Record<string, unknown> },
+    after: after ? positionToken(after) : null,
+    exported_at: now.toISOString(),
+  };
+}
+
+export function eventLine(event: HashedEvent): ExportEvent {
+  return {
+    id: event.id,
+    stream: event.streamId,
+    revision: event.revision,
+    type: event.type,
+    tenant: event.tenantId,
+    sandbox: event.sandbox,
+    time: event.createdAt.toISOString(),
+    data: event.data,
+    metadata: event.metadata,
+    hash: event.hash.toString('hex'),
+    position: positionToken(event.position),
+  };
+}
+
+/**
+ * The export of a workspace's log after a position (the start when null), line by line: the header, every event
+ * in global order, then the trailer with the count, the position to continue from and the workspace head there
+ * (the head `audit verify` prints at that position). Each page is one statement of its own, so no snapshot is held
+ * open while a slow reader drains the stream.
+ */
+export interface ExportOptions {
+  onEvents?: (count: number) => void;
+  /** How long to wait, at most, for transactions running when the export started to end (see below). */
+  settleWaitMs?: number;
+}
+
+/** Long enough for any transaction of the service; a longer one's events go to the next export. */
+export const SETTLE_WAIT_MS = 10_000;
+const SETTLE_POLL_MS = 20;
+
+export async function* exportLines(
+  pool: pg.Pool,
+  workspace: Workspace,
+  after: GlobalPosition | null,
+  now: Date,
+  options: ExportOptions = {},
+): AsyncGenerator<string> {
+  const { onEvents = () => undefined, settleWaitMs = SETTLE_WAIT_MS } = options;
+  // The reader sees only transactions older than every running one (in the whole server), so one running when the
+  // export starts keeps the workspace's events committed after it out. When there are such events, the export waits
+  // for it to end, up to settleWaitMs: it then holds everything committed before it started. `next` is exact either
+  // way: what an export leaves out, the next one continuing from it holds.
+  const horizon = await logHorizon(pool);
+  const deadline = Date.now() + settleWaitMs;
+  yield `${JSON.stringify(headerLine(workspace, after, now))}\n`;
+  let cursor: GlobalPosition = after ?? { txId: '0', position: 0 };
+  let events = 0;
+  let last = false;
+  for (;;) {
+    const page = await readWorkspaceLogWith(pool, workspace.id, cursor, EXPORT_PAGE);
+    if (page.length > 0) {
+      yield page.map((event) => `${JSON.stringify(eventLine(event))}\n`).join('');
+      events += page.length;
+      cursor = page[page.length - 1]!.position;
+      onEvents(page.length);
+    }
+    if (page.length === EXPORT_PAGE) continue;
+    if (last) break;
+    // Settled (or waited long enough): one more page, for what settled between this page and the check.
+    const behind = await committedBehindRunning(pool, workspace.id, cursor, horizon);
+    if (!behind || Date.now() >= deadline) last = true;
+    else await sleep(SETTLE_POLL_MS);
+  }
+  const head = workspaceHead(await streamHeadsAt(pool, workspace.id, cursor));
+  const trailer: ExportTrailer = {
+    trailer: true,
+    events,
+    next: positionToken(cursor),
+    head,
+    anchor: anchorText(head, cursor),
+  };
+  yield `${JSON.stringify(trailer)}\n`;
+}

@@ -1,0 +1,194 @@
+import type pg from 'pg';
+import { applyProjections } from '../../events/apply-projections.js';
+import { anchorText } from '../../events/verify-chain.js';
+import type { Projection } from '../../projections/projection.js';
+import type { ExportHeader } from '../../schemas/export.js';
+import { LEADS_METRIC } from '../../workspaces/quota.js';
+import { withTransaction, type Queryable } from '../../storage/postgres.js';
+import { ExportLineChecker, ImportRefusedError, type CheckedEvent } from './line-checker.js';
+
+/** One file of an export, as lines without their line breaks. */
+export interface ExportFile {
+  name: string;
+  lines: AsyncIterable<string>;
+}
+
+export interface ImportResult {
+  workspace: { id: string; slug: string };
+  events: number;
+  /** The workspace head over the imported events and the source position it was taken at, as the trailer printed it. */
+  head: string;
+  anchor: string;
+}
+
+/** Events inserted and projected per statement. */
+export const IMPORT_BATCH = 500;
+
+/**
+ * Replays an export (one file, or a file and the exports that continue it) into this database in one transaction:
+ * every line is checked (src/commands/export/line-checker.ts) before COMMIT, the workspace is created as the header
+ * describes it, the events keep their ids, revisions, times and hashes (their global positions are this database's
+ * own, in the same order), and the read models are projected from them as the service projects appends. Any refusal
+ * or failure rolls everything back. Refused when the workspace already has events here.
+ */
+export async function importExport(
+  pool: pg.Pool,
+  projections: readonly Projection[],
+  files: readonly ExportFile[],
+): Promise<ImportResult> {
+  return withTransaction(pool, async (sql) => {
+    const checker = new ExportLineChecker();
+    let workspace: ExportHeader['workspace'] | null = null;
+    let batch: CheckedEvent[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      await insertEvents(sql, batch, checker);
+      await applyProjections(sql, projections, batch);
+      batch = [];
+    };
+    for (const file of files) {
+      checker.startFile(file.name);
+      for await (const text of file.lines) {
+        const checked = checker.check(text);
+        if (checked.kind === 'header') {
+          // A continuation carries the workspace as it was at its export: the latest one is the workspace now.
+          if (workspace === null) await createWorkspace(sql, checked.header.workspace, file.name);
+          else await updateWorkspace(sql, checked.header.workspace, file.name);
+          workspace = checked.header.workspace;
+        } else if (checked.kind === 'event') {
+          batch.push(checked.event);
+          if (batch.length >= IMPORT_BATCH) await flush();
+        }
+      }
+      checker.endFile();
+    }
+    await flush();
+    if (workspace === null) throw new ImportRefusedError('the import', 0, 'no file was given');
+    await settleAfterImport(sql, workspace.id, checker.events);
+    const head = checker.head();
+    return {
+      workspace: { id: workspace.id, slug: workspace.slug },
+      events: checker.events,
+      head,
+      anchor: anchorText(head, checker.lastPosition),
+    };
+  });
+}
+
+/** Creates the workspace (or takes over an existing one of the same id with no events), refusing any other case. */
+async function createWorkspace(sql: Queryable, ws: ExportHeader['workspace'], file: string): Promise<void> {
+  // Two imports of one workspace at once: the second waits here, then finds the first one's events.
+  await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`workspace-import:${ws.id}`]);
+  await refuseSlugClash(sql, ws, file);
+  const used = await sql.query('SELECT 1 FROM events WHERE tenant_id = $1 LIMIT 1', [ws.id]);
+  if (used.rows.length > 0)
+    throw new ImportRefusedError(
+      file,
+      1,
+      `workspace ${ws.slug} (${ws.id}) already has events in this database: import only into a workspace with none`,
+    );
+  await sql.query(
+    `INSERT INTO workspaces (id, slug, name, plan, status, settings) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (id) DO UPDATE SET slug = $2, name = $3, plan = $4, status = $5, settings = $6,
+       revision = workspaces.revision + 1, updated_at = now()`,
+    [ws.id, ws.slug, ws.name, ws.plan, ws.status, JSON.stringify(ws.settings)],
+  );
+}
+
+/** Takes the definition of a continuation's header (the id is the same: the checker made sure). */
+async function updateWorkspace(sql: Queryable, ws: ExportHeader['workspace'], file: string): Promise<void> {
+  await refuseSlugClash(sql, ws, file);
+  await sql.query(
+    `UPDATE workspaces SET slug = $2, name = $3, plan = $4, status = $5, settings = $6, revision = revision + 1,
+       updated_at = now() WHERE id = $1`,
+    [ws.id, ws.slug, ws.name, ws.plan, ws.status, JSON.stringify(ws.settings)],
+  );
+}
+
+async function refuseSlugClash(sql: Queryable, ws: ExportHeader['workspace'], file: string): Promise<void> {
+  const clash = await sql.query<{ id: string }>('SELECT id FROM workspaces WHERE slug = $1 AND id <> $2', [
+    ws.slug,
+    ws.id,
+  ]);
+  if (clash.rows.length > 0)
+    throw new ImportRefusedError(file, 1, `another workspace (${clash.rows[0]!.id}) has the slug ${ws.slug} here`);
+}
+
+/** Inserts checked events in their order, so the positions they get here keep the source's global order. */
+async function insertEvents(sql: Queryable, events: readonly CheckedEvent[], checker: ExportLineChecker) {
+  try {
+    await sql.query(
+      `INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
+       SELECT e.id, e.stream_id, e.revision, e.type, e.tenant_id, e.sandbox, e.data::jsonb, e.metadata::jsonb,
+              e.created_at, e.hash
+         FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::text[], $5::uuid[], $6::boolean[], $7::text[],
+                     $8::text[], $9::timestamptz[], $10::bytea[])
+              WITH ORDINALITY AS e(id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash, ord)
+        ORDER BY e.ord`,
+      [
+        events.map((e) => e.id),
+        events.map((e) => e.streamId),
+        events.map((e) => e.revision),
+        events.map((e) => e.type),
+        events.map((e) => e.tenantId),
+        events.map((e) => e.sandbox),
+        events.map((e) => JSON.stringify(e.data)),
+        events.map((e) => JSON.stringify(e.metadata)),
+        events.map((e) => e.createdAt),
+        events.map((e) => e.hash),
+      ],
+    );
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    // 22P05: a string PostgreSQL cannot store (NUL); no event the store wrote holds one.
+    if (code === '22P05')
+      throw new ImportRefusedError('the import', 0, 'an event holds a value PostgreSQL cannot store');
+    if (code === '23505')
+      throw new ImportRefusedError(
+        'the import',
+        0,
+        `an event of this export (near event ${checker.events}) already exists in this database under another workspace`,
+      );
+    throw error;
+  }
+}
+
+/**
+ * What the log alone does not restore: nothing imported is delivered again as a webhook (each endpoint counts as
+ * created after the imported events), the case and invoice numbers continue after the highest imported one, and
+ * the month's live-lead quota counts the imported leads. Refused if another writer added events meanwhile.
+ */
+async function settleAfterImport(sql: Queryable, tenantId: string, imported: number): Promise<void> {
+  const count = await sql.query<{ n: string }>('SELECT count(*)::text AS n FROM events WHERE tenant_id = $1', [
+    tenantId,
+  ]);
+  if (Number(count.rows[0]!.n) !== imported)
+    throw new ImportRefusedError('the import', 0, 'another writer appended events to this workspace meanwhile');
+  await sql.query(
+    `UPDATE webhook_endpoints SET created_tx_id = pg_current_xact_id(),
+       created_position = (SELECT max(position) FROM events WHERE tenant_id = $1 AND tx_id = pg_current_xact_id())
+     WHERE tenant_id = $1`,
+    [tenantId],
+  );
+  await sql.query(
+    `INSERT INTO application_numbers (tenant_id, sandbox, last_number)
+     SELECT tenant_id, sandbox, max(number) FROM applications WHERE tenant_id = $1 GROUP BY tenant_id, sandbox
+     ON CONFLICT (tenant_id, sandbox) DO UPDATE SET last_number = GREATEST(application_numbers.last_number, EXCLUDED.last_number)`,
+    [tenantId],
+  );
+  await sql.query(
+    `INSERT INTO invoice_numbers (tenant_id, sandbox, last_number)
+     SELECT tenant_id, sandbox, max(substring(number FROM '\\d+$')::integer) FROM invoices WHERE tenant_id = $1
+      GROUP BY tenant_id, sandbox
+     ON CONFLICT (tenant_id, sandbox) DO UPDATE SET last_number = GREATEST(invoice_numbers.last_number, EXCLUDED.last_number)`,
+    [tenantId],
+  );
+  await sql.query(
+    `INSERT INTO quota_usage (tenant_id, period, metric, shard, used)
+     SELECT tenant_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM'), $2, 0, count(*)
+       FROM events WHERE tenant_id = $1 AND NOT sandbox AND type = 'lead.created'
+      GROUP BY tenant_id, 2
+     ON CONFLICT (tenant_id, period, metric, shard) DO UPDATE SET used = quota_usage.used + EXCLUDED.used`,
+    [tenantId, LEADS_METRIC],
+  );
+}

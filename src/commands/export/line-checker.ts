@@ -1,0 +1,210 @@
+import { Value } from 'typebox/value';
+import type { TSchema } from 'typebox';
+import { contentDigest, GENESIS, link, workspaceHead, type StreamHead } from '../../events/chain.js';
+import type { EventMetadata, GlobalPosition, RecordedEvent } from '../../events/types.js';
+import { anchorText } from '../../events/verify-chain.js';
+import { ExportEvent, ExportHeader, ExportTrailer } from '../../schemas/export.js';
+import { isAfter, parsePositionToken, positionToken, tokenOrStart } from './position-token.js';
+
+/** Why an import refuses a file: the file and line (1-based) and what is wrong there. */
+export class ImportRefusedError extends Error {
+  override name = 'ImportRefusedError';
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly reason: string,
+  ) {
+    super(line > 0 ? `${file}, line ${line}: ${reason}` : `${file}: ${reason}`);
+  }
+}
+
+/** An event line checked: what the event store keeps of it, with its hash. */
+export interface CheckedEvent extends RecordedEvent {
+  hash: Buffer;
+}
+
+export type CheckedLine =
+  { kind: 'header'; header: ExportHeader } | { kind: 'event'; event: CheckedEvent } | { kind: 'trailer' };
+
+type Phase = 'header' | 'events' | 'done';
+
+function parseJson(text: string): { value: unknown } | null {
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return null;
+  }
+}
+
+function conform<T>(schema: TSchema, value: unknown, what: string): T | string {
+  if (Value.Check(schema, value)) return value as T;
+  const first = [...Value.Errors(schema, value)][0];
+  return `not a valid ${what}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'wrong shape'}`;
+}
+
+/** Whether a JSON value holds U+0000 in a string or a key (PostgreSQL's text and jsonb cannot). */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(holdsNul);
+  if (typeof value === 'object' && value !== null)
+    return Object.entries(value).some(([key, v]) => key.includes('\u0000') || holdsNul(v));
+  return false;
+}
+
+/**
+ * Checks an export line by line, with no I/O: the header, then each event (its shape, its workspace, its place in
+ * the global order, its revision and hash against the previous event of its stream), then the trailer (the count,
+ * the position and the workspace head recomputed from every event seen). Several files continue one another: each
+ * file's header must start where the previous file's trailer ended, and the chains carry over.
+ */
+export class ExportLineChecker {
+  private phase: Phase = 'header';
+  private file = '';
+  private line = 0;
+  private fileEvents = 0;
+  private readonly heads = new Map<string, StreamHead>();
+  private last: GlobalPosition | null = null;
+  private next: string | null = null;
+  private workspaceId: string | null = null;
+  private totalEvents = 0;
+
+  get events(): number {
+    return this.totalEvents;
+  }
+
+  /** The position of the last event checked (in the source's global log). */
+  get lastPosition(): GlobalPosition | null {
+    return this.last;
+  }
+
+  /** The workspace head over every event checked so far. */
+  head(): string {
+    return workspaceHead(this.heads.values());
+  }
+
+  startFile(name: string): void {
+    if (this.phase !== 'header' && this.phase !== 'done')
+      throw new ImportRefusedError(this.file, this.line, 'the file ended before its trailer line (cut short?)');
+    this.file = name;
+    this.line = 0;
+    this.fileEvents = 0;
+    this.phase = 'header';
+  }
+
+  /** Ends the current file: it must have ended with its trailer. */
+  endFile(): void {
+    if (this.phase === 'header') throw this.refuse('the file is empty: no header line');
+    if (this.phase !== 'done') throw this.refuse('the file ends without its trailer line (cut short?)');
+  }
+
+  check(text: string): CheckedLine {
+    this.line += 1;
+    if (this.phase === 'done') throw this.refuse('a line after the trailer');
+    const parsed = parseJson(text);
+    if (parsed === null)
+      throw this.refuse(
+        `not JSON (expected ${this.phase === 'header' ? 'the header line' : 'an event or the trailer'})`,
+      );
+    const { value } = parsed;
+    if (this.phase === 'header') return this.checkHeader(value);
+    const isTrailer = typeof value === 'object' && value !== null && Object.hasOwn(value, 'trailer');
+    return isTrailer ? this.checkTrailer(value) : this.checkEvent(value);
+  }
+
+  private refuse(reason: string): ImportRefusedError {
+    return new ImportRefusedError(this.file, this.line, reason);
+  }
+
+  private checkHeader(value: unknown): CheckedLine {
+    const header = conform<ExportHeader>(ExportHeader, value, 'header line (format visa-crm-export, version 1)');
+    if (typeof header === 'string') throw this.refuse(header);
+    if (this.workspaceId === null) {
+      if (header.after !== null)
+        throw this.refuse(
+          `this export continues from ${header.after}: import the export it continues first, in the same command`,
+        );
+      this.workspaceId = header.workspace.id;
+    } else {
+      if (header.workspace.id !== this.workspaceId)
+        throw this.refuse(`an export of workspace ${header.workspace.id}, not of ${this.workspaceId}`);
+      if (header.after !== this.next)
+        throw this.refuse(
+          `this export continues from ${header.after ?? 'the start'}, but the one before ended at ${this.next}`,
+        );
+    }
+    this.phase = 'events';
+    return { kind: 'header', header };
+  }
+
+  private checkEvent(value: unknown): CheckedLine {
+    const line = conform<ExportEvent>(ExportEvent, value, 'event line');
+    if (typeof line === 'string') throw this.refuse(line);
+    if (line.tenant !== this.workspaceId)
+      throw this.refuse(`event ${line.id} belongs to workspace ${line.tenant}, not ${this.workspaceId}`);
+    const position = parsePositionToken(line.position);
+    if (position === null) throw this.refuse(`event ${line.id}: the position ${line.position} is out of range`);
+    const floor = this.last ?? tokenOrStart(this.next);
+    if (!isAfter(position, floor))
+      throw this.refuse(`event ${line.id} at ${line.position} is out of order (not after ${positionToken(floor)})`);
+    const previous = this.heads.get(line.stream);
+    const expected = (previous?.revision ?? -1) + 1;
+    if (line.revision !== expected)
+      throw this.refuse(
+        `event ${line.id}: revision ${line.revision} of ${line.stream} where the stream's next is ${expected} (a line missing, added or moved)`,
+      );
+    if (
+      holdsNul(line.data) ||
+      holdsNul(line.metadata) ||
+      line.stream.includes('\u0000') ||
+      line.type.includes('\u0000')
+    )
+      throw this.refuse(`event ${line.id}: it holds a NUL character, which no stored event can`);
+    const event: CheckedEvent = {
+      id: line.id,
+      streamId: line.stream,
+      revision: line.revision,
+      type: line.type,
+      tenantId: line.tenant,
+      sandbox: line.sandbox,
+      data: line.data as Record<string, unknown>,
+      metadata: line.metadata as EventMetadata,
+      createdAt: new Date(line.time),
+      hash: Buffer.from(line.hash, 'hex'),
+    };
+    const recomputed = link(previous?.hash ?? GENESIS, line.revision, this.digest(event));
+    if (!recomputed.equals(event.hash))
+      throw this.refuse(
+        `event ${line.id}: its hash does not follow from its content and the stream's previous event (changed?)`,
+      );
+    this.heads.set(line.stream, { streamId: line.stream, revision: line.revision, hash: event.hash });
+    this.last = position;
+    this.fileEvents += 1;
+    this.totalEvents += 1;
+    return { kind: 'event', event };
+  }
+
+  /** The content digest; content RFC 8785 cannot write (a lone surrogate) was never an event the store hashed. */
+  private digest(event: CheckedEvent): Buffer {
+    try {
+      return contentDigest(event);
+    } catch {
+      throw this.refuse(`event ${event.id}: its content is not canonical JSON (a lone surrogate?)`);
+    }
+  }
+
+  private checkTrailer(value: unknown): CheckedLine {
+    const trailer = conform<ExportTrailer>(ExportTrailer, value, 'trailer line');
+    if (typeof trailer === 'string') throw this.refuse(trailer);
+    if (trailer.events !== this.fileEvents)
+      throw this.refuse(`the trailer counts ${trailer.events} event(s), the file has ${this.fileEvents}`);
+    const end = this.last ?? tokenOrStart(this.next);
+    if (trailer.next !== positionToken(end))
+      throw this.refuse(`the trailer ends at ${trailer.next}, the last event is at ${positionToken(end)}`);
+    const head = this.head();
+    if (trailer.head !== head || trailer.anchor !== anchorText(head, end))
+      throw this.refuse(`the trailer's head ${trailer.head} is not the head of the events, ${head} (an event cut?)`);
+    this.next = trailer.next;
+    this.phase = 'done';
+    return { kind: 'trailer' };
+  }
+}

@@ -1,0 +1,114 @@
+import { createReadStream } from 'node:fs';
+import net from 'node:net';
+
+/*
+ * A ClamAV daemon reached over its socket with the INSTREAM command (clamd(8)): the file is sent in length-prefixed
+ * chunks and clamd answers `stream: OK`, `stream: <signature> FOUND` or `<reason> ERROR`. Nothing is written to a
+ * path clamd must be able to read, so the daemon may run as another user, in another container, or on another host.
+ */
+
+/** What a scan found. */
+export type ScanVerdict = { kind: 'clean' } | { kind: 'infected'; signature: string };
+
+/** The scanner could not give a verdict (not running, refused, timed out, or answered ERROR): scan again later. */
+export class ScannerUnavailableError extends Error {
+  constructor(reason: string) {
+    super(`The virus scanner is unavailable: ${reason}`);
+    this.name = 'ScannerUnavailableError';
+  }
+}
+
+/** Scans a file; throws ScannerUnavailableError when no verdict could be had. */
+export interface VirusScanner {
+  scan(path: string): Promise<ScanVerdict>;
+}
+
+/** Where clamd listens: `unix:/run/clamav/clamd.ctl` (Debian's default) or `tcp://127.0.0.1:3310`. */
+export type ClamdAddress = { path: string } | { host: string; port: number };
+
+export function parseClamdAddress(text: string): ClamdAddress {
+  if (text.startsWith('unix:')) {
+    const path = text.slice('unix:'.length).replace(/^\/\/(?=\/)/, '');
+    if (!path.startsWith('/')) throw new Error(`CLAMD_ADDRESS ${text}: a unix socket needs an absolute path`);
+    return { path };
+  }
+  const url = new URL(text);
+  if (url.protocol !== 'tcp:' || !url.hostname || !url.port)
+    throw new Error(`CLAMD_ADDRESS ${text}: expected unix:/path/to/socket or tcp://host:port`);
+  return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port) };
+}
+
+/** clamd reads chunks of up to StreamMaxLength in total; 64 KiB chunks keep memory flat whatever the file's size. */
+const CHUNK = 64 * 1024;
+
+/** Parses clamd's answer to one INSTREAM. */
+export function parseAnswer(answer: string): ScanVerdict {
+  const text = answer.replace(/\0+$/, '').trim();
+  if (/^stream: OK$/.test(text)) return { kind: 'clean' };
+  const found = /^stream: (.+) FOUND$/.exec(text);
+  if (found) return { kind: 'infected', signature: found[1]! };
+  throw new ScannerUnavailableError(`clamd answered ${JSON.stringify(text.slice(0, 200))}`);
+}
+
+export class ClamdScanner implements VirusScanner {
+  constructor(
+    private readonly address: ClamdAddress,
+    private readonly timeoutMs = 60_000,
+  ) {}
+
+  async scan(path: string): Promise<ScanVerdict> {
+    const socket = net.connect(this.address);
+    socket.setTimeout(this.timeoutMs);
+    const answer = new Promise<string>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      socket.on('timeout', () => socket.destroy(new Error(`no answer within ${this.timeoutMs} ms`)));
+      socket.on('error', (error) => reject(new ScannerUnavailableError(error.message)));
+    });
+    // A failed send shows as the socket's error; the answer's rejection carries it.
+    answer.catch(() => undefined);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', resolve);
+        socket.once('error', reject);
+      });
+      await write(socket, Buffer.from('zINSTREAM\0'));
+      for await (const chunk of createReadStream(path, { highWaterMark: CHUNK })) {
+        const length = Buffer.alloc(4);
+        length.writeUInt32BE((chunk as Buffer).length);
+        await write(socket, Buffer.concat([length, chunk as Buffer]));
+      }
+      await write(socket, Buffer.alloc(4));
+    } catch (error) {
+      socket.destroy();
+      await answer.catch(() => undefined);
+      if (error instanceof ScannerUnavailableError) throw error;
+      throw new ScannerUnavailableError(error instanceof Error ? error.message : String(error));
+    }
+    try {
+      return parseAnswer(await answer);
+    } finally {
+      socket.destroy();
+    }
+  }
+
+  /** True when clamd answers PING with PONG. */
+  async ping(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const socket = net.connect(this.address);
+      socket.setTimeout(2_000, () => socket.destroy());
+      let text = '';
+      socket.on('connect', () => socket.write('zPING\0'));
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      socket.on('close', () => resolve(text.replace(/\0/g, '').trim() === 'PONG'));
+      socket.on('error', () => undefined);
+    });
+  }
+}
+
+function write(socket: net.Socket, data: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    socket.write(data, (error) => (error ? reject(error) : resolve()));
+  });
+}

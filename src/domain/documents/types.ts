@@ -1,0 +1,96 @@
+import { RuleError } from '../rule-error.js';
+
+/** The document aggregate: a file staff upload for a lead or an application, scanned before it is accepted. */
+
+/** The content types a document may have; each is recognised by the file's first bytes, not by its name. */
+export const DOCUMENT_CONTENT_TYPES = ['application/pdf', 'image/jpeg', 'image/png'] as const;
+export type DocumentContentType = (typeof DOCUMENT_CONTENT_TYPES)[number];
+
+/**
+ * `pending_scan`: received, the scanner could not be reached yet (never downloadable, never announced);
+ * `available`: passed the scan (document.uploaded); `rejected`: rejected by staff (document.rejected);
+ * `infected`: the scan found a signature: refused, the file deleted, recorded only.
+ */
+export const DOCUMENT_STATUSES = ['pending_scan', 'available', 'rejected', 'infected'] as const;
+export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number];
+
+/** A document type of the workspace (passport, transcript, offer letter, …) and its limits. */
+export interface DocumentTypeDef {
+  key: string;
+  name: string;
+  /** Largest file accepted, bytes. */
+  max_size_bytes: number;
+  content_types: DocumentContentType[];
+}
+
+export type DocumentSubject = { lead_id: string; application_id: null } | { lead_id: null; application_id: string };
+
+/** The public Document: the admin interface's answer and the `data` of document.uploaded and document.rejected. */
+export interface Document {
+  id: string;
+  lead_id: string | null;
+  application_id: string | null;
+  type: string;
+  filename: string;
+  content_type: DocumentContentType;
+  size: number;
+  /** Hex SHA-256 of the file's bytes. */
+  checksum_sha256: string;
+  status: DocumentStatus;
+  /** The signature the scanner found (status infected); null otherwise. */
+  scan_signature: string | null;
+  scanned_at: string | null;
+  rejection_reason: string | null;
+  rejected_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Internal: the file arrived (checked for type, size and content type) and waits for its scan. */
+export interface DocumentReceived {
+  type: 'document.received';
+  data: {
+    document_id: string;
+    lead_id: string | null;
+    application_id: string | null;
+    document_type: string;
+    filename: string;
+    content_type: DocumentContentType;
+    size: number;
+    checksum_sha256: string;
+    received_at: string;
+  };
+}
+/** The webhook event: the scan passed; `payload` is the Document as available. */
+export interface DocumentUploaded {
+  type: 'document.uploaded';
+  data: { scanned_at: string; payload: Document };
+}
+/** Internal: the scan found a signature; the file was never stored. */
+export interface DocumentInfected {
+  type: 'document.infected';
+  data: { scanned_at: string; signature: string };
+}
+/** The webhook event: staff rejected the document; `payload` is the Document as rejected. */
+export interface DocumentRejected {
+  type: 'document.rejected';
+  data: { reason: string; rejected_at: string; payload: Document };
+}
+
+export type DocumentEvent = DocumentReceived | DocumentUploaded | DocumentInfected | DocumentRejected;
+
+export const DOCUMENT_EVENT_TYPES: readonly DocumentEvent['type'][] = [
+  'document.received',
+  'document.uploaded',
+  'document.infected',
+  'document.rejected',
+];
+
+/** What a scan found, as the domain sees it. */
+export type ScanResult = { kind: 'clean' } | { kind: 'infected'; signature: string };
+
+export type DocumentCommand =
+  { type: 'record_scan'; result: ScanResult; now: Date } | { type: 'reject'; reason: string; now: Date };
+
+/** A document operation the document refuses: the status and code the caller sees. */
+export class DocumentRefused extends RuleError {}

@@ -1,0 +1,71 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { DocumentServices } from '../commands/documents/document-commands.js';
+import { scanPendingDocuments } from '../commands/documents/scan-pending.js';
+import type { EventStore } from '../events/event-store.js';
+import { CoalescedRun } from './coalesced-run.js';
+
+export interface DocumentScanServices {
+  pool: pg.Pool;
+  store: EventStore;
+  documents: DocumentServices;
+  now: () => Date;
+}
+
+/**
+ * Scans the documents that arrived while the virus scanner was unreachable, as soon as it answers again: on start
+ * and every tick (5 s unless set), batch after batch. Any number of processes may run one (decide records one verdict
+ * per document). A document is never accepted unscanned: while clamd is down, it simply stays pending.
+ */
+export class DocumentScanRunner {
+  private running = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly pass: CoalescedRun;
+  private readonly warnedMissing = new Set<string>();
+
+  constructor(
+    private readonly services: DocumentScanServices,
+    private readonly log: Pick<Logger, 'error' | 'warn'>,
+    private readonly options: { pollIntervalMs?: number; batchSize?: number } = {},
+  ) {
+    this.pass = new CoalescedRun(
+      () => this.catchUp(),
+      (error) => log.error({ err: error }, 'document scans failed'),
+    );
+  }
+
+  start(): void {
+    this.running = true;
+    this.timer = setInterval(() => this.wake(), this.options.pollIntervalMs ?? 5000);
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.running) this.pass.wake();
+  }
+
+  settled(): Promise<void> {
+    return this.pass.settled();
+  }
+
+  private async catchUp(): Promise<void> {
+    const batchSize = this.options.batchSize ?? 20;
+    while (this.running) {
+      const { pool, store, documents, now } = this.services;
+      const pass = await scanPendingDocuments(pool, store, documents, now, batchSize);
+      for (const id of pass.missing)
+        if (!this.warnedMissing.has(id)) {
+          this.warnedMissing.add(id);
+          this.log.warn({ document_id: id }, 'a document waits for its scan but its file is not in this process');
+        }
+      if (pass.unavailable) return;
+      if (pass.pending < batchSize || pass.recorded === 0) return;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearInterval(this.timer);
+    await this.pass.settled();
+  }
+}

@@ -1,0 +1,98 @@
+import { rmSync } from 'node:fs';
+import t from 'tap';
+import { scanPendingDocuments } from '../../src/commands/documents/scan-pending.js';
+import { projections } from '../../src/projections/index.js';
+import { rebuildReadModels } from '../../src/projections/rebuild.js';
+import { clamdSkipReason, pdfFile, TEST_MALWARE_MARKER } from '../support/clamd.js';
+import { documentFixture, documentOf } from './support.js';
+import { faultInjector } from '../support/fault-injection.js';
+
+const skip = clamdSkipReason();
+
+t.test('with the scanner down an upload waits, and is scanned when clamd is back', { skip }, async (t) => {
+  const f = await documentFixture(t);
+  const { pool, store, documents } = f.app.services;
+  const leadId = await f.lead();
+  await f.clamd.stop();
+  const clean = await documentOf(
+    t,
+    await f.upload({ lead_id: leadId, type: 'passport', file: { bytes: pdfFile('clean'), name: 'a.pdf' } }),
+    202,
+  );
+  const infected = await documentOf(
+    t,
+    await f.upload({ lead_id: leadId, type: 'passport', file: { bytes: pdfFile(TEST_MALWARE_MARKER), name: 'b.pdf' } }),
+    202,
+  );
+  t.match([clean.status, infected.status], ['pending_scan', 'pending_scan']);
+  t.same(f.files(), { incoming: [clean.id, infected.id].sort(), stored: [] }, 'waiting in incoming, not stored');
+  t.equal((await f.admin(`/documents/${clean.id}/content`)).status, 409, 'not downloadable unscanned');
+  t.equal((await f.admin(`/documents/${clean.id}/reject`, { method: 'POST', json: { reason: 'x' } })).status, 409);
+
+  const whileDown = await scanPendingDocuments(pool, store, documents, f.app.services.now);
+  t.match(whileDown, { pending: 2, recorded: 0, unavailable: true }, 'still down: nothing recorded');
+
+  await f.clamd.start();
+  // Two scanners at once (two processes' runners): one verdict per document.
+  const passes = await Promise.all([
+    scanPendingDocuments(pool, store, documents, f.app.services.now),
+    scanPendingDocuments(pool, store, documents, f.app.services.now),
+  ]);
+  t.equal(passes[0].recorded + passes[1].recorded, 2, 'two verdicts in all');
+  t.same(
+    (await store.readStream(`document-${clean.id}`)).map((e) => e.type),
+    ['document.received', 'document.uploaded'],
+  );
+  t.same(
+    (await store.readStream(`document-${infected.id}`)).map((e) => e.type),
+    ['document.received', 'document.infected'],
+  );
+  t.same(f.files(), { incoming: [], stored: [clean.id] }, 'the clean one stored, the infected one deleted');
+  const download = await f.admin(`/documents/${clean.id}/content`);
+  t.equal(download.status, 200);
+  t.same(Buffer.from(await download.arrayBuffer()), pdfFile('clean'));
+  t.match(await scanPendingDocuments(pool, store, documents, f.app.services.now), { pending: 0, recorded: 0 });
+
+  const before = (await pool.query('SELECT id, status, body, revision FROM documents ORDER BY id')).rows;
+  await rebuildReadModels(pool, projections);
+  t.same(
+    (await pool.query('SELECT id, status, body, revision FROM documents ORDER BY id')).rows,
+    before,
+    'rebuilt identically',
+  );
+});
+
+t.test('a statement failing anywhere in the upload keeps no file and records nothing', { skip }, async (t) => {
+  const f = await documentFixture(t);
+  const faults = faultInjector(t);
+  const leadId = await f.lead();
+  const upload = (name: string) =>
+    f.upload({ lead_id: leadId, type: 'passport', file: { bytes: pdfFile(name), name: `${name}.pdf` } });
+  const counted = faults.count();
+  t.equal((await upload('counted')).status, 201);
+  const statements = counted();
+  t.ok(statements >= 3, `the upload's transaction has ${statements} statements`);
+  await f.app.pool.query('TRUNCATE documents');
+  rmSync(`${f.dataDir}/documents/stored`, { recursive: true, force: true });
+  for (let position = 1; position <= statements; position++) {
+    faults.arm(position);
+    const response = await upload(`fault-${position}`);
+    const fired = faults.fired();
+    t.ok(fired, `statement ${position} failed (${fired?.replaced.slice(0, 40)})`);
+    t.equal(response.status, 500, `statement ${position}: 500`);
+    t.match(await response.json(), { error: 'internal_error' }, 'in the Error shape, without internals');
+    t.same(f.files(), { incoming: [], stored: [] }, `statement ${position}: no file kept`);
+  }
+  t.equal((await f.app.pool.query('SELECT count(*)::int AS n FROM documents')).rows[0].n, 0, 'nothing recorded');
+  t.equal((await upload('after')).status, 201, 'the next upload goes through');
+});
+
+t.test('a file past the largest size any type allows is cut off and refused', { skip }, async (t) => {
+  const f = await documentFixture(t);
+  const leadId = await f.lead();
+  const huge = Buffer.concat([pdfFile(), Buffer.alloc(21 * 1024 * 1024, 0x20)]);
+  const response = await f.upload({ lead_id: leadId, type: 'passport', file: { bytes: huge, name: 'huge.pdf' } });
+  t.equal(response.status, 413);
+  t.match(await response.json(), { error: 'document_too_large' });
+  t.same(f.files(), { incoming: [], stored: [] }, 'nothing kept');
+});

@@ -1,0 +1,80 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Test } from 'tap';
+import type { Document } from '../../src/domain/documents/index.js';
+import type { WorkspaceDefinition } from '../../src/workspaces/definition.js';
+import { seedWorkspace, startApp } from '../support/app.js';
+import { TestClamd } from '../support/clamd.js';
+import { ADMIN_TOKEN, fixtureFor, STAFF, type AppFixture } from '../applications/support.js';
+
+export interface DocumentFixture extends AppFixture {
+  clamd: TestClamd;
+  dataDir: string;
+  /** POST a multipart upload to the admin interface. */
+  upload(
+    form: {
+      lead_id?: string;
+      application_id?: string;
+      type?: string;
+      file?: { bytes: Buffer; name: string; type?: string };
+    },
+    options?: { sandbox?: boolean },
+  ): Promise<Response>;
+  /** The files in the incoming and stored folders. */
+  files(): { incoming: string[]; stored: string[] };
+}
+
+/** The app on a fresh database with a real clamd (the test signatures) and a data folder of its own. */
+export async function documentFixture(
+  t: Test,
+  overrides: Partial<WorkspaceDefinition> = {},
+  options: { now?: () => Date } = {},
+): Promise<DocumentFixture> {
+  const clamd = await TestClamd.start();
+  t.teardown(() => clamd.close());
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-docs-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const app = await startApp(t, {
+    config: { adminToken: ADMIN_TOKEN, clamdAddress: clamd.address, dataDir },
+    now: options.now,
+  });
+  const ws = await seedWorkspace(app, overrides);
+  const base = fixtureFor(app, ws);
+  const list = (folder: string) => {
+    try {
+      return readdirSync(path.join(dataDir, 'documents', folder)).sort();
+    } catch {
+      return [];
+    }
+  };
+  return {
+    ...base,
+    clamd,
+    dataDir,
+    upload(form, o = {}) {
+      const body = new FormData();
+      if (form.type !== undefined) body.set('type', form.type);
+      if (form.lead_id !== undefined) body.set('lead_id', form.lead_id);
+      if (form.application_id !== undefined) body.set('application_id', form.application_id);
+      if (form.file)
+        body.set(
+          'file',
+          new Blob([form.file.bytes], { type: form.file.type ?? 'application/octet-stream' }),
+          form.file.name,
+        );
+      return app.request(`/admin/v1/workspaces/${ws.workspace.slug}/documents${o.sandbox ? '?sandbox=true' : ''}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': STAFF },
+        body,
+      });
+    },
+    files: () => ({ incoming: list('incoming'), stored: list('stored') }),
+  };
+}
+
+export async function documentOf(t: Test, response: Response, status: number): Promise<Document> {
+  const text = await response.text();
+  t.equal(response.status, status, `answered ${response.status}: ${response.status === status ? '' : text}`);
+  return JSON.parse(text) as Document;
+}
