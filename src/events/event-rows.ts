@@ -23,9 +23,10 @@ export const COLUMNS =
 
 // The same columns read together with the stream's data key (personal_data_keys), for opening sealed personal values.
 // The key row is read in the same statement as the events, so an erasure that committed is always seen.
-export const OPENED_COLUMNS = `events.id, events.stream_id, events.revision, events.type, events.tenant_id, events.sandbox,
-  events.data, events.metadata, events.created_at, events.tx_id::text AS tx_id_text, events.position,
-  k.wrapped_key AS personal_key, k.erased_at AS personal_erased_at`;
+/** COLUMNS with the table named, for statements that join the events with another table. */
+export const QUALIFIED_COLUMNS = `events.id, events.stream_id, events.revision, events.type, events.tenant_id,
+  events.sandbox, events.data, events.metadata, events.created_at, events.tx_id::text AS tx_id_text, events.position`;
+export const OPENED_COLUMNS = `${QUALIFIED_COLUMNS}, k.wrapped_key AS personal_key, k.erased_at AS personal_erased_at`;
 export const WITH_KEYS = 'events LEFT JOIN personal_data_keys k ON k.stream_id = events.stream_id';
 
 export interface KeyedEventRow extends EventRow {

@@ -1,11 +1,13 @@
 import type { Queryable } from '../storage/postgres.js';
 import type { StreamHead } from './chain.js';
-import { COLUMNS, toStoredEvent, type EventRow } from './event-rows.js';
+import { QUALIFIED_COLUMNS, toStoredEvent, type EventRow } from './event-rows.js';
 import type { GlobalPosition, StoredEvent } from './types.js';
 
 /** A stored event with the hash that chains it to its stream (src/events/chain.ts). */
 export interface HashedEvent extends StoredEvent {
   hash: Buffer;
+  /** The stream's data key row (personal-data.ts), as stored: wrapped, or erased. */
+  personalKey?: { person: string; wrapped: string | null; erasedAt: Date | null };
 }
 
 /**
@@ -19,15 +21,25 @@ export async function readWorkspaceLogWith(
   after: GlobalPosition,
   limit: number,
 ): Promise<HashedEvent[]> {
-  const result = await sql.query<EventRow & { hash: Buffer }>(
-    `SELECT ${COLUMNS}, hash FROM events
-      WHERE tenant_id = $1 AND (tx_id, position) > ($2::xid8, $3::bigint)
-        AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
+  const result = await sql.query<
+    EventRow & { hash: Buffer; key_person: string | null; key_wrapped: string | null; key_erased_at: Date | null }
+  >(
+    `SELECT ${QUALIFIED_COLUMNS}, events.hash,
+            k.person_id AS key_person, k.wrapped_key AS key_wrapped, k.erased_at AS key_erased_at
+       FROM events LEFT JOIN personal_data_keys k ON k.stream_id = events.stream_id
+      WHERE events.tenant_id = $1 AND (events.tx_id, events.position) > ($2::xid8, $3::bigint)
+        AND events.tx_id < pg_snapshot_xmin(pg_current_snapshot())
       ORDER BY events.tx_id, events.position
       LIMIT $4`,
     [tenantId, after.txId, after.position, limit],
   );
-  return result.rows.map((row) => ({ ...toStoredEvent(row), hash: row.hash }));
+  return result.rows.map((row) => ({
+    ...toStoredEvent(row),
+    hash: row.hash,
+    ...(row.key_person === null
+      ? {}
+      : { personalKey: { person: row.key_person, wrapped: row.key_wrapped, erasedAt: row.key_erased_at } }),
+  }));
 }
 
 /** The head (last revision and hash) of each of a workspace's streams as of a position of the global log. */

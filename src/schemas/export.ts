@@ -54,6 +54,20 @@ export const ExportEvent = Type.Object(
     metadata: Type.Object({ correlation_id: Type.String() }, { additionalProperties: true }),
     hash: Hash,
     position: PositionToken,
+    personal_key: Type.Optional(
+      Type.Object(
+        {
+          person: Uuid,
+          wrapped: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+          erased_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "the stream's data key (crypto-shredding), wrapped with SECRET_ENCRYPTION_KEY's person-key purpose, or its erasure; not hashed",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -48,6 +48,15 @@ export function eventLine(event: HashedEvent): ExportEvent {
     metadata: event.metadata,
     hash: event.hash.toString('hex'),
     position: positionToken(event.position),
+    ...(event.personalKey
+      ? {
+          personal_key: {
+            person: event.personalKey.person,
+            wrapped: event.personalKey.wrapped,
+            erased_at: event.personalKey.erasedAt?.toISOString() ?? null,
+          },
+        }
+      : {}),
   };
 }
 

@@ -138,6 +138,7 @@ async function insertEvents(sql: Queryable, events: readonly CheckedEvent[], che
         events.map((e) => e.hash),
       ],
     );
+    await insertKeys(sql, events);
   } catch (error) {
     const code = (error as { code?: string }).code;
     // 22P05: a string PostgreSQL cannot store (NUL); no event the store wrote holds one.
@@ -190,5 +191,32 @@ async function settleAfterImport(sql: Queryable, tenantId: string, imported: num
       GROUP BY tenant_id, 2
      ON CONFLICT (tenant_id, period, metric, shard) DO UPDATE SET used = quota_usage.used + EXCLUDED.used`,
     [tenantId, LEADS_METRIC],
+  );
+}
+
+/**
+ * The data keys of the imported streams (crypto-shredding), as the export carried them: wrapped keys open only where
+ * SECRET_ENCRYPTION_KEY is the source's; an erasure travels as its tombstone and is never undone by an older line.
+ */
+async function insertKeys(sql: Queryable, events: readonly CheckedEvent[]): Promise<void> {
+  const keys = new Map<string, { tenant: string; key: NonNullable<CheckedEvent['personalKey']>; at: Date }>();
+  for (const e of events)
+    if (e.personalKey) keys.set(e.streamId, { tenant: e.tenantId, key: e.personalKey, at: e.createdAt });
+  if (keys.size === 0) return;
+  const rows = [...keys.entries()];
+  await sql.query(
+    `INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at, erased_at)
+     SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::timestamptz[])
+     ON CONFLICT (stream_id) DO UPDATE
+        SET wrapped_key = CASE WHEN personal_data_keys.erased_at IS NULL THEN EXCLUDED.wrapped_key END,
+            erased_at = coalesce(personal_data_keys.erased_at, EXCLUDED.erased_at)`,
+    [
+      rows.map(([stream]) => stream),
+      rows.map(([, r]) => r.tenant),
+      rows.map(([, r]) => r.key.person),
+      rows.map(([, r]) => r.key.wrapped),
+      rows.map(([, r]) => r.at),
+      rows.map(([, r]) => r.key.erased_at),
+    ],
   );
 }

@@ -20,6 +20,8 @@ export class ImportRefusedError extends Error {
 
 /** An event line checked: what the event store keeps of it, with its hash. */
 export interface CheckedEvent extends RecordedEvent {
+  /** The stream's data key row as exported (crypto-shredding); imported beside the events. */
+  personalKey?: { person: string; wrapped: string | null; erased_at: string | null };
   hash: Buffer;
 }
 
@@ -170,6 +172,7 @@ export class ExportLineChecker {
       metadata: line.metadata as EventMetadata,
       createdAt: new Date(line.time),
       hash: Buffer.from(line.hash, 'hex'),
+      ...(line.personal_key ? { personalKey: line.personal_key } : {}),
     };
     const recomputed = link(previous?.hash ?? GENESIS, line.revision, this.digest(event));
     if (!recomputed.equals(event.hash))
