@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { applyProjections } from '../../events/apply-projections.js';
+import { isSealed, openEvent, personalDataKeysOf, type PersonalDataKeys } from '../../events/personal-data.js';
 import { anchorText } from '../../events/verify-chain.js';
 import type { Projection } from '../../projections/projection.js';
 import type { ExportHeader } from '../../schemas/export.js';
@@ -36,6 +37,7 @@ export async function importExport(
   projections: readonly Projection[],
   files: readonly ExportFile[],
 ): Promise<ImportResult> {
+  const keys = personalDataKeysOf(pool);
   return withTransaction(pool, async (sql) => {
     const checker = new ExportLineChecker();
     let workspace: ExportHeader['workspace'] | null = null;
@@ -43,7 +45,12 @@ export async function importExport(
     const flush = async () => {
       if (batch.length === 0) return;
       await insertEvents(sql, batch, checker);
-      await applyProjections(sql, projections, batch);
+      // Projections see the events as said: personal values opened with the keys the export carried.
+      await applyProjections(
+        sql,
+        projections,
+        batch.map((e) => openImported(e, keys)),
+      );
       batch = [];
     };
     for (const file of files) {
@@ -219,4 +226,12 @@ async function insertKeys(sql: Queryable, events: readonly CheckedEvent[]): Prom
       rows.map(([, r]) => r.key.erased_at),
     ],
   );
+}
+
+/** An imported event as it was said (see toOpenedEvent): opened with its stream's key, erased without one. */
+function openImported(event: CheckedEvent, keys: PersonalDataKeys | undefined): CheckedEvent {
+  if (!isSealed(event.data)) return event;
+  const wrapped = event.personalKey?.wrapped ?? null;
+  if (wrapped !== null && !keys) throw new Error('Sealed personal data imported without the data keys');
+  return { ...event, data: openEvent(event, event.data, wrapped === null || !keys ? null : keys.unwrap(wrapped)) };
 }
