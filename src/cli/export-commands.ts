@@ -126,7 +126,7 @@ export function registerExportCommands(program: Command, json: () => boolean): v
       for (const name of names) files.push(await openExport(name));
       const result = await withServices(async (s) => {
         try {
-          return await importExport(s.pool, projections, files);
+          return await importExport(s.pool, projections, files, s.personalData);
         } catch (error) {
           if (error instanceof ImportRefusedError) throw new CliError(`Import refused: ${error.message}`);
           throw error;

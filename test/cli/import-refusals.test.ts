@@ -27,7 +27,7 @@ t.test('a tampered export is refused, naming the line, and leaves the target unt
   const target = await freshDatabase(t);
   const refusal = async (tampered: string[]): Promise<ImportRefusedError | null> => {
     try {
-      await importExport(target.pool, projections, [{ name: 'x', lines: each(tampered) }]);
+      await importExport(target.pool, projections, [{ name: 'x', lines: each(tampered) }], f.app.services.personalData);
       return null;
     } catch (error) {
       if (error instanceof ImportRefusedError) return error;
@@ -96,7 +96,7 @@ t.test('a fault at any statement of an import rolls all of it back', async (t) =
   const faults = faultInjector(t);
   const counting = await freshDatabase(t);
   const statements = faults.count();
-  await importExport(counting.pool, projections, [{ name: 'x', lines: each(lines) }]);
+  await importExport(counting.pool, projections, [{ name: 'x', lines: each(lines) }], f.app.services.personalData);
   const total = statements();
   t.ok(total >= 8, `${total} statements in an import`);
 
@@ -113,7 +113,12 @@ t.test('a fault at any statement of an import rolls all of it back', async (t) =
     'a failed statement leaves nothing',
     fc.asyncProperty(fc.integer({ min: 1, max: total }), async (position) => {
       faults.arm(position);
-      const failed = await importExport(target.pool, projections, [{ name: 'x', lines: each(lines) }]).then(
+      const failed = await importExport(
+        target.pool,
+        projections,
+        [{ name: 'x', lines: each(lines) }],
+        f.app.services.personalData,
+      ).then(
         () => false,
         () => true,
       );
@@ -121,6 +126,6 @@ t.test('a fault at any statement of an import rolls all of it back', async (t) =
     }),
     15,
   );
-  await importExport(target.pool, projections, [{ name: 'x', lines: each(lines) }]);
+  await importExport(target.pool, projections, [{ name: 'x', lines: each(lines) }], f.app.services.personalData);
   t.same(await readModelRows(target.pool, f.ws.workspace.id), await readModelRows(f.app.pool, f.ws.workspace.id));
 });

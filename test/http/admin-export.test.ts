@@ -62,7 +62,12 @@ t.test('the export of a busy workspace, imported elsewhere, gives the same read 
   t.equal(trailer.events, lines.length - 2);
 
   const target = await freshDatabase(t);
-  const imported = await importExport(target.pool, projections, [{ name: 'http', lines: each(lines) }]);
+  const imported = await importExport(
+    target.pool,
+    projections,
+    [{ name: 'http', lines: each(lines) }],
+    f.app.services.personalData,
+  );
   t.equal(imported.anchor, trailer.anchor, 'the import recomputes the trailer’s head');
   t.same(await readModelRows(target.pool, f.ws.workspace.id), await readModelRows(f.app.pool, f.ws.workspace.id));
 

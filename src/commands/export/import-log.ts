@@ -36,8 +36,9 @@ export async function importExport(
   pool: pg.Pool,
   projections: readonly Projection[],
   files: readonly ExportFile[],
+  /** Opens the personal values the export carries keys for (the service's own; same SECRET_ENCRYPTION_KEY). */
+  keys: PersonalDataKeys | undefined = personalDataKeysOf(pool),
 ): Promise<ImportResult> {
-  const keys = personalDataKeysOf(pool);
   return withTransaction(pool, async (sql) => {
     const checker = new ExportLineChecker();
     let workspace: ExportHeader['workspace'] | null = null;
