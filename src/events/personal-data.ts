@@ -87,7 +87,10 @@ export function openEvent(
   return restorePersonal(clear, JSON.parse(text) as [Location, unknown][]);
 }
 
-/** The person a stream's data belongs to, for a new stream's key: a lead's own id, an application's lead. */
+/**
+ * The person a stream's data belongs to, for a new stream's key: a lead's own id, an application's lead, and for a
+ * document, task or invoice the lead its first event names (`person_id`).
+ */
 export function personOfNewStream(
   streamId: string,
   first: { type: string; data: Record<string, unknown> } | undefined,
@@ -97,6 +100,16 @@ export function personOfNewStream(
     const leadId = first.data.lead_id;
     return typeof leadId === 'string' ? leadId : null;
   }
+  const filedUnderPerson: Record<string, string> = {
+    'document-': 'document.received',
+    'task-': 'task.created',
+    'invoice-': 'invoice.issued',
+  };
+  for (const [prefix, type] of Object.entries(filedUnderPerson))
+    if (streamId.startsWith(prefix) && first?.type === type) {
+      const personId = first.data.person_id;
+      return typeof personId === 'string' ? personId : null;
+    }
   return null;
 }
 

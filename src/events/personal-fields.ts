@@ -41,6 +41,20 @@ export const PERSONAL_FIELDS: Readonly<Record<string, readonly PersonalField[]>>
   'application.opened': [field('modules.*.details', {})],
   'application.module_updated': [field('module.details', {})],
   'application.module_details_saved': [field('details', {})],
+  // A document's file name ("Passport – Priya Sharma.pdf") and a rejection's reason name the person; the file's bytes
+  // are not in the log (erasure deletes the file itself). Type, size, content type and checksum stay in the clear.
+  'document.received': [field('filename', '')],
+  'document.uploaded': [field('payload.filename', '')],
+  'document.rejected': [field('reason', ''), field('payload.filename', ''), field('payload.rejection_reason', '')],
+  // What staff write about the person: a task's title ("Call Priya about her visa"), an invoice's line descriptions,
+  // a payment's reference and a refund's reason. Amounts, currencies, dates and statuses stay in the clear.
+  'task.created': [field('title', '')],
+  'task.changed': [field('title', '')],
+  'task.overdue': [field('payload.title', '')],
+  'invoice.issued': [field('payload.line_items.*.description', '')],
+  'payment.received': [field('payload.reference', null)],
+  'refund.created': [field('refund.reason', null)],
+  'refund.paid': [field('payload.reason', null)],
 };
 
 /** A concrete location in an event's data: object keys and array indices. */

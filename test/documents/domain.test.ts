@@ -25,7 +25,7 @@ const TYPES: DocumentTypeDef[] = [
   { key: 'photo', name: 'Photo', max_size_bytes: 500, content_types: ['image/jpeg', 'image/png'] },
 ];
 
-const received = (overrides: Partial<Parameters<typeof receiveDocument>[0]> = {}) =>
+const received = (overrides: Partial<Omit<Parameters<typeof receiveDocument>[0], 'person_id'>> = {}) =>
   receiveDocument({
     document_id: '0190a000-0000-7000-8000-0000000000d1',
     subject: { lead_id: LEAD, application_id: null },
@@ -37,6 +37,7 @@ const received = (overrides: Partial<Parameters<typeof receiveDocument>[0]> = {}
     size: 100,
     checksum_sha256: 'ab'.repeat(32),
     now: NOW,
+    person_id: LEAD,
     ...overrides,
   });
 

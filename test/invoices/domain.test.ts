@@ -22,11 +22,12 @@ const LEAD = '00000000-0000-4000-8000-000000000001';
 let counter = 0;
 const id = () => `00000000-0000-4000-8000-${String(++counter).padStart(12, '0')}`;
 
-function issued(overrides: Partial<Parameters<typeof issueInvoice>[0]> = {}): InvoiceEvent[] {
+function issued(overrides: Partial<Omit<Parameters<typeof issueInvoice>[0], 'person_id'>> = {}): InvoiceEvent[] {
   return issueInvoice({
     invoice_id: '00000000-0000-4000-8000-00000000aaaa',
     number: 7,
     subject: { lead_id: LEAD, application_id: null },
+    person_id: LEAD,
     currency: 'INR',
     line_items: [
       { description: 'Counselling package', quantity: 1, unit_amount: 2_500_000 },

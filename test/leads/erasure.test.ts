@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { createServices } from '../../src/bootstrap.js';
 import { captureLead } from '../../src/commands/leads/capture-lead.js';
 import { PostgresEventStore } from '../../src/events/postgres-event-store.js';
@@ -11,6 +10,7 @@ import { verifyChains } from '../../src/events/verify-chain.js';
 import { seedWorkspace } from '../support/app.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { webhookHarness, type Harness } from '../webhooks/support/harness.js';
+import { searchEverywhere } from '../support/search-everywhere.js';
 import { waitFor } from '../webhooks/support/receiver.js';
 
 // Erasure (crypto-shredding): after a lead's person is erased, nothing personal of theirs can be found anywhere in
@@ -44,42 +44,6 @@ const NEEDLES = [
 /** A different person in the same workspace, and one in another workspace: neither may be touched. */
 const RAVI = { full_name: 'Ravi Keepme', phone: '+91 97000 11122', email: 'ravi.keepme@example.org', consent: true };
 const OTHER = { full_name: 'Omar Otherws', phone: '+91 96000 33344', email: 'omar.otherws@example.org', consent: true };
-
-interface Hit {
-  table: string;
-  column: string;
-  needle: string;
-}
-
-/**
- * Every text, json, jsonb, bytea and array column of every table of the schema, searched for each needle (case
- * insensitive, as text; bytea columns for the needle's UTF-8 bytes).
- */
-async function searchEverywhere(pool: pg.Pool, needles: string[]): Promise<Hit[]> {
-  const columns = await pool.query<{ table_name: string; column_name: string; data_type: string }>(
-    `SELECT c.table_name, c.column_name, c.data_type
-       FROM information_schema.columns c
-       JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-      WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'
-        AND c.data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'bytea', 'ARRAY', 'USER-DEFINED')`,
-  );
-  const hits: Hit[] = [];
-  for (const c of columns.rows) {
-    const column = `"${c.column_name.replace(/"/g, '""')}"`;
-    const table = `"${c.table_name.replace(/"/g, '""')}"`;
-    for (const needle of needles) {
-      const condition =
-        c.data_type === 'bytea'
-          ? `position(convert_to($1, 'UTF8') in ${column}) > 0`
-          : `${column}::text ILIKE '%' || $1 || '%'`;
-      const found = await pool.query(`SELECT 1 FROM ${table} WHERE ${condition} LIMIT 1`, [
-        needle.replace(/[\\%_]/g, (ch) => `\\${ch}`),
-      ]);
-      if (found.rowCount) hits.push({ table: c.table_name, column: c.column_name, needle });
-    }
-  }
-  return hits;
-}
 
 async function createLead(h: Harness, key: string, body: Record<string, unknown>, idempotencyKey?: string) {
   const response = await h.request('/v1/leads', {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { AppFixture } from '../applications/support.js';
+import { ADMIN_TOKEN, STAFF, type AppFixture } from '../applications/support.js';
 import { projections } from '../../src/projections/index.js';
 import { configureWebhookRuntime } from '../../src/webhooks/runtime.js';
 
@@ -13,8 +13,8 @@ async function ok(response: Response, what: string): Promise<Record<string, unkn
 
 /**
  * A workspace with a bit of everything, made through the real interfaces: live and sandbox leads with updates,
- * conversions with module work, tasks (changed, completed, reopened), invoices with payments and a refund, and a
- * webhook endpoint whose secret was rotated.
+ * conversions with module work, tasks (changed, completed, reopened), invoices with payments and a refund, a document
+ * waiting for its scan, and a webhook endpoint whose secret was rotated.
  */
 /** Returns the webhook secrets it was shown (which no export may hold in plain text). */
 export async function makeBusy(f: AppFixture, leads = 9): Promise<string[]> {
@@ -94,6 +94,17 @@ export async function makeBusy(f: AppFixture, leads = 9): Promise<string[]> {
       );
     }
   }
+  // A document, received while no virus scanner answers (the test app reaches none): it waits, pending_scan.
+  const form = new FormData();
+  form.set('lead_id', await f.lead());
+  form.set('type', 'passport');
+  form.set('file', new Blob([Buffer.from('%PDF-1.4\n%%EOF\n')], { type: 'application/pdf' }), 'passport.pdf');
+  const upload = await f.app.request(`/admin/v1/workspaces/${f.ws.workspace.slug}/documents`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': STAFF },
+    body: form,
+  });
+  if (upload.status !== 202) throw new Error(`document upload answered ${upload.status}: ${await upload.text()}`);
   // Resolved by the test (no outside network; no worker runs, so nothing is ever sent there).
   configureWebhookRuntime(f.app.services, {
     resolve: async () => [{ address: '93.184.215.14', family: 4 as const }],

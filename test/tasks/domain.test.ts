@@ -32,6 +32,7 @@ const created = (due = at(60)): TaskEvent[] =>
   createTask({
     task_id: '00000000-0000-4000-8000-0000000000f1',
     subject: { lead_id: LEAD, application_id: null },
+    person_id: LEAD,
     title: '  Call about the passport scan ',
     assignee: ASHA,
     due_at: due,
@@ -56,6 +57,7 @@ t.test('creation: an open task with its due time armed, title trimmed', async (t
       createTask({
         task_id: 'x',
         subject: { lead_id: LEAD, application_id: null },
+        person_id: LEAD,
         title: '   ',
         assignee: null,
         due_at: at(1),
@@ -67,6 +69,7 @@ t.test('creation: an open task with its due time armed, title trimmed', async (t
     createTask({
       task_id: 'x',
       subject: { lead_id: LEAD, application_id: null },
+      person_id: LEAD,
       title: 'ok',
       assignee: null,
       due_at: new Date('nonsense'),

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import {
+  checkUpload,
   decide,
   DocumentRefused,
   evolve,
@@ -22,7 +23,7 @@ import { documentStream, toDocumentEvent } from '../../projections/documents.js'
 import { newId } from '../../shared/ids.js';
 import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
-import { checkSubject } from '../subject.js';
+import { personOfSubject } from '../subject.js';
 
 /** The file store and the virus scanner documents go through. */
 export interface DocumentServices {
@@ -91,7 +92,7 @@ export async function recordUpload(
   const { id, file } = upload;
   let stored = false;
   try {
-    const received = receiveDocument({
+    const facts = {
       document_id: id,
       subject: details.subject,
       types,
@@ -102,13 +103,15 @@ export async function recordUpload(
       size: file.size,
       checksum_sha256: file.checksum_sha256,
       now: context.now,
-    });
+    };
+    // Refused files are never scanned: the checks run first, and again (pure) when the event is made.
+    checkUpload(facts);
     const result = await scanIncoming(documents, id);
     if (result?.kind === 'clean') stored = await documents.storage.accept(id);
     const stream = documentStream(id);
     const document = await runCommand(store, context, [stream], async (tx) => {
-      await checkSubject(tx, details.subject);
-      const events: DocumentEvent[] = [...received];
+      const person = await personOfSubject(tx, details.subject);
+      const events: DocumentEvent[] = receiveDocument({ ...facts, person_id: person });
       const state = fold(events)!;
       if (result) events.push(...decide(state, { type: 'record_scan', result, now: tx.context.now }));
       await tx.append(stream, 'no_stream', events);

@@ -15,7 +15,7 @@ import { newId } from '../../shared/ids.js';
 import type { Queryable } from '../../storage/postgres.js';
 import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
-import { checkSubject, type Subject } from '../subject.js';
+import { personOfSubject, type Subject } from '../subject.js';
 
 /**
  * The next invoice number of a workspace in one mode (live and sandbox count separately). The counter row stays locked
@@ -31,7 +31,9 @@ async function nextInvoiceNumber(sql: Queryable, tenantId: string, sandbox: bool
   return result.rows[0]!.last_number;
 }
 
-export type NewInvoice = Omit<IssueInvoiceInput, 'invoice_id' | 'number' | 'subject' | 'now'> & { subject: Subject };
+export type NewInvoice = Omit<IssueInvoiceInput, 'invoice_id' | 'number' | 'subject' | 'now' | 'person_id'> & {
+  subject: Subject;
+};
 
 /** Issues an invoice for a lead or an application: the next number, then invoice.issued, in one transaction. */
 export async function issueInvoiceCommand(
@@ -42,11 +44,11 @@ export async function issueInvoiceCommand(
   const id = newId(context.now.getTime());
   const stream = invoiceStream(id);
   return runCommand(store, context, [stream], async (tx) => {
-    await checkSubject(tx, input.subject);
+    const person_id = await personOfSubject(tx, input.subject);
     // Validate before taking a number, so a refused invoice never holds the counter row longer than it must.
-    issueInvoice({ ...input, invoice_id: id, number: 1, now: tx.context.now });
+    issueInvoice({ ...input, invoice_id: id, number: 1, now: tx.context.now, person_id });
     const number = await nextInvoiceNumber(tx.sql, tx.context.tenantId, tx.context.sandbox);
-    const events = issueInvoice({ ...input, invoice_id: id, number, now: tx.context.now });
+    const events = issueInvoice({ ...input, invoice_id: id, number, now: tx.context.now, person_id });
     await tx.append(stream, 'no_stream', events);
     return fold(events)!;
   });

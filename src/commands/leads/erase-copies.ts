@@ -1,6 +1,11 @@
 import { extractPersonal } from '../../events/personal-fields.js';
 import type { RecordedEvent } from '../../events/types.js';
 import type { Queryable } from '../../storage/postgres.js';
+import type { StoreTransaction } from '../../events/event-store.js';
+import { documentsProjection, documentStream } from '../../projections/documents.js';
+import { invoicesProjection, invoiceStream } from '../../projections/invoices.js';
+import type { Projection } from '../../projections/projection.js';
+import { tasksProjection, taskStream } from '../../projections/tasks.js';
 import { envelopeBody } from '../../webhooks/envelope.js';
 
 /** When the person was erased, if they were (any of their streams' keys carries the time). */
@@ -53,7 +58,12 @@ export async function eraseKeys(
  */
 export async function scrubCopies(
   sql: Queryable,
-  s: { tenantId: string; sandbox: boolean; leadId: string; events: readonly RecordedEvent[] },
+  s: {
+    tenantId: string;
+    sandbox: boolean;
+    leadId: string;
+    events: readonly RecordedEvent[];
+  },
 ): Promise<void> {
   await sql.query('UPDATE leads SET phone = NULL, email = NULL WHERE id = $1 AND tenant_id = $2', [
     s.leadId,
@@ -87,4 +97,48 @@ export async function scrubCopies(
       WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE event_id = ANY($1::uuid[]))`,
     [ids],
   );
+}
+
+/** The documents, tasks and invoices of a lead and of its applications. */
+export interface Owned {
+  documents: string[];
+  tasks: string[];
+  invoices: string[];
+}
+
+export async function ownedBy(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  leadId: string,
+  applicationIds: string[],
+): Promise<Owned> {
+  const ids = async (table: 'documents' | 'tasks' | 'invoices') =>
+    (
+      await sql.query<{ id: string }>(
+        `SELECT id FROM ${table} WHERE tenant_id = $1 AND sandbox = $2
+            AND (lead_id = $3 OR application_id = ANY($4::uuid[])) ORDER BY id`,
+        [tenantId, sandbox, leadId, applicationIds],
+      )
+    ).rows.map((r) => r.id);
+  return { documents: await ids('documents'), tasks: await ids('tasks'), invoices: await ids('invoices') };
+}
+
+/**
+ * Projects the person's documents, tasks and invoices again from their events as they read once the keys are gone,
+ * so their read models (and the durable task timers) hold exactly what a rebuild would: no file name, title, line
+ * description or reason.
+ */
+export async function reprojectErased(tx: StoreTransaction, owned: Owned): Promise<void> {
+  await tx.writes.query('DELETE FROM documents WHERE id = ANY($1::uuid[])', [owned.documents]);
+  await tx.writes.query('DELETE FROM tasks WHERE id = ANY($1::uuid[])', [owned.tasks]);
+  await tx.writes.query('DELETE FROM task_timers WHERE task_id = ANY($1::uuid[])', [owned.tasks]);
+  await tx.writes.query('DELETE FROM invoices WHERE id = ANY($1::uuid[])', [owned.invoices]);
+  const streams: [Projection, string][] = [
+    ...owned.documents.map((id): [Projection, string] => [documentsProjection, documentStream(id)]),
+    ...owned.tasks.map((id): [Projection, string] => [tasksProjection, taskStream(id)]),
+    ...owned.invoices.map((id): [Projection, string] => [invoicesProjection, invoiceStream(id)]),
+  ];
+  for (const [projection, stream] of streams)
+    for (const event of await tx.readStream(stream)) await projection.apply(tx.writes, event);
 }

@@ -9,9 +9,12 @@ import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { findLeadRow } from '../../projections/leads-queries.js';
 import type { LeadErasure } from '../../schemas/lead.js';
 import { applicationStream } from '../applications/load-application.js';
+import { documentStream } from '../../projections/documents.js';
+import { invoiceStream } from '../../projections/invoices.js';
+import { taskStream } from '../../projections/tasks.js';
 import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
-import { eraseKeys, erasedAt, liveKeys, scrubCopies } from './erase-copies.js';
+import { eraseKeys, erasedAt, liveKeys, ownedBy, reprojectErased, scrubCopies } from './erase-copies.js';
 
 /** An erasure as the admin route or the CLI parsed it. */
 export interface LeadErasureRequest {
@@ -23,7 +26,7 @@ export interface LeadErasureRequest {
 }
 
 /**
- * Erases a person (a lead and the applications converted from it) by crypto-shredding, in one transaction holding
+ * Erases a person (a lead, the applications converted from it and the documents of both) by crypto-shredding, in one transaction holding
  * their streams' locks: appends the lead's erasure (a lead.updated with every personal field erased), deletes the
  * streams' data keys (so the sealed personal values of every earlier event can no longer be opened), and scrubs the
  * copies outside the log (read models, idempotency answers, webhook delivery bodies and receiver answers). Erasing an
@@ -31,7 +34,7 @@ export interface LeadErasureRequest {
  * lead since (its stream got a key), that key is deleted and its copies scrubbed.
  */
 export async function eraseLead(
-  services: Pick<AppServices, 'store' | 'pool' | 'now'>,
+  services: Pick<AppServices, 'store' | 'pool' | 'now' | 'documents'>,
   request: LeadErasureRequest,
 ): Promise<LeadErasure> {
   const { tenantId, sandbox, leadId } = request;
@@ -43,9 +46,26 @@ export async function eraseLead(
     'SELECT id FROM applications WHERE tenant_id = $1 AND sandbox = $2 AND lead_id = $3',
     [tenantId, sandbox, leadId],
   );
-  const streams = [stream, ...applications.rows.map((a) => applicationStream(a.id))];
+  // What hangs off the lead and its cases: documents, tasks and invoices, whose personal values (file names, titles,
+  // line descriptions, reasons) are sealed under their own streams' keys, filed under this person. The documents'
+  // files are deleted once the erasure has committed.
+  const owned = await ownedBy(
+    services.pool,
+    tenantId,
+    sandbox,
+    leadId,
+    applications.rows.map((a) => a.id),
+  );
+  const documentIds = owned.documents;
+  const streams = [
+    stream,
+    ...applications.rows.map((a) => applicationStream(a.id)),
+    ...owned.documents.map(documentStream),
+    ...owned.tasks.map(taskStream),
+    ...owned.invoices.map(invoiceStream),
+  ];
   const intent = writeIntent(tenantId, sandbox, clock);
-  return runCommand(
+  const erasure = await runCommand(
     services.store,
     request.context(intent.at),
     streams,
@@ -69,10 +89,18 @@ export async function eraseLead(
       if (!before) await tx.append(stream, row.revision, decideLead(row.lead, { type: 'erase', now }));
       await eraseKeys(tx.writes, { tenantId, personId: leadId, streams, now });
       await scrubCopies(tx.writes, { tenantId, sandbox, leadId, events: [...events, ...tx.appended] });
+      await reprojectErased(tx, owned);
       return answer(before ? live : streams.length);
     },
     { opening: intent.registration },
   );
+  // After COMMIT: a crash before this leaves files whose names and events are already unreadable; erasing again
+  // (idempotent) deletes them.
+  for (const id of documentIds) {
+    await services.documents.storage.remove(id);
+    await services.documents.storage.discard(id);
+  }
+  return erasure;
 }
 
 /** Events of these streams that hold personal values in the clear (written before encryption). */

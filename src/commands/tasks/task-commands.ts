@@ -12,7 +12,7 @@ import {
 } from '../../domain/tasks/index.js';
 import type { EventStore, StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { checkSubject } from '../subject.js';
+import { personOfSubject } from '../subject.js';
 import { taskStream, toTaskEvent } from '../../projections/tasks.js';
 import { newId } from '../../shared/ids.js';
 import type { Workspace } from '../../workspaces/workspace.js';
@@ -52,8 +52,8 @@ export async function createTaskCommand(
   const id = newId(context.now.getTime());
   const stream = taskStream(id);
   return runCommand(store, context, [stream], async (tx) => {
-    await checkSubject(tx, input.subject);
-    const events = createTask({ task_id: id, ...input, now: tx.context.now });
+    const person = await personOfSubject(tx, input.subject);
+    const events = createTask({ task_id: id, ...input, now: tx.context.now, person_id: person });
     await tx.append(stream, 'no_stream', events);
     return fold(events)!;
   });

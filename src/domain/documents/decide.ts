@@ -48,11 +48,18 @@ function documentType(types: readonly DocumentTypeDef[], key: string): DocumentT
   return found;
 }
 
+/** What an upload's checks keep: the document type, the file's name and its content type. */
+export interface CheckedUpload {
+  type: DocumentTypeDef;
+  filename: string;
+  content_type: DocumentContentType;
+}
+
 /**
- * The event that records a received file, once its type, size and content type are checked. The content type is the
- * one the bytes show; a declared one that differs is refused, as is one the document type does not allow.
+ * Checks a received file's type, size and content type. The content type is the one the bytes show; a declared one
+ * that differs is refused, as is one the document type does not allow.
  */
-export function receiveDocument(input: ReceiveDocumentInput): DocumentEvent[] {
+export function checkUpload(input: ReceiveDocumentInput): CheckedUpload {
   const type = documentType(input.types, input.document_type);
   const filename = cleanFilename(input.filename);
   if (input.size === 0)
@@ -77,6 +84,12 @@ export function receiveDocument(input: ReceiveDocumentInput): DocumentEvent[] {
             : `this file is ${detected}`
       }`,
     );
+  return { type, filename, content_type: detected };
+}
+
+/** The event that records a received file, once checkUpload passed it; `person_id` is the lead of its person. */
+export function receiveDocument(input: ReceiveDocumentInput & { person_id: string }): DocumentEvent[] {
+  const { type, filename, content_type } = checkUpload(input);
   return [
     {
       type: 'document.received',
@@ -86,10 +99,11 @@ export function receiveDocument(input: ReceiveDocumentInput): DocumentEvent[] {
         application_id: input.subject.application_id,
         document_type: type.key,
         filename,
-        content_type: detected,
+        content_type,
         size: input.size,
         checksum_sha256: input.checksum_sha256,
         received_at: input.now.toISOString(),
+        person_id: input.person_id,
       },
     },
   ];

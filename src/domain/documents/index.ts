@@ -1,5 +1,13 @@
 export * from './types.js';
-export { cleanFilename, decide, receiveDocument, FILENAME_MAX, REASON_MAX } from './decide.js';
+export {
+  checkUpload,
+  cleanFilename,
+  decide,
+  receiveDocument,
+  FILENAME_MAX,
+  REASON_MAX,
+  type CheckedUpload,
+} from './decide.js';
 export { evolve, fold, type DocumentFact } from './evolve.js';
 export {
   DEFAULT_DOCUMENT_MAX_BYTES,

@@ -59,6 +59,11 @@ export interface DocumentReceived {
     size: number;
     checksum_sha256: string;
     received_at: string;
+    /**
+     * The lead whose person the document belongs to (an application's lead for an application's document): the
+     * stream's data key is filed under them, so erasing the person erases the document's personal values too.
+     */
+    person_id: string;
   };
 }
 /** The webhook event: the scan passed; `payload` is the Document as available. */

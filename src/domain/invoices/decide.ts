@@ -88,7 +88,7 @@ export function issueInvoice(input: IssueInvoiceInput): InvoiceEvent[] {
     issued_at: input.now.toISOString(),
     payments: [],
   };
-  return [{ type: 'invoice.issued', data: { invoice_id: invoice.id, payload: invoice } }];
+  return [{ type: 'invoice.issued', data: { invoice_id: invoice.id, payload: invoice, person_id: input.person_id } }];
 }
 
 function findPayment(invoice: Invoice, id: string): Payment {

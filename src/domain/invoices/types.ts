@@ -70,7 +70,16 @@ export type InvoiceSubject = { lead_id: string; application_id: null } | { lead_
 
 export interface InvoiceIssued {
   type: 'invoice.issued';
-  data: { invoice_id: string; payload: Invoice };
+  data: {
+    invoice_id: string;
+    payload: Invoice;
+    /**
+     * The lead whose person this belongs to (an application's lead for an application's): the stream's data key is
+     * filed under them, so erasing the person erases its personal values too. Absent in events written before erasure
+     * existed.
+     */
+    person_id?: string;
+  };
 }
 export interface PaymentReceived {
   type: 'payment.received';
@@ -104,6 +113,8 @@ export interface IssueInvoiceInput {
   tax_rate_basis_points: number;
   due_date: string;
   now: Date;
+  /** The lead of the invoice's person (see InvoiceIssued). */
+  person_id: string;
 }
 
 export type InvoiceCommand =

@@ -40,6 +40,7 @@ export function createTask(input: CreateTaskInput): TaskEvent[] {
         assignee: input.assignee,
         due_at: checkedTime(input.due_at),
         created_at: input.now.toISOString(),
+        person_id: input.person_id,
       },
     },
   ];

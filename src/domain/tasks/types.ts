@@ -56,6 +56,12 @@ export interface TaskCreated {
     assignee: TaskAssignee | null;
     due_at: string;
     created_at: string;
+    /**
+     * The lead whose person this belongs to (an application's lead for an application's): the stream's data key is
+     * filed under them, so erasing the person erases its personal values too. Absent in events written before erasure
+     * existed.
+     */
+    person_id?: string;
   };
 }
 /** Internal: title, assignee or due time changed (every value after the change). */
@@ -94,6 +100,8 @@ export interface CreateTaskInput {
   assignee: TaskAssignee | null;
   due_at: Date;
   now: Date;
+  /** The lead of the task's person (see TaskCreated). */
+  person_id: string;
 }
 
 export type TaskCommand =

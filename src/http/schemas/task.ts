@@ -19,7 +19,7 @@ export const Task = Type.Object(
     id: Uuid,
     lead_id: Nullable(Uuid),
     application_id: Nullable(Uuid),
-    title: Type.String({ minLength: 1, maxLength: TITLE_MAX }),
+    title: Type.String({ minLength: 0, maxLength: TITLE_MAX, description: 'empty once its person is erased' }),
     assignee: Nullable(TaskAssignee),
     due_at: DateTime,
     status: StringEnum(TASK_STATUSES),
