@@ -65,7 +65,21 @@ export class TestClamd {
   }
 
   async start(): Promise<void> {
-    this.child = spawn(CLAMD!, ['-c', path.join(this.folder, 'clamd.conf')], { stdio: 'ignore' });
+    // clamd runs under a small shell that stops it when our end of its stdin closes: when stop() ends it, and also
+    // when the test process is killed (a timed-out suite), so no daemon outlives its test.
+    this.child = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        'clamd -c "$1" & c=$!; read _ignored; kill $c; wait $c',
+        'clamd-guard',
+        path.join(this.folder, 'clamd.conf'),
+      ],
+      {
+        stdio: ['pipe', 'ignore', 'ignore'],
+        env: { ...process.env, PATH: `${path.dirname(CLAMD!)}:${process.env.PATH ?? ''}` },
+      },
+    );
     const scanner = new ClamdScanner({ path: this.socket });
     for (let i = 0; i < 200; i++) {
       if (await scanner.ping()) return;
@@ -80,7 +94,7 @@ export class TestClamd {
     if (!child || child.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
-      child.kill('SIGTERM');
+      child.stdin?.end();
     });
     rmSync(this.socket, { force: true });
   }
