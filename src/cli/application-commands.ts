@@ -2,33 +2,18 @@ import type { Command } from 'commander';
 import { applyApplicationOperation } from '../commands/applications/apply-operation.js';
 import { applicationView } from '../commands/applications/application-view.js';
 import { convertLeadToApplication } from '../commands/applications/convert-lead.js';
-import { staffContext } from '../commands/run-command.js';
 import {
   APPLICATION_STATUSES,
   MODULE_STATES,
   OUTCOMES,
   type ApplicationCommand,
 } from '../domain/applications/index.js';
-import type { Actor } from '../events/types.js';
 import type { AdminApplication } from '../schemas/application.js';
-import type { AppServices } from '../bootstrap.js';
 import { findApplication } from '../projections/applications.js';
-import type { Workspace } from '../workspaces/workspace.js';
 import { requireWorkspace, withServices } from './context.js';
 import { requireId } from './ids.js';
 import { CliError, output, table } from './output.js';
-
-interface StaffOptions {
-  as: string;
-  sandbox?: boolean;
-}
-
-/** The staff member acting, recorded as the events' actor: an active user of the workspace, as in the admin interface. */
-export function staffActor(workspace: Workspace, email: string): Actor {
-  const user = workspace.settings.users.find((u) => u.email === email.toLowerCase() && u.active);
-  if (!user) throw new CliError(`--as must be the email of an active user of the workspace ${workspace.slug}`);
-  return { type: 'user', user_id: user.id, email: user.email, name: user.name };
-}
+import { staffOptions, withStaff, type StaffOptions } from './staff.js';
 
 function describe(view: AdminApplication): string {
   const lines = [
@@ -48,27 +33,6 @@ function describe(view: AdminApplication): string {
     ),
   ];
   return lines.join('\n');
-}
-
-async function withStaff<T>(
-  idOrSlug: string,
-  o: StaffOptions,
-  work: (s: AppServices, ws: Workspace, context: ReturnType<typeof staffContext>) => Promise<T>,
-): Promise<T> {
-  return withServices(async (s) => {
-    const ws = await requireWorkspace(s, idOrSlug);
-    const context = staffContext(ws.id, o.sandbox ?? false, staffActor(ws, o.as), s.now());
-    return work(s, ws, context);
-  });
-}
-
-function staffOptions(command: Command): Command {
-  return command
-    .requiredOption(
-      '--as <email>',
-      'the staff member acting (an active user of the workspace); recorded in the history',
-    )
-    .option('--sandbox', 'act on sandbox (test-mode) data');
 }
 
 export function registerApplicationCommands(program: Command, json: () => boolean): void {

@@ -6,20 +6,13 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { operateDocument, receiveUpload, recordUpload } from '../commands/documents/document-commands.js';
-import { staffContext } from '../commands/run-command.js';
 import { documentTypesOf, type Document, type DocumentSubject } from '../domain/documents/index.js';
-import type { CommandContext } from '../events/types.js';
 import type { AppServices } from '../bootstrap.js';
 import { findDocument, listDocuments } from '../projections/documents.js';
 import type { Workspace } from '../workspaces/workspace.js';
-import { staffActor } from './application-commands.js';
+import { staffOptions, withStaff, type StaffOptions } from './staff.js';
 import { requireWorkspace, withServices } from './context.js';
 import { CliError, output, table } from './output.js';
-
-interface StaffOptions {
-  as: string;
-  sandbox?: boolean;
-}
 
 function describe(document: Document): string {
   const status =
@@ -37,26 +30,6 @@ function describe(document: Document): string {
     status,
   ].join('\n');
 }
-
-async function withStaff<T>(
-  idOrSlug: string,
-  o: StaffOptions,
-  work: (s: AppServices, ws: Workspace, context: CommandContext) => Promise<T>,
-): Promise<T> {
-  return withServices(async (s) => {
-    const ws = await requireWorkspace(s, idOrSlug);
-    const context = staffContext(ws.id, o.sandbox ?? false, staffActor(ws, o.as), s.now());
-    return work(s, ws, context);
-  });
-}
-
-const staffOptions = (command: Command): Command =>
-  command
-    .requiredOption(
-      '--as <email>',
-      'the staff member acting (an active user of the workspace); recorded in the history',
-    )
-    .option('--sandbox', 'act on sandbox (test-mode) data');
 
 function subjectOf(o: { lead?: string; application?: string }): DocumentSubject {
   if (Boolean(o.lead) === Boolean(o.application)) throw new CliError('Name exactly one of --lead and --application');

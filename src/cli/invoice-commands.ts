@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { issueInvoiceCommand, operateInvoice } from '../commands/invoices/invoice-commands.js';
-import { staffContext } from '../commands/run-command.js';
 import { subjectOf } from '../commands/subject.js';
 import {
   formatMinor,
@@ -9,18 +8,11 @@ import {
   type InvoiceCommand,
   type PaymentMethod,
 } from '../domain/invoices/index.js';
-import type { CommandContext } from '../events/types.js';
-import type { AppServices } from '../bootstrap.js';
 import { findInvoice, listInvoices } from '../projections/invoices.js';
 import { newId } from '../shared/ids.js';
-import { staffActor } from './application-commands.js';
+import { staffOptions, withStaff, type StaffOptions } from './staff.js';
 import { requireWorkspace, withServices } from './context.js';
 import { CliError, output, table } from './output.js';
-
-interface StaffOptions {
-  as: string;
-  sandbox?: boolean;
-}
 
 function describe(invoice: Invoice): string {
   const money = (amount: number) => formatMinor(amount, invoice.currency);
@@ -62,26 +54,6 @@ function lineItem(value: string, previous: { description: string; quantity: numb
   return [...previous, { description: match[1]!, quantity: Number(match[2]), unit_amount: Number(match[3]) }];
 }
 
-async function withStaff<T>(
-  idOrSlug: string,
-  o: StaffOptions,
-  work: (s: AppServices, context: CommandContext) => Promise<T>,
-): Promise<T> {
-  return withServices(async (s) => {
-    const ws = await requireWorkspace(s, idOrSlug);
-    const context = staffContext(ws.id, o.sandbox ?? false, staffActor(ws, o.as), s.now());
-    return work(s, context);
-  });
-}
-
-const staffOptions = (command: Command): Command =>
-  command
-    .requiredOption(
-      '--as <email>',
-      'the staff member acting (an active user of the workspace); recorded in the history',
-    )
-    .option('--sandbox', 'act on sandbox (test-mode) data');
-
 /** `visa-crm invoice …`: issue invoices, record payments, refund them. Amounts are integers in minor units. */
 export function registerInvoiceCommands(program: Command, json: () => boolean): void {
   const invoice = program
@@ -120,7 +92,7 @@ export function registerInvoiceCommands(program: Command, json: () => boolean): 
       })();
       if (!/^\d{1,5}$/.test(o.taxBp)) throw new CliError('--tax-bp is an integer from 0 to 10000');
       print(
-        await withStaff(ws, o, (s, context) =>
+        await withStaff(ws, o, (s, _ws, context) =>
           issueInvoiceCommand(s.store, context, {
             subject,
             currency: o.currency,
@@ -191,7 +163,7 @@ export function registerInvoiceCommands(program: Command, json: () => boolean): 
         await withStaff(
           ws!,
           o,
-          async (s, context) => (await operateInvoice(s.store, context, id!, (now) => build(rest, o, now))).state,
+          async (s, _ws, context) => (await operateInvoice(s.store, context, id!, (now) => build(rest, o, now))).state,
         ),
       );
     });

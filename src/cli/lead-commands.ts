@@ -3,7 +3,7 @@ import { eraseLead } from '../commands/leads/erase-lead.js';
 import { staffContext } from '../commands/run-command.js';
 import { listKeys } from '../keys/repository.js';
 import type { LeadErasure } from '../schemas/lead.js';
-import { staffActor } from './application-commands.js';
+import { staffActor } from './staff.js';
 import { sandboxSubmissions } from '../projections/leads-queries.js';
 import { requireWorkspace, withServices } from './context.js';
 import { requireId } from './ids.js';

@@ -1,19 +1,11 @@
 import type { Command } from 'commander';
-import { staffContext } from '../commands/run-command.js';
 import { createTaskCommand, operateTask, resolveAssignee } from '../commands/tasks/task-commands.js';
 import { taskView, type Task, type TaskCommand, type TaskSubject } from '../domain/tasks/index.js';
-import type { CommandContext } from '../events/types.js';
-import type { AppServices } from '../bootstrap.js';
 import { findTask, listTasks } from '../projections/tasks.js';
 import type { Workspace } from '../workspaces/workspace.js';
-import { staffActor } from './application-commands.js';
+import { staffOptions, withStaff, type StaffOptions } from './staff.js';
 import { requireWorkspace, withServices } from './context.js';
 import { CliError, output, table } from './output.js';
-
-interface StaffOptions {
-  as: string;
-  sandbox?: boolean;
-}
 
 function describe(task: Task): string {
   return [
@@ -29,26 +21,6 @@ function dueTime(value: string): Date {
   if (Number.isNaN(at.getTime())) throw new CliError(`--due must be a date-time (ISO 8601), not ${value}`);
   return at;
 }
-
-async function withStaff<T>(
-  idOrSlug: string,
-  o: StaffOptions,
-  work: (s: AppServices, ws: Workspace, context: CommandContext) => Promise<T>,
-): Promise<T> {
-  return withServices(async (s) => {
-    const ws = await requireWorkspace(s, idOrSlug);
-    const context = staffContext(ws.id, o.sandbox ?? false, staffActor(ws, o.as), s.now());
-    return work(s, ws, context);
-  });
-}
-
-const staffOptions = (command: Command): Command =>
-  command
-    .requiredOption(
-      '--as <email>',
-      'the staff member acting (an active user of the workspace); recorded in the history',
-    )
-    .option('--sandbox', 'act on sandbox (test-mode) data');
 
 /** `visa-crm task …`: the workspace UI's task operations. */
 export function registerTaskCommands(program: Command, json: () => boolean): void {

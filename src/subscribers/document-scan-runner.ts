@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { DocumentServices } from '../commands/documents/document-commands.js';
 import { scanPendingDocuments } from '../commands/documents/scan-pending.js';
 import type { EventStore } from '../events/event-store.js';
-import { CoalescedRun } from './coalesced-run.js';
+import { PollingRunner } from './polling-runner.js';
 
 export interface DocumentScanServices {
   pool: pg.Pool;
@@ -17,10 +17,7 @@ export interface DocumentScanServices {
  * and every tick (5 s unless set), batch after batch. Any number of processes may run one (decide records one verdict
  * per document). A document is never accepted unscanned: while clamd is down, it simply stays pending.
  */
-export class DocumentScanRunner {
-  private running = false;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly pass: CoalescedRun;
+export class DocumentScanRunner extends PollingRunner {
   private readonly warnedMissing = new Set<string>();
 
   constructor(
@@ -28,27 +25,10 @@ export class DocumentScanRunner {
     private readonly log: Pick<Logger, 'error' | 'warn'>,
     private readonly options: { pollIntervalMs?: number; batchSize?: number } = {},
   ) {
-    this.pass = new CoalescedRun(
-      () => this.catchUp(),
-      (error) => log.error({ err: error }, 'document scans failed'),
-    );
+    super(options.pollIntervalMs ?? 5000, (error) => log.error({ err: error }, 'document scans failed'));
   }
 
-  start(): void {
-    this.running = true;
-    this.timer = setInterval(() => this.wake(), this.options.pollIntervalMs ?? 5000);
-    this.wake();
-  }
-
-  wake(): void {
-    if (this.running) this.pass.wake();
-  }
-
-  settled(): Promise<void> {
-    return this.pass.settled();
-  }
-
-  private async catchUp(): Promise<void> {
+  protected async catchUp(): Promise<void> {
     const batchSize = this.options.batchSize ?? 20;
     while (this.running) {
       const { pool, store, documents, now } = this.services;
@@ -61,11 +41,5 @@ export class DocumentScanRunner {
       if (pass.unavailable) return;
       if (pass.pending < batchSize || pass.recorded === 0) return;
     }
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    clearInterval(this.timer);
-    await this.pass.settled();
   }
 }

@@ -10,6 +10,8 @@ import { faultInjector } from '../support/fault-injection.js';
 const skip = clamdSkipReason();
 
 t.test('with the scanner down an upload waits, and is scanned when clamd is back', { skip }, async (t) => {
+  // clamd restarts and a dozen scans: minutes on a loaded machine, beyond the 180 s default.
+  t.setTimeout(420_000);
   const f = await documentFixture(t);
   const { pool, store, documents } = f.app.services;
   const leadId = await f.lead();
@@ -63,6 +65,8 @@ t.test('with the scanner down an upload waits, and is scanned when clamd is back
 });
 
 t.test('a statement failing anywhere in the upload keeps no file and records nothing', { skip }, async (t) => {
+  // clamd restarts and a dozen scans: minutes on a loaded machine, beyond the 180 s default.
+  t.setTimeout(420_000);
   const f = await documentFixture(t);
   const faults = faultInjector(t);
   const leadId = await f.lead();
@@ -88,6 +92,8 @@ t.test('a statement failing anywhere in the upload keeps no file and records not
 });
 
 t.test('a file past the largest size any type allows is cut off and refused', { skip }, async (t) => {
+  // clamd restarts and a dozen scans: minutes on a loaded machine, beyond the 180 s default.
+  t.setTimeout(420_000);
   const f = await documentFixture(t);
   const leadId = await f.lead();
   const huge = Buffer.concat([pdfFile(), Buffer.alloc(21 * 1024 * 1024, 0x20)]);
