@@ -1,3 +1,4 @@
+import { staffContext } from '../commands/run-command.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../events/types.js';
@@ -71,4 +72,13 @@ export function adminAuthentication(adminToken: string, sql: Queryable) {
 export function staffOf(request: FastifyRequest): StaffContext {
   if (!request.staff) throw new Error('an admin route ran without the admin authentication hook');
   return request.staff;
+}
+
+/**
+ * What an admin operation acts as and on: the staff member's workspace, the mode (`?sandbox=true`, live by default)
+ * and the command context with the staff member as actor.
+ */
+export function staffScope(request: FastifyRequest, sandbox: boolean | undefined, now: Date) {
+  const { workspace, actor } = staffOf(request);
+  return { workspace, sandbox: sandbox ?? false, context: staffContext(workspace.id, sandbox ?? false, actor, now) };
 }

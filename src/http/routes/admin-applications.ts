@@ -2,10 +2,9 @@ import type { FastifyRequest } from 'fastify';
 import { applyApplicationOperation } from '../../commands/applications/apply-operation.js';
 import { applicationView } from '../../commands/applications/application-view.js';
 import { convertLeadToApplication } from '../../commands/applications/convert-lead.js';
-import { staffContext } from '../../commands/run-command.js';
 import type { ApplicationCommand } from '../../domain/applications/index.js';
 import { findApplication } from '../../projections/applications.js';
-import { staffOf } from '../admin-auth.js';
+import { staffScope } from '../admin-auth.js';
 import { notFound } from '../errors.js';
 import {
   AddModuleBody,
@@ -36,14 +35,7 @@ const TAGS = ['applications'];
  * (recorded as the actor). Live data unless `?sandbox=true`. Every operation answers with the case as it is afterwards.
  */
 export function registerAdminApplicationRoutes(app: TypedApp, services: AppServices): void {
-  function staff(request: FastifyRequest, sandbox: boolean | undefined) {
-    const { workspace, actor } = staffOf(request);
-    return {
-      workspace,
-      sandbox: sandbox ?? false,
-      context: staffContext(workspace.id, sandbox ?? false, actor, services.now()),
-    };
-  }
+  const staff = (request: FastifyRequest, sandbox: boolean | undefined) => staffScope(request, sandbox, services.now());
 
   app.post(
     `${BASE}/leads/:leadId/convert`,

@@ -8,13 +8,12 @@ import {
   recordUpload,
   type IncomingUpload,
 } from '../../commands/documents/document-commands.js';
-import { staffContext } from '../../commands/run-command.js';
 import { subjectOf } from '../../commands/subject.js';
 import { documentTypesOf, MAX_DOCUMENT_BYTES } from '../../domain/documents/index.js';
 import { findDocument, listDocuments } from '../../projections/documents.js';
 import { ModeQuery } from '../../schemas/application.js';
 import type { AppServices } from '../../bootstrap.js';
-import { staffOf } from '../admin-auth.js';
+import { staffScope } from '../admin-auth.js';
 import { ApiError, notFound } from '../errors.js';
 import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
 import {
@@ -67,14 +66,7 @@ function multipartRefusal(error: unknown): ApiError | undefined {
  */
 export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices): void {
   const { storage } = services.documents;
-  function staff(request: FastifyRequest, sandbox: boolean | undefined) {
-    const { workspace, actor } = staffOf(request);
-    return {
-      workspace,
-      sandbox: sandbox ?? false,
-      context: staffContext(workspace.id, sandbox ?? false, actor, services.now()),
-    };
-  }
+  const staff = (request: FastifyRequest, sandbox: boolean | undefined) => staffScope(request, sandbox, services.now());
 
   // The form's file is streamed to the incoming area as it arrives (never held in memory); the other fields become
   // the body the schema validates. A file whose form is then refused is deleted before the answer is sent.

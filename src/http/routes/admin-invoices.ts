@@ -1,11 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import { issueInvoiceCommand, operateInvoice } from '../../commands/invoices/invoice-commands.js';
-import { staffContext } from '../../commands/run-command.js';
 import { subjectOf } from '../../commands/subject.js';
 import type { InvoiceCommand } from '../../domain/invoices/index.js';
 import { findInvoice, listInvoices } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
-import { staffOf } from '../admin-auth.js';
+import { staffScope } from '../admin-auth.js';
 import { notFound } from '../errors.js';
 import { ModeQuery } from '../../schemas/application.js';
 import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
@@ -34,14 +33,7 @@ const TAGS = ['invoices'];
  * and mark refunds paid. Every answer is the Invoice as it is afterwards. Live data unless `?sandbox=true`.
  */
 export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices): void {
-  function staff(request: FastifyRequest, sandbox: boolean | undefined) {
-    const { workspace, actor } = staffOf(request);
-    return {
-      workspace,
-      sandbox: sandbox ?? false,
-      context: staffContext(workspace.id, sandbox ?? false, actor, services.now()),
-    };
-  }
+  const staff = (request: FastifyRequest, sandbox: boolean | undefined) => staffScope(request, sandbox, services.now());
 
   app.post(
     BASE,

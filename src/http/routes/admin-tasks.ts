@@ -1,10 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { createTaskCommand, operateTask, resolveAssignee } from '../../commands/tasks/task-commands.js';
-import { staffContext } from '../../commands/run-command.js';
 import { subjectOf } from '../../commands/subject.js';
 import { taskView } from '../../domain/tasks/index.js';
 import { findTask, listTasks } from '../../projections/tasks.js';
-import { staffOf } from '../admin-auth.js';
+import { staffScope } from '../admin-auth.js';
 import { notFound } from '../errors.js';
 import { ModeQuery } from '../../schemas/application.js';
 import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
@@ -23,14 +22,7 @@ const TAGS = ['tasks'];
  * once when it passes while the task is open. Live data unless `?sandbox=true`.
  */
 export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): void {
-  function staff(request: FastifyRequest, sandbox: boolean | undefined) {
-    const { workspace, actor } = staffOf(request);
-    return {
-      workspace,
-      sandbox: sandbox ?? false,
-      context: staffContext(workspace.id, sandbox ?? false, actor, services.now()),
-    };
-  }
+  const staff = (request: FastifyRequest, sandbox: boolean | undefined) => staffScope(request, sandbox, services.now());
 
   app.post(
     BASE,
