@@ -72,9 +72,12 @@ async function main(): Promise<void> {
   const STEADY_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
   const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 128);
   // BENCH_PER_ENDPOINT overrides the per-endpoint in-flight cap, to see what it costs a single fast endpoint.
-  const perEndpoint = process.env.BENCH_PER_ENDPOINT
-    ? { perEndpointConcurrency: Number(process.env.BENCH_PER_ENDPOINT) }
-    : {};
+  // BENCH_FAST_ENDPOINT and BENCH_PER_TENANT override the caps of a proven fast endpoint and of a tenant.
+  const perEndpoint = {
+    ...(process.env.BENCH_PER_ENDPOINT ? { perEndpointConcurrency: Number(process.env.BENCH_PER_ENDPOINT) } : {}),
+    ...(process.env.BENCH_FAST_ENDPOINT ? { fastEndpointConcurrency: Number(process.env.BENCH_FAST_ENDPOINT) } : {}),
+    ...(process.env.BENCH_PER_TENANT ? { perTenantConcurrency: Number(process.env.BENCH_PER_TENANT) } : {}),
+  };
   const NOISY_SECONDS = Number(process.env.BENCH_NOISY_SECONDS ?? 30);
   const NOISY_RATE = Number(process.env.BENCH_NOISY_RATE ?? 200);
   const NOISY_SLOW_RATE = Number(process.env.BENCH_NOISY_SLOW_RATE ?? 10);

@@ -1,11 +1,11 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { randomFromPool } from '../shared/random-pool.js';
-import type { PurposeBox } from '../shared/secret-box.js';
+import type { PurposeBox, SeedDerivation } from '../shared/secret-box.js';
 import { extractPersonal, restorePersonal, type Location } from './personal-fields.js';
 
 /*
  * Crypto-shredding of personal data in the event log (docs/architecture.md, "Personal data and erasure"). Each stream
- * holding a person's data has a data key of its own (random, 32 bytes), kept wrapped in `personal_data_keys`. An
+ * holding a person's data has a data key of its own (32 bytes, derived from a random seed kept in `personal_data_keys`). An
  * event's personal values (personal-fields.ts) are taken out of its data, replaced by their erased values, and stored
  * sealed beside them under `_personal`: AES-256-GCM with the stream's key, bound (additional data) to the workspace,
  * stream and event id, so a sealed value copied to another event or stream does not open. The hash chain covers the
@@ -113,40 +113,65 @@ export function personOfNewStream(
   return null;
 }
 
-/** Unwrapped keys kept at most: past it the cache starts over (unwrapping is one AES-GCM open of 32 bytes). */
+/** Keys kept at most: past it the cache starts over (deriving one is one HMAC, unwrapping one AES-GCM open). */
 const CACHE_LIMIT = 20_000;
+/** A stored key row holding the seed its key is derived from; rows written before hold the key wrapped (`v2:`). */
+const SEED_PREFIX = 's1:';
+const SEED_BYTES = 16;
 
 /**
- * Makes, wraps and unwraps data keys. The cache maps a *wrapped* key, as read from personal_data_keys together with
- * the events, to its unwrapped bytes; it is never asked for a stream's key by name. Every read of events reads the
- * stream's key row in the same statement, so once an erasure has committed no process finds a wrapped key to look
- * up, whatever its cache holds: a cache entry cannot outlive an erasure.
+ * Makes and reads the stream data keys of `personal_data_keys`. A new key is derived from a random seed
+ * (HMAC-SHA256 under the `person-key-seed` purpose key) and the row stores the seed (`s1:` + base64); rows written
+ * before hold a random key wrapped with the `person-key` box (`v2:`), which still open. Deleting the row's value
+ * erases either kind. The cache maps a stored value, as read from personal_data_keys together with the events, to
+ * its key; it is never asked for a stream's key by name. Every read of events reads the stream's key row in the same
+ * statement, so once an erasure has committed no process finds a stored value to look up, whatever its cache holds:
+ * a cache entry cannot outlive an erasure.
  */
 export class PersonalDataKeys {
-  private readonly unwrapped = new Map<string, Buffer>();
+  private readonly keys = new Map<string, Buffer>();
 
-  constructor(private readonly box: PurposeBox) {}
+  constructor(
+    private readonly box: PurposeBox,
+    private readonly seeds: SeedDerivation,
+  ) {}
 
   newKey(): { key: Buffer; wrapped: string } {
-    const key = randomFromPool(32);
-    const wrapped = this.box.seal(key.toString('base64'));
-    this.unwrapped.set(wrapped, key);
+    const seed = randomFromPool(SEED_BYTES);
+    const key = this.seeds.derive(seed);
+    const wrapped = SEED_PREFIX + seed.toString('base64');
+    this.remember(wrapped, key);
     return { key, wrapped };
   }
 
   unwrap(wrapped: string): Buffer {
-    const cached = this.unwrapped.get(wrapped);
+    const cached = this.keys.get(wrapped);
     if (cached) return cached;
-    const key = Buffer.from(this.box.open(wrapped), 'base64');
-    if (key.length !== 32) throw new Error('A personal data key is not 32 bytes');
-    if (this.unwrapped.size >= CACHE_LIMIT) this.unwrapped.clear();
-    this.unwrapped.set(wrapped, key);
+    const key = wrapped.startsWith(SEED_PREFIX) ? this.fromSeed(wrapped) : this.fromWrapped(wrapped);
+    this.remember(wrapped, key);
     return key;
   }
 
-  /** For tests: how many unwrapped keys the cache holds. */
+  private fromSeed(stored: string): Buffer {
+    const seed = Buffer.from(stored.slice(SEED_PREFIX.length), 'base64');
+    if (seed.length !== SEED_BYTES) throw new Error('A personal data key seed is not 16 bytes');
+    return this.seeds.derive(seed);
+  }
+
+  private fromWrapped(wrapped: string): Buffer {
+    const key = Buffer.from(this.box.open(wrapped), 'base64');
+    if (key.length !== 32) throw new Error('A personal data key is not 32 bytes');
+    return key;
+  }
+
+  private remember(stored: string, key: Buffer): void {
+    if (this.keys.size >= CACHE_LIMIT) this.keys.clear();
+    this.keys.set(stored, key);
+  }
+
+  /** For tests: how many keys the cache holds. */
   get cached(): number {
-    return this.unwrapped.size;
+    return this.keys.size;
   }
 }
 

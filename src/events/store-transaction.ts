@@ -62,7 +62,23 @@ const APPEND_UNCHAINED = `
    WHERE $9::integer IS NULL OR current.revision = $9::integer
   RETURNING ${COLUMNS}`;
 
-const NEW_STREAM_CONFLICT = /^Key \(stream_id, revision\)=\((.*), \d+\) already exists/;
+/** A new stream's events. */
+const APPEND_NEW_STREAM = `INSERT INTO events (id, stream_id, revision, type, data, tenant_id, sandbox, metadata, created_at, hash)
+SELECT e.id, $1, e.revision, e.type, e.data, $5, $6, $7, $8, decode(e.hash, 'hex')
+  FROM unnest($2::uuid[], $3::integer[], $4::text[], $9::jsonb[], $10::text[]) AS e(id, revision, type, data, hash)`;
+
+/**
+ * A new person's stream: its data key row and its events in one statement instead of two (the key row's INSERT runs
+ * although nothing reads it: a data-modifying WITH always runs to completion).
+ */
+const APPEND_NEW_STREAM_WITH_KEY = `WITH key_row AS (
+  INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at) VALUES ($1, $5, $11, $12, $8)
+)
+${APPEND_NEW_STREAM}`;
+
+const NEW_STREAM_CONFLICT = /^Key \(stream_id(?:, revision)?\)=\((.*?)(?:, \d+)?\) already exists/;
+/** A stream's first events meet an existing stream on its events or, written first, on its data key row. */
+const NEW_STREAM_CONSTRAINTS = new Set(['events_stream_revision', 'personal_data_keys_pkey']);
 
 /** The opening statement and the stream locks: what a transaction sends right after BEGIN. */
 export function openingStatements(first: Statement | undefined, streams: string[]): Statement[] {
@@ -155,14 +171,21 @@ export class PostgresStoreTransaction implements StoreTransaction {
 
   /** A new data key for a stream, filed under its person (written with the transaction's trailing writes). */
   private createKey(streamId: string, person: string | null): Buffer | null {
+    const made = this.makeKey(streamId, person);
+    if (made)
+      void this.writes.query(
+        'INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at) VALUES ($1, $2, $3, $4, $5)',
+        [streamId, this.baseContext.tenantId, person, made.wrapped, this.now],
+      );
+    return made?.key ?? null;
+  }
+
+  /** A new data key for a stream filed under `person` (null: no keys, or no person to file it under), not yet written. */
+  private makeKey(streamId: string, person: string | null): { key: Buffer; wrapped: string } | null {
     if (!this.keys || person === null) return null;
-    const { key, wrapped } = this.keys.newKey();
-    this.streamKeys.set(streamId, key);
-    void this.writes.query(
-      'INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at) VALUES ($1, $2, $3, $4, $5)',
-      [streamId, this.baseContext.tenantId, person, wrapped, this.now],
-    );
-    return key;
+    const made = this.keys.newKey();
+    this.streamKeys.set(streamId, made.key);
+    return made;
   }
 
   /** The data each event is stored with: its personal values sealed under the stream's key where it has any. */
@@ -246,12 +269,13 @@ export class PostgresStoreTransaction implements StoreTransaction {
       metadata,
       createdAt: this.now,
     }));
-    const key = this.createKey(streamId, personOfNewStream(streamId, events[0]));
+    const person = personOfNewStream(streamId, events[0]);
+    const key = this.makeKey(streamId, person);
     const data = this.stored(
       streamId,
       recorded.map((e) => e.id),
       events,
-      key,
+      key?.key ?? null,
     );
     const hashes = this.chained
       ? chainFrom(
@@ -260,23 +284,20 @@ export class PostgresStoreTransaction implements StoreTransaction {
           recorded.map((e, i) => contentDigest({ ...e, data: data[i]! })),
         )
       : recorded.map(() => GENESIS);
-    await this.writes.query(
-      `INSERT INTO events (id, stream_id, revision, type, data, tenant_id, sandbox, metadata, created_at, hash)
-       SELECT e.id, $1, e.revision, e.type, e.data, $5, $6, $7, $8, decode(e.hash, 'hex')
-         FROM unnest($2::uuid[], $3::integer[], $4::text[], $9::jsonb[], $10::text[]) AS e(id, revision, type, data, hash)`,
-      [
-        streamId,
-        recorded.map((e) => e.id),
-        recorded.map((e) => e.revision),
-        recorded.map((e) => e.type),
-        tenantId,
-        sandbox,
-        JSON.stringify(metadata),
-        this.now,
-        data.map((d) => JSON.stringify(d)),
-        hashes.map((h) => h.toString('hex')),
-      ],
-    );
+    const values = [
+      streamId,
+      recorded.map((e) => e.id),
+      recorded.map((e) => e.revision),
+      recorded.map((e) => e.type),
+      tenantId,
+      sandbox,
+      JSON.stringify(metadata),
+      this.now,
+      data.map((d) => JSON.stringify(d)),
+      hashes.map((h) => h.toString('hex')),
+    ];
+    if (key) this.writes.send(APPEND_NEW_STREAM_WITH_KEY, [...values, person, key.wrapped]);
+    else this.writes.send(APPEND_NEW_STREAM, values);
     this.appended.push(...recorded);
     return recorded;
   }
@@ -298,7 +319,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
 
 /** A new stream's events refused at COMMIT because the stream already exists: the command may retry and decide again. */
 export function newStreamConflict(error: unknown): WrongExpectedRevisionError | undefined {
-  if (pgErrorCode(error) !== PgCode.uniqueViolation || pgConstraint(error) !== 'events_stream_revision')
+  if (pgErrorCode(error) !== PgCode.uniqueViolation || !NEW_STREAM_CONSTRAINTS.has(pgConstraint(error) ?? ''))
     return undefined;
   const detail = typeof error === 'object' && error !== null && 'detail' in error ? String(error.detail) : '';
   return new WrongExpectedRevisionError(NEW_STREAM_CONFLICT.exec(detail)?.[1] ?? 'unknown', 'no_stream', 'unknown');

@@ -1,11 +1,19 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  hkdfSync,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
 
 /** What a sealed value is for: each purpose has a key of its own, derived from SECRET_ENCRYPTION_KEY. */
-export type SecretPurpose = 'webhook-secret' | 'captcha-secret' | 'list-cursor' | 'person-key';
+export type SecretPurpose = 'webhook-secret' | 'captcha-secret' | 'list-cursor' | 'person-key' | 'person-key-seed';
 
 /** HKDF-SHA256 salt: fixed and public (its job is domain separation, not secrecy); changing it loses every value. */
 export const HKDF_SALT = 'visa-crm/secret-encryption-key/hkdf-salt/v1';
@@ -19,6 +27,8 @@ const PURPOSES: Record<SecretPurpose, { info: string; readsRawKeyValues: boolean
   'list-cursor': { info: 'visa-crm/list-cursor/v1', readsRawKeyValues: false },
   // The data keys of crypto-shredding (one per person's stream), wrapped for the personal_data_keys table.
   'person-key': { info: 'visa-crm/person-key/v1', readsRawKeyValues: false },
+  // The data keys of crypto-shredding since they are derived from stored seeds (HMAC-SHA256, nothing wrapped).
+  'person-key-seed': { info: 'visa-crm/person-key-seed/v1', readsRawKeyValues: false },
 };
 
 /** The key of one purpose: HKDF-SHA256 of the 32-byte master key with the fixed salt and the purpose as `info`. */
@@ -76,12 +86,33 @@ export class PurposeBox {
   }
 }
 
+/**
+ * Derives 32-byte keys from stored random seeds: HMAC-SHA256 under one purpose's key. The seed is not secret on its
+ * own (without SECRET_ENCRYPTION_KEY it derives nothing) and deleting it makes the key underivable, which is all
+ * crypto-shredding needs of a wrapped key, for one HMAC instead of an AES-GCM seal and a third of the stored bytes.
+ */
+export class SeedDerivation {
+  private readonly key: KeyObject;
+
+  constructor(
+    masterKey: Buffer,
+    readonly purpose: SecretPurpose,
+  ) {
+    this.key = createSecretKey(purposeKey(masterKey, purpose));
+  }
+
+  derive(seed: Buffer): Buffer {
+    return createHmac('sha256', this.key).update(seed).digest();
+  }
+}
+
 /** The boxes of every purpose, made from SECRET_ENCRYPTION_KEY. */
 export class SecretBox {
   readonly webhookSecrets: PurposeBox;
   readonly captchaSecrets: PurposeBox;
   readonly listCursors: PurposeBox;
   readonly personKeys: PurposeBox;
+  readonly personKeySeeds: SeedDerivation;
 
   constructor(masterKey: Buffer) {
     if (masterKey.length !== 32) throw new Error('The secret encryption key must be 32 bytes');
@@ -89,6 +120,7 @@ export class SecretBox {
     this.captchaSecrets = new PurposeBox(masterKey, 'captcha-secret');
     this.listCursors = new PurposeBox(masterKey, 'list-cursor');
     this.personKeys = new PurposeBox(masterKey, 'person-key');
+    this.personKeySeeds = new SeedDerivation(masterKey, 'person-key-seed');
   }
 }
 

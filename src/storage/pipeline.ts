@@ -229,12 +229,20 @@ export class UnreadWrites implements Queryable {
     values: unknown[] = [],
   ): Promise<pg.QueryResult<R>> {
     if (WRITE.test(text) && !RETURNING.test(text)) {
-      if (this.held) this.pending.push({ text, values });
-      else this.channel.send(text, values);
+      this.send(text, values);
       return UNREAD as pg.QueryResult<R>;
     }
     this.flush();
     return this.channel.query<R>(text, values);
+  }
+
+  /**
+   * A write whose result nobody reads, whatever its first word (a data-modifying WITH, say): sent with the next
+   * statement that is read, as `query` sends a plain INSERT, UPDATE or DELETE. Its errors surface there or at COMMIT.
+   */
+  send(text: string, values: unknown[] = []): void {
+    if (this.held) this.pending.push({ text, values });
+    else this.channel.send(text, values);
   }
 
   /** Sends what is held, without waiting. */

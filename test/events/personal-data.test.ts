@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import t from 'tap';
 import {
@@ -68,7 +68,7 @@ const throughJson = (value: Record<string, unknown>) => JSON.parse(JSON.stringif
 t.test(
   'property: sealed personal values open to exactly what was said, and read as erased without the key',
   async (t) => {
-    const keys = new PersonalDataKeys(box.personKeys);
+    const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
     await checkProperty(
       t,
       'seal/open round trip',
@@ -105,7 +105,7 @@ t.test(
 );
 
 t.test('a sealed value is bound to its workspace, stream and event, and to its stream key', async (t) => {
-  const keys = new PersonalDataKeys(box.personKeys);
+  const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
   const { key } = keys.newKey();
   const where = place('lead.note_added');
   const stored = sealEvent(where, { at: 'x', note: 'call Ana on +919812345678' }, key);
@@ -120,17 +120,41 @@ t.test('a sealed value is bound to its workspace, stream and event, and to its s
   t.equal(sealEvent(where, { at: 'x' }, key).at, 'x', 'an event without personal fields is stored as given');
 });
 
-t.test('data keys: wrapped with the person-key purpose, unwrapped once, another master key cannot', async (t) => {
-  const keys = new PersonalDataKeys(box.personKeys);
-  const { key, wrapped } = keys.newKey();
-  t.ok(wrapped.startsWith('v2:'), 'sealed with the derived purpose key');
-  t.notMatch(wrapped, new RegExp(key.toString('base64').slice(0, 16).replace(/[+/]/g, '.')), 'not the key itself');
-  const fresh = new PersonalDataKeys(box.personKeys);
-  t.same(fresh.unwrap(wrapped), key, 'another process unwraps it');
-  t.equal(fresh.cached, 1);
-  t.same(fresh.unwrap(wrapped), key, 'from its cache the second time');
-  const other = new PersonalDataKeys(new SecretBox(Buffer.alloc(32, 1)).personKeys);
-  t.throws(() => other.unwrap(wrapped), 'another SECRET_ENCRYPTION_KEY cannot unwrap it');
+t.test(
+  'data keys: derived from a stored seed, never stored themselves; another master key derives another',
+  async (t) => {
+    const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
+    const { key, wrapped } = keys.newKey();
+    t.match(wrapped, /^s1:[A-Za-z0-9+/]{22}==$/, 'the row stores a 16-byte seed');
+    t.equal(key.length, 32);
+    t.notMatch(wrapped, new RegExp(key.toString('base64').slice(0, 16).replace(/[+/]/g, '.')), 'not the key itself');
+    const fresh = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
+    t.same(fresh.unwrap(wrapped), key, 'another process derives the same key from the seed');
+    t.equal(fresh.cached, 1);
+    t.same(fresh.unwrap(wrapped), key, 'from its cache the second time');
+    const otherBox = new SecretBox(Buffer.alloc(32, 1));
+    const other = new PersonalDataKeys(otherBox.personKeys, otherBox.personKeySeeds);
+    t.notSame(other.unwrap(wrapped), key, 'another SECRET_ENCRYPTION_KEY derives another key');
+    const where = place('lead.note_added');
+    const stored = sealEvent(where, { at: 'x', note: 'call Ana' }, key);
+    t.throws(() => openEvent(where, stored, other.unwrap(wrapped)), 'which opens nothing sealed under the first');
+    t.throws(() => keys.unwrap('s1:' + Buffer.alloc(8).toString('base64')), 'a seed of the wrong length is refused');
+    t.not(keys.newKey().wrapped, wrapped, 'every key has its own seed');
+  },
+);
+
+t.test('data keys wrapped before seeds (v2:) still open, and only with their master key and purpose', async (t) => {
+  // How rows written by the earlier version hold their key: 32 random bytes sealed with the person-key box.
+  const key = randomBytes(32);
+  const wrapped = box.personKeys.seal(key.toString('base64'));
+  t.ok(wrapped.startsWith('v2:'));
+  const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
+  t.same(keys.unwrap(wrapped), key, 'unwrapped with the person-key purpose');
+  const otherBox = new SecretBox(Buffer.alloc(32, 1));
+  t.throws(
+    () => new PersonalDataKeys(otherBox.personKeys, otherBox.personKeySeeds).unwrap(wrapped),
+    'another master key cannot',
+  );
   t.throws(() => box.webhookSecrets.open(wrapped), 'nor another purpose');
 });
 

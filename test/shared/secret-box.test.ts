@@ -42,13 +42,14 @@ t.test(
       'a captcha secret sealed by this version still opens',
     );
 
-    const purposes: Array<[SecretPurpose, keyof SecretBox]> = [
+    const purposes: Array<[SecretPurpose, 'webhookSecrets' | 'captchaSecrets' | 'listCursors']> = [
       ['webhook-secret', 'webhookSecrets'],
       ['captcha-secret', 'captchaSecrets'],
       ['list-cursor', 'listCursors'],
     ];
-    const keys = purposes.map(([purpose]) => purposeKey(master, purpose).toString('hex'));
-    t.equal(new Set([...keys, master.toString('hex')]).size, 4, 'three different keys, none of them the master key');
+    const everyPurpose: SecretPurpose[] = [...purposes.map(([p]) => p), 'person-key', 'person-key-seed'];
+    const keys = everyPurpose.map((purpose) => purposeKey(master, purpose).toString('hex'));
+    t.equal(new Set([...keys, master.toString('hex')]).size, 6, 'five different keys, none of them the master key');
     for (const [from, fromBox] of purposes) {
       const sealed = box[fromBox].seal('the same plaintext');
       t.match(sealed, /^v2:/, `${from} values are sealed in the purpose-key format`);

@@ -1,0 +1,194 @@
+/*
+ * What one lead capture costs, sealed and not sealed, taken apart: Node CPU per capture and the WAL it writes by
+ * relation (heap and each index, with full-page images apart), read with pg_walinspect and kept to this run's
+ * database, so other databases' traffic on the same server does not count. Captures alternate in batches between
+ * the two stores (drift and JIT warm-up fall on both). A diagnostic for docs/benchmarks.md, not a goal's benchmark.
+ *
+ *   npx tsx bench/lead-cost.ts            (BENCH_CAPTURES per mode, default 3000; BENCH_CLIENTS, default 1)
+ *
+ * BENCH_SAME=plain or BENCH_SAME=sealed runs both halves with the same store: an A/A check of the method (the two
+ * halves should then agree within a few per cent).
+ *
+ * Needs a superuser on DATABASE_URL's server (CREATE EXTENSION pg_walinspect).
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServices, type AppServices } from '../src/bootstrap.js';
+import { loadConfig } from '../src/config.js';
+import { captureLead } from '../src/commands/leads/capture-lead.js';
+import { normaliseSubmission } from '../src/leads/submission.js';
+import { PostgresEventStore } from '../src/events/postgres-event-store.js';
+import { projections } from '../src/projections/index.js';
+import { createKey, findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
+import { validateDefinition } from '../src/workspaces/definition.js';
+import { applyDefinition } from '../src/workspaces/repository.js';
+import type { Workspace } from '../src/workspaces/workspace.js';
+import { SCOPES } from '../src/shared/enums.js';
+import { benchDatabase } from './support.js';
+
+const CAPTURES = Number(process.env.BENCH_CAPTURES ?? 3000);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1);
+const BATCH = 100;
+
+interface Tally {
+  captures: number;
+  cpuMs: number;
+  wal: Map<string, { records: number; bytes: number; fpiBytes: number }>;
+}
+
+async function main(): Promise<void> {
+  const db = await benchDatabase(20);
+  const { pool } = db;
+  try {
+    await pool.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+    const config = {
+      ...loadConfig({
+        DATABASE_URL: db.url,
+        SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
+        LOG_LEVEL: 'silent',
+      }),
+      runWorkers: false,
+    };
+    const sealed = await createServices(config, { pool, url: db.url, kind: 'external', close: async () => undefined });
+    const plain: AppServices = { ...sealed, store: new PostgresEventStore(pool, projections) };
+    const demo = JSON.parse(
+      readFileSync(new URL('../definitions/demo-workspace.json', import.meta.url), 'utf8'),
+    ) as Record<string, unknown>;
+    const big = { capacity: 10_000_000, refill_per_second: 1_000_000 };
+    const def = validateDefinition({
+      ...demo,
+      slug: `cost-${randomBytes(3).toString('hex')}`,
+      plan: 'enterprise',
+      limits: { monthly_leads: null, rate: { key: big, scopes: Object.fromEntries(SCOPES.map((s) => [s, big])) } },
+    });
+    const { workspace } = await applyDefinition(pool, def, sealed.secretBox);
+    const value = (
+      await createKey(pool, { tenantId: workspace.id, name: 'cost', kind: 'secret', mode: 'live', scopes: [...SCOPES] })
+    ).value;
+    const key = (await findKeyByValue(pool, value))!;
+    const ws = (await sealed.workspaces.get(workspace.id, key.workspace_revision))!;
+    const dbOid = (await pool.query<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = current_database()'))
+      .rows[0]!.oid;
+
+    const tallies = { sealed: emptyTally(), plain: emptyTally() };
+    let seq = 0;
+    const capture = (services: AppServices) => captureOne(services, ws, key, ++seq);
+    // Warm-up, not counted.
+    for (let i = 0; i < 300; i++) await capture(i % 2 ? sealed : plain);
+    for (let done = 0; done < CAPTURES; done += BATCH) {
+      for (const [mode, services] of [
+        ['sealed', process.env.BENCH_SAME === 'plain' ? plain : sealed],
+        ['plain', process.env.BENCH_SAME === 'sealed' ? sealed : plain],
+      ] as const) {
+        const start = await lsn(pool);
+        const cpu0 = process.cpuUsage();
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: CLIENTS }, async () => {
+            while (next++ < BATCH) await capture(services);
+          }),
+        );
+        const cpu = process.cpuUsage(cpu0);
+        const end = await lsn(pool);
+        const tally = tallies[mode];
+        tally.captures += BATCH;
+        tally.cpuMs += (cpu.user + cpu.system) / 1000;
+        await addWal(pool, dbOid, start, end, tally.wal);
+      }
+    }
+    report('sealed', tallies.sealed);
+    report('not sealed', tallies.plain);
+    await sealed.rateLimits.close();
+  } finally {
+    await db.close();
+  }
+}
+
+function emptyTally(): Tally {
+  return { captures: 0, cpuMs: 0, wal: new Map() };
+}
+
+async function lsn(pool: import('pg').Pool): Promise<string> {
+  return (await pool.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn;
+}
+
+/** This database's WAL records between two positions, by relation (or by record type when they name none). */
+async function addWal(
+  pool: import('pg').Pool,
+  dbOid: number,
+  start: string,
+  end: string,
+  into: Tally['wal'],
+): Promise<void> {
+  const rows = await pool.query<{ what: string; records: string; bytes: string; fpi: string }>(
+    `WITH recs AS (
+       SELECT resource_manager, record_type, record_length, fpi_length,
+              substring(block_ref from 'rel \\d+/' || $3::text || '/(\\d+)') AS filenode, block_ref
+         FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+     )
+     SELECT coalesce(c.relname, r.resource_manager || ':' || split_part(r.record_type, ' ', 1)) AS what,
+            count(*) AS records, sum(r.record_length) AS bytes, sum(r.fpi_length) AS fpi
+       FROM recs r LEFT JOIN pg_class c ON c.relfilenode = r.filenode::oid
+      WHERE r.filenode IS NOT NULL OR r.resource_manager IN ('Transaction', 'Standby')
+      GROUP BY 1`,
+    [start, end, String(dbOid)],
+  );
+  for (const row of rows.rows) {
+    const t = into.get(row.what) ?? { records: 0, bytes: 0, fpiBytes: 0 };
+    t.records += Number(row.records);
+    t.bytes += Number(row.bytes);
+    t.fpiBytes += Number(row.fpi);
+    into.set(row.what, t);
+  }
+}
+
+function report(label: string, tally: Tally): void {
+  const n = tally.captures;
+  const total = [...tally.wal.values()].reduce((s, t) => s + t.bytes, 0);
+  console.log(
+    `${label}: ${n} captures, ${CLIENTS} client(s): Node CPU ${(tally.cpuMs / n).toFixed(3)} ms/capture; WAL ${(total / n).toFixed(0)} B/capture`,
+  );
+  for (const [what, t] of [...tally.wal.entries()].sort((a, b) => b[1].bytes - a[1].bytes))
+    console.log(
+      `   ${what.padEnd(48)} ${(t.records / n).toFixed(2).padStart(6)} records  ${(t.bytes / n).toFixed(0).padStart(6)} B  (full pages ${(t.fpiBytes / n).toFixed(0)} B)`,
+    );
+}
+
+async function captureOne(services: AppServices, workspace: Workspace, key: KeyLookup, seq: number): Promise<void> {
+  const n = String(seq).padStart(7, '0');
+  const now = services.now();
+  const problems: Record<string, string> = {};
+  const submission = normaliseSubmission(
+    {
+      full_name: `Cost Person ${n}`,
+      phone: `79${n.padStart(8, '0')}`,
+      email: `cost-${n}@example.com`,
+      city: 'Delhi',
+      visa_type: 'student',
+      country_interest: 'CA',
+      intake: '2027-01',
+      consent: true,
+    },
+    workspace.settings,
+    now,
+    problems,
+  );
+  if (Object.keys(problems).length > 0) throw new Error(`submission refused: ${JSON.stringify(problems)}`);
+  const answer = await captureLead(services, {
+    workspace,
+    key,
+    submission,
+    idempotency: null,
+    captcha: null,
+    context: (at) => ({
+      tenantId: workspace.id,
+      sandbox: false,
+      metadata: { actor: { type: 'key', key_id: key.id, key_name: key.name }, correlation_id: `cost_${seq}` },
+      now: at,
+    }),
+    now: services.now,
+  });
+  if (answer.status !== 201) throw new Error(`capture answered ${answer.status}`);
+}
+
+await main();
