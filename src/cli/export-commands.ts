@@ -35,32 +35,67 @@ function trailerOf(chunk: string): ExportTrailer {
   return JSON.parse(lines[lines.length - 1]!) as ExportTrailer;
 }
 
-/** Whether a file starts with the gzip magic bytes (1f 8b). */
-async function isGzip(file: string): Promise<boolean> {
-  const handle = await fs.promises.open(file, 'r');
-  try {
-    const { bytesRead, buffer } = await handle.read(Buffer.alloc(2), 0, 2, 0);
-    return bytesRead === 2 && buffer[0] === 0x1f && buffer[1] === 0x8b;
-  } finally {
-    await handle.close();
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/** The first chunks of a byte stream, joined until they hold `size` bytes (or the stream ended), and the rest. */
+async function peek(input: Readable, size: number): Promise<{ head: Buffer; rest: Readable }> {
+  const chunks = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let head = Buffer.alloc(0);
+  let ended = false;
+  while (head.length < size) {
+    const next = await chunks.next();
+    if (next.done) {
+      ended = true;
+      break;
+    }
+    head = Buffer.concat([head, next.value]);
   }
+  async function* all(): AsyncGenerator<Buffer> {
+    if (head.length > 0) yield head;
+    if (ended) return;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+  }
+  return { head, rest: Readable.from(all()) };
 }
 
-/** The lines of a file, gunzipped when it is gzip; opened only when the import reaches it. */
-async function* fileLines(file: string): AsyncGenerator<string> {
-  const raw = fs.createReadStream(file);
-  const input = (await isGzip(file)) ? raw.pipe(zlib.createGunzip()) : raw;
-  raw.on('error', (error) => input.destroy(error));
+/** The lines of an export's bytes, gunzipped when they start with the gzip magic bytes. */
+async function* exportLinesOf(raw: Readable): AsyncGenerator<string> {
+  const { head, rest } = await peek(raw, GZIP_MAGIC.length);
+  const gzip = GZIP_MAGIC.every((byte, i) => head[i] === byte);
+  const input = gzip ? rest.pipe(zlib.createGunzip()) : rest;
+  rest.on('error', (error) => input.destroy(error));
   yield* readline.createInterface({ input, crlfDelay: Infinity });
 }
 
+/** `-` names standard input: an export piped in (`visa-crm export ws | visa-crm import -`). */
+const STDIN = '-';
+
 async function openExport(file: string): Promise<ExportFile> {
+  if (file === STDIN) return { name: 'standard input', lines: exportLinesOf(process.stdin) };
   try {
     await fs.promises.access(file, fs.constants.R_OK);
   } catch {
     throw new CliError(`Cannot read ${file}`);
   }
-  return { name: file, lines: fileLines(file) };
+  // Opened only when the import reaches it.
+  return {
+    name: file,
+    lines: (async function* () {
+      yield* exportLinesOf(fs.createReadStream(file));
+    })(),
+  };
+}
+
+/**
+ * The exports to import: the files named, `-` for standard input (once at most), or standard input alone when no
+ * file is named and it is not a terminal.
+ */
+export function importSources(names: readonly string[], stdinIsTerminal: boolean): string[] {
+  if (names.filter((n) => n === STDIN).length > 1) throw new CliError('Standard input (-) can be read only once');
+  if (names.length > 0) return [...names];
+  if (stdinIsTerminal)
+    throw new CliError('Name an export file, or pipe one in: visa-crm export <workspace> | visa-crm import -');
+  return [STDIN];
 }
 
 async function runExport(idOrSlug: string, options: ExportOptions) {
@@ -117,13 +152,13 @@ export function registerExportCommands(program: Command, json: () => boolean): v
     });
 
   program
-    .command('import <files...>')
+    .command('import [files...]')
     .description(
-      'replay an export (gzip or not; then the exports that continue it) into a database where the workspace has no events',
+      'replay an export (gzip or not; then the exports that continue it) into a database where the workspace has no events; `-` or no file reads standard input',
     )
     .action(async (names: string[]) => {
       const files: ExportFile[] = [];
-      for (const name of names) files.push(await openExport(name));
+      for (const name of importSources(names, process.stdin.isTTY === true)) files.push(await openExport(name));
       const result = await withServices(async (s) => {
         try {
           return await importExport(s.pool, projections, files, s.personalData);

@@ -1,5 +1,8 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { TEST_ENCRYPTION_KEY } from './app.js';
 
 export interface CliResult {
@@ -8,19 +11,77 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real command-line tool (from source, through tsx) against the given database. */
-export function runCli(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/**
+ * What the tool reads on standard input: nothing (closed), bytes written to it, or another process's output
+ * (`spawnCli(...).stdout`: the two processes are joined by a real pipe, as a shell's `|` joins them).
+ */
+export type CliInput = 'none' | Buffer | Readable;
+
+/** Starts the real command-line tool (from source, through tsx) against the given database. */
+export function spawnCli(
+  databaseUrl: string,
+  args: string[],
+  env: Record<string, string> = {},
+  input: CliInput = 'none',
+): ChildProcess & { stdout: Readable; stderr: Readable } {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli/main.ts'), ...args], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+      LOG_LEVEL: 'silent',
+      ...env,
+    },
+    stdio: [input === 'none' ? 'ignore' : Buffer.isBuffer(input) ? 'pipe' : input, 'pipe', 'pipe'],
+  });
+  if (Buffer.isBuffer(input)) child.stdin!.end(input);
+  return child as ChildProcess & { stdout: Readable; stderr: Readable };
+}
+
+/**
+ * `visa-crm <first> | visa-crm <second>` through a real shell pipe, each side on its own database. Returns what the
+ * second wrote and the exit codes of both.
+ */
+export async function pipeCli(
+  first: { databaseUrl: string; args: string[] },
+  second: { databaseUrl: string; args: string[] },
+): Promise<CliResult & { firstCode: number }> {
+  const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
+  const cli = `${quote(process.execPath)} --import tsx ${quote(path.resolve('src/cli/main.ts'))}`;
+  const script = [
+    `{ DATABASE_URL="$FIRST_URL" ${cli} ${first.args.map(quote).join(' ')}; echo $? > "$FIRST_CODE"; }`,
+    `DATABASE_URL="$SECOND_URL" ${cli} ${second.args.map(quote).join(' ')}`,
+  ].join(' | ');
+  const codeFile = path.join(os.tmpdir(), `vcrm-pipe-${process.pid}-${Date.now()}-${Math.random()}`);
+  const child = spawn('sh', ['-c', script], {
+    env: {
+      ...process.env,
+      FIRST_URL: first.databaseUrl,
+      SECOND_URL: second.databaseUrl,
+      FIRST_CODE: codeFile,
+      SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+      LOG_LEVEL: 'silent',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const result = await collect(child as ChildProcess & { stdout: Readable; stderr: Readable });
+  const firstCode = Number(fs.readFileSync(codeFile, 'utf8').trim());
+  fs.rmSync(codeFile, { force: true });
+  return { ...result, firstCode };
+}
+
+/** Runs the real command-line tool against the given database and collects what it wrote. */
+export function runCli(
+  databaseUrl: string,
+  args: string[],
+  env: Record<string, string> = {},
+  input: CliInput = 'none',
+): Promise<CliResult> {
+  return collect(spawnCli(databaseUrl, args, env, input));
+}
+
+export function collect(child: ChildProcess & { stdout: Readable; stderr: Readable }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli/main.ts'), ...args], {
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-        LOG_LEVEL: 'silent',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
