@@ -17,6 +17,7 @@ import * as invoices from './0031-invoices.js';
 import * as documents from './0032-documents.js';
 import * as eventHashChain from './0040-event-hash-chain.js';
 import * as personalDataKeys from './0041-personal-data-keys.js';
+import * as eventsTenantOrder from './0042-events-tenant-order.js';
 import * as eventsInlineRows from './0043-events-inline-rows.js';
 
 export interface Migration {
@@ -47,5 +48,6 @@ export const migrations: Migration[] = [
   { version: 32, ...documents },
   { version: 40, ...eventHashChain },
   { version: 41, ...personalDataKeys },
+  { version: 42, ...eventsTenantOrder },
   { version: 43, ...eventsInlineRows },
 ];
