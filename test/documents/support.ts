@@ -4,23 +4,58 @@ import path from 'node:path';
 import type { Test } from 'tap';
 import type { Document } from '../../src/domain/documents/index.js';
 import type { WorkspaceDefinition } from '../../src/workspaces/definition.js';
-import { seedWorkspace, startApp } from '../support/app.js';
+import { seedWorkspace, startApp, type TestApp } from '../support/app.js';
 import { TestClamd } from '../support/clamd.js';
 import { ADMIN_TOKEN, fixtureFor, STAFF, type AppFixture } from '../applications/support.js';
+import { ADMIN_TOKEN as HARNESS_ADMIN_TOKEN, webhookHarness, type Harness } from '../webhooks/support/harness.js';
+
+/** What an upload form holds: a lead or a case, a document type, a file. */
+export interface UploadForm {
+  lead_id?: string;
+  application_id?: string;
+  type?: string;
+  file?: { bytes: Buffer; name: string; type?: string };
+}
+
+/** A real clamd (the test signatures) and a data folder of its own, both gone when the test ends. */
+async function scannerAndFolder(t: Test): Promise<{ clamd: TestClamd; dataDir: string }> {
+  const clamd = await TestClamd.start();
+  t.teardown(() => clamd.close());
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-docs-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  return { clamd, dataDir };
+}
+
+/** POSTs a multipart upload to a workspace's admin documents route. */
+function postUpload(
+  request: TestApp['request'],
+  slug: string,
+  adminToken: string,
+  form: UploadForm,
+  options: { sandbox?: boolean } = {},
+): Promise<Response> {
+  const body = new FormData();
+  if (form.type !== undefined) body.set('type', form.type);
+  if (form.lead_id !== undefined) body.set('lead_id', form.lead_id);
+  if (form.application_id !== undefined) body.set('application_id', form.application_id);
+  if (form.file)
+    body.set(
+      'file',
+      new Blob([form.file.bytes], { type: form.file.type ?? 'application/octet-stream' }),
+      form.file.name,
+    );
+  return request(`/admin/v1/workspaces/${slug}/documents${options.sandbox ? '?sandbox=true' : ''}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'x-admin-user': STAFF },
+    body,
+  });
+}
 
 export interface DocumentFixture extends AppFixture {
   clamd: TestClamd;
   dataDir: string;
   /** POST a multipart upload to the admin interface. */
-  upload(
-    form: {
-      lead_id?: string;
-      application_id?: string;
-      type?: string;
-      file?: { bytes: Buffer; name: string; type?: string };
-    },
-    options?: { sandbox?: boolean },
-  ): Promise<Response>;
+  upload(form: UploadForm, options?: { sandbox?: boolean }): Promise<Response>;
   /** The files in the incoming and stored folders. */
   files(): { incoming: string[]; stored: string[] };
 }
@@ -31,10 +66,7 @@ export async function documentFixture(
   overrides: Partial<WorkspaceDefinition> = {},
   options: { now?: () => Date } = {},
 ): Promise<DocumentFixture> {
-  const clamd = await TestClamd.start();
-  t.teardown(() => clamd.close());
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-docs-'));
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const { clamd, dataDir } = await scannerAndFolder(t);
   const app = await startApp(t, {
     config: { adminToken: ADMIN_TOKEN, clamdAddress: clamd.address, dataDir },
     now: options.now,
@@ -52,24 +84,25 @@ export async function documentFixture(
     ...base,
     clamd,
     dataDir,
-    upload(form, o = {}) {
-      const body = new FormData();
-      if (form.type !== undefined) body.set('type', form.type);
-      if (form.lead_id !== undefined) body.set('lead_id', form.lead_id);
-      if (form.application_id !== undefined) body.set('application_id', form.application_id);
-      if (form.file)
-        body.set(
-          'file',
-          new Blob([form.file.bytes], { type: form.file.type ?? 'application/octet-stream' }),
-          form.file.name,
-        );
-      return app.request(`/admin/v1/workspaces/${ws.workspace.slug}/documents${o.sandbox ? '?sandbox=true' : ''}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': STAFF },
-        body,
-      });
-    },
+    upload: (form, o = {}) => postUpload(app.request, ws.workspace.slug, ADMIN_TOKEN, form, o),
     files: () => ({ incoming: list('incoming'), stored: list('stored') }),
+  };
+}
+
+/**
+ * The webhook harness (a real HTTPS receiver, workers on demand) with a real clamd and a data folder: for tests of
+ * what documents announce and what erasure does to them.
+ */
+export async function documentWebhookHarness(
+  t: Test,
+): Promise<{ h: Harness; clamd: TestClamd; dataDir: string; upload(form: UploadForm): Promise<Response> }> {
+  const { clamd, dataDir } = await scannerAndFolder(t);
+  const h = await webhookHarness(t, { config: { clamdAddress: clamd.address, dataDir } });
+  return {
+    h,
+    clamd,
+    dataDir,
+    upload: (form) => postUpload(h.request, h.ws.workspace.slug, HARNESS_ADMIN_TOKEN, form),
   };
 }
 

@@ -1,24 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import t from 'tap';
 import { Value } from 'typebox/value';
 import type { Document } from '../../src/domain/documents/index.js';
 import { Document as DocumentSchema } from '../../src/http/schemas/document.js';
 import { verifyWebhook } from '../../src/webhooks/verify.js';
-import { clamdSkipReason, pdfFile, TestClamd, TEST_MALWARE_MARKER } from '../support/clamd.js';
-import { ADMIN_TOKEN, webhookHarness } from '../webhooks/support/harness.js';
+import { clamdSkipReason, pdfFile, TEST_MALWARE_MARKER } from '../support/clamd.js';
+import { documentWebhookHarness } from './support.js';
 import { waitFor } from '../webhooks/support/receiver.js';
 
 t.test(
   'document.uploaded and document.rejected reach a real HTTPS receiver, signed, with the Document as data',
   { skip: clamdSkipReason() },
   async (t) => {
-    const clamd = await TestClamd.start();
-    t.teardown(() => clamd.close());
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-docs-'));
-    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-    const h = await webhookHarness(t, { config: { clamdAddress: clamd.address, dataDir } });
+    const { h, clamd, upload: uploadForm } = await documentWebhookHarness(t);
     const endpoint = await h.createEndpoint({
       url: h.receiver.url('127.0.0.1', '/document-hooks'),
       events: ['document.uploaded', 'document.rejected'],
@@ -30,17 +23,8 @@ t.test(
       json: { full_name: 'Document Hook', email: 'document.hook@example.org', consent: true },
     });
     const leadId = ((await lead.json()) as { id: string }).id;
-    const upload = async (bytes: Buffer, name: string) => {
-      const form = new FormData();
-      form.set('lead_id', leadId);
-      form.set('type', 'offer_letter');
-      form.set('file', new Blob([bytes], { type: 'application/pdf' }), name);
-      return h.request(`/admin/v1/workspaces/${h.ws.workspace.slug}/documents`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': 'asha@northstar.example' },
-        body: form,
-      });
-    };
+    const upload = (bytes: Buffer, name: string) =>
+      uploadForm({ lead_id: leadId, type: 'offer_letter', file: { bytes, name, type: 'application/pdf' } });
 
     const first = await upload(pdfFile('offer'), 'offer.pdf');
     t.equal(first.status, 201);

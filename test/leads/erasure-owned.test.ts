@@ -1,14 +1,13 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import type { Document } from '../../src/domain/documents/index.js';
 import { verifyChains } from '../../src/events/verify-chain.js';
 import { projections } from '../../src/projections/index.js';
 import { rebuildReadModels } from '../../src/projections/rebuild.js';
-import { clamdSkipReason, pdfFile, TestClamd } from '../support/clamd.js';
+import { clamdSkipReason, pdfFile } from '../support/clamd.js';
 import { searchEverywhere } from '../support/search-everywhere.js';
-import { ADMIN_TOKEN, webhookHarness } from '../webhooks/support/harness.js';
+import { documentWebhookHarness } from '../documents/support.js';
 import { waitFor } from '../webhooks/support/receiver.js';
 
 // Erasing a person takes what hangs off their lead with them: documents (the files, the names they were uploaded
@@ -28,11 +27,7 @@ t.test(
   'erasing a person deletes their documents and every trace of them in documents, tasks and invoices',
   { skip: clamdSkipReason() },
   async (t) => {
-    const clamd = await TestClamd.start();
-    t.teardown(() => clamd.close());
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-docs-'));
-    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-    const h = await webhookHarness(t, { config: { clamdAddress: clamd.address, dataDir } });
+    const { h, dataDir, upload: uploadForm } = await documentWebhookHarness(t);
     const endpoint = await h.createEndpoint({
       url: h.receiver.url(),
       events: ['document.uploaded', 'document.rejected'],
@@ -52,15 +47,15 @@ t.test(
     const keeperId = ((await keeper.json()) as { id: string }).id;
     const converted = await h.admin('POST', `/leads/${leadId}/convert`);
     const applicationId = ((await converted.json()) as { id: string }).id;
-    const upload = async (subject: Record<string, string>, name: string, bytes = pdfFile(name)) => {
-      const form = new FormData();
-      for (const [k, v] of Object.entries(subject)) form.set(k, v);
-      form.set('type', 'passport');
-      form.set('file', new Blob([bytes], { type: 'application/pdf' }), name);
-      const response = await h.request(`/admin/v1/workspaces/${h.ws.workspace.slug}/documents`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': 'asha@northstar.example' },
-        body: form,
+    const upload = async (
+      subject: { lead_id: string } | { application_id: string },
+      name: string,
+      bytes = pdfFile(name),
+    ) => {
+      const response = await uploadForm({
+        ...subject,
+        type: 'passport',
+        file: { bytes, name, type: 'application/pdf' },
       });
       t.equal(response.status, 201, `upload ${name}`);
       return (await response.json()) as Document;
@@ -183,14 +178,10 @@ t.test(
     t.equal((await h.admin('POST', `/webhooks/${endpoint.id}/deliveries/${delivery.rows[0]!.id}/resend`)).status, 201);
     await waitFor(() => h.receiver.forEvent(uploadedEvent.id).length === 2, 'the resend arrives');
     t.notMatch(h.receiver.forEvent(uploadedEvent.id)[1]!.body, /Erasewell/, 'the resend carries no name');
-    const form = new FormData();
-    form.set('lead_id', leadId);
-    form.set('type', 'passport');
-    form.set('file', new Blob([pdfFile()], { type: 'application/pdf' }), 'again.pdf');
-    const refused = await h.request(`/admin/v1/workspaces/${h.ws.workspace.slug}/documents`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': 'asha@northstar.example' },
-      body: form,
+    const refused = await uploadForm({
+      lead_id: leadId,
+      type: 'passport',
+      file: { bytes: pdfFile(), name: 'again.pdf', type: 'application/pdf' },
     });
     t.equal(refused.status, 409);
     t.match(await refused.json(), { error: 'lead_erased' });

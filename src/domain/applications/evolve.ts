@@ -1,6 +1,6 @@
 import type { ApplicationEvent, ApplicationState } from './types.js';
+import type { WithoutPayload } from '../facts.js';
 
-type WithoutPayload<E> = E extends { type: infer T; data: infer D } ? { type: T; data: Omit<D, 'payload'> } : never;
 /** An event's facts: what the state is built from. Every ApplicationEvent is one (its payload is ignored). */
 export type ApplicationFact = WithoutPayload<ApplicationEvent>;
 

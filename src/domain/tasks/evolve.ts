@@ -1,6 +1,6 @@
 import type { Task, TaskEvent, TaskState } from './types.js';
+import type { WithoutPayload } from '../facts.js';
 
-type WithoutPayload<E> = E extends { type: infer T; data: infer D } ? { type: T; data: Omit<D, 'payload'> } : never;
 /** An event's facts, what the state is built from (the overdue event's payload is ignored). */
 export type TaskFact = WithoutPayload<TaskEvent>;
 
