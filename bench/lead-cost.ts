@@ -15,8 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServices, type AppServices } from '../src/bootstrap.js';
 import { loadConfig } from '../src/config.js';
-import { captureLead } from '../src/commands/leads/capture-lead.js';
-import { normaliseSubmission } from '../src/leads/submission.js';
+import type { LeadCreateBody } from '../src/leads/submission.js';
 import { PostgresEventStore } from '../src/events/postgres-event-store.js';
 import { projections } from '../src/projections/index.js';
 import { createKey, findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
@@ -24,7 +23,7 @@ import { validateDefinition } from '../src/workspaces/definition.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 import { SCOPES } from '../src/shared/enums.js';
-import { benchDatabase } from './support.js';
+import { benchDatabase, captureAsKey } from './support.js';
 
 const CAPTURES = Number(process.env.BENCH_CAPTURES ?? 3000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1);
@@ -156,39 +155,18 @@ function report(label: string, tally: Tally): void {
 
 async function captureOne(services: AppServices, workspace: Workspace, key: KeyLookup, seq: number): Promise<void> {
   const n = String(seq).padStart(7, '0');
-  const now = services.now();
-  const problems: Record<string, string> = {};
-  const submission = normaliseSubmission(
-    {
-      full_name: `Cost Person ${n}`,
-      phone: `79${n.padStart(8, '0')}`,
-      email: `cost-${n}@example.com`,
-      city: 'Delhi',
-      visa_type: 'student',
-      country_interest: 'CA',
-      intake: '2027-01',
-      consent: true,
-    },
-    workspace.settings,
-    now,
-    problems,
-  );
-  if (Object.keys(problems).length > 0) throw new Error(`submission refused: ${JSON.stringify(problems)}`);
-  const answer = await captureLead(services, {
-    workspace,
-    key,
-    submission,
-    idempotency: null,
-    captcha: null,
-    context: (at) => ({
-      tenantId: workspace.id,
-      sandbox: false,
-      metadata: { actor: { type: 'key', key_id: key.id, key_name: key.name }, correlation_id: `cost_${seq}` },
-      now: at,
-    }),
-    now: services.now,
-  });
-  if (answer.status !== 201) throw new Error(`capture answered ${answer.status}`);
+  const body: LeadCreateBody = {
+    full_name: `Cost Person ${n}`,
+    phone: `79${n.padStart(8, '0')}`,
+    email: `cost-${n}@example.com`,
+    city: 'Delhi',
+    visa_type: 'student',
+    country_interest: 'CA',
+    intake: '2027-01',
+    consent: true,
+  };
+  const status = await captureAsKey(services, workspace, key, body, `cost_${seq}`);
+  if (status !== 201) throw new Error(`capture answered ${status}`);
 }
 
 await main();

@@ -31,14 +31,13 @@ import { PostgresEventStore } from '../src/events/postgres-event-store.js';
 import { projections } from '../src/projections/index.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
-import { captureLead } from '../src/commands/leads/capture-lead.js';
 import type { AppServices } from '../src/bootstrap.js';
 import { createKey, findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
 import { bulkImportLeads } from '../src/leads/bulk-import.js';
-import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from '../src/leads/submission.js';
+import type { LeadCreateBody, LeadSubmission } from '../src/leads/submission.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 import { SCOPES } from '../src/shared/enums.js';
-import { benchDatabase, plainPool, withCpuCost, type CpuCost } from './support.js';
+import { benchDatabase, captureAsKey, plainPool, withCpuCost, type CpuCost } from './support.js';
 import { validateDefinition } from '../src/workspaces/definition.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
 
@@ -239,25 +238,7 @@ function commandCaptures(
       message: 'Benchmark enquiry',
       consent: true,
     };
-    const now = services.now();
-    const problems: Record<string, string> = {};
-    const submission = normaliseSubmission(body, workspace.settings, now, problems);
-    if (Object.keys(problems).length > 0) throw new Error(`bench submission refused: ${JSON.stringify(problems)}`);
-    const answer = await captureLead(services, {
-      workspace,
-      key,
-      submission,
-      idempotency: null,
-      captcha: null,
-      context: (at) => ({
-        tenantId: workspace.id,
-        sandbox: false,
-        metadata: { actor: { type: 'key', key_id: key.id, key_name: key.name }, correlation_id: `bench_${seq}` },
-        now: at,
-      }),
-      now: services.now,
-    });
-    return answer.status;
+    return captureAsKey(services, workspace, key, body, `bench_${seq}`);
   };
   return withCpuCost(
     () => closedLoop(concurrency, capture),

@@ -3,6 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import type { AppServices } from '../src/bootstrap.js';
+import { captureLead } from '../src/commands/leads/capture-lead.js';
+import type { KeyLookup } from '../src/keys/repository.js';
+import { normaliseSubmission, type LeadCreateBody } from '../src/leads/submission.js';
+import type { Workspace } from '../src/workspaces/workspace.js';
 import { startEmbeddedPostgres } from '../src/storage/embedded-postgres.js';
 import { migrate } from '../src/storage/migrate.js';
 import { createPool } from '../src/storage/postgres.js';
@@ -149,4 +154,35 @@ export async function withCpuCost<T>(
       postgres: pg0 === null || pg1 === null ? null : postgresCpuBetween(pg0, pg1) / n,
     },
   };
+}
+
+/**
+ * Captures one lead as an API key would, without HTTP: the body normalised with the workspace's settings (a refusal
+ * throws: a bench's bodies are meant to be valid) and handed to captureLead. Returns the answer's status.
+ */
+export async function captureAsKey(
+  services: AppServices,
+  workspace: Workspace,
+  key: KeyLookup,
+  body: LeadCreateBody,
+  correlationId: string,
+): Promise<number> {
+  const problems: Record<string, string> = {};
+  const submission = normaliseSubmission(body, workspace.settings, services.now(), problems);
+  if (Object.keys(problems).length > 0) throw new Error(`bench submission refused: ${JSON.stringify(problems)}`);
+  const answer = await captureLead(services, {
+    workspace,
+    key,
+    submission,
+    idempotency: null,
+    captcha: null,
+    context: (at) => ({
+      tenantId: workspace.id,
+      sandbox: false,
+      metadata: { actor: { type: 'key', key_id: key.id, key_name: key.name }, correlation_id: correlationId },
+      now: at,
+    }),
+    now: services.now,
+  });
+  return answer.status;
 }
