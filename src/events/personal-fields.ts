@@ -107,6 +107,13 @@ export interface Extracted {
 const fresh = (erased: JsonValue): JsonValue =>
   typeof erased === 'object' && erased !== null ? (Array.isArray(erased) ? [] : {}) : erased;
 
+/** True when `value` is the erased value itself: the same primitive, or an empty object or array like it. */
+export function isErasedValue(value: unknown, erased: JsonValue): boolean {
+  if (typeof erased !== 'object' || erased === null) return value === erased;
+  if (typeof value !== 'object' || value === null || Array.isArray(value) !== Array.isArray(erased)) return false;
+  return Object.keys(value).length === 0;
+}
+
 /**
  * Sets the value at an existing location of `root`, copying (shallowly, once each) the containers on the way, so the
  * data it was copied from is left as it was. Cheaper than a deep copy: only the payload object and the path to a
@@ -133,7 +140,12 @@ export function extractPersonal(type: string, data: Record<string, unknown>): Ex
   const copied = new Set<unknown>([clear]);
   for (const f of fields) {
     for (const location of locate(data, f.path)) {
-      values.push([location, readAt(data, location)]);
+      const value = readAt(data, location);
+      // A value that already is its erased value (an absent phone's null) says nothing: it stays where it is, in
+      // the clear, and restores as itself. Most of a lead's personal fields are empty; sealing them made the event
+      // longer by their locations for nothing.
+      if (isErasedValue(value, f.erased)) continue;
+      values.push([location, value]);
       setCopied(clear, location, fresh(f.erased), copied);
     }
   }
@@ -159,6 +171,6 @@ export function holdsPersonalData(type: string, data: Record<string, unknown>): 
 /** True when some personal value of the event is not its erased value (something personal would be stored). */
 export function saysPersonalData(type: string, data: Record<string, unknown>): boolean {
   return (PERSONAL_FIELDS[type] ?? []).some((f) =>
-    locate(data, f.path).some((at) => JSON.stringify(readAt(data, at)) !== JSON.stringify(f.erased)),
+    locate(data, f.path).some((at) => !isErasedValue(readAt(data, at), f.erased)),
   );
 }

@@ -120,6 +120,32 @@ t.test('a sealed value is bound to its workspace, stream and event, and to its s
   t.equal(sealEvent(where, { at: 'x' }, key).at, 'x', 'an event without personal fields is stored as given');
 });
 
+t.test('values that already are their erased value are left in the clear, not sealed', async (t) => {
+  const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
+  const { key } = keys.newKey();
+  const where = place('lead.created');
+  const empty = { full_name: '', phone: null, email: null, custom_fields: {}, utm: null, visa_type: 'student' };
+  const said = { payload: { ...empty, id: where.streamId.slice(5) }, message: null };
+  t.same(sealEvent(where, said, key), said, 'an event whose personal values are all empty is stored as given');
+  t.notOk(isSealed(sealEvent(where, said, key)));
+
+  const withPhone = { ...said, payload: { ...said.payload, phone: '+919812345678', custom_fields: { a: 1 } } };
+  const stored = sealEvent(where, withPhone, key);
+  const raw = Buffer.from((stored[SEALED_FIELD] as { sealed: string }).sealed, 'base64');
+  // iv (12) and tag (16), then the sealed JSON of the two values with their locations, and nothing else.
+  const twoValues = JSON.stringify([
+    [['payload', 'phone'], '+919812345678'],
+    [['payload', 'custom_fields'], { a: 1 }],
+  ]);
+  t.equal(raw.length, 28 + Buffer.byteLength(twoValues), 'only the phone and the custom fields are sealed');
+  t.same(openEvent(where, stored, key), withPhone, 'opens to what was said');
+  t.same(
+    openEvent(where, stored, null),
+    said,
+    'without the key: the empty values as they were, the sealed ones erased',
+  );
+});
+
 t.test(
   'data keys: derived from a stored seed, never stored themselves; another master key derives another',
   async (t) => {

@@ -8,10 +8,18 @@ import type { Projection } from '../../projections/projection.js';
 import { tasksProjection, taskStream } from '../../projections/tasks.js';
 import { envelopeBody } from '../../webhooks/envelope.js';
 
+/**
+ * The person's key rows ($1 the workspace, $2 the person): their lead's stream, found by its primary key, and the
+ * streams filed under them, found by the person index, which leaves lead streams out (migration 0044: a lead's
+ * person is the lead itself, so its capture writes one index entry fewer).
+ */
+export const PERSON_KEY_ROWS = `tenant_id = $1 AND person_id = $2::uuid
+  AND (stream_id = 'lead-' || $2::uuid::text OR stream_id NOT LIKE 'lead-%')`;
+
 /** When the person was erased, if they were (any of their streams' keys carries the time). */
 export async function erasedAt(sql: Queryable, tenantId: string, personId: string): Promise<Date | undefined> {
   const result = await sql.query<{ erased_at: Date | null }>(
-    'SELECT min(erased_at) AS erased_at FROM personal_data_keys WHERE tenant_id = $1 AND person_id = $2',
+    `SELECT min(erased_at) AS erased_at FROM personal_data_keys WHERE ${PERSON_KEY_ROWS}`,
     [tenantId, personId],
   );
   return result.rows[0]?.erased_at ?? undefined;
@@ -20,7 +28,7 @@ export async function erasedAt(sql: Queryable, tenantId: string, personId: strin
 /** How many of the person's streams still have their data key. */
 export async function liveKeys(sql: Queryable, tenantId: string, personId: string): Promise<number> {
   const result = await sql.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM personal_data_keys WHERE tenant_id = $1 AND person_id = $2 AND wrapped_key IS NOT NULL',
+    `SELECT count(*)::int AS n FROM personal_data_keys WHERE ${PERSON_KEY_ROWS} AND wrapped_key IS NOT NULL`,
     [tenantId, personId],
   );
   return result.rows[0]?.n ?? 0;
@@ -42,8 +50,7 @@ export async function eraseKeys(
     [e.streams, e.tenantId, e.personId, e.now],
   );
   await sql.query(
-    `UPDATE personal_data_keys SET wrapped_key = NULL, erased_at = $3
-      WHERE tenant_id = $1 AND person_id = $2 AND erased_at IS NULL`,
+    `UPDATE personal_data_keys SET wrapped_key = NULL, erased_at = $3 WHERE ${PERSON_KEY_ROWS} AND erased_at IS NULL`,
     [e.tenantId, e.personId, e.now],
   );
 }

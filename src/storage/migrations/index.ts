@@ -19,6 +19,7 @@ import * as eventHashChain from './0040-event-hash-chain.js';
 import * as personalDataKeys from './0041-personal-data-keys.js';
 import * as eventsTenantOrder from './0042-events-tenant-order.js';
 import * as eventsInlineRows from './0043-events-inline-rows.js';
+import * as personIndexWithoutLeads from './0044-person-index-without-leads.js';
 
 export interface Migration {
   version: number;
@@ -50,4 +51,5 @@ export const migrations: Migration[] = [
   { version: 41, ...personalDataKeys },
   { version: 42, ...eventsTenantOrder },
   { version: 43, ...eventsInlineRows },
+  { version: 44, ...personIndexWithoutLeads },
 ];
