@@ -32,6 +32,8 @@ const BATCH = 100;
 interface Tally {
   captures: number;
   cpuMs: number;
+  /** Of cpuMs, the kernel's share (sockets, page faults). */
+  sysMs: number;
   wal: Map<string, { records: number; bytes: number; fpiBytes: number }>;
 }
 
@@ -92,6 +94,7 @@ async function main(): Promise<void> {
         const tally = tallies[mode];
         tally.captures += BATCH;
         tally.cpuMs += (cpu.user + cpu.system) / 1000;
+        tally.sysMs += cpu.system / 1000;
         await addWal(pool, dbOid, start, end, tally.wal);
       }
     }
@@ -104,7 +107,7 @@ async function main(): Promise<void> {
 }
 
 function emptyTally(): Tally {
-  return { captures: 0, cpuMs: 0, wal: new Map() };
+  return { captures: 0, cpuMs: 0, sysMs: 0, wal: new Map() };
 }
 
 async function lsn(pool: import('pg').Pool): Promise<string> {
@@ -145,7 +148,7 @@ function report(label: string, tally: Tally): void {
   const n = tally.captures;
   const total = [...tally.wal.values()].reduce((s, t) => s + t.bytes, 0);
   console.log(
-    `${label}: ${n} captures, ${CLIENTS} client(s): Node CPU ${(tally.cpuMs / n).toFixed(3)} ms/capture; WAL ${(total / n).toFixed(0)} B/capture`,
+    `${label}: ${n} captures, ${CLIENTS} client(s): Node CPU ${(tally.cpuMs / n).toFixed(3)} ms/capture (kernel ${(tally.sysMs / n).toFixed(3)}); WAL ${(total / n).toFixed(0)} B/capture`,
   );
   for (const [what, t] of [...tally.wal.entries()].sort((a, b) => b[1].bytes - a[1].bytes))
     console.log(
