@@ -30,17 +30,17 @@ export const OPENED_COLUMNS = `${QUALIFIED_COLUMNS}, k.wrapped_key AS personal_k
 export const WITH_KEYS = 'events LEFT JOIN personal_data_keys k ON k.stream_id = events.stream_id';
 
 export interface KeyedEventRow extends EventRow {
-  /** The stream's wrapped data key; null when the stream has none or its person was erased. */
+  /** The stream's stored key value (a seed, or a wrapped key); null when the stream has none or its person was erased. */
   personal_key: string | null;
   /** When the stream's person was erased; null when not (or the stream has no key row). */
   personal_erased_at: Date | null;
 }
 
-/** What a read learnt of a stream's key row: its wrapped key, that it was erased, or that there is none. */
-export type StreamKeyRow = { wrapped: string } | 'erased' | 'none';
+/** What a read learnt of a stream's key row: its stored key value, that it was erased, or that there is none. */
+export type StreamKeyRow = { stored: string } | 'erased' | 'none';
 
 function keyRowOf(row: KeyedEventRow): StreamKeyRow {
-  if (row.personal_key !== null) return { wrapped: row.personal_key };
+  if (row.personal_key !== null) return { stored: row.personal_key };
   return row.personal_erased_at !== null ? 'erased' : 'none';
 }
 
@@ -52,7 +52,7 @@ export function toOpenedEvent(row: KeyedEventRow, keys: PersonalDataKeys | undef
   const event = toStoredEvent(row);
   if (!isSealed(event.data)) return event;
   if (row.personal_key !== null && !keys) throw new Error('Sealed personal data read without the data keys');
-  const key = row.personal_key === null || !keys ? null : keys.unwrap(row.personal_key);
+  const key = row.personal_key === null || !keys ? null : keys.keyOf(row.personal_key);
   return { ...event, data: openEvent(event, event.data, key) };
 }
 

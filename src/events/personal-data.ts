@@ -136,19 +136,21 @@ export class PersonalDataKeys {
     private readonly seeds: SeedDerivation,
   ) {}
 
-  newKey(): { key: Buffer; wrapped: string } {
+  /** A new data key and what its key row stores (the seed it is derived from). */
+  newKey(): { key: Buffer; stored: string } {
     const seed = randomFromPool(SEED_BYTES);
     const key = this.seeds.derive(seed);
-    const wrapped = SEED_PREFIX + seed.toString('base64');
-    this.remember(wrapped, key);
-    return { key, wrapped };
+    const stored = SEED_PREFIX + seed.toString('base64');
+    this.remember(stored, key);
+    return { key, stored };
   }
 
-  unwrap(wrapped: string): Buffer {
-    const cached = this.keys.get(wrapped);
+  /** The data key of a key row's stored value: derived from its seed, or unwrapped (rows of the first version). */
+  keyOf(stored: string): Buffer {
+    const cached = this.keys.get(stored);
     if (cached) return cached;
-    const key = wrapped.startsWith(SEED_PREFIX) ? this.fromSeed(wrapped) : this.fromWrapped(wrapped);
-    this.remember(wrapped, key);
+    const key = stored.startsWith(SEED_PREFIX) ? this.fromSeed(stored) : this.fromWrapped(stored);
+    this.remember(stored, key);
     return key;
   }
 

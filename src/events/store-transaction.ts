@@ -67,13 +67,17 @@ const APPEND_NEW_STREAM = `INSERT INTO events (id, stream_id, revision, type, da
 SELECT e.id, $1, e.revision, e.type, e.data, $5, $6, $7, $8, decode(e.hash, 'hex')
   FROM unnest($2::uuid[], $3::integer[], $4::text[], $9::jsonb[], $10::text[]) AS e(id, revision, type, data, hash)`;
 
+/** A stream's data key row, with the statement's placeholders for its stream, workspace, person, stored value and time. */
+function insertKeyRow(stream: string, tenant: string, person: string, stored: string, at: string): string {
+  return `INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at)
+          VALUES (${stream}, ${tenant}, ${person}, ${stored}, ${at})`;
+}
+
 /**
  * A new person's stream: its data key row and its events in one statement instead of two (the key row's INSERT runs
  * although nothing reads it: a data-modifying WITH always runs to completion).
  */
-const APPEND_NEW_STREAM_WITH_KEY = `WITH key_row AS (
-  INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at) VALUES ($1, $5, $11, $12, $8)
-)
+const APPEND_NEW_STREAM_WITH_KEY = `WITH key_row AS (${insertKeyRow('$1', '$5', '$11', '$12', '$8')})
 ${APPEND_NEW_STREAM}`;
 
 const NEW_STREAM_CONFLICT = /^Key \(stream_id(?:, revision)?\)=\((.*?)(?:, \d+)?\) already exists/;
@@ -137,7 +141,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
 
   private rememberKey(streamId: string, row: StreamKeyRow): void {
     if (!this.keys) return;
-    this.streamKeys.set(streamId, typeof row === 'string' ? row : this.keys.unwrap(row.wrapped));
+    this.streamKeys.set(streamId, typeof row === 'string' ? row : this.keys.keyOf(row.stored));
   }
 
   /**
@@ -155,7 +159,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
       const row = result.rows[0];
       this.rememberKey(
         streamId,
-        row === undefined ? 'none' : row.wrapped_key === null ? 'erased' : { wrapped: row.wrapped_key },
+        row === undefined ? 'none' : row.wrapped_key === null ? 'erased' : { stored: row.wrapped_key },
       );
     }
     const key = this.streamKeys.get(streamId);
@@ -173,15 +177,18 @@ export class PostgresStoreTransaction implements StoreTransaction {
   private createKey(streamId: string, person: string | null): Buffer | null {
     const made = this.makeKey(streamId, person);
     if (made)
-      void this.writes.query(
-        'INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at) VALUES ($1, $2, $3, $4, $5)',
-        [streamId, this.baseContext.tenantId, person, made.wrapped, this.now],
-      );
+      void this.writes.query(insertKeyRow('$1', '$2', '$3', '$4', '$5'), [
+        streamId,
+        this.baseContext.tenantId,
+        person,
+        made.stored,
+        this.now,
+      ]);
     return made?.key ?? null;
   }
 
   /** A new data key for a stream filed under `person` (null: no keys, or no person to file it under), not yet written. */
-  private makeKey(streamId: string, person: string | null): { key: Buffer; wrapped: string } | null {
+  private makeKey(streamId: string, person: string | null): { key: Buffer; stored: string } | null {
     if (!this.keys || person === null) return null;
     const made = this.keys.newKey();
     this.streamKeys.set(streamId, made.key);
@@ -296,7 +303,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
       data.map((d) => JSON.stringify(d)),
       hashes.map((h) => h.toString('hex')),
     ];
-    if (key) this.writes.send(APPEND_NEW_STREAM_WITH_KEY, [...values, person, key.wrapped]);
+    if (key) this.writes.send(APPEND_NEW_STREAM_WITH_KEY, [...values, person, key.stored]);
     else this.writes.send(APPEND_NEW_STREAM, values);
     this.appended.push(...recorded);
     return recorded;

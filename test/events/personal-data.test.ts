@@ -150,22 +150,22 @@ t.test(
   'data keys: derived from a stored seed, never stored themselves; another master key derives another',
   async (t) => {
     const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
-    const { key, wrapped } = keys.newKey();
-    t.match(wrapped, /^s1:[A-Za-z0-9+/]{22}==$/, 'the row stores a 16-byte seed');
+    const { key, stored } = keys.newKey();
+    t.match(stored, /^s1:[A-Za-z0-9+/]{22}==$/, 'the row stores a 16-byte seed');
     t.equal(key.length, 32);
-    t.notMatch(wrapped, new RegExp(key.toString('base64').slice(0, 16).replace(/[+/]/g, '.')), 'not the key itself');
+    t.notMatch(stored, new RegExp(key.toString('base64').slice(0, 16).replace(/[+/]/g, '.')), 'not the key itself');
     const fresh = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
-    t.same(fresh.unwrap(wrapped), key, 'another process derives the same key from the seed');
+    t.same(fresh.keyOf(stored), key, 'another process derives the same key from the seed');
     t.equal(fresh.cached, 1);
-    t.same(fresh.unwrap(wrapped), key, 'from its cache the second time');
+    t.same(fresh.keyOf(stored), key, 'from its cache the second time');
     const otherBox = new SecretBox(Buffer.alloc(32, 1));
     const other = new PersonalDataKeys(otherBox.personKeys, otherBox.personKeySeeds);
-    t.notSame(other.unwrap(wrapped), key, 'another SECRET_ENCRYPTION_KEY derives another key');
+    t.notSame(other.keyOf(stored), key, 'another SECRET_ENCRYPTION_KEY derives another key');
     const where = place('lead.note_added');
-    const stored = sealEvent(where, { at: 'x', note: 'call Ana' }, key);
-    t.throws(() => openEvent(where, stored, other.unwrap(wrapped)), 'which opens nothing sealed under the first');
-    t.throws(() => keys.unwrap('s1:' + Buffer.alloc(8).toString('base64')), 'a seed of the wrong length is refused');
-    t.not(keys.newKey().wrapped, wrapped, 'every key has its own seed');
+    const sealed = sealEvent(where, { at: 'x', note: 'call Ana' }, key);
+    t.throws(() => openEvent(where, sealed, other.keyOf(stored)), 'which opens nothing sealed under the first');
+    t.throws(() => keys.keyOf('s1:' + Buffer.alloc(8).toString('base64')), 'a seed of the wrong length is refused');
+    t.not(keys.newKey().stored, stored, 'every key has its own seed');
   },
 );
 
@@ -175,10 +175,10 @@ t.test('data keys wrapped before seeds (v2:) still open, and only with their mas
   const wrapped = box.personKeys.seal(key.toString('base64'));
   t.ok(wrapped.startsWith('v2:'));
   const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
-  t.same(keys.unwrap(wrapped), key, 'unwrapped with the person-key purpose');
+  t.same(keys.keyOf(wrapped), key, 'unwrapped with the person-key purpose');
   const otherBox = new SecretBox(Buffer.alloc(32, 1));
   t.throws(
-    () => new PersonalDataKeys(otherBox.personKeys, otherBox.personKeySeeds).unwrap(wrapped),
+    () => new PersonalDataKeys(otherBox.personKeys, otherBox.personKeySeeds).keyOf(wrapped),
     'another master key cannot',
   );
   t.throws(() => box.webhookSecrets.open(wrapped), 'nor another purpose');

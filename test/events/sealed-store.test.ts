@@ -20,9 +20,9 @@ const box = new SecretBox(Buffer.alloc(32, 5));
 
 /** Makes keys as the version before seeds did: a random key wrapped with the person-key box (`v2:`). */
 class WrappedKeys extends PersonalDataKeys {
-  override newKey(): { key: Buffer; wrapped: string } {
+  override newKey(): { key: Buffer; stored: string } {
     const key = randomBytes(32);
-    return { key, wrapped: box.personKeys.seal(key.toString('base64')) };
+    return { key, stored: box.personKeys.seal(key.toString('base64')) };
   }
 }
 

@@ -234,5 +234,5 @@ function openImported(event: CheckedEvent, keys: PersonalDataKeys | undefined): 
   if (!isSealed(event.data)) return event;
   const wrapped = event.personalKey?.wrapped ?? null;
   if (wrapped !== null && !keys) throw new Error('Sealed personal data imported without the data keys');
-  return { ...event, data: openEvent(event, event.data, wrapped === null || !keys ? null : keys.unwrap(wrapped)) };
+  return { ...event, data: openEvent(event, event.data, wrapped === null || !keys ? null : keys.keyOf(wrapped)) };
 }
