@@ -58,6 +58,12 @@ export class Metrics {
     buckets: SECONDS_BUCKETS,
     registers: [this.registry],
   });
+  readonly deliveryClaims = new Counter({
+    name: 'webhook_delivery_claims_total',
+    help: 'Claims of due webhook deliveries, by result (claimed: leased at least one; empty: found none to lease)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
   readonly loadShed = new Counter({
     name: 'http_load_shed_total',
     help: 'Requests answered 503 because the service was overloaded, by cause',
@@ -120,6 +126,11 @@ export class Metrics {
     const outcome = ok ? 'succeeded' : 'failed';
     this.deliveries.inc({ outcome });
     this.deliveryDuration.observe({ outcome }, durationMs / 1000);
+  }
+
+  /** One claim of due deliveries and how many it leased. */
+  recordClaim(leased: number): void {
+    this.deliveryClaims.inc({ result: leased > 0 ? 'claimed' : 'empty' });
   }
 
   /** Connects the gauges to what they read; until then they report nothing. */

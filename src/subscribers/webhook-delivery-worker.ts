@@ -91,6 +91,7 @@ export class DeliveryWorker {
   private readonly sending = new Set<Promise<void>>();
   private readonly claiming: CoalescedRun;
   private running = false;
+  private wakeScheduled = false;
   private timer: NodeJS.Timeout | undefined;
   /** Finished attempts waiting to be written; written in batches, a few statements at a time. */
   private readonly finished: WrittenAttempt[] = [];
@@ -124,9 +125,20 @@ export class DeliveryWorker {
     this.wake();
   }
 
-  /** Looks for due deliveries now (called on a database notification or by the poll timer). */
+  /**
+   * Looks for due deliveries (called on a database notification, by the poll timer, and when an attempt has been
+   * recorded and its slot is free). The claim starts on the next turn of the event loop, so the wake-ups of one turn
+   * make one claim: the attempts recorded by one statement free their slots together, and a claim started at the
+   * first of them would see every one (they committed together) and leave the others' wake-ups a second claim that
+   * finds nothing (a fifth of all claims in bench:webhooks did).
+   */
   wake(): void {
-    if (this.running) this.claiming.wake();
+    if (!this.running || this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      if (this.running) this.claiming.wake();
+    });
   }
 
   /**
@@ -137,6 +149,7 @@ export class DeliveryWorker {
     while (this.running && this.inFlight < this.concurrency) {
       const free = this.concurrency - this.inFlight;
       const claimed = await this.claim(free);
+      this.services.metrics.recordClaim(claimed.length);
       for (const delivery of claimed) this.send(delivery);
       if (claimed.length < free) return;
     }

@@ -109,4 +109,5 @@ t.test('after traffic, the scrape counts requests, leads, 429s and shows the gau
   t.ok(sampleValue(samples, 'webhook_fanout_lag_events')! >= 3, 'the captures are events the fan-out has not read');
   t.equal(types.get('webhook_deliveries_total'), 'counter');
   t.equal(types.get('webhook_delivery_duration_seconds'), 'histogram');
+  t.equal(types.get('webhook_delivery_claims_total'), 'counter');
 });

@@ -5,6 +5,8 @@ import t from 'tap';
 import { createServices } from '../../src/bootstrap.js';
 import { createPool } from '../../src/storage/postgres.js';
 import { startWorkers } from '../../src/subscribers/index.js';
+import { DeliveryWorker } from '../../src/subscribers/webhook-delivery-worker.js';
+import { DeliveryClient } from '../../src/webhooks/delivery-client.js';
 import { configureWebhookRuntime } from '../../src/webhooks/runtime.js';
 import { TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
@@ -156,5 +158,30 @@ t.test(
       t.equal(retried.body, request.body, 'and the body');
     }
     void endpoint;
+  },
+);
+
+t.test(
+  'the wake-ups of one turn of the event loop make one claim, not one and a second that finds nothing',
+  async (t) => {
+    const h = await webhookHarness(t);
+    const runtime = h.services.webhooks;
+    const client = new DeliveryClient({ allowLoopback: true, resolve: runtime.resolve, ca: runtime.ca });
+    t.teardown(() => client.close());
+    // No poll and no notifications during the test: only the wake-ups it makes.
+    const worker = new DeliveryWorker(h.services, client, pino({ level: 'silent' }), { pollIntervalMs: 3_600_000 });
+    const claims = async () =>
+      (await h.services.metrics.deliveryClaims.get()).values.reduce((sum, v) => sum + v.value, 0);
+    const before = await claims();
+    worker.start();
+    t.teardown(() => worker.stop());
+    await waitFor(async () => (await claims()) === before + 1, 'the first claim', 5_000);
+    // As the attempts recorded by one statement do when their slots free: many wake-ups in one turn.
+    for (let i = 0; i < 20; i++) worker.wake();
+    await waitFor(async () => (await claims()) >= before + 2, 'a claim for the wake-ups', 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.equal(await claims(), before + 2, 'twenty wake-ups in one turn made one claim');
+    const empty = (await h.services.metrics.deliveryClaims.get()).values.find((v) => v.labels.result === 'empty');
+    t.equal(empty?.value, 2, 'both found nothing (nothing is due): counted as empty');
   },
 );
