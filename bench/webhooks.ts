@@ -8,7 +8,7 @@ import type http from 'node:http';
 import https from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { createServices } from '../src/bootstrap.js';
+import { createServices, type AppServices } from '../src/bootstrap.js';
 import { createEndpoint } from '../src/commands/webhooks/endpoints.js';
 import { runCommand } from '../src/commands/run-command.js';
 import { loadConfig } from '../src/config.js';
@@ -64,6 +64,13 @@ if (process.env.BENCH_ROLE === 'receiver') {
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** The delivery worker's claims so far, from the service's metrics: those that leased deliveries and those that found none. */
+async function claimCounts(services: AppServices): Promise<{ claimed: number; empty: number }> {
+  const values = (await services.metrics.deliveryClaims.get()).values;
+  const count = (result: string) => values.find((v) => v.labels.result === result)?.value ?? 0;
+  return { claimed: count('claimed'), empty: count('empty') };
 }
 
 async function main(): Promise<void> {
@@ -193,11 +200,17 @@ async function main(): Promise<void> {
   );
   acked.clear();
   const log = pino({ level: 'warn' });
+  const claimsBefore = await claimCounts(services);
   const throughputStart = now();
   let workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
   while (acked.size < THROUGHPUT_EVENTS) await new Promise((r) => setTimeout(r, 5));
   const throughputSeconds = (now() - throughputStart) / 1000;
   await workers.stop();
+  const claimsAfter = await claimCounts(services);
+  const claims = {
+    claimed: claimsAfter.claimed - claimsBefore.claimed,
+    empty: claimsAfter.empty - claimsBefore.empty,
+  };
   // How fast the fan-out alone turned the backlog into deliveries, and how fast the claims took them.
   const phases = (
     await db.pool.query<{ fanout: number; claim: number }>(
@@ -340,7 +353,7 @@ async function main(): Promise<void> {
     `plain HTTPS POST loop, ${CONCURRENCY} concurrent, keep-alive   ${(baselineCount / baselineSeconds).toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms   n=${baselineCount}`,
   );
   console.log(
-    `webhook deliveries (fan-out + signed delivery + log), backlog   ${(THROUGHPUT_EVENTS / throughputSeconds).toFixed(0).padStart(6)} deliveries/s   (${((THROUGHPUT_EVENTS / throughputSeconds / (baselineCount / baselineSeconds)) * 100).toFixed(0)}% of the plain loop)   n=${THROUGHPUT_EVENTS}\n  of which: fanned out at ${(THROUGHPUT_EVENTS / phases.fanout).toFixed(0)} /s, first attempts started at ${(THROUGHPUT_EVENTS / phases.claim).toFixed(0)} /s`,
+    `webhook deliveries (fan-out + signed delivery + log), backlog   ${(THROUGHPUT_EVENTS / throughputSeconds).toFixed(0).padStart(6)} deliveries/s   (${((THROUGHPUT_EVENTS / throughputSeconds / (baselineCount / baselineSeconds)) * 100).toFixed(0)}% of the plain loop)   n=${THROUGHPUT_EVENTS}\n  of which: fanned out at ${(THROUGHPUT_EVENTS / phases.fanout).toFixed(0)} /s, first attempts started at ${(THROUGHPUT_EVENTS / phases.claim).toFixed(0)} /s; ${claims.claimed} claims leased deliveries, ${claims.empty} found none`,
   );
   console.log(
     `commit -> receiver ack at ${achievedRate.toFixed(0)} events/s for ${STEADY_SECONDS} s   p50 ${percentile(endToEnd, 50).toFixed(1)} ms   p99 ${percentile(endToEnd, 99).toFixed(1)} ms   max ${(endToEnd.at(-1) ?? 0).toFixed(1)} ms   acked ${endToEnd.length}/${total}`,
