@@ -86,6 +86,7 @@ async function main(): Promise<void> {
     ...(process.env.BENCH_PER_TENANT ? { perTenantConcurrency: Number(process.env.BENCH_PER_TENANT) } : {}),
   };
   const NOISY_SECONDS = Number(process.env.BENCH_NOISY_SECONDS ?? 30);
+  const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
   const NOISY_RATE = Number(process.env.BENCH_NOISY_RATE ?? 200);
   const NOISY_SLOW_RATE = Number(process.env.BENCH_NOISY_SLOW_RATE ?? 10);
   const NOISY_BACKLOG = Number(process.env.BENCH_NOISY_BACKLOG ?? 2_000);
@@ -221,9 +222,50 @@ async function main(): Promise<void> {
   ).rows[0]!;
   await vacuumLikeAutovacuum();
 
+  // Loads at a steady rate, and the commit -> acknowledgement times of the first stream's events.
+  const steady = async (
+    seconds: number,
+    streams: { rate: number; append: () => Promise<{ id: string }> }[],
+  ): Promise<Map<string, number>> => {
+    const commits = new Map<string, number>();
+    const start = now();
+    await Promise.all(
+      streams.map(async ({ rate, append: appendOne }, index) => {
+        const writes: Promise<void>[] = [];
+        for (let i = 0; i < rate * seconds; i++) {
+          const wait = start + (i * 1000) / rate - now();
+          if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+          const write = appendOne();
+          // Only the healthy tenant's (the first stream's) commits are measured.
+          writes.push(write.then((event) => void (index === 0 && commits.set(event.id, now()))));
+        }
+        await Promise.all(writes);
+      }),
+    );
+    return commits;
+  };
+  const acknowledged = async (commits: Map<string, number>): Promise<number[]> => {
+    const deadline = now() + 30_000;
+    while ([...commits.keys()].some((id) => !acked.has(id)) && now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
+    return [...commits].flatMap(([id, at]) => (acked.has(id) ? [acked.get(id)! - at] : [])).sort((a, b) => a - b);
+  };
+  /**
+   * Workers in a service run all along; each step starts them afresh (the throughput step needs them stopped while
+   * its backlog is written). The first second after a start pays for what a running service has already done: the
+   * workers' database connections and the first TLS handshakes with the receiver, 64 at once. Each timed load is
+   * therefore preceded by WARMUP_SECONDS of the same load, timed apart and printed, not counted.
+   */
+  const warmUp = async (streams: { rate: number; append: () => Promise<{ id: string }> }[]) => {
+    const times = await acknowledged(await steady(WARMUP_SECONDS, streams));
+    return `warm-up ${WARMUP_SECONDS} s after the workers started (not counted): p99 ${percentile(times, 99).toFixed(1)} ms, max ${(times.at(-1) ?? 0).toFixed(1)} ms`;
+  };
+
   // 4. Steady load: RATE commands per second for STEADY_SECONDS; commit time is when the command's promise resolves.
   acked.clear();
   workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
+  const steadyWarmUp = await warmUp([{ rate: RATE, append }]);
+  acked.clear();
   const committed = new Map<string, number>();
   const total = RATE * STEADY_SECONDS;
   const steadyStart = now();
@@ -262,33 +304,6 @@ async function main(): Promise<void> {
 
   // 5. Noisy neighbour: the healthy tenant at NOISY_RATE events/s alone, then beside tenant A (an endpoint that hangs
   // until the 10 s timeout, with a backlog) and tenant B (an endpoint answering after 9 s, with a stream of events).
-  const steady = async (
-    seconds: number,
-    streams: { rate: number; append: () => Promise<{ id: string }> }[],
-  ): Promise<Map<string, number>> => {
-    const commits = new Map<string, number>();
-    const start = now();
-    await Promise.all(
-      streams.map(async ({ rate, append: appendOne }, index) => {
-        const writes: Promise<void>[] = [];
-        for (let i = 0; i < rate * seconds; i++) {
-          const wait = start + (i * 1000) / rate - now();
-          if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-          const write = appendOne();
-          // Only the healthy tenant's (the first stream's) commits are measured.
-          writes.push(write.then((event) => void (index === 0 && commits.set(event.id, now()))));
-        }
-        await Promise.all(writes);
-      }),
-    );
-    return commits;
-  };
-  const acknowledged = async (commits: Map<string, number>): Promise<number[]> => {
-    const deadline = now() + 30_000;
-    while ([...commits.keys()].some((id) => !acked.has(id)) && now() < deadline)
-      await new Promise((r) => setTimeout(r, 10));
-    return [...commits].flatMap(([id, at]) => (acked.has(id) ? [acked.get(id)! - at] : [])).sort((a, b) => a - b);
-  };
   const tenantAppender = (tenantId: string) => async () => {
     const stream = `bench-lead-${randomUUID()}`;
     const [event] = await runCommand(services.store, { ...context(), tenantId }, [stream], (tx) =>
@@ -301,6 +316,8 @@ async function main(): Promise<void> {
 
   acked.clear();
   workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
+  const aloneWarmUp = await warmUp([healthy]);
+  acked.clear();
   const alone = await acknowledged(await steady(NOISY_SECONDS, [healthy]));
   await workers.stop();
 
@@ -333,9 +350,10 @@ async function main(): Promise<void> {
     ) < NOISY_BACKLOG
   )
     await new Promise((r) => setTimeout(r, 50));
-  const beside = await acknowledged(
-    await steady(NOISY_SECONDS, [healthy, { rate: NOISY_SLOW_RATE, append: slow }, { rate: 5, append: hanging }]),
-  );
+  const noisyStreams = [healthy, { rate: NOISY_SLOW_RATE, append: slow }, { rate: 5, append: hanging }];
+  const besideWarmUp = await warmUp(noisyStreams);
+  acked.clear();
+  const beside = await acknowledged(await steady(NOISY_SECONDS, noisyStreams));
   const held = await db.pool.query<{ path: string; in_flight: string; failed: string; succeeded: string }>(
     `SELECT substring(e.url from '[^/]*$') AS path,
             count(*) FILTER (WHERE d.status = 'pending' AND d.lease_until > now()) AS in_flight,
@@ -361,12 +379,14 @@ async function main(): Promise<void> {
   console.log(
     `  of which: commit -> fanned out ${p(fanOut)}; -> first attempt started ${p(claim)}; -> acknowledged ${p(send)}`,
   );
+  console.log(`  ${steadyWarmUp}`);
   const line = (label: string, xs: number[], of: number) =>
     `  ${label.padEnd(58)} p50 ${percentile(xs, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(xs, 99).toFixed(1).padStart(7)} ms   max ${(xs.at(-1) ?? 0).toFixed(1).padStart(7)} ms   acked ${xs.length}/${of}`;
   console.log(
     `\nnoisy neighbour: healthy tenant at ${NOISY_RATE} events/s for ${NOISY_SECONDS} s, commit -> receiver ack (goal: p99 < 250 ms beside the noisy tenants)`,
   );
   console.log(line('alone', alone, NOISY_RATE * NOISY_SECONDS));
+  console.log(`    ${aloneWarmUp}`);
   console.log(
     line(
       `beside a hanging endpoint (${NOISY_BACKLOG} backlog) and a 9 s one (${NOISY_SLOW_RATE}/s)`,
@@ -374,6 +394,7 @@ async function main(): Promise<void> {
       NOISY_RATE * NOISY_SECONDS,
     ),
   );
+  console.log(`    ${besideWarmUp}`);
   for (const r of held.rows)
     console.log(
       `  noisy endpoint /${r.path}: ${r.in_flight} in flight at the end, ${r.succeeded} succeeded, ${r.failed} failed at least once`,

@@ -18,12 +18,18 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
 /**
  * A pool of connections; transactions on them send their statements in round trips (see pipeline.ts). A checkout
  * waiting longer than `acquireTimeoutMs` fails with `PoolExhaustedError` (load shedding: a 503, not an endless queue).
+ *
+ * A pool keeps every connection it has opened (`min` = `max`: pg-pool closes idle ones only above `min`). With the
+ * 30 s idle timeout it had before, the connections a burst opened were all closed together 30 s after it, and while
+ * they closed and new ones were opened every statement of the process and its workers stalled for 0.5 to 1 s
+ * (bench:webhooks, docs/benchmarks.md; docs/decisions.md). A pool is sized for its peak, and the server for every
+ * process's peak, so holding the peak's connections costs nothing the sizing had not already allowed for.
  */
 export function createPool(connectionString: string, max = 10, acquireTimeoutMs?: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
-    idleTimeoutMillis: 30_000,
+    min: max,
     connectionTimeoutMillis: acquireTimeoutMs,
   });
   return retryingLostReads(survivingLostConnections(pool));

@@ -51,7 +51,9 @@ export async function startWorkers(
   options: WorkerOptions = {},
 ): Promise<Workers> {
   // The workers get connections of their own, so a burst of API requests cannot hold up deliveries (and the reverse).
-  const pool = survivingLostConnections(new pg.Pool({ ...apiServices.pool.options, max: options.poolSize ?? 8 }));
+  // Like the API's pool, it keeps the connections it opened (min = max, see createPool).
+  const size = options.poolSize ?? 8;
+  const pool = survivingLostConnections(new pg.Pool({ ...apiServices.pool.options, max: size, min: size }));
   const services: AppServices = { ...apiServices, pool };
   // The workers' own pool reads events too (the fan-out): it opens personal values with the same keys.
   registerPersonalDataKeys(pool, services.personalData);
