@@ -266,23 +266,11 @@ async function main(): Promise<void> {
   workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
   const steadyWarmUp = await warmUp([{ rate: RATE, append }]);
   acked.clear();
-  const committed = new Map<string, number>();
   const total = RATE * STEADY_SECONDS;
   const steadyStart = now();
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = steadyStart + (i * 1000) / RATE;
-    const wait = due - now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    pending.push(append().then((event) => void committed.set(event.id, now())));
-  }
-  await Promise.all(pending);
+  const committed = await steady(STEADY_SECONDS, [{ rate: RATE, append }]);
   const achievedRate = total / ((now() - steadyStart) / 1000);
-  const until = now() + 30_000;
-  while (acked.size < total && now() < until) await new Promise((r) => setTimeout(r, 10));
-  const endToEnd = [...committed]
-    .flatMap(([id, at]) => (acked.has(id) ? [acked.get(id)! - at] : []))
-    .sort((a, b) => a - b);
+  const endToEnd = await acknowledged(committed);
   await workers.stop();
   // Where the time goes: commit -> delivery recorded by the fan-out -> first attempt started -> acknowledged.
   const stages = await db.pool.query<{ event_id: string; created_at: Date; attempted_at: Date }>(
