@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import net from 'node:net';
 
 /*
@@ -56,7 +56,21 @@ export class ClamdScanner implements VirusScanner {
     private readonly timeoutMs = 60_000,
   ) {}
 
+  /**
+   * Throws ScannerUnavailableError when clamd gives no verdict, and the file system's own error (ENOENT, ...) when the
+   * file cannot be opened: that is not the scanner's fault, and the file is opened before clamd is reached.
+   */
   async scan(path: string): Promise<ScanVerdict> {
+    // Opened first: a file moved or deleted after this (another process's scan pass accepting it) is still read whole.
+    const file = await open(path, 'r');
+    try {
+      return await this.scanOpened(file.createReadStream({ highWaterMark: CHUNK, autoClose: false }));
+    } finally {
+      await file.close();
+    }
+  }
+
+  private async scanOpened(content: AsyncIterable<Buffer>): Promise<ScanVerdict> {
     const socket = net.connect(this.address);
     socket.setTimeout(this.timeoutMs);
     const answer = new Promise<string>((resolve, reject) => {
@@ -65,6 +79,9 @@ export class ClamdScanner implements VirusScanner {
       socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
       socket.on('timeout', () => socket.destroy(new Error(`no answer within ${this.timeoutMs} ms`)));
       socket.on('error', (error) => reject(new ScannerUnavailableError(error.message)));
+      // Closed before clamd ended its answer (destroyed on our side after a failed send, or reset by clamd): settles
+      // the answer too. Without it, a send that failed left this promise pending and the scan awaiting it for ever.
+      socket.on('close', () => reject(new ScannerUnavailableError('the connection closed before an answer')));
     });
     // A failed send shows as the socket's error; the answer's rejection carries it.
     answer.catch(() => undefined);
@@ -74,10 +91,10 @@ export class ClamdScanner implements VirusScanner {
         socket.once('error', reject);
       });
       await write(socket, Buffer.from('zINSTREAM\0'));
-      for await (const chunk of createReadStream(path, { highWaterMark: CHUNK })) {
+      for await (const chunk of content) {
         const length = Buffer.alloc(4);
-        length.writeUInt32BE((chunk as Buffer).length);
-        await write(socket, Buffer.concat([length, chunk as Buffer]));
+        length.writeUInt32BE(chunk.length);
+        await write(socket, Buffer.concat([length, chunk]));
       }
       await write(socket, Buffer.alloc(4));
     } catch (error) {
@@ -93,11 +110,11 @@ export class ClamdScanner implements VirusScanner {
     }
   }
 
-  /** True when clamd answers PING with PONG. */
-  async ping(): Promise<boolean> {
+  /** True when clamd answers PING with PONG within `timeoutMs` of silence. */
+  async ping(timeoutMs = 2_000): Promise<boolean> {
     return new Promise((resolve) => {
       const socket = net.connect(this.address);
-      socket.setTimeout(2_000, () => socket.destroy());
+      socket.setTimeout(timeoutMs, () => socket.destroy());
       let text = '';
       socket.on('connect', () => socket.write('zPING\0'));
       socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));

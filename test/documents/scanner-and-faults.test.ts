@@ -1,4 +1,6 @@
-import { rmSync } from 'node:fs';
+import fc from 'fast-check';
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { scanPendingDocuments } from '../../src/commands/documents/scan-pending.js';
 import { projections } from '../../src/projections/index.js';
@@ -6,6 +8,8 @@ import { rebuildReadModels } from '../../src/projections/rebuild.js';
 import { clamdSkipReason, pdfFile, TEST_MALWARE_MARKER } from '../support/clamd.js';
 import { documentFixture, documentOf } from './support.js';
 import { faultInjector } from '../support/fault-injection.js';
+import { checkProperty } from '../support/properties.js';
+import { ClamdScanner } from '../../src/documents/clamd.js';
 
 const skip = clamdSkipReason();
 
@@ -63,6 +67,76 @@ t.test('with the scanner down an upload waits, and is scanned when clamd is back
     'rebuilt identically',
   );
 });
+
+t.test(
+  'concurrent scan passes over the same pending documents record one verdict each and never hang',
+  { skip },
+  async (t) => {
+    // Found by this file's second test hanging now and then: a pass scanning a file another pass had just accepted
+    // (moved to storage) failed to read it, and the scan awaited clamd's answer on a socket it had itself destroyed.
+    t.setTimeout(300_000);
+    const f = await documentFixture(t);
+    const { pool, store, documents } = f.app.services;
+    const leadId = await f.lead();
+    const pass = () => scanPendingDocuments(pool, store, documents, f.app.services.now);
+    await checkProperty(
+      t,
+      'concurrent scan passes',
+      fc.asyncProperty(
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 2, max: 4 }),
+        async (infectedFlags, passes) => {
+          await f.clamd.stop();
+          const ids: string[] = [];
+          for (const [i, infected] of infectedFlags.entries()) {
+            const bytes = pdfFile(infected ? TEST_MALWARE_MARKER : `clean-${i}`);
+            const response = await f.upload({ lead_id: leadId, type: 'passport', file: { bytes, name: `${i}.pdf` } });
+            if (response.status !== 202) return false;
+            ids.push(((await response.json()) as { id: string }).id);
+          }
+          await f.clamd.start();
+          const results = await withDeadline(Promise.all(Array.from({ length: passes }, pass)), 60_000);
+          const verdicts = await Promise.all(ids.map(async (id) => (await store.readStream(`document-${id}`)).length));
+          const stored = new Set(f.files().stored);
+          return (
+            results.reduce((sum, r) => sum + r.recorded, 0) === ids.length &&
+            verdicts.every((events) => events === 2) &&
+            ids.every((id, i) => stored.has(id) === !infectedFlags[i]) &&
+            f.files().incoming.length === 0
+          );
+        },
+      ),
+      6,
+    );
+  },
+);
+
+t.test(
+  "a file that is gone fails its scan at once with the file system's error, and clamd is not asked",
+  { skip },
+  async (t) => {
+    const f = await documentFixture(t);
+    const missing = path.join(f.dataDir, 'no-such-file');
+    const scanner = new ClamdScanner({ path: f.clamd.socket }, 5_000);
+    await t.rejects(withDeadline(scanner.scan(missing), 5_000), { code: 'ENOENT' });
+    t.match(await scanner.scan(writeTemp(f.dataDir, pdfFile('clean'))), { kind: 'clean' }, 'the next scan works');
+  },
+);
+
+/** Rejects when `promise` has not settled within `ms`: a hang fails the test with a message instead of a timeout. */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+function writeTemp(folder: string, bytes: Buffer): string {
+  const file = path.join(folder, `scan-${Date.now()}.pdf`);
+  writeFileSync(file, bytes);
+  return file;
+}
 
 t.test('a statement failing anywhere in the upload keeps no file and records nothing', { skip }, async (t) => {
   // clamd restarts and a dozen scans: minutes on a loaded machine, beyond the 180 s default.

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClamdScanner } from '../../src/documents/clamd.js';
@@ -8,6 +8,9 @@ import { ClamdScanner } from '../../src/documents/clamd.js';
 export const TEST_MALWARE_MARKER = 'VISA-CRM-TEST-MALWARE-7d1f0c2a';
 /** The EICAR anti-virus test file (68 bytes), flagged by its MD5 in the test database. */
 export const EICAR = String.raw`X5O!P%@AP[4\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`;
+
+/** How long start() waits for the daemon to answer PING (it loads the two-signature test database in well under 1 s). */
+const START_DEADLINE_MS = 20_000;
 
 const CLAMD = ['/usr/sbin/clamd', '/usr/bin/clamd'].find((p) => spawnSync('test', ['-x', p]).status === 0);
 
@@ -80,13 +83,17 @@ export class TestClamd {
         env: { ...process.env, PATH: `${path.dirname(CLAMD!)}:${process.env.PATH ?? ''}` },
       },
     );
+    // A wall-clock deadline, each PING bounded by what is left of it: a daemon that accepts and does not answer
+    // (still loading, or wedged) fails the start within the deadline instead of holding the suite to tap's timeout.
+    const deadline = Date.now() + START_DEADLINE_MS;
     const scanner = new ClamdScanner({ path: this.socket });
-    for (let i = 0; i < 200; i++) {
-      if (await scanner.ping()) return;
+    while (Date.now() < deadline) {
+      if (await scanner.ping(Math.max(1, Math.min(2_000, deadline - Date.now())))) return;
       if (this.child.exitCode !== null) throw new Error(`clamd exited with ${this.child.exitCode}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw new Error('clamd did not answer PING within 10 s');
+    const log = readLog(path.join(this.folder, 'clamd.log'));
+    throw new Error(`clamd did not answer PING within ${START_DEADLINE_MS / 1000} s; its log ends:\n${log}`);
   }
 
   async stop(): Promise<void> {
@@ -117,3 +124,9 @@ export const PNG_FILE = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
   'base64',
 );
+
+/** The last lines of clamd's log, for a start that failed. */
+function readLog(file: string): string {
+  if (!existsSync(file)) return '(no log written)';
+  return readFileSync(file, 'utf8').split('\n').slice(-15).join('\n');
+}

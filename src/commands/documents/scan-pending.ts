@@ -42,6 +42,8 @@ export async function scanPendingDocuments(
     try {
       result = await documents.scanner.scan(path);
     } catch (error) {
+      // Gone since it was listed: another process's pass accepted or discarded it and records its verdict.
+      if (isMissingFile(error)) continue;
       if (!(error instanceof ScannerUnavailableError)) throw error;
       pass.unavailable = true;
       return pass;
@@ -62,4 +64,8 @@ export async function scanPendingDocuments(
     pass.recorded += events.length;
   }
   return pass;
+}
+
+function isMissingFile(error: unknown): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT';
 }
