@@ -5,6 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import type pg from 'pg';
 import https from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
@@ -20,7 +21,7 @@ import { configureWebhookRuntime } from '../src/webhooks/runtime.js';
 import { demoDefinition } from '../test/support/app.js';
 import { makeTestPki } from '../test/webhooks/support/tls.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
-import { benchDatabase } from './support.js';
+import { benchDatabase, withCpuCost } from './support.js';
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -202,11 +203,21 @@ async function main(): Promise<void> {
   acked.clear();
   const log = pino({ level: 'warn' });
   const claimsBefore = await claimCounts(services);
+  const walAtStart = await walPosition(db.pool);
   const throughputStart = now();
-  let workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
-  while (acked.size < THROUGHPUT_EVENTS) await new Promise((r) => setTimeout(r, 5));
+  // The CPU the service's process and the PostgreSQL server spent per delivery (the receiver, a child process, apart).
+  const { workers: throughputWorkers, cpu: throughputCpu } = await withCpuCost(
+    async () => {
+      const started = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
+      while (acked.size < THROUGHPUT_EVENTS) await new Promise((r) => setTimeout(r, 5));
+      return { workers: started };
+    },
+    () => THROUGHPUT_EVENTS,
+  );
   const throughputSeconds = (now() - throughputStart) / 1000;
+  let workers = throughputWorkers;
   await workers.stop();
+  const walPerDelivery = (await walSince(db.pool, walAtStart)) / THROUGHPUT_EVENTS;
   const claimsAfter = await claimCounts(services);
   const claims = {
     claimed: claimsAfter.claimed - claimsBefore.claimed,
@@ -359,7 +370,7 @@ async function main(): Promise<void> {
     `plain HTTPS POST loop, ${CONCURRENCY} concurrent, keep-alive   ${(baselineCount / baselineSeconds).toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms   n=${baselineCount}`,
   );
   console.log(
-    `webhook deliveries (fan-out + signed delivery + log), backlog   ${(THROUGHPUT_EVENTS / throughputSeconds).toFixed(0).padStart(6)} deliveries/s   (${((THROUGHPUT_EVENTS / throughputSeconds / (baselineCount / baselineSeconds)) * 100).toFixed(0)}% of the plain loop)   n=${THROUGHPUT_EVENTS}\n  of which: fanned out at ${(THROUGHPUT_EVENTS / phases.fanout).toFixed(0)} /s, first attempts started at ${(THROUGHPUT_EVENTS / phases.claim).toFixed(0)} /s; ${claims.claimed} claims leased deliveries, ${claims.empty} found none`,
+    `webhook deliveries (fan-out + signed delivery + log), backlog   ${(THROUGHPUT_EVENTS / throughputSeconds).toFixed(0).padStart(6)} deliveries/s   (${((THROUGHPUT_EVENTS / throughputSeconds / (baselineCount / baselineSeconds)) * 100).toFixed(0)}% of the plain loop)   n=${THROUGHPUT_EVENTS}\n  of which: fanned out at ${(THROUGHPUT_EVENTS / phases.fanout).toFixed(0)} /s, first attempts started at ${(THROUGHPUT_EVENTS / phases.claim).toFixed(0)} /s; ${claims.claimed} claims leased deliveries, ${claims.empty} found none\n  per delivery: CPU of this process ${throughputCpu.node.toFixed(3)} ms, of PostgreSQL ${throughputCpu.postgres === null ? 'n/a (not local)' : `${throughputCpu.postgres.toFixed(3)} ms`}; WAL ${walPerDelivery.toFixed(0)} B (the server's, all databases)`,
   );
   console.log(
     `commit -> receiver ack at ${achievedRate.toFixed(0)} events/s for ${STEADY_SECONDS} s   p50 ${percentile(endToEnd, 50).toFixed(1)} ms   p99 ${percentile(endToEnd, 99).toFixed(1)} ms   max ${(endToEnd.at(-1) ?? 0).toFixed(1)} ms   acked ${endToEnd.length}/${total}`,
@@ -401,4 +412,16 @@ function payload(): Record<string, unknown> {
     stage: { key: 'new', name: 'New' },
     source: { key: 'api', name: 'API' },
   };
+}
+
+/** The server's current WAL position. */
+async function walPosition(pool: pg.Pool): Promise<string> {
+  return (await pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
+}
+
+/** Bytes of WAL the server wrote since `start` (every database's). */
+async function walSince(pool: pg.Pool, start: string): Promise<number> {
+  return (
+    await pool.query<{ bytes: number }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::float8 AS bytes', [start])
+  ).rows[0]!.bytes;
 }

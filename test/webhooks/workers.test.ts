@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import fc from 'fast-check';
 import path from 'node:path';
 import { pino } from 'pino';
 import t from 'tap';
@@ -11,6 +12,7 @@ import { configureWebhookRuntime } from '../../src/webhooks/runtime.js';
 import { TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
 import { waitFor } from './support/receiver.js';
+import { checkProperty } from '../support/properties.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -185,3 +187,80 @@ t.test(
     t.equal(empty?.value, 2, 'both found nothing (nothing is due): counted as empty');
   },
 );
+
+t.test(
+  'no wake-up is lost: whatever the timing of wake-ups and claims, what was due at a wake-up is sent',
+  async (t) => {
+    // The worker coalesces wake-ups (one claim per event-loop turn, and those arriving during a claim into one more):
+    // a wake-up dropped while a claim runs would leave its delivery waiting for the poll. The poll is off here, and no
+    // notification reaches this worker, so only the test's wake-ups (and the worker's own, as attempts are recorded)
+    // can send what the test makes due.
+    const h = await webhookHarness(t);
+    const endpoint = await h.createEndpoint({
+      url: h.receiver.url('127.0.0.1', '/wakes'),
+      events: ['document.uploaded'],
+    });
+    const runtime = h.services.webhooks;
+    const client = new DeliveryClient({ allowLoopback: true, resolve: runtime.resolve, ca: runtime.ca });
+    t.teardown(() => client.close());
+    const worker = new DeliveryWorker(h.services, client, pino({ level: 'silent' }), { pollIntervalMs: 3_600_000 });
+    worker.start();
+    t.teardown(() => worker.stop());
+    const sent = () => h.receiver.requests.map((r) => r.headers['x-service-delivery'] as string);
+    const makeDue = async (count: number): Promise<string[]> => {
+      if (count === 0) return [];
+      const rows = await h.pool.query<{ id: string }>(
+        `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
+                                       next_attempt_at, created_at, updated_at)
+       SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'document.uploaded', '{}', 'pending', now(), now(), now()
+         FROM generate_series(1, $3) RETURNING id`,
+        [endpoint.id, h.ws.workspace.id, count],
+      );
+      return rows.rows.map((r) => r.id);
+    };
+    // How the test waits between wake-ups: not at all (the same turn), to the next turn, or a few milliseconds
+    // (a claim or a send may be under way).
+    const pause = fc.oneof(
+      fc.constant<'same turn'>('same turn'),
+      fc.constant<'next turn'>('next turn'),
+      fc.integer({ min: 1, max: 15 }),
+    );
+    const step = fc.record({
+      due: fc.integer({ min: 0, max: 3 }),
+      wakes: fc.integer({ min: 1, max: 4 }),
+      between: pause,
+      after: pause,
+      replyMs: fc.integer({ min: 0, max: 10 }),
+    });
+    await checkProperty(
+      t,
+      'wake-ups',
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
+        const made: string[] = [];
+        for (const s of steps) {
+          h.receiver.reply = () => ({ status: 200, delayMs: s.replyMs });
+          made.push(...(await makeDue(s.due)));
+          for (let i = 0; i < s.wakes; i++) {
+            worker.wake();
+            await wait(s.between);
+          }
+          await wait(s.after);
+        }
+        const expected = new Set(made);
+        const deadline = Date.now() + 5_000;
+        while ([...expected].some((id) => !sent().includes(id)) && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        const received = sent().filter((id) => expected.has(id));
+        // Every delivery made due was sent, once (none was sent twice: each lease is taken once).
+        return received.length === expected.size && new Set(received).size === expected.size;
+      }),
+      8,
+    );
+  },
+);
+
+function wait(how: 'same turn' | 'next turn' | number): Promise<void> | void {
+  if (how === 'same turn') return;
+  if (how === 'next turn') return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => setTimeout(resolve, how));
+}
