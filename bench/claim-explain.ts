@@ -12,7 +12,7 @@ import {
   type ClaimLimits,
   type ClaimedDelivery,
 } from '../src/webhooks/deliveries.js';
-import { benchDatabase } from './support.js';
+import { benchDatabase, postgresCpuMs } from './support.js';
 
 // BENCH_CLAIM_TENANTS: per tenant, endpoints x deliveries (bench:webhooks' throughput step is "1x20000").
 const TENANTS = (process.env.BENCH_CLAIM_TENANTS ?? '1x14000,3x2000,5x2000,20x2000').split(',').map((tenant) => {
@@ -20,6 +20,8 @@ const TENANTS = (process.env.BENCH_CLAIM_TENANTS ?? '1x14000,3x2000,5x2000,20x20
   return { endpoints: endpoints!, deliveries: deliveries! };
 });
 const ROUNDS = Number(process.env.BENCH_CLAIM_ROUNDS ?? 100);
+// BENCH_RECORD_BATCH: attempts per recording statement (bench:webhooks' worker recorded about 8 per statement).
+const RECORD_BATCH = Number(process.env.BENCH_RECORD_BATCH ?? 8);
 // BENCH_CLAIM_LIMIT: the worker's free slots at each claim (bench:webhooks' worker claimed 28 on average).
 const LIMITS: ClaimLimits = {
   limit: Number(process.env.BENCH_CLAIM_LIMIT ?? 128),
@@ -73,41 +75,68 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
+/** PostgreSQL CPU ms (all local server processes) that `work` cost, added to `into.ms`; 0 when the server is remote. */
+async function pgCpu<T>(into: { ms: number }, work: () => Promise<T>): Promise<T> {
+  const before = postgresCpuMs();
+  const result = await work();
+  const after = postgresCpuMs();
+  if (before && after) for (const [key, ms] of after) into.ms += ms - (before.get(key) ?? 0);
+  return result;
+}
+
 async function rounds(pool: pg.Pool, start: Date): Promise<void> {
   const times: number[] = [];
   let delivered = 0;
   let previous: ClaimedDelivery[] = [];
+  const claimCpu = { ms: 0 };
+  const recordCpu = { ms: 0 };
+  let records = 0;
   for (let round = 0; round < ROUNDS; round++) {
     // The clock moves 10 ms a round; what a round claimed is recorded as delivered after the next round's claim, so
     // leases are in flight at each claim, as in a running worker.
     const at = new Date(start.getTime() + 60_000 + round * 10);
     const began = performance.now();
-    const claimed = await claimDueDeliveries(pool, 'w', at, new Date(at.getTime() + 15_000), LIMITS);
-    times.push(performance.now() - began);
-    await recordAttempts(
-      pool,
-      'w',
-      previous.map((d) => ({
-        deliveryId: d.id,
-        attempt: d.attempts + 1,
-        ok: true,
-        nextAttemptAt: null,
-        attemptedAt: at,
-        finishedAt: at,
-        requestHeaders: {},
-        responseStatus: 200,
-        responseHeaders: null,
-        responseBody: null,
-        durationMs: 5,
-        error: null,
-      })),
+    const claimed = await pgCpu(claimCpu, () =>
+      claimDueDeliveries(pool, 'w', at, new Date(at.getTime() + 15_000), LIMITS),
     );
+    times.push(performance.now() - began);
+    // Recorded RECORD_BATCH at a time: the worker records its finished attempts in statements of about 8.
+    for (let i = 0; i < previous.length; i += RECORD_BATCH) {
+      records++;
+      await pgCpu(recordCpu, () => record(pool, previous.slice(i, i + RECORD_BATCH), at));
+    }
     delivered += claimed.length;
     previous = claimed;
   }
   times.sort((a, b) => a - b);
   console.log(
     `\n${ROUNDS} claim rounds (${delivered} delivered): claim p50 ${percentile(times, 50).toFixed(1)} ms, p99 ${percentile(times, 99).toFixed(1)} ms, max ${times.at(-1)!.toFixed(1)} ms`,
+  );
+  console.log(
+    `PostgreSQL CPU (whole server, so only meaningful on an idle machine): ${(claimCpu.ms / ROUNDS).toFixed(2)} ms per claim, ` +
+      `${(recordCpu.ms / Math.max(1, records)).toFixed(2)} ms per recording statement of up to ${RECORD_BATCH}; ` +
+      `per delivery ${((claimCpu.ms + recordCpu.ms) / Math.max(1, delivered)).toFixed(3)} ms`,
+  );
+}
+
+function record(pool: pg.Pool, deliveries: ClaimedDelivery[], at: Date) {
+  return recordAttempts(
+    pool,
+    'w',
+    deliveries.map((d) => ({
+      deliveryId: d.id,
+      attempt: d.attempts + 1,
+      ok: true,
+      nextAttemptAt: null,
+      attemptedAt: at,
+      finishedAt: at,
+      requestHeaders: {},
+      responseStatus: 200,
+      responseHeaders: null,
+      responseBody: null,
+      durationMs: 5,
+      error: null,
+    })),
   );
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { inTransaction } from '../storage/pipeline.js';
-import type { Queryable, Statement } from '../storage/postgres.js';
+import { queryPrepared, type Queryable, type Statement } from '../storage/postgres.js';
 
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
@@ -200,12 +200,15 @@ export interface AttemptRecord {
  * batch changed them.
  */
 export async function recordAttempts(
-  sql: Queryable,
+  pool: pg.Pool,
   owner: string,
   records: readonly AttemptRecord[],
 ): Promise<Map<string, number | null>> {
   const column = <T>(pick: (r: AttemptRecord) => T) => records.map(pick);
-  const result = await sql.query<{ id: string; consecutive_failures: number | null }>(
+  // Prepared: planning this statement cost about as much PostgreSQL CPU as running it for 8 attempts, and its plan
+  // (driven by the arrays, joined by primary key) does not depend on their values (docs/benchmarks.md).
+  const result = await queryPrepared<{ id: string; consecutive_failures: number | null }>(
+    pool,
     `WITH input AS (
        SELECT * FROM unnest($2::uuid[], $3::int[], $4::text[], $5::timestamptz[], $6::int[], $7::text[], $8::timestamptz[], $9::timestamptz[],
                             $10::jsonb[], $11::jsonb[], $12::text[], $13::int[], $14::boolean[])
