@@ -23,7 +23,7 @@ import { validateDefinition } from '../src/workspaces/definition.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 import { SCOPES } from '../src/shared/enums.js';
-import { benchDatabase, captureAsKey } from './support.js';
+import { benchDatabase, captureAsKey, postgresCpuBetween, postgresCpuMs } from './support.js';
 
 const CAPTURES = Number(process.env.BENCH_CAPTURES ?? 3000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1);
@@ -34,6 +34,8 @@ interface Tally {
   cpuMs: number;
   /** Of cpuMs, the kernel's share (sockets, page faults). */
   sysMs: number;
+  /** CPU of the local PostgreSQL server's processes (null: not local); includes the WAL readings' own statements. */
+  pgMs: number | null;
   wal: Map<string, { records: number; bytes: number; fpiBytes: number }>;
 }
 
@@ -83,6 +85,7 @@ async function main(): Promise<void> {
       ] as const) {
         const start = await lsn(pool);
         const cpu0 = process.cpuUsage();
+        const pg0 = postgresCpuMs();
         let next = 0;
         await Promise.all(
           Array.from({ length: CLIENTS }, async () => {
@@ -90,11 +93,13 @@ async function main(): Promise<void> {
           }),
         );
         const cpu = process.cpuUsage(cpu0);
+        const pg1 = postgresCpuMs();
         const end = await lsn(pool);
         const tally = tallies[mode];
         tally.captures += BATCH;
         tally.cpuMs += (cpu.user + cpu.system) / 1000;
         tally.sysMs += cpu.system / 1000;
+        tally.pgMs = pg0 && pg1 && tally.pgMs !== null ? tally.pgMs + postgresCpuBetween(pg0, pg1) : null;
         await addWal(pool, dbOid, start, end, tally.wal);
       }
     }
@@ -107,7 +112,7 @@ async function main(): Promise<void> {
 }
 
 function emptyTally(): Tally {
-  return { captures: 0, cpuMs: 0, sysMs: 0, wal: new Map() };
+  return { captures: 0, cpuMs: 0, sysMs: 0, pgMs: 0, wal: new Map() };
 }
 
 async function lsn(pool: import('pg').Pool): Promise<string> {
@@ -148,7 +153,7 @@ function report(label: string, tally: Tally): void {
   const n = tally.captures;
   const total = [...tally.wal.values()].reduce((s, t) => s + t.bytes, 0);
   console.log(
-    `${label}: ${n} captures, ${CLIENTS} client(s): Node CPU ${(tally.cpuMs / n).toFixed(3)} ms/capture (kernel ${(tally.sysMs / n).toFixed(3)}); WAL ${(total / n).toFixed(0)} B/capture`,
+    `${label}: ${n} captures, ${CLIENTS} client(s): Node CPU ${(tally.cpuMs / n).toFixed(3)} ms/capture (kernel ${(tally.sysMs / n).toFixed(3)}), PostgreSQL CPU ${tally.pgMs === null ? 'n/a' : (tally.pgMs / n).toFixed(3)} ms/capture; WAL ${(total / n).toFixed(0)} B/capture`,
   );
   for (const [what, t] of [...tally.wal.entries()].sort((a, b) => b[1].bytes - a[1].bytes))
     console.log(

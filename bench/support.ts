@@ -123,7 +123,7 @@ export function postgresCpuMs(): Map<string, number> | null {
 }
 
 /** CPU ms the PostgreSQL processes used between two readings; a backend that exited meanwhile loses its last stretch. */
-function postgresCpuBetween(before: Map<string, number>, after: Map<string, number>): number {
+export function postgresCpuBetween(before: Map<string, number>, after: Map<string, number>): number {
   let ms = 0;
   for (const [key, now] of after) ms += now - (before.get(key) ?? 0);
   return ms;
