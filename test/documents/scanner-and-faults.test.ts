@@ -72,7 +72,7 @@ t.test(
   'concurrent scan passes over the same pending documents record one verdict each and never hang',
   { skip },
   async (t) => {
-    // Found by this file's second test hanging now and then: a pass scanning a file another pass had just accepted
+    // Found by the first test of this file hanging now and then: a pass scanning a file another pass had just accepted
     // (moved to storage) failed to read it, and the scan awaited clamd's answer on a socket it had itself destroyed.
     t.setTimeout(300_000);
     const f = await documentFixture(t);
