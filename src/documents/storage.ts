@@ -66,7 +66,7 @@ export class DiskDocumentStorage implements DocumentStorage {
       await fs.rename(this.file(this.incoming, id), this.file(this.stored, id));
       return true;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return exists(this.file(this.stored, id));
+      if (isMissingFile(error)) return exists(this.file(this.stored, id));
       throw error;
     }
   }
@@ -86,7 +86,7 @@ export class DiskDocumentStorage implements DocumentStorage {
       const { size } = await handle.stat();
       return { stream: handle.createReadStream(), size };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if (isMissingFile(error)) return null;
       throw error;
     }
   }
@@ -99,4 +99,9 @@ async function exists(file: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** True for the file system's "no such file" (ENOENT). */
+export function isMissingFile(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 }

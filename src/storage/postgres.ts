@@ -27,13 +27,13 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
  * process's peak, so holding the peak's connections costs nothing the sizing had not already allowed for.
  */
 export function createPool(connectionString: string, max = 10, acquireTimeoutMs?: number): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString,
-    max,
-    min: max,
-    connectionTimeoutMillis: acquireTimeoutMs,
-  });
+  const pool = new pg.Pool(keepingConnections({ connectionString, connectionTimeoutMillis: acquireTimeoutMs }, max));
   return retryingLostReads(survivingLostConnections(pool));
+}
+
+/** Pool options for `max` connections, every one kept once opened (min = max; see createPool). */
+export function keepingConnections(options: pg.PoolConfig, max: number): pg.PoolConfig {
+  return { ...options, max, min: max };
 }
 
 /**

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fc from 'fast-check';
 import path from 'node:path';
 import { pino } from 'pino';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createServices } from '../../src/bootstrap.js';
 import { createPool } from '../../src/storage/postgres.js';
 import { startWorkers } from '../../src/subscribers/index.js';
@@ -10,7 +10,7 @@ import { DeliveryWorker } from '../../src/subscribers/webhook-delivery-worker.js
 import { DeliveryClient } from '../../src/webhooks/delivery-client.js';
 import { configureWebhookRuntime } from '../../src/webhooks/runtime.js';
 import { TEST_ENCRYPTION_KEY } from '../support/app.js';
-import { resourcePayload, webhookHarness } from './support/harness.js';
+import { resourcePayload, webhookHarness, type Harness } from './support/harness.js';
 import { waitFor } from './support/receiver.js';
 import { checkProperty } from '../support/properties.js';
 
@@ -167,16 +167,11 @@ t.test(
   'the wake-ups of one turn of the event loop make one claim, not one and a second that finds nothing',
   async (t) => {
     const h = await webhookHarness(t);
-    const runtime = h.services.webhooks;
-    const client = new DeliveryClient({ allowLoopback: true, resolve: runtime.resolve, ca: runtime.ca });
-    t.teardown(() => client.close());
-    // No poll and no notifications during the test: only the wake-ups it makes.
-    const worker = new DeliveryWorker(h.services, client, pino({ level: 'silent' }), { pollIntervalMs: 3_600_000 });
+    const worker = wakeOnlyWorker(t, h);
     const claims = async () =>
       (await h.services.metrics.deliveryClaims.get()).values.reduce((sum, v) => sum + v.value, 0);
     const before = await claims();
     worker.start();
-    t.teardown(() => worker.stop());
     await waitFor(async () => (await claims()) === before + 1, 'the first claim', 5_000);
     // As the attempts recorded by one statement do when their slots free: many wake-ups in one turn.
     for (let i = 0; i < 20; i++) worker.wake();
@@ -200,12 +195,8 @@ t.test(
       url: h.receiver.url('127.0.0.1', '/wakes'),
       events: ['document.uploaded'],
     });
-    const runtime = h.services.webhooks;
-    const client = new DeliveryClient({ allowLoopback: true, resolve: runtime.resolve, ca: runtime.ca });
-    t.teardown(() => client.close());
-    const worker = new DeliveryWorker(h.services, client, pino({ level: 'silent' }), { pollIntervalMs: 3_600_000 });
+    const worker = wakeOnlyWorker(t, h);
     worker.start();
-    t.teardown(() => worker.stop());
     const sent = () => h.receiver.requests.map((r) => r.headers['x-service-delivery'] as string);
     const makeDue = async (count: number): Promise<string[]> => {
       if (count === 0) return [];
@@ -258,6 +249,21 @@ t.test(
     );
   },
 );
+
+/**
+ * A delivery worker with no poll (one an hour) and no notification listener: only the wake-ups a test makes, and the
+ * worker's own as it records attempts, start claims. Started by the test; stopped at teardown.
+ */
+function wakeOnlyWorker(t: Test, h: Harness): DeliveryWorker {
+  const runtime = h.services.webhooks;
+  const client = new DeliveryClient({ allowLoopback: true, resolve: runtime.resolve, ca: runtime.ca });
+  const worker = new DeliveryWorker(h.services, client, pino({ level: 'silent' }), { pollIntervalMs: 3_600_000 });
+  t.teardown(async () => {
+    await worker.stop();
+    client.close();
+  });
+  return worker;
+}
 
 function wait(how: 'same turn' | 'next turn' | number): Promise<void> | void {
   if (how === 'same turn') return;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { ScannerUnavailableError } from '../../documents/clamd.js';
+import { isMissingFile } from '../../documents/storage.js';
 import type { EventStore } from '../../events/event-store.js';
 import { pendingScans } from '../../projections/documents.js';
 import { operateDocument, type DocumentServices } from './document-commands.js';
@@ -64,8 +65,4 @@ export async function scanPendingDocuments(
     pass.recorded += events.length;
   }
   return pass;
-}
-
-function isMissingFile(error: unknown): boolean {
-  return error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT';
 }
