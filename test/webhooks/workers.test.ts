@@ -200,12 +200,14 @@ t.test(
     const sent = () => h.receiver.requests.map((r) => r.headers['x-service-delivery'] as string);
     const makeDue = async (count: number): Promise<string[]> => {
       if (count === 0) return [];
+      // Due at the service's clock, as the fan-out makes them: the database's now() carries microseconds, and a claim
+      // in the same millisecond (the service's clock has milliseconds) would find them not yet due.
       const rows = await h.pool.query<{ id: string }>(
         `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
                                        next_attempt_at, created_at, updated_at)
-       SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'document.uploaded', '{}', 'pending', now(), now(), now()
+       SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'document.uploaded', '{}', 'pending', $4, $4, $4
          FROM generate_series(1, $3) RETURNING id`,
-        [endpoint.id, h.ws.workspace.id, count],
+        [endpoint.id, h.ws.workspace.id, count, h.services.now()],
       );
       return rows.rows.map((r) => r.id);
     };
