@@ -92,7 +92,26 @@ export async function claimDueDeliveries(
 const DUE = `d.status = 'pending' AND d.next_attempt_at <= $now AND (d.lease_until IS NULL OR d.lease_until <= $now)
              AND (ep.status = 'active' OR d.event_type = 'webhook.test')`;
 
-/** The two statements of claimDueDeliveries: the tenant locks, then the claim (bench/claim-explain.ts explains it). */
+/**
+ * Joins only the endpoints `ep` with a delivery due at `now` (a parameter). Written as the endpoint's first due
+ * delivery in index order, not as EXISTS: PostgreSQL turns such an EXISTS into a semi-join that it may run as a scan of
+ * the whole delivery table, stepping over every delivered row, whenever its statistics lag behind a backlog that grew
+ * since the last ANALYZE (measured: 3 ms per claim, a quarter of the server's CPU per delivery; docs/benchmarks.md).
+ * The ORDER BY matches the (endpoint_id, next_attempt_at) index, so this is one short index scan per endpoint whatever
+ * the statistics say.
+ */
+function withDueDelivery(now: string): string {
+  return `CROSS JOIN LATERAL (SELECT 1 FROM webhook_deliveries d
+                              WHERE d.endpoint_id = ep.id AND ${DUE.replaceAll('$now', now)}
+                              ORDER BY d.next_attempt_at LIMIT 1) AS first_due`;
+}
+
+/**
+ * The two statements of claimDueDeliveries: the tenant locks, then the claim (bench/claim-explain.ts explains it).
+ * Every step of the claim is MATERIALIZED, so each is planned on its own: inlined into one query they made a join
+ * problem that took 1.2 ms to plan, as long as running it; apart, 0.55 ms (docs/benchmarks.md, thirteenth session).
+ * The claim is still planned for each call's own values, which a generic plan of it did not match (see claimDueDeliveries).
+ */
 export function claimStatements(
   owner: string,
   now: Date,
@@ -101,8 +120,7 @@ export function claimStatements(
 ): [lock: Statement, claim: Statement] {
   const lock: Statement = {
     text: `WITH due AS MATERIALIZED (
-             SELECT DISTINCT ep.tenant_id FROM webhook_endpoints ep
-              WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = ep.id AND ${DUE.replaceAll('$now', '$1')})
+             SELECT DISTINCT ep.tenant_id FROM webhook_endpoints ep ${withDueDelivery('$1')}
            ), locked AS MATERIALIZED (
              SELECT tenant_id FROM due WHERE pg_try_advisory_xact_lock(hashtextextended($2 || tenant_id::text, 0))
            )
@@ -118,7 +136,7 @@ export function claimStatements(
                                           JOIN webhook_deliveries l ON l.endpoint_id = te.id
                                          WHERE te.tenant_id = t.tenant_id AND l.status = 'pending' AND l.lease_until > $3))::int AS room
          FROM unnest(coalesce(nullif(current_setting($9, true), ''), '{}')::uuid[]) AS t(tenant_id)
-     ), endpoints AS (
+     ), endpoints AS MATERIALIZED (
        SELECT ep.id AS endpoint_id, t.tenant_id, t.room AS tenant_room,
               -- The large cap only for an endpoint proven fast: no failure in a row, a fast success within the last
               -- minute and no slow attempt since, and nothing of it in flight for over a second (it may have begun to
@@ -130,14 +148,15 @@ export function claimStatements(
                    THEN $6::int ELSE $5::int END AS cap
          FROM tenants t JOIN webhook_endpoints ep ON ep.tenant_id = t.tenant_id
          JOIN webhook_endpoint_health h ON h.endpoint_id = ep.id
-        WHERE t.room > 0 AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = ep.id AND ${due})
-     ), room AS (
+         ${withDueDelivery('$3')}
+        WHERE t.room > 0
+     ), room AS MATERIALIZED (
        -- No endpoint can need more than the worker's free slots or its tenant's room: only that many are read of it.
        SELECT e.endpoint_id, e.tenant_id,
               least(e.tenant_room, greatest(0, e.cap - (SELECT count(*) FROM webhook_deliveries l
                                                           WHERE l.endpoint_id = e.endpoint_id AND l.status = 'pending' AND l.lease_until > $3)))::int AS free
          FROM endpoints e
-     ), candidates AS (
+     ), candidates AS MATERIALIZED (
        -- Each endpoint's turns are numbered as its rows come off the index, not by a sort over every candidate.
        SELECT c.id, r.tenant_id, c.next_attempt_at, c.endpoint_turn
          FROM room r JOIN webhook_endpoints ep ON ep.id = r.endpoint_id
@@ -147,11 +166,11 @@ export function claimStatements(
                WHERE d.endpoint_id = r.endpoint_id AND ${due}
                ORDER BY d.next_attempt_at, d.id
                LIMIT r.free) c
-     ), turns AS (
+     ), turns AS MATERIALIZED (
        SELECT id, tenant_id, next_attempt_at,
               row_number() OVER (PARTITION BY tenant_id ORDER BY endpoint_turn, next_attempt_at, id) AS tenant_turn
          FROM candidates
-     ), chosen AS (
+     ), chosen AS MATERIALIZED (
        SELECT tu.id FROM turns tu JOIN tenants t USING (tenant_id)
         WHERE tu.tenant_turn <= t.room
         ORDER BY tu.tenant_turn, tu.next_attempt_at, tu.id LIMIT $4
@@ -204,12 +223,19 @@ export async function recordAttempts(
   owner: string,
   records: readonly AttemptRecord[],
 ): Promise<Map<string, number | null>> {
-  const column = <T>(pick: (r: AttemptRecord) => T) => records.map(pick);
+  const { text, values } = recordingStatement(owner, records);
   // Prepared: planning this statement cost about as much PostgreSQL CPU as running it for 8 attempts, and its plan
-  // (driven by the arrays, joined by primary key) does not depend on their values (docs/benchmarks.md).
-  const result = await queryPrepared<{ id: string; consecutive_failures: number | null }>(
-    pool,
-    `WITH input AS (
+  // (driven by the arrays, joined by primary key) does not depend on their values (docs/benchmarks.md), nor on the
+  // statistics of the moment (test/webhooks/stale-statistics.test.ts).
+  const result = await queryPrepared<{ id: string; consecutive_failures: number | null }>(pool, text, values);
+  return new Map(result.rows.map((row) => [row.id, row.consecutive_failures]));
+}
+
+/** The statement of recordAttempts (one statement for all the attempts given). */
+export function recordingStatement(owner: string, records: readonly AttemptRecord[]): Statement {
+  const column = <T>(pick: (r: AttemptRecord) => T) => records.map(pick);
+  return {
+    text: `WITH input AS (
        SELECT * FROM unnest($2::uuid[], $3::int[], $4::text[], $5::timestamptz[], $6::int[], $7::text[], $8::timestamptz[], $9::timestamptz[],
                             $10::jsonb[], $11::jsonb[], $12::text[], $13::int[], $14::boolean[])
          WITH ORDINALITY AS i(id, attempt, status, next_attempt_at, response_status, error, finished_at, attempted_at,
@@ -250,7 +276,7 @@ export async function recordAttempts(
         RETURNING h.endpoint_id, h.consecutive_failures
      )
      SELECT d.id, health.consecutive_failures FROM d LEFT JOIN health ON health.endpoint_id = d.endpoint_id`,
-    [
+    values: [
       owner,
       column((r) => r.deliveryId),
       column((r) => r.attempt),
@@ -268,8 +294,7 @@ export async function recordAttempts(
       SLOW_ATTEMPT_MS,
       SPEED_MEMORY_MS,
     ],
-  );
-  return new Map(result.rows.map((row) => [row.id, row.consecutive_failures]));
+  };
 }
 
 export interface DeliveryLogEntry {
@@ -441,13 +466,16 @@ export async function purgeDeliveries(sql: Queryable, now: Date): Promise<{ purg
   return { purged: purged.rowCount ?? 0, cancelled: cancelled.rowCount ?? 0 };
 }
 
-/** Deliveries due and not leased, and deliveries leased (being sent), for metrics. */
+/**
+ * Deliveries due and not leased, and deliveries leased (being sent), for metrics. Every pending delivery has a next
+ * attempt time (leased ones keep theirs); saying so lets the count read the pending-deliveries index (migration 0045).
+ */
 export async function deliveryBacklog(sql: Queryable, now: Date): Promise<{ due: number; inFlight: number }> {
   const result = await sql.query<{ due: number; in_flight: number }>(
     `SELECT count(*) FILTER (WHERE next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1))::bigint AS due,
             count(*) FILTER (WHERE lease_until > $1)::bigint AS in_flight
        FROM webhook_deliveries
-      WHERE status = 'pending'`,
+      WHERE status = 'pending' AND next_attempt_at IS NOT NULL`,
     [now],
   );
   return { due: result.rows[0]?.due ?? 0, inFlight: result.rows[0]?.in_flight ?? 0 };

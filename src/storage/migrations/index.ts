@@ -20,6 +20,7 @@ import * as personalDataKeys from './0041-personal-data-keys.js';
 import * as eventsTenantOrder from './0042-events-tenant-order.js';
 import * as eventsInlineRows from './0043-events-inline-rows.js';
 import * as personIndexWithoutLeads from './0044-person-index-without-leads.js';
+import * as dueIndexForDueReads from './0045-due-index-for-due-reads.js';
 
 export interface Migration {
   version: number;
@@ -52,4 +53,5 @@ export const migrations: Migration[] = [
   { version: 42, ...eventsTenantOrder },
   { version: 43, ...eventsInlineRows },
   { version: 44, ...personIndexWithoutLeads },
+  { version: 45, ...dueIndexForDueReads },
 ];
