@@ -15,6 +15,7 @@ import { seedWorkspace } from '../support/app.js';
 import { freshDatabase } from '../support/db.js';
 import { faultInjector } from '../support/fault-injection.js';
 import { checkProperty } from '../support/properties.js';
+import { insertEndpointRow } from './support/endpoint-rows.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
 import { sleep, waitFor } from './support/receiver.js';
 
@@ -31,16 +32,7 @@ interface EndpointPlan {
   inFlight: number;
 }
 
-async function insertEndpoint(pool: pg.Pool, tenantId: string): Promise<string> {
-  const id = randomUUID();
-  await pool.query(
-    `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position)
-     VALUES ($1, $2, false, 'https://hooks.test/in', '{document.uploaded}', 'active', 'sealed', $3, $3, '1', 1)`,
-    [id, tenantId, NOW],
-  );
-  await pool.query('INSERT INTO webhook_endpoint_health (endpoint_id) VALUES ($1)', [id]);
-  return id;
-}
+const insertEndpoint = (pool: pg.Pool, tenantId: string) => insertEndpointRow(pool, tenantId, NOW);
 
 async function insertDeliveries(
   pool: pg.Pool,

@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import { claimStatements, recordingStatement } from '../../src/webhooks/deliveries.js';
 import { freshDatabase } from '../support/db.js';
 import { checkProperty } from '../support/properties.js';
+import { insertEndpointRow } from './support/endpoint-rows.js';
 
 // The claim and the recording of attempts must read what they touch (the deliveries claimed or recorded, and those in
 // flight), not the backlog, whether PostgreSQL's statistics describe it or lag behind it. A backlog grows faster than
@@ -79,13 +80,7 @@ async function writeBacklog(pool: pg.ClientBase, backlog: Backlog): Promise<{ en
     'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
   );
   const tenantId = randomUUID();
-  const endpointId = randomUUID();
-  await pool.query(
-    `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position)
-     VALUES ($1, $2, false, 'https://hooks.test/in', '{lead.created}', 'active', 'sealed', $3, $3, '1', 1)`,
-    [endpointId, tenantId, NOW],
-  );
-  await pool.query('INSERT INTO webhook_endpoint_health (endpoint_id) VALUES ($1)', [endpointId]);
+  const endpointId = await insertEndpointRow(pool, tenantId, NOW, 'lead.created');
   // In the order the fan-out writes them: the oldest first, so the delivered rows come first in the table.
   const insert = async (count: number, status: string, leased: boolean, from: number) =>
     count > 0 &&
@@ -136,38 +131,41 @@ async function connection(t: Test): Promise<pg.Client> {
   return client;
 }
 
-t.test('a claim reads what it claims and what is in flight, not the backlog, with statistics fresh or stale', async (t) => {
-  const client = await connection(t);
-  const limit = 32;
-  let most = 0;
-  await checkProperty(
-    t,
-    'claim reads',
-    fc.asyncProperty(backlogs, async (backlog) => {
-      await writeBacklog(client, backlog);
-      const [lock, claim] = claimStatements(OWNER, NOW, new Date(NOW.getTime() + 15_000), {
-        limit,
-        perEndpoint: 64,
-        perTenant: 64,
-      });
-      // As claimDueDeliveries sends them (in one transaction, each planned for its own values).
-      const read = await rolledBack(client, async () => {
-        const locking = await rowsRead(client, lock.text, lock.values);
-        const claiming = await rowsRead(client, claim.text, claim.values);
-        const leased = await client.query('SELECT 1 FROM webhook_deliveries WHERE lease_owner = $1', [OWNER]);
-        return leased.rowCount === limit ? locking + claiming : Number.POSITIVE_INFINITY;
-      });
-      most = Math.max(most, read);
-      // Per delivery in flight, five reads: the lock's and the claim's walks to the first due delivery, the claim's
-      // walk to its candidates, and the two counts of leases (the tenant's, the endpoint's). Per delivery claimed,
-      // three: read as a candidate (and one more), looked up again to lease it. Reading every due or delivered row (a
-      // hash of the backlog, a scan of the log) is thousands.
-      return read <= 6 * backlog.inFlight + 4 * limit + 16;
-    }),
-    12,
-  );
-  t.comment(`most rows read by one claim of ${limit}: ${most}`);
-});
+t.test(
+  'a claim reads what it claims and what is in flight, not the backlog, with statistics fresh or stale',
+  async (t) => {
+    const client = await connection(t);
+    const limit = 32;
+    let most = 0;
+    await checkProperty(
+      t,
+      'claim reads',
+      fc.asyncProperty(backlogs, async (backlog) => {
+        await writeBacklog(client, backlog);
+        const [lock, claim] = claimStatements(OWNER, NOW, new Date(NOW.getTime() + 15_000), {
+          limit,
+          perEndpoint: 64,
+          perTenant: 64,
+        });
+        // As claimDueDeliveries sends them (in one transaction, each planned for its own values).
+        const read = await rolledBack(client, async () => {
+          const locking = await rowsRead(client, lock.text, lock.values);
+          const claiming = await rowsRead(client, claim.text, claim.values);
+          const leased = await client.query('SELECT 1 FROM webhook_deliveries WHERE lease_owner = $1', [OWNER]);
+          return leased.rowCount === limit ? locking + claiming : Number.POSITIVE_INFINITY;
+        });
+        most = Math.max(most, read);
+        // Per delivery in flight, five reads: the lock's and the claim's walks to the first due delivery, the claim's
+        // walk to its candidates, and the two counts of leases (the tenant's, the endpoint's). Per delivery claimed,
+        // three: read as a candidate (and one more), looked up again to lease it. Reading every due or delivered row (a
+        // hash of the backlog, a scan of the log) is thousands.
+        return read <= 6 * backlog.inFlight + 4 * limit + 16;
+      }),
+      12,
+    );
+    t.comment(`most rows read by one claim of ${limit}: ${most}`);
+  },
+);
 
 t.test('recording attempts reads the deliveries recorded, not the backlog, on a prepared plan', async (t) => {
   const client = await connection(t);
