@@ -88,22 +88,37 @@ export async function claimDueDeliveries(
   return result.rows;
 }
 
-/** Whether an endpoint's deliveries `d` (joined with the endpoint `ep`) are due now ($now) and not leased. */
-const DUE = `d.status = 'pending' AND d.next_attempt_at <= $now AND (d.lease_until IS NULL OR d.lease_until <= $now)
-             AND (ep.status = 'active' OR d.event_type = 'webhook.test')`;
+/** Whether a delivery `d` is due now ($now) and not leased (its endpoint's status aside). */
+const DUE = `d.status = 'pending' AND d.next_attempt_at <= $now AND (d.lease_until IS NULL OR d.lease_until <= $now)`;
+
+/**
+ * The due deliveries of the endpoint `ep` (`endpoint` names its id) that may be sent, oldest first, at most `limit`:
+ * all of them while it is active, only its webhook.test deliveries while it is paused. Two branches, of which the
+ * endpoint's status (a value of the outer row) switches one off before it reads anything: a paused endpoint keeps its
+ * backlog until it is resumed, and filtering that backlog row by row for test deliveries made every claim read all of
+ * it (one broken receiver slowing every tenant's claims). Its test deliveries have an index of their own (0046).
+ */
+function dueDeliveriesOf(endpoint: string, now: string, columns: string, limit: string): string {
+  const due = DUE.replaceAll('$now', now);
+  return `(SELECT ${columns} FROM webhook_deliveries d
+            WHERE ep.status = 'active' AND d.endpoint_id = ${endpoint} AND ${due}
+            ORDER BY d.next_attempt_at, d.id LIMIT ${limit})
+          UNION ALL
+          (SELECT ${columns} FROM webhook_deliveries d
+            WHERE ep.status <> 'active' AND d.endpoint_id = ${endpoint} AND d.event_type = 'webhook.test' AND ${due}
+            ORDER BY d.next_attempt_at, d.id LIMIT ${limit})`;
+}
 
 /**
  * Joins only the endpoints `ep` with a delivery due at `now` (a parameter). Written as the endpoint's first due
  * delivery in index order, not as EXISTS: PostgreSQL turns such an EXISTS into a semi-join that it may run as a scan of
  * the whole delivery table, stepping over every delivered row, whenever its statistics lag behind a backlog that grew
  * since the last ANALYZE (measured: 3 ms per claim, a quarter of the server's CPU per delivery; docs/benchmarks.md).
- * The ORDER BY matches the (endpoint_id, next_attempt_at) index, so this is one short index scan per endpoint whatever
- * the statistics say.
+ * Each branch's ORDER BY matches its (endpoint_id, next_attempt_at) index, so this is one short index scan per
+ * endpoint whatever the statistics say.
  */
 function withDueDelivery(now: string): string {
-  return `CROSS JOIN LATERAL (SELECT 1 FROM webhook_deliveries d
-                              WHERE d.endpoint_id = ep.id AND ${DUE.replaceAll('$now', now)}
-                              ORDER BY d.next_attempt_at LIMIT 1) AS first_due`;
+  return `CROSS JOIN LATERAL (SELECT 1 FROM (${dueDeliveriesOf('ep.id', now, 'd.id', '1')}) AS due LIMIT 1) AS first_due`;
 }
 
 /**
@@ -127,7 +142,6 @@ export function claimStatements(
            SELECT set_config($3, coalesce(array_agg(tenant_id)::text, '{}'), true) FROM locked`,
     values: [now, CLAIM_LOCK_PREFIX, CLAIM_TENANTS_SETTING],
   };
-  const due = DUE.replaceAll('$now', '$3');
   const claim: Statement = {
     text: `WITH tenants AS (
        -- The tenants locked by the first statement, with their room under the tenant cap (null: no cap).
@@ -157,15 +171,12 @@ export function claimStatements(
                                                           WHERE l.endpoint_id = e.endpoint_id AND l.status = 'pending' AND l.lease_until > $3)))::int AS free
          FROM endpoints e
      ), candidates AS MATERIALIZED (
-       -- Each endpoint's turns are numbered as its rows come off the index, not by a sort over every candidate.
+       -- Each endpoint's turns are numbered over its own candidates (at most its free slots), not over every candidate.
        SELECT c.id, r.tenant_id, c.next_attempt_at, c.endpoint_turn
          FROM room r JOIN webhook_endpoints ep ON ep.id = r.endpoint_id
         CROSS JOIN LATERAL (
-              SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS endpoint_turn
-                FROM webhook_deliveries d
-               WHERE d.endpoint_id = r.endpoint_id AND ${due}
-               ORDER BY d.next_attempt_at, d.id
-               LIMIT r.free) c
+              SELECT due.id, due.next_attempt_at, row_number() OVER (ORDER BY due.next_attempt_at, due.id) AS endpoint_turn
+                FROM (${dueDeliveriesOf('r.endpoint_id', '$3', 'd.id, d.next_attempt_at', 'r.free')}) AS due) c
      ), turns AS MATERIALIZED (
        SELECT id, tenant_id, next_attempt_at,
               row_number() OVER (PARTITION BY tenant_id ORDER BY endpoint_turn, next_attempt_at, id) AS tenant_turn

@@ -13,9 +13,10 @@ import { insertEndpointRow } from './support/endpoint-rows.js';
 // autovacuum analyzes (20,000 deliveries fanned out in under two seconds; on a large delivery log a burst may not
 // trigger an ANALYZE at all), and statistics gathered while nothing was pending hold the pending-deliveries index
 // empty. In that state both once read the whole backlog per statement: the claim's lock hashed every due row, the
-// claim's update and the recording walked the pending-deliveries index instead of taking the primary key. Reads are
-// counted from EXPLAIN ANALYZE (rows each scan of webhook_deliveries returned or filtered out), which does not depend
-// on the machine's speed.
+// claim's update and the recording walked the pending-deliveries index instead of taking the primary key. Nor may a
+// claim read the backlog a paused endpoint keeps (another tenant's broken receiver), of which it sends only the
+// webhook.test deliveries: it once filtered all of it for those, in every claim. Reads are counted from EXPLAIN
+// ANALYZE (rows each scan of webhook_deliveries returned or filtered out), which does not depend on the machine's speed.
 
 const NOW = new Date('2026-11-20T10:00:00.000Z');
 const OWNER = 'worker-under-test';
@@ -68,6 +69,8 @@ interface Backlog {
   due: number;
   /** Pending, leased by another worker. */
   inFlight: number;
+  /** Another tenant's paused endpoint: the backlog it keeps until it is resumed, and its webhook.test deliveries. */
+  paused: { held: number; tests: number };
   /**
    * When the statistics were last gathered: on the delivery log before a burst made the backlog (nothing pending then:
    * what autovacuum leaves a service that was quiet), or on the backlog itself.
@@ -75,40 +78,64 @@ interface Backlog {
   analyzed: 'before the burst' | 'on the backlog';
 }
 
-async function writeBacklog(pool: pg.ClientBase, backlog: Backlog): Promise<{ endpointId: string }> {
+async function writeBacklog(
+  pool: pg.ClientBase,
+  backlog: Backlog,
+): Promise<{ endpointId: string; pausedId: string; tests: string[] }> {
   await pool.query(
     'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
   );
   const tenantId = randomUUID();
   const endpointId = await insertEndpointRow(pool, tenantId, NOW, 'lead.created');
+  const pausedTenantId = randomUUID();
+  const pausedId = await insertEndpointRow(pool, pausedTenantId, NOW, 'lead.created');
+  await pool.query(
+    `UPDATE webhook_endpoints SET status = 'paused', paused_reason = 'failures', paused_at = $2 WHERE id = $1`,
+    [pausedId, NOW],
+  );
   // In the order the fan-out writes them: the oldest first, so the delivered rows come first in the table.
-  const insert = async (count: number, status: string, leased: boolean, from: number) =>
-    count > 0 &&
-    pool.query(
-      `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at,
+  const insert = async (
+    count: number,
+    status: string,
+    leased: boolean,
+    from: number,
+    to = { endpointId, tenantId },
+    type = 'lead.created',
+  ) =>
+    count === 0
+      ? []
+      : (
+          await pool.query<{ id: string }>(
+            `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at,
                                        lease_owner, lease_until, created_at, updated_at)
-       SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'lead.created', $3, $4,
+       SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, $10, $3, $4,
               CASE WHEN $4 = 'pending' THEN $5::timestamptz - make_interval(secs => 3600 - (g + $8) / 1000.0) END,
               $6, $7, $5::timestamptz - make_interval(secs => 3600 - (g + $8) / 1000.0), $5
-         FROM generate_series(1, $9) g`,
-      [
-        endpointId,
-        tenantId,
-        BODY,
-        status,
-        NOW,
-        leased ? 'another-worker' : null,
-        leased ? new Date(NOW.getTime() + 60_000) : null,
-        from,
-        count,
-      ],
-    );
+         FROM generate_series(1, $9) g RETURNING id`,
+            [
+              to.endpointId,
+              to.tenantId,
+              BODY,
+              status,
+              NOW,
+              leased ? 'another-worker' : null,
+              leased ? new Date(NOW.getTime() + 60_000) : null,
+              from,
+              count,
+              type,
+            ],
+          )
+        ).rows.map((row) => row.id);
+  const paused = { endpointId: pausedId, tenantId: pausedTenantId };
   await insert(backlog.delivered, 'succeeded', false, 0);
   if (backlog.analyzed === 'before the burst') await pool.query('ANALYZE webhook_deliveries');
   await insert(backlog.inFlight, 'pending', true, backlog.delivered);
+  // The paused endpoint's backlog is older than the active one's, so it would come first if it were not held.
+  await insert(backlog.paused.held, 'pending', false, 0, paused);
+  const tests = await insert(backlog.paused.tests, 'pending', false, backlog.delivered, paused, 'webhook.test');
   await insert(backlog.due, 'pending', false, backlog.delivered + backlog.inFlight);
   if (backlog.analyzed === 'on the backlog') await pool.query('ANALYZE webhook_deliveries');
-  return { endpointId };
+  return { endpointId, pausedId, tests };
 }
 
 // A service that has delivered for a while (a delivery log of 2,000 to 4,000), then a backlog of 400 to 3,000. Not
@@ -119,6 +146,7 @@ const backlogs = fc.record({
   delivered: fc.integer({ min: 2_000, max: 4_000 }),
   due: fc.integer({ min: 400, max: 3_000 }),
   inFlight: fc.integer({ min: 0, max: 16 }),
+  paused: fc.record({ held: fc.integer({ min: 0, max: 3_000 }), tests: fc.integer({ min: 0, max: 2 }) }),
   analyzed: fc.constantFrom<Backlog['analyzed']>('before the burst', 'on the backlog'),
 });
 
@@ -141,7 +169,7 @@ t.test(
       t,
       'claim reads',
       fc.asyncProperty(backlogs, async (backlog) => {
-        await writeBacklog(client, backlog);
+        const { pausedId, tests } = await writeBacklog(client, backlog);
         const [lock, claim] = claimStatements(OWNER, NOW, new Date(NOW.getTime() + 15_000), {
           limit,
           perEndpoint: 64,
@@ -151,14 +179,21 @@ t.test(
         const read = await rolledBack(client, async () => {
           const locking = await rowsRead(client, lock.text, lock.values);
           const claiming = await rowsRead(client, claim.text, claim.values);
-          const leased = await client.query('SELECT 1 FROM webhook_deliveries WHERE lease_owner = $1', [OWNER]);
-          return leased.rowCount === limit ? locking + claiming : Number.POSITIVE_INFINITY;
+          const leased = await client.query<{ id: string; endpoint_id: string }>(
+            'SELECT id, endpoint_id FROM webhook_deliveries WHERE lease_owner = $1',
+            [OWNER],
+          );
+          // Every slot taken, the paused endpoint's test deliveries among them (tenants take turns), nothing it holds.
+          const ofPaused = leased.rows.filter((row) => row.endpoint_id === pausedId).map((row) => row.id);
+          const testsOnly = ofPaused.length === tests.length && ofPaused.every((id) => tests.includes(id));
+          return leased.rowCount === limit && testsOnly ? locking + claiming : Number.POSITIVE_INFINITY;
         });
         most = Math.max(most, read);
         // Per delivery in flight, five reads: the lock's and the claim's walks to the first due delivery, the claim's
         // walk to its candidates, and the two counts of leases (the tenant's, the endpoint's). Per delivery claimed,
-        // three: read as a candidate (and one more), looked up again to lease it. Reading every due or delivered row (a
-        // hash of the backlog, a scan of the log) is thousands.
+        // three: read as a candidate (and one more), looked up again to lease it. Per test delivery of the paused
+        // endpoint, as many. Reading every due or delivered row (a hash of the backlog, a scan of the log) or the
+        // paused endpoint's held backlog is thousands.
         return read <= 6 * backlog.inFlight + 4 * limit + 16;
       }),
       12,

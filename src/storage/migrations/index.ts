@@ -21,6 +21,7 @@ import * as eventsTenantOrder from './0042-events-tenant-order.js';
 import * as eventsInlineRows from './0043-events-inline-rows.js';
 import * as personIndexWithoutLeads from './0044-person-index-without-leads.js';
 import * as dueIndexForDueReads from './0045-due-index-for-due-reads.js';
+import * as dueTestDeliveriesIndex from './0046-due-test-deliveries-index.js';
 
 export interface Migration {
   version: number;
@@ -54,4 +55,5 @@ export const migrations: Migration[] = [
   { version: 43, ...eventsInlineRows },
   { version: 44, ...personIndexWithoutLeads },
   { version: 45, ...dueIndexForDueReads },
+  { version: 46, ...dueTestDeliveriesIndex },
 ];
