@@ -15,7 +15,8 @@ import { insertEndpointRow } from './support/endpoint-rows.js';
 // empty. In that state both once read the whole backlog per statement: the claim's lock hashed every due row, the
 // claim's update and the recording walked the pending-deliveries index instead of taking the primary key. Nor may a
 // claim read the backlog a paused endpoint keeps (another tenant's broken receiver), of which it sends only the
-// webhook.test deliveries: it once filtered all of it for those, in every claim. Reads are counted from EXPLAIN
+// webhook.test deliveries: it once filtered all of it for those, in every claim. Nor the endpoints with nothing to send
+// (most endpoints of every workspace): it once visited each of them in every claim. Reads are counted from EXPLAIN
 // ANALYZE (rows each scan of webhook_deliveries returned or filtered out), which does not depend on the machine's speed.
 
 const NOW = new Date('2026-11-20T10:00:00.000Z');
@@ -32,25 +33,31 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-/** Rows of webhook_deliveries the plan's scans read: those they returned and those their filters dropped. */
-function deliveryRowsRead(node: PlanNode): number {
+/** Rows of `relation` the plan's scans read: those they returned and those their filters dropped. */
+function rowsReadOf(node: PlanNode, relation: string): number {
   const own =
-    node['Node Type'].endsWith('Scan') && node['Relation Name'] === 'webhook_deliveries'
+    node['Node Type'].endsWith('Scan') && node['Relation Name'] === relation
       ? ((node['Actual Rows'] ?? 0) +
           (node['Rows Removed by Filter'] ?? 0) +
           (node['Rows Removed by Index Recheck'] ?? 0)) *
         (node['Actual Loops'] ?? 1)
       : 0;
-  return own + (node.Plans ?? []).reduce((sum, child) => sum + deliveryRowsRead(child), 0);
+  return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsReadOf(child, relation), 0);
 }
 
-/** Runs `sql` under EXPLAIN ANALYZE (it runs: callers roll back) and returns the rows of webhook_deliveries it read. */
-async function rowsRead(client: pg.ClientBase, sql: string, values: unknown[] = []): Promise<number> {
+interface RowsRead {
+  deliveries: number;
+  endpoints: number;
+}
+
+/** Runs `sql` under EXPLAIN ANALYZE (it runs: callers roll back) and returns the rows of deliveries and endpoints it read. */
+async function rowsRead(client: pg.ClientBase, sql: string, values: unknown[] = []): Promise<RowsRead> {
   const result = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
     `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
     values,
   );
-  return deliveryRowsRead(result.rows[0]!['QUERY PLAN'][0]!.Plan);
+  const plan = result.rows[0]!['QUERY PLAN'][0]!.Plan;
+  return { deliveries: rowsReadOf(plan, 'webhook_deliveries'), endpoints: rowsReadOf(plan, 'webhook_endpoints') };
 }
 
 async function rolledBack<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
@@ -71,11 +78,31 @@ interface Backlog {
   inFlight: number;
   /** Another tenant's paused endpoint: the backlog it keeps until it is resumed, and its webhook.test deliveries. */
   paused: { held: number; tests: number };
+  /** Other tenants' endpoints with nothing pending, and what they were delivered (spread over them). */
+  idle: { endpoints: number; delivered: number };
   /**
    * When the statistics were last gathered: on the delivery log before a burst made the backlog (nothing pending then:
    * what autovacuum leaves a service that was quiet), or on the backlog itself.
    */
   analyzed: 'before the burst' | 'on the backlog';
+}
+
+/** Endpoints of tenants of their own with only delivered deliveries (most endpoints of a service, most of the time). */
+async function writeIdleEndpoints(pool: pg.ClientBase, idle: Backlog['idle']): Promise<void> {
+  if (idle.endpoints === 0) return;
+  await pool.query(
+    `WITH e AS (
+       INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position)
+       SELECT gen_random_uuid(), gen_random_uuid(), false, 'https://hooks.test/in', '{lead.created}', 'active', 'sealed', $1, $1, '1', 1
+         FROM generate_series(1, $2) RETURNING id, tenant_id
+     ), h AS (INSERT INTO webhook_endpoint_health (endpoint_id) SELECT id FROM e),
+     numbered AS (SELECT id, tenant_id, row_number() OVER () - 1 AS n FROM e)
+     INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, created_at, updated_at)
+     SELECT gen_random_uuid(), gen_random_uuid(), numbered.id, numbered.tenant_id, false, 'lead.created', $3, 'succeeded',
+            $1::timestamptz - interval '2 hours', $1
+       FROM generate_series(0, $4 - 1) g JOIN numbered ON numbered.n = g % $2`,
+    [NOW, idle.endpoints, BODY, idle.delivered],
+  );
 }
 
 async function writeBacklog(
@@ -127,6 +154,7 @@ async function writeBacklog(
           )
         ).rows.map((row) => row.id);
   const paused = { endpointId: pausedId, tenantId: pausedTenantId };
+  await writeIdleEndpoints(pool, backlog.idle);
   await insert(backlog.delivered, 'succeeded', false, 0);
   if (backlog.analyzed === 'before the burst') await pool.query('ANALYZE webhook_deliveries');
   await insert(backlog.inFlight, 'pending', true, backlog.delivered);
@@ -147,6 +175,7 @@ const backlogs = fc.record({
   due: fc.integer({ min: 400, max: 3_000 }),
   inFlight: fc.integer({ min: 0, max: 16 }),
   paused: fc.record({ held: fc.integer({ min: 0, max: 3_000 }), tests: fc.integer({ min: 0, max: 2 }) }),
+  idle: fc.record({ endpoints: fc.integer({ min: 0, max: 1_500 }), delivered: fc.integer({ min: 0, max: 3_000 }) }),
   analyzed: fc.constantFrom<Backlog['analyzed']>('before the burst', 'on the backlog'),
 });
 
@@ -160,11 +189,11 @@ async function connection(t: Test): Promise<pg.Client> {
 }
 
 t.test(
-  'a claim reads what it claims and what is in flight, not the backlog, with statistics fresh or stale',
+  'a claim reads what it claims and what is in flight, not the backlog nor idle endpoints, with statistics fresh or stale',
   async (t) => {
     const client = await connection(t);
     const limit = 32;
-    let most = 0;
+    let most = { deliveries: 0, endpoints: 0 };
     await checkProperty(
       t,
       'claim reads',
@@ -186,19 +215,31 @@ t.test(
           // Every slot taken, the paused endpoint's test deliveries among them (tenants take turns), nothing it holds.
           const ofPaused = leased.rows.filter((row) => row.endpoint_id === pausedId).map((row) => row.id);
           const testsOnly = ofPaused.length === tests.length && ofPaused.every((id) => tests.includes(id));
-          return leased.rowCount === limit && testsOnly ? locking + claiming : Number.POSITIVE_INFINITY;
+          const ok = leased.rowCount === limit && testsOnly;
+          return {
+            deliveries: ok ? locking.deliveries + claiming.deliveries : Number.POSITIVE_INFINITY,
+            endpoints: locking.endpoints + claiming.endpoints,
+          };
         });
-        most = Math.max(most, read);
+        most = {
+          deliveries: Math.max(most.deliveries, read.deliveries),
+          endpoints: Math.max(most.endpoints, read.endpoints),
+        };
         // Per delivery in flight, five reads: the lock's and the claim's walks to the first due delivery, the claim's
         // walk to its candidates, and the two counts of leases (the tenant's, the endpoint's). Per delivery claimed,
         // three: read as a candidate (and one more), looked up again to lease it. Per test delivery of the paused
         // endpoint, as many. Reading every due or delivered row (a hash of the backlog, a scan of the log) or the
-        // paused endpoint's held backlog is thousands.
-        return read <= 6 * backlog.inFlight + 4 * limit + 16;
+        // paused endpoint's held backlog is thousands. Endpoints: one per delivery claimed (the lease returns its URL and
+        // secret), up to one per lease counted against a tenant's cap (in flight, and claimed), and a few for each of
+        // the two with something pending; reading the idle ones (every endpoint of every workspace) is up to 1,500 more.
+        return (
+          read.deliveries <= 6 * backlog.inFlight + 4 * limit + 16 &&
+          read.endpoints <= 2 * limit + 2 * backlog.inFlight + 16
+        );
       }),
       12,
     );
-    t.comment(`most rows read by one claim of ${limit}: ${most}`);
+    t.comment(`most rows read by one claim of ${limit}: ${most.deliveries} deliveries, ${most.endpoints} endpoints`);
   },
 );
 
@@ -243,7 +284,7 @@ t.test('recording attempts reads the deliveries recorded, not the backlog, on a 
       // EXECUTE takes no parameters of its own: the values go as literals, in the text form pg would send them.
       const literals = values.map((v) => (v === null ? 'NULL' : client.escapeLiteral(String(prepareValue(v)))));
       const read = await rolledBack(client, async () => {
-        const rows = await rowsRead(client, `EXECUTE recording(${literals.join(', ')})`);
+        const rows = (await rowsRead(client, `EXECUTE recording(${literals.join(', ')})`)).deliveries;
         const recorded = await client.query(
           "SELECT 1 FROM webhook_deliveries WHERE status = 'succeeded' AND lease_owner IS NULL AND attempts = 1",
         );
