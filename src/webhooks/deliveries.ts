@@ -165,11 +165,14 @@ export function claimStatements(
   };
   const claim: Statement = {
     text: `WITH tenants AS (
-       -- The tenants locked by the first statement, with their room under the tenant cap (null: no cap).
+       -- The tenants locked by the first statement, with their room under the tenant cap (null: no cap). Leases are
+       -- counted per endpoint of the tenant (the leased index's order), never by reading every lease of the service.
        SELECT t.tenant_id,
-              least($4::int, $8::int - (SELECT count(*) FROM webhook_endpoints te
-                                          JOIN webhook_deliveries l ON l.endpoint_id = te.id
-                                         WHERE te.tenant_id = t.tenant_id AND l.status = 'pending' AND l.lease_until > $3))::int AS room
+              least($4::int, $8::int - (SELECT coalesce(sum(leases.n), 0) FROM webhook_endpoints te
+                                         CROSS JOIN LATERAL (SELECT count(*) AS n FROM webhook_deliveries l
+                                                              WHERE l.endpoint_id = te.id AND l.status = 'pending'
+                                                                AND l.lease_until > $3) AS leases
+                                         WHERE te.tenant_id = t.tenant_id))::int AS room
          FROM unnest(coalesce(nullif(current_setting($9, true), ''), '{}')::uuid[]) AS t(tenant_id)
      ), endpoints AS MATERIALIZED (
        SELECT ep.id AS endpoint_id, t.tenant_id, t.room AS tenant_room,

@@ -30,6 +30,7 @@ interface PlanNode {
   'Actual Loops'?: number;
   'Rows Removed by Filter'?: number;
   'Rows Removed by Index Recheck'?: number;
+  'Subplan Name'?: string;
   Plans?: PlanNode[];
 }
 
@@ -45,9 +46,21 @@ function rowsReadOf(node: PlanNode, relation: string): number {
   return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsReadOf(child, relation), 0);
 }
 
+/** The subplan of the CTE `name` (as EXPLAIN names it: "CTE name"), if the plan has one. */
+function ctePlan(node: PlanNode, name: string): PlanNode | undefined {
+  if (node['Subplan Name'] === `CTE ${name}`) return node;
+  for (const child of node.Plans ?? []) {
+    const found = ctePlan(child, name);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 interface RowsRead {
   deliveries: number;
   endpoints: number;
+  /** Of the deliveries, those read to count the locked tenants' leases (the claim's CTE `tenants`). */
+  countingTenantLeases: number;
 }
 
 /** Runs `sql` under EXPLAIN ANALYZE (it runs: callers roll back) and returns the rows of deliveries and endpoints it read. */
@@ -57,7 +70,12 @@ async function rowsRead(client: pg.ClientBase, sql: string, values: unknown[] = 
     values,
   );
   const plan = result.rows[0]!['QUERY PLAN'][0]!.Plan;
-  return { deliveries: rowsReadOf(plan, 'webhook_deliveries'), endpoints: rowsReadOf(plan, 'webhook_endpoints') };
+  const tenants = ctePlan(plan, 'tenants');
+  return {
+    deliveries: rowsReadOf(plan, 'webhook_deliveries'),
+    endpoints: rowsReadOf(plan, 'webhook_endpoints'),
+    countingTenantLeases: tenants ? rowsReadOf(tenants, 'webhook_deliveries') : 0,
+  };
 }
 
 async function rolledBack<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
@@ -76,6 +94,8 @@ interface Backlog {
   due: number;
   /** Pending, leased by another worker. */
   inFlight: number;
+  /** In flight for another tenant (at most one endpoint's cap), whose endpoint has nothing else pending. */
+  inFlightElsewhere: number;
   /** Another tenant's paused endpoint: the backlog it keeps until it is resumed, and its webhook.test deliveries. */
   paused: { held: number; tests: number };
   /** Other tenants' endpoints with nothing pending, and what they were delivered (spread over them). */
@@ -155,9 +175,12 @@ async function writeBacklog(
         ).rows.map((row) => row.id);
   const paused = { endpointId: pausedId, tenantId: pausedTenantId };
   await writeIdleEndpoints(pool, backlog.idle);
+  const elsewhere = { tenantId: randomUUID(), endpointId: '' };
+  elsewhere.endpointId = await insertEndpointRow(pool, elsewhere.tenantId, NOW, 'lead.created');
   await insert(backlog.delivered, 'succeeded', false, 0);
   if (backlog.analyzed === 'before the burst') await pool.query('ANALYZE webhook_deliveries');
   await insert(backlog.inFlight, 'pending', true, backlog.delivered);
+  await insert(backlog.inFlightElsewhere, 'pending', true, backlog.delivered, elsewhere);
   // The paused endpoint's backlog is older than the active one's, so it would come first if it were not held.
   await insert(backlog.paused.held, 'pending', false, 0, paused);
   const tests = await insert(backlog.paused.tests, 'pending', false, backlog.delivered, paused, 'webhook.test');
@@ -174,6 +197,7 @@ const backlogs = fc.record({
   delivered: fc.integer({ min: 2_000, max: 4_000 }),
   due: fc.integer({ min: 400, max: 3_000 }),
   inFlight: fc.integer({ min: 0, max: 16 }),
+  inFlightElsewhere: fc.integer({ min: 0, max: 64 }),
   paused: fc.record({ held: fc.integer({ min: 0, max: 3_000 }), tests: fc.integer({ min: 0, max: 2 }) }),
   idle: fc.record({ endpoints: fc.integer({ min: 0, max: 1_500 }), delivered: fc.integer({ min: 0, max: 3_000 }) }),
   analyzed: fc.constantFrom<Backlog['analyzed']>('before the burst', 'on the backlog'),
@@ -219,6 +243,7 @@ t.test(
           return {
             deliveries: ok ? locking.deliveries + claiming.deliveries : Number.POSITIVE_INFINITY,
             endpoints: locking.endpoints + claiming.endpoints,
+            countingTenantLeases: claiming.countingTenantLeases,
           };
         });
         most = {
@@ -226,15 +251,21 @@ t.test(
           endpoints: Math.max(most.endpoints, read.endpoints),
         };
         // Per delivery in flight, five reads: the lock's and the claim's walks to the first due delivery, the claim's
-        // walk to its candidates, and the two counts of leases (the tenant's, the endpoint's). Per delivery claimed,
-        // three: read as a candidate (and one more), looked up again to lease it. Per test delivery of the paused
-        // endpoint, as many. Reading every due or delivered row (a hash of the backlog, a scan of the log) or the
-        // paused endpoint's held backlog is thousands. Endpoints: one per delivery claimed (the lease returns its URL and
-        // secret), up to one per lease counted against a tenant's cap (in flight, and claimed), and a few for each of
-        // the two with something pending; reading the idle ones (every endpoint of every workspace) is up to 1,500 more.
+        // walk to its candidates, and the two counts of leases (the tenant's, the endpoint's); another tenant's, one
+        // (the lock's walk over its endpoint). Per delivery claimed, three: read as a candidate (and one more), looked
+        // up again to lease it. Per test delivery of the paused endpoint, as many. Reading every due or delivered row
+        // (a hash of the backlog, a scan of the log) or the paused endpoint's held backlog is thousands.
+        const deliveriesBound = 6 * backlog.inFlight + 2 * backlog.inFlightElsewhere + 4 * limit + 16;
+        // A locked tenant's room counts its own leases only, not every lease of the service.
+        const countingBound = backlog.inFlight + 4;
+        // Endpoints: one per delivery claimed (the lease returns its URL and secret), up to one per lease counted
+        // against a tenant's cap, and a few for each endpoint with something pending; reading the idle ones (every
+        // endpoint of every workspace) is up to 1,500 more.
+        const endpointsBound = 2 * limit + 2 * backlog.inFlight + 16;
         return (
-          read.deliveries <= 6 * backlog.inFlight + 4 * limit + 16 &&
-          read.endpoints <= 2 * limit + 2 * backlog.inFlight + 16
+          read.deliveries <= deliveriesBound &&
+          read.countingTenantLeases <= countingBound &&
+          read.endpoints <= endpointsBound
         );
       }),
       12,
