@@ -114,8 +114,8 @@ function dueDeliveriesOf(endpoint: string, now: string, columns: string, limit: 
  * delivery in index order, not as EXISTS: PostgreSQL turns such an EXISTS into a semi-join that it may run as a scan of
  * the whole delivery table, stepping over every delivered row, whenever its statistics lag behind a backlog that grew
  * since the last ANALYZE (measured: 3 ms per claim, a quarter of the server's CPU per delivery; docs/benchmarks.md).
- * Each branch's ORDER BY matches its (endpoint_id, next_attempt_at) index, so this is one short index scan per
- * endpoint whatever the statistics say.
+ * Each branch's ORDER BY is its index's own order (endpoint_id, next_attempt_at, id), so this is one short index scan
+ * per endpoint whatever the statistics say.
  */
 function withDueDelivery(now: string): string {
   return `CROSS JOIN LATERAL (SELECT 1 FROM (${dueDeliveriesOf('ep.id', now, 'd.id', '1')}) AS due LIMIT 1) AS first_due`;
