@@ -450,19 +450,39 @@ export async function endSupersededDeliveries(
   now: Date,
 ): Promise<number> {
   if (succeededResends.length === 0) return 0;
-  const result = await sql.query(
-    `UPDATE webhook_deliveries d SET status = 'cancelled', superseded_by = r.id, next_attempt_at = NULL,
+  const { text, values } = supersedingStatement(succeededResends, now);
+  const result = await sql.query(text, values);
+  return result.rowCount ?? 0;
+}
+
+/**
+ * The statement of endSupersededDeliveries. The deliveries of an event to an endpoint are its original, found by the
+ * unique index of originals, and its resends, found by the index of resends (0047): never by the endpoint's delivery
+ * log, which a filter on event and status would read whole.
+ */
+export function supersedingStatement(
+  succeededResends: readonly { id: string; event_id: string; endpoint_id: string }[],
+  now: Date,
+): Statement {
+  return {
+    text: `UPDATE webhook_deliveries d SET status = 'cancelled', superseded_by = r.id, next_attempt_at = NULL,
             lease_owner = NULL, lease_until = NULL, updated_at = $4
        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS r(id, event_id, endpoint_id)
-      WHERE d.event_id = r.event_id AND d.endpoint_id = r.endpoint_id AND d.id <> r.id AND d.status = 'pending'`,
-    [
+      CROSS JOIN LATERAL (
+              SELECT o.id FROM webhook_deliveries o
+               WHERE o.event_id = r.event_id AND o.endpoint_id = r.endpoint_id AND o.resend_of IS NULL
+              UNION ALL
+              SELECT s.id FROM webhook_deliveries s
+               WHERE s.event_id = r.event_id AND s.endpoint_id = r.endpoint_id AND s.resend_of IS NOT NULL
+              OFFSET 0) AS same
+      WHERE d.id = same.id AND d.id <> r.id AND d.status = 'pending'`,
+    values: [
       succeededResends.map((r) => r.id),
       succeededResends.map((r) => r.event_id),
       succeededResends.map((r) => r.endpoint_id),
       now,
     ],
-  );
-  return result.rowCount ?? 0;
+  };
 }
 
 /** Deliveries per second a resumed endpoint's backlog is scheduled at (docs/decisions.md). */

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { prepareValue } from 'pg/lib/utils';
 import t, { type Test } from 'tap';
-import { claimStatements, recordingStatement } from '../../src/webhooks/deliveries.js';
+import { claimStatements, recordingStatement, supersedingStatement } from '../../src/webhooks/deliveries.js';
 import { freshDatabase } from '../support/db.js';
 import { checkProperty } from '../support/properties.js';
 import { insertEndpointRow } from './support/endpoint-rows.js';
@@ -16,7 +16,8 @@ import { insertEndpointRow } from './support/endpoint-rows.js';
 // claim's update and the recording walked the pending-deliveries index instead of taking the primary key. Nor may a
 // claim read the backlog a paused endpoint keeps (another tenant's broken receiver), of which it sends only the
 // webhook.test deliveries: it once filtered all of it for those, in every claim. Nor the endpoints with nothing to send
-// (most endpoints of every workspace): it once visited each of them in every claim. Reads are counted from EXPLAIN
+// (most endpoints of every workspace): it once visited each of them in every claim. And a successful manual resend
+// ends its event's other deliveries to the endpoint without reading the endpoint's log. Reads are counted from EXPLAIN
 // ANALYZE (rows each scan of webhook_deliveries returned or filtered out), which does not depend on the machine's speed.
 
 const NOW = new Date('2026-11-20T10:00:00.000Z');
@@ -328,4 +329,102 @@ t.test('recording attempts reads the deliveries recorded, not the backlog, on a 
     12,
   );
   t.comment(`most rows read per recorded attempt: ${most.toFixed(1)}`);
+});
+
+interface ResendCase {
+  /** What the endpoint's log holds of other events, delivered. */
+  delivered: number;
+  /** Other events' deliveries still pending at the endpoint. */
+  pendingOthers: number;
+  /** The event's original delivery to the endpoint. */
+  original: 'pending' | 'failed' | 'succeeded';
+  /** Its resends other than the one that succeeded, in the order they were made. */
+  otherResends: ('pending' | 'succeeded')[];
+  analyzed: 'before the burst' | 'on the log';
+}
+
+const resendCases = fc.record({
+  delivered: fc.integer({ min: 2_000, max: 4_000 }),
+  pendingOthers: fc.integer({ min: 0, max: 500 }),
+  original: fc.constantFrom<ResendCase['original']>('pending', 'failed', 'succeeded'),
+  otherResends: fc.array(fc.constantFrom<'pending' | 'succeeded'>('pending', 'succeeded'), { maxLength: 3 }),
+  analyzed: fc.constantFrom<ResendCase['analyzed']>('before the burst', 'on the log'),
+});
+
+t.test("a successful resend ends its event's pending deliveries to its endpoint, reading only those", async (t) => {
+  const client = await connection(t);
+  let most = 0;
+  await checkProperty(
+    t,
+    'superseding reads',
+    fc.asyncProperty(resendCases, async (c) => {
+      await client.query(
+        'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
+      );
+      const tenantId = randomUUID();
+      const endpointId = await insertEndpointRow(client, tenantId, NOW, 'lead.created');
+      const otherEndpointId = await insertEndpointRow(client, tenantId, NOW, 'lead.created');
+      const eventId = randomUUID();
+      // One delivery; `resendOf` null for an original. Pending ones are due, as the fan-out and resends make them.
+      const add = async (row: { event: string; endpoint: string; status: string; resendOf: string | null }) =>
+        (
+          await client.query<{ id: string }>(
+            `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
+                                             next_attempt_at, resend_of, created_at, updated_at)
+             VALUES (gen_random_uuid(), $1, $2, $3, false, 'lead.created', $4, $5,
+                     CASE WHEN $5::text = 'pending' THEN $6::timestamptz END, $7::uuid, $6, $6) RETURNING id`,
+            [row.event, row.endpoint, tenantId, BODY, row.status, NOW, row.resendOf],
+          )
+        ).rows[0]!.id;
+      await client.query(
+        `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
+                                         next_attempt_at, created_at, updated_at)
+         SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'lead.created', $3, s,
+                CASE WHEN s = 'pending' THEN $4::timestamptz END, $4, $4
+           FROM generate_series(1, $5::int + $6::int) g,
+                LATERAL (SELECT CASE WHEN g <= $5::int THEN 'succeeded' ELSE 'pending' END AS s) st`,
+        [endpointId, tenantId, BODY, NOW, c.delivered, c.pendingOthers],
+      );
+      if (c.analyzed === 'before the burst') await client.query('ANALYZE webhook_deliveries');
+      const original = await add({ event: eventId, endpoint: endpointId, status: c.original, resendOf: null });
+      // The same event to another endpoint: not this resend's to end.
+      const elsewhere = await add({ event: eventId, endpoint: otherEndpointId, status: 'pending', resendOf: null });
+      const others: { id: string; status: string }[] = [];
+      for (const status of c.otherResends)
+        others.push({ id: await add({ event: eventId, endpoint: endpointId, status, resendOf: original }), status });
+      const resend = await add({ event: eventId, endpoint: endpointId, status: 'succeeded', resendOf: original });
+      if (c.analyzed === 'on the log') await client.query('ANALYZE webhook_deliveries');
+
+      const expected = [
+        ...(c.original === 'pending' ? [original] : []),
+        ...others.filter((o) => o.status === 'pending').map((o) => o.id),
+      ].sort();
+      const { text, values } = supersedingStatement([{ id: resend, event_id: eventId, endpoint_id: endpointId }], NOW);
+      const outcome = await rolledBack(client, async () => {
+        const read = await rowsRead(client, text, values);
+        const ended = await client.query<{ id: string }>(
+          `SELECT id FROM webhook_deliveries WHERE status = 'cancelled' AND superseded_by = $1 ORDER BY id`,
+          [resend],
+        );
+        const stillPending = await client.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 AND status = $2', [
+          elsewhere,
+          'pending',
+        ]);
+        return {
+          read: read.deliveries,
+          ended: ended.rows.map((row) => row.id),
+          elsewhereKept: stillPending.rowCount === 1,
+        };
+      });
+      most = Math.max(most, outcome.read);
+      // The event's deliveries to the endpoint, each read about twice (found, then updated); reading the endpoint's
+      // log (its other events, delivered or pending) is thousands.
+      const bound = 3 * (2 + c.otherResends.length) + 4;
+      return (
+        JSON.stringify(outcome.ended) === JSON.stringify(expected) && outcome.elsewhereKept && outcome.read <= bound
+      );
+    }),
+    12,
+  );
+  t.comment(`most rows read by one superseding statement: ${most}`);
 });

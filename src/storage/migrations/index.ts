@@ -22,6 +22,7 @@ import * as eventsInlineRows from './0043-events-inline-rows.js';
 import * as personIndexWithoutLeads from './0044-person-index-without-leads.js';
 import * as dueIndexForDueReads from './0045-due-index-for-due-reads.js';
 import * as dueTestDeliveriesIndex from './0046-due-test-deliveries-index.js';
+import * as resendsByEvent from './0047-resends-by-event.js';
 
 export interface Migration {
   version: number;
@@ -56,4 +57,5 @@ export const migrations: Migration[] = [
   { version: 44, ...personIndexWithoutLeads },
   { version: 45, ...dueIndexForDueReads },
   { version: 46, ...dueTestDeliveriesIndex },
+  { version: 47, ...resendsByEvent },
 ];
