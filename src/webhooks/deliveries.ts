@@ -499,13 +499,26 @@ export async function scheduleResumedBacklog(
   now: Date,
   perSecond: number = RESUMED_DRAIN_PER_SECOND,
 ): Promise<void> {
-  await sql.query(
-    `UPDATE webhook_deliveries d SET next_attempt_at = $2::timestamptz + make_interval(secs => (q.turn - 1) / $3::double precision)
-       FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS turn
-               FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'pending') q
+  const { text, values } = resumedBacklogStatement(endpointId, now, perSecond);
+  await sql.query(text, values);
+}
+
+/**
+ * The statement of scheduleResumedBacklog. The endpoint's pending deliveries come from the pending index (every
+ * pending delivery has a next attempt time), picked apart from their ordering so that no plan reads the endpoint's
+ * whole delivery log in created_at order.
+ */
+export function resumedBacklogStatement(endpointId: string, now: Date, perSecond: number): Statement {
+  return {
+    text: `WITH pending AS MATERIALIZED (
+       SELECT id, created_at FROM webhook_deliveries
+        WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at IS NOT NULL
+     )
+     UPDATE webhook_deliveries d SET next_attempt_at = $2::timestamptz + make_interval(secs => (q.turn - 1) / $3::double precision)
+       FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS turn FROM pending) q
       WHERE d.id = q.id`,
-    [endpointId, now, perSecond],
-  );
+    values: [endpointId, now, perSecond],
+  };
 }
 
 /** Drops log entries older than the retention window and cancels what waits for an endpoint that no longer exists. */

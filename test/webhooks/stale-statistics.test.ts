@@ -3,7 +3,12 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { prepareValue } from 'pg/lib/utils';
 import t, { type Test } from 'tap';
-import { claimStatements, recordingStatement, supersedingStatement } from '../../src/webhooks/deliveries.js';
+import {
+  claimStatements,
+  recordingStatement,
+  resumedBacklogStatement,
+  supersedingStatement,
+} from '../../src/webhooks/deliveries.js';
 import { freshDatabase } from '../support/db.js';
 import { checkProperty } from '../support/properties.js';
 import { insertEndpointRow } from './support/endpoint-rows.js';
@@ -17,7 +22,8 @@ import { insertEndpointRow } from './support/endpoint-rows.js';
 // claim read the backlog a paused endpoint keeps (another tenant's broken receiver), of which it sends only the
 // webhook.test deliveries: it once filtered all of it for those, in every claim. Nor the endpoints with nothing to send
 // (most endpoints of every workspace): it once visited each of them in every claim. And a successful manual resend
-// ends its event's other deliveries to the endpoint without reading the endpoint's log. Reads are counted from EXPLAIN
+// ends its event's other deliveries to the endpoint, and a resume schedules what the endpoint held, without reading
+// the endpoint's log. Reads are counted from EXPLAIN
 // ANALYZE (rows each scan of webhook_deliveries returned or filtered out), which does not depend on the machine's speed.
 
 const NOW = new Date('2026-11-20T10:00:00.000Z');
@@ -427,4 +433,61 @@ t.test("a successful resend ends its event's pending deliveries to its endpoint,
     12,
   );
   t.comment(`most rows read by one superseding statement: ${most}`);
+});
+
+t.test('resuming an endpoint schedules what it held in order, reading only that, not its log', async (t) => {
+  const client = await connection(t);
+  let most = 0;
+  await checkProperty(
+    t,
+    'resume reads',
+    fc.asyncProperty(
+      fc.record({
+        delivered: fc.integer({ min: 2_000, max: 4_000 }),
+        held: fc.integer({ min: 0, max: 100 }),
+        analyzed: fc.constantFrom<'before the burst' | 'on the log'>('before the burst', 'on the log'),
+      }),
+      async ({ delivered, held, analyzed }) => {
+        await client.query(
+          'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
+        );
+        const tenantId = randomUUID();
+        const endpointId = await insertEndpointRow(client, tenantId, NOW, 'lead.created');
+        // The log first, then what the endpoint held while paused (due long ago), each created a millisecond apart. What
+        // it held is a few per cent of its log: a plan may rightly read a whole small log to find a large share of it.
+        const insert = (count: number, status: string, from: number) =>
+          client.query(
+            `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
+                                             next_attempt_at, created_at, updated_at)
+             SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'lead.created', $3, $4::text,
+                    CASE WHEN $4::text = 'pending' THEN $5::timestamptz - interval '1 hour' END,
+                    $5::timestamptz - make_interval(secs => 7200 - (g + $6::int) / 1000.0), $5
+               FROM generate_series(1, $7::int) g`,
+            [endpointId, tenantId, BODY, status, NOW, from, count],
+          );
+        await insert(delivered, 'succeeded', 0);
+        if (analyzed === 'before the burst') await client.query('ANALYZE webhook_deliveries');
+        await insert(held, 'pending', delivered);
+        if (analyzed === 'on the log') await client.query('ANALYZE webhook_deliveries');
+        const perSecond = 50;
+        const { text, values } = resumedBacklogStatement(endpointId, NOW, perSecond);
+        const outcome = await rolledBack(client, async () => {
+          const read = await rowsRead(client, text, values);
+          const scheduled = await client.query<{ offset_ms: number }>(
+            `SELECT (extract(epoch FROM next_attempt_at - $2::timestamptz) * 1000)::int AS offset_ms
+               FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'pending' ORDER BY created_at, id`,
+            [endpointId, NOW],
+          );
+          return { read: read.deliveries, offsets: scheduled.rows.map((row) => row.offset_ms) };
+        });
+        most = Math.max(most, outcome.read);
+        // Oldest first, one every 1/perSecond seconds from now.
+        const inOrder = outcome.offsets.every((offset, i) => offset === Math.round((i * 1000) / perSecond));
+        // Each held delivery read twice (picked, then updated); the endpoint's log is thousands.
+        return outcome.offsets.length === held && inOrder && outcome.read <= 2 * held + 8;
+      },
+    ),
+    12,
+  );
+  t.comment(`most rows read by one resume: ${most}`);
 });
