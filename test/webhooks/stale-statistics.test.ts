@@ -1,17 +1,12 @@
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { prepareValue } from 'pg/lib/utils';
-import t, { type Test } from 'tap';
-import {
-  claimStatements,
-  recordingStatement,
-  resumedBacklogStatement,
-  supersedingStatement,
-} from '../../src/webhooks/deliveries.js';
-import { freshDatabase } from '../support/db.js';
+import t from 'tap';
+import { claimStatements, recordingStatement } from '../../src/webhooks/deliveries.js';
 import { checkProperty } from '../support/properties.js';
 import { insertEndpointRow } from './support/endpoint-rows.js';
+import { BODY, NOW, connection, rolledBack, rowsRead } from './support/plan-reads.js';
 
 // The claim and the recording of attempts must read what they touch (the deliveries claimed or recorded, and those in
 // flight), not the backlog, whether PostgreSQL's statistics describe it or lag behind it. A backlog grows faster than
@@ -21,78 +16,10 @@ import { insertEndpointRow } from './support/endpoint-rows.js';
 // claim's update and the recording walked the pending-deliveries index instead of taking the primary key. Nor may a
 // claim read the backlog a paused endpoint keeps (another tenant's broken receiver), of which it sends only the
 // webhook.test deliveries: it once filtered all of it for those, in every claim. Nor the endpoints with nothing to send
-// (most endpoints of every workspace): it once visited each of them in every claim. And a successful manual resend
-// ends its event's other deliveries to the endpoint, and a resume schedules what the endpoint held, without reading
-// the endpoint's log. Reads are counted from EXPLAIN
-// ANALYZE (rows each scan of webhook_deliveries returned or filtered out), which does not depend on the machine's speed.
+// (most endpoints of every workspace): it once visited each of them in every claim. Reads are counted from EXPLAIN
+// ANALYZE (support/plan-reads.ts).
 
-const NOW = new Date('2026-11-20T10:00:00.000Z');
 const OWNER = 'worker-under-test';
-const BODY = 'x'.repeat(600);
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  'Subplan Name'?: string;
-  Plans?: PlanNode[];
-}
-
-/** Rows of `relation` the plan's scans read: those they returned and those their filters dropped. */
-function rowsReadOf(node: PlanNode, relation: string): number {
-  const own =
-    node['Node Type'].endsWith('Scan') && node['Relation Name'] === relation
-      ? ((node['Actual Rows'] ?? 0) +
-          (node['Rows Removed by Filter'] ?? 0) +
-          (node['Rows Removed by Index Recheck'] ?? 0)) *
-        (node['Actual Loops'] ?? 1)
-      : 0;
-  return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsReadOf(child, relation), 0);
-}
-
-/** The subplan of the CTE `name` (as EXPLAIN names it: "CTE name"), if the plan has one. */
-function ctePlan(node: PlanNode, name: string): PlanNode | undefined {
-  if (node['Subplan Name'] === `CTE ${name}`) return node;
-  for (const child of node.Plans ?? []) {
-    const found = ctePlan(child, name);
-    if (found) return found;
-  }
-  return undefined;
-}
-
-interface RowsRead {
-  deliveries: number;
-  endpoints: number;
-  /** Of the deliveries, those read to count the locked tenants' leases (the claim's CTE `tenants`). */
-  countingTenantLeases: number;
-}
-
-/** Runs `sql` under EXPLAIN ANALYZE (it runs: callers roll back) and returns the rows of deliveries and endpoints it read. */
-async function rowsRead(client: pg.ClientBase, sql: string, values: unknown[] = []): Promise<RowsRead> {
-  const result = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-    `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
-    values,
-  );
-  const plan = result.rows[0]!['QUERY PLAN'][0]!.Plan;
-  const tenants = ctePlan(plan, 'tenants');
-  return {
-    deliveries: rowsReadOf(plan, 'webhook_deliveries'),
-    endpoints: rowsReadOf(plan, 'webhook_endpoints'),
-    countingTenantLeases: tenants ? rowsReadOf(tenants, 'webhook_deliveries') : 0,
-  };
-}
-
-async function rolledBack<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
-  await client.query('BEGIN');
-  try {
-    return await work();
-  } finally {
-    await client.query('ROLLBACK');
-  }
-}
 
 interface Backlog {
   /** Deliveries already delivered (their rows stay, as the delivery log). */
@@ -211,14 +138,6 @@ const backlogs = fc.record({
 });
 
 /** A connection of its own to a fresh database, closed at the end of the test. */
-async function connection(t: Test): Promise<pg.Client> {
-  const { url } = await freshDatabase(t, undefined, 1);
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  t.teardown(() => client.end());
-  return client;
-}
-
 t.test(
   'a claim reads what it claims and what is in flight, not the backlog nor idle endpoints, with statistics fresh or stale',
   async (t) => {
@@ -335,159 +254,4 @@ t.test('recording attempts reads the deliveries recorded, not the backlog, on a 
     12,
   );
   t.comment(`most rows read per recorded attempt: ${most.toFixed(1)}`);
-});
-
-interface ResendCase {
-  /** What the endpoint's log holds of other events, delivered. */
-  delivered: number;
-  /** Other events' deliveries still pending at the endpoint. */
-  pendingOthers: number;
-  /** The event's original delivery to the endpoint. */
-  original: 'pending' | 'failed' | 'succeeded';
-  /** Its resends other than the one that succeeded, in the order they were made. */
-  otherResends: ('pending' | 'succeeded')[];
-  analyzed: 'before the burst' | 'on the log';
-}
-
-const resendCases = fc.record({
-  delivered: fc.integer({ min: 2_000, max: 4_000 }),
-  pendingOthers: fc.integer({ min: 0, max: 500 }),
-  original: fc.constantFrom<ResendCase['original']>('pending', 'failed', 'succeeded'),
-  otherResends: fc.array(fc.constantFrom<'pending' | 'succeeded'>('pending', 'succeeded'), { maxLength: 3 }),
-  analyzed: fc.constantFrom<ResendCase['analyzed']>('before the burst', 'on the log'),
-});
-
-t.test("a successful resend ends its event's pending deliveries to its endpoint, reading only those", async (t) => {
-  const client = await connection(t);
-  let most = 0;
-  await checkProperty(
-    t,
-    'superseding reads',
-    fc.asyncProperty(resendCases, async (c) => {
-      await client.query(
-        'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
-      );
-      const tenantId = randomUUID();
-      const endpointId = await insertEndpointRow(client, tenantId, NOW, 'lead.created');
-      const otherEndpointId = await insertEndpointRow(client, tenantId, NOW, 'lead.created');
-      const eventId = randomUUID();
-      // One delivery; `resendOf` null for an original. Pending ones are due, as the fan-out and resends make them.
-      const add = async (row: { event: string; endpoint: string; status: string; resendOf: string | null }) =>
-        (
-          await client.query<{ id: string }>(
-            `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
-                                             next_attempt_at, resend_of, created_at, updated_at)
-             VALUES (gen_random_uuid(), $1, $2, $3, false, 'lead.created', $4, $5,
-                     CASE WHEN $5::text = 'pending' THEN $6::timestamptz END, $7::uuid, $6, $6) RETURNING id`,
-            [row.event, row.endpoint, tenantId, BODY, row.status, NOW, row.resendOf],
-          )
-        ).rows[0]!.id;
-      await client.query(
-        `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
-                                         next_attempt_at, created_at, updated_at)
-         SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'lead.created', $3, s,
-                CASE WHEN s = 'pending' THEN $4::timestamptz END, $4, $4
-           FROM generate_series(1, $5::int + $6::int) g,
-                LATERAL (SELECT CASE WHEN g <= $5::int THEN 'succeeded' ELSE 'pending' END AS s) st`,
-        [endpointId, tenantId, BODY, NOW, c.delivered, c.pendingOthers],
-      );
-      if (c.analyzed === 'before the burst') await client.query('ANALYZE webhook_deliveries');
-      const original = await add({ event: eventId, endpoint: endpointId, status: c.original, resendOf: null });
-      // The same event to another endpoint: not this resend's to end.
-      const elsewhere = await add({ event: eventId, endpoint: otherEndpointId, status: 'pending', resendOf: null });
-      const others: { id: string; status: string }[] = [];
-      for (const status of c.otherResends)
-        others.push({ id: await add({ event: eventId, endpoint: endpointId, status, resendOf: original }), status });
-      const resend = await add({ event: eventId, endpoint: endpointId, status: 'succeeded', resendOf: original });
-      if (c.analyzed === 'on the log') await client.query('ANALYZE webhook_deliveries');
-
-      const expected = [
-        ...(c.original === 'pending' ? [original] : []),
-        ...others.filter((o) => o.status === 'pending').map((o) => o.id),
-      ].sort();
-      const { text, values } = supersedingStatement([{ id: resend, event_id: eventId, endpoint_id: endpointId }], NOW);
-      const outcome = await rolledBack(client, async () => {
-        const read = await rowsRead(client, text, values);
-        const ended = await client.query<{ id: string }>(
-          `SELECT id FROM webhook_deliveries WHERE status = 'cancelled' AND superseded_by = $1 ORDER BY id`,
-          [resend],
-        );
-        const stillPending = await client.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 AND status = $2', [
-          elsewhere,
-          'pending',
-        ]);
-        return {
-          read: read.deliveries,
-          ended: ended.rows.map((row) => row.id),
-          elsewhereKept: stillPending.rowCount === 1,
-        };
-      });
-      most = Math.max(most, outcome.read);
-      // The event's deliveries to the endpoint, each read about twice (found, then updated); reading the endpoint's
-      // log (its other events, delivered or pending) is thousands.
-      const bound = 3 * (2 + c.otherResends.length) + 4;
-      return (
-        JSON.stringify(outcome.ended) === JSON.stringify(expected) && outcome.elsewhereKept && outcome.read <= bound
-      );
-    }),
-    12,
-  );
-  t.comment(`most rows read by one superseding statement: ${most}`);
-});
-
-t.test('resuming an endpoint schedules what it held in order, reading only that, not its log', async (t) => {
-  const client = await connection(t);
-  let most = 0;
-  await checkProperty(
-    t,
-    'resume reads',
-    fc.asyncProperty(
-      fc.record({
-        delivered: fc.integer({ min: 2_000, max: 4_000 }),
-        held: fc.integer({ min: 0, max: 100 }),
-        analyzed: fc.constantFrom<'before the burst' | 'on the log'>('before the burst', 'on the log'),
-      }),
-      async ({ delivered, held, analyzed }) => {
-        await client.query(
-          'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
-        );
-        const tenantId = randomUUID();
-        const endpointId = await insertEndpointRow(client, tenantId, NOW, 'lead.created');
-        // The log first, then what the endpoint held while paused (due long ago), each created a millisecond apart. What
-        // it held is a few per cent of its log: a plan may rightly read a whole small log to find a large share of it.
-        const insert = (count: number, status: string, from: number) =>
-          client.query(
-            `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
-                                             next_attempt_at, created_at, updated_at)
-             SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'lead.created', $3, $4::text,
-                    CASE WHEN $4::text = 'pending' THEN $5::timestamptz - interval '1 hour' END,
-                    $5::timestamptz - make_interval(secs => 7200 - (g + $6::int) / 1000.0), $5
-               FROM generate_series(1, $7::int) g`,
-            [endpointId, tenantId, BODY, status, NOW, from, count],
-          );
-        await insert(delivered, 'succeeded', 0);
-        if (analyzed === 'before the burst') await client.query('ANALYZE webhook_deliveries');
-        await insert(held, 'pending', delivered);
-        if (analyzed === 'on the log') await client.query('ANALYZE webhook_deliveries');
-        const perSecond = 50;
-        const { text, values } = resumedBacklogStatement(endpointId, NOW, perSecond);
-        const outcome = await rolledBack(client, async () => {
-          const read = await rowsRead(client, text, values);
-          const scheduled = await client.query<{ offset_ms: number }>(
-            `SELECT (extract(epoch FROM next_attempt_at - $2::timestamptz) * 1000)::int AS offset_ms
-               FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'pending' ORDER BY created_at, id`,
-            [endpointId, NOW],
-          );
-          return { read: read.deliveries, offsets: scheduled.rows.map((row) => row.offset_ms) };
-        });
-        most = Math.max(most, outcome.read);
-        // Oldest first, one every 1/perSecond seconds from now.
-        const inOrder = outcome.offsets.every((offset, i) => offset === Math.round((i * 1000) / perSecond));
-        // Each held delivery read twice (picked, then updated); the endpoint's log is thousands.
-        return outcome.offsets.length === held && inOrder && outcome.read <= 2 * held + 8;
-      },
-    ),
-    12,
-  );
-  t.comment(`most rows read by one resume: ${most}`);
 });

@@ -1,0 +1,87 @@
+import pg from 'pg';
+import type { Test } from 'tap';
+import { freshDatabase } from '../../support/db.js';
+
+/*
+ * What a statement reads, counted from EXPLAIN ANALYZE: the rows each scan of a table returned or filtered out. It
+ * does not depend on the machine's speed, so tests can bound it: a statement that reads what it touches, whatever
+ * PostgreSQL's statistics say, against one that reads a backlog or a log (test/webhooks/stale-statistics.test.ts,
+ * endpoint-log-reads.test.ts).
+ */
+
+/** The instant the tests' rows are written around. */
+export const NOW = new Date('2026-11-20T10:00:00.000Z');
+/** A delivery body of a realistic length (the rows' width matters to the planner). */
+export const BODY = 'x'.repeat(600);
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  'Subplan Name'?: string;
+  Plans?: PlanNode[];
+}
+
+/** Rows of `relation` the plan's scans read: those they returned and those their filters dropped. */
+function rowsReadOf(node: PlanNode, relation: string): number {
+  const own =
+    node['Node Type'].endsWith('Scan') && node['Relation Name'] === relation
+      ? ((node['Actual Rows'] ?? 0) +
+          (node['Rows Removed by Filter'] ?? 0) +
+          (node['Rows Removed by Index Recheck'] ?? 0)) *
+        (node['Actual Loops'] ?? 1)
+      : 0;
+  return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsReadOf(child, relation), 0);
+}
+
+/** The subplan of the CTE `name` (as EXPLAIN names it: "CTE name"), if the plan has one. */
+function ctePlan(node: PlanNode, name: string): PlanNode | undefined {
+  if (node['Subplan Name'] === `CTE ${name}`) return node;
+  for (const child of node.Plans ?? []) {
+    const found = ctePlan(child, name);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+export interface RowsRead {
+  deliveries: number;
+  endpoints: number;
+  /** Of the deliveries, those read to count the locked tenants' leases (the claim's CTE `tenants`). */
+  countingTenantLeases: number;
+}
+
+/** Runs `sql` under EXPLAIN ANALYZE (it runs: callers roll back) and returns the rows of deliveries and endpoints it read. */
+export async function rowsRead(client: pg.ClientBase, sql: string, values: unknown[] = []): Promise<RowsRead> {
+  const result = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+    `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+    values,
+  );
+  const plan = result.rows[0]!['QUERY PLAN'][0]!.Plan;
+  const tenants = ctePlan(plan, 'tenants');
+  return {
+    deliveries: rowsReadOf(plan, 'webhook_deliveries'),
+    endpoints: rowsReadOf(plan, 'webhook_endpoints'),
+    countingTenantLeases: tenants ? rowsReadOf(tenants, 'webhook_deliveries') : 0,
+  };
+}
+
+export async function rolledBack<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    return await work();
+  } finally {
+    await client.query('ROLLBACK');
+  }
+}
+
+export async function connection(t: Test): Promise<pg.Client> {
+  const { url } = await freshDatabase(t, undefined, 1);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  t.teardown(() => client.end());
+  return client;
+}
