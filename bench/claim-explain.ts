@@ -5,13 +5,8 @@
 // plans. Nothing is claimed by the EXPLAINs: they run in a transaction that is rolled back.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import {
-  claimDueDeliveries,
-  claimStatements,
-  recordAttempts,
-  type ClaimLimits,
-  type ClaimedDelivery,
-} from '../src/webhooks/deliveries.js';
+import { claimDueDeliveries, claimStatements, type ClaimLimits, type ClaimedDelivery } from '../src/webhooks/claims.js';
+import { recordAttempts } from '../src/webhooks/deliveries.js';
 import { benchDatabase, postgresCpuMs } from './support.js';
 
 // BENCH_CLAIM_TENANTS: per tenant, endpoints x deliveries (bench:webhooks' throughput step is "1x20000").

@@ -9,11 +9,9 @@ import {
   DEFAULT_PER_ENDPOINT_IN_FLIGHT,
   DEFAULT_PER_TENANT_IN_FLIGHT,
   claimDueDeliveries,
-  endSupersededDeliveries,
-  recordAttempts,
-  type AttemptRecord,
   type ClaimedDelivery,
-} from '../webhooks/deliveries.js';
+} from '../webhooks/claims.js';
+import { endSupersededDeliveries, recordAttempts, type AttemptRecord } from '../webhooks/deliveries.js';
 import { DELIVERY_TIMEOUT_MS, type DeliveryClient, type DeliveryResult } from '../webhooks/delivery-client.js';
 import { nextAttemptAt } from '../webhooks/retry-schedule.js';
 import { signatureHeader, standardSignatureHeader } from '../webhooks/signing.js';

@@ -2,12 +2,8 @@ import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import t from 'tap';
-import {
-  claimDueDeliveries,
-  recordAttempts,
-  scheduleResumedBacklog,
-  type ClaimedDelivery,
-} from '../../src/webhooks/deliveries.js';
+import { claimDueDeliveries, type ClaimedDelivery } from '../../src/webhooks/claims.js';
+import { recordAttempts, scheduleResumedBacklog } from '../../src/webhooks/deliveries.js';
 import { RETRY_DELAYS_MS, RETRY_JITTER, nextAttemptAt } from '../../src/webhooks/retry-schedule.js';
 import { runCommand } from '../../src/commands/run-command.js';
 import type { CommandContext } from '../../src/events/types.js';
