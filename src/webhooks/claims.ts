@@ -166,18 +166,25 @@ export function claimStatements(
     values: [now, CLAIM_LOCK_PREFIX, CLAIM_TENANTS_SETTING],
   };
   const claim: Statement = {
-    text: `WITH tenants AS (
-       -- The tenants locked by the first statement, with their room under the tenant cap (null: no cap). Leases are
-       -- counted per endpoint of the tenant (the leased index's order), never by reading every lease of the service.
+    text: `WITH locked AS (
+       -- The tenants locked by the first statement.
+       SELECT tenant_id FROM unnest(coalesce(nullif(current_setting($9, true), ''), '{}')::uuid[]) AS t(tenant_id)
+     ), leases AS MATERIALIZED (
+       -- Each endpoint of a locked tenant with its deliveries in flight (every worker's live leases), counted once per
+       -- claim in the leased index's order, never by reading every lease of the service.
+       SELECT te.id AS endpoint_id, te.tenant_id, l.n
+         FROM locked t
+        -- The tenant's endpoints by its index (OFFSET 0 keeps it a lookup per tenant, never a scan of every endpoint).
+        CROSS JOIN LATERAL (SELECT e.id, e.tenant_id FROM webhook_endpoints e WHERE e.tenant_id = t.tenant_id OFFSET 0) AS te
+        CROSS JOIN LATERAL (SELECT count(*) AS n FROM webhook_deliveries l
+                             WHERE l.endpoint_id = te.id AND l.status = 'pending' AND l.lease_until > $3) AS l
+     ), tenants AS (
+       -- Each locked tenant's room under the tenant cap (null: no cap).
        SELECT t.tenant_id,
-              least($4::int, $8::int - (SELECT coalesce(sum(leases.n), 0) FROM webhook_endpoints te
-                                         CROSS JOIN LATERAL (SELECT count(*) AS n FROM webhook_deliveries l
-                                                              WHERE l.endpoint_id = te.id AND l.status = 'pending'
-                                                                AND l.lease_until > $3) AS leases
-                                         WHERE te.tenant_id = t.tenant_id))::int AS room
-         FROM unnest(coalesce(nullif(current_setting($9, true), ''), '{}')::uuid[]) AS t(tenant_id)
+              least($4::int, $8::int - (SELECT coalesce(sum(ls.n), 0) FROM leases ls WHERE ls.tenant_id = t.tenant_id))::int AS room
+         FROM locked t
      ), endpoints AS MATERIALIZED (
-       SELECT ep.id AS endpoint_id, t.tenant_id, t.room AS tenant_room,
+       SELECT ep.id AS endpoint_id, t.tenant_id, t.room AS tenant_room, ls.n AS in_flight,
               -- The large cap only for an endpoint proven fast: no failure in a row, a fast success within the last
               -- minute and no slow attempt since, and nothing of it in flight for over a second (it may have begun to
               -- hang). Anything else, new endpoints included, gets the small one.
@@ -187,14 +194,14 @@ export function claimStatements(
                                            AND l.lease_until < $2::timestamptz - make_interval(secs => $7::double precision / 1000))
                    THEN $6::int ELSE $5::int END AS cap
          FROM tenants t JOIN webhook_endpoints ep ON ep.tenant_id = t.tenant_id
+         JOIN leases ls ON ls.endpoint_id = ep.id
          JOIN webhook_endpoint_health h ON h.endpoint_id = ep.id
          ${withDueDelivery('$3')}
         WHERE t.room > 0
      ), room AS MATERIALIZED (
        -- No endpoint can need more than the worker's free slots or its tenant's room: only that many are read of it.
        SELECT e.endpoint_id, e.tenant_id,
-              least(e.tenant_room, greatest(0, e.cap - (SELECT count(*) FROM webhook_deliveries l
-                                                          WHERE l.endpoint_id = e.endpoint_id AND l.status = 'pending' AND l.lease_until > $3)))::int AS free
+              least(e.tenant_room, greatest(0, e.cap - e.in_flight))::int AS free
          FROM endpoints e
      ), candidates AS MATERIALIZED (
        -- Each endpoint's turns are numbered over its own candidates (at most its free slots), not over every candidate.

@@ -170,29 +170,27 @@ t.test(
           return {
             deliveries: ok ? locking.deliveries + claiming.deliveries : Number.POSITIVE_INFINITY,
             endpoints: locking.endpoints + claiming.endpoints,
-            countingTenantLeases: claiming.countingTenantLeases,
+            countingLeases: claiming.deliveriesIn('leases'),
           };
         });
         most = {
           deliveries: Math.max(most.deliveries, read.deliveries),
           endpoints: Math.max(most.endpoints, read.endpoints),
         };
-        // Per delivery in flight, five reads: the lock's and the claim's walks to the first due delivery, the claim's
-        // walk to its candidates, and the two counts of leases (the tenant's, the endpoint's); another tenant's, one
+        // Per delivery in flight, up to five reads: the lock's and the claim's walks to the first due delivery, the
+        // claim's walk to its candidates, the count of leases and the check for one in flight too long; another's, one
         // (the lock's walk over its endpoint). Per delivery claimed, three: read as a candidate (and one more), looked
         // up again to lease it. Per test delivery of the paused endpoint, as many. Reading every due or delivered row
         // (a hash of the backlog, a scan of the log) or the paused endpoint's held backlog is thousands.
         const deliveriesBound = 6 * backlog.inFlight + 2 * backlog.inFlightElsewhere + 4 * limit + 16;
-        // A locked tenant's room counts its own leases only, not every lease of the service.
+        // The locked tenants' leases are counted once, each tenant's own only, not every lease of the service.
         const countingBound = backlog.inFlight + 4;
         // Endpoints: one per delivery claimed (the lease returns its URL and secret), up to one per lease counted
         // against a tenant's cap, and a few for each endpoint with something pending; reading the idle ones (every
         // endpoint of every workspace) is up to 1,500 more.
         const endpointsBound = 2 * limit + 2 * backlog.inFlight + 16;
         return (
-          read.deliveries <= deliveriesBound &&
-          read.countingTenantLeases <= countingBound &&
-          read.endpoints <= endpointsBound
+          read.deliveries <= deliveriesBound && read.countingLeases <= countingBound && read.endpoints <= endpointsBound
         );
       }),
       12,

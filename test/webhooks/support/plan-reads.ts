@@ -50,8 +50,8 @@ function ctePlan(node: PlanNode, name: string): PlanNode | undefined {
 export interface RowsRead {
   deliveries: number;
   endpoints: number;
-  /** Of the deliveries, those read to count the locked tenants' leases (the claim's CTE `tenants`). */
-  countingTenantLeases: number;
+  /** Of the deliveries, those read by the statement's CTE `cte` (which it must have). */
+  deliveriesIn(cte: string): number;
 }
 
 /** Runs `sql` under EXPLAIN ANALYZE (it runs: callers roll back) and returns the rows of deliveries and endpoints it read. */
@@ -61,11 +61,15 @@ export async function rowsRead(client: pg.ClientBase, sql: string, values: unkno
     values,
   );
   const plan = result.rows[0]!['QUERY PLAN'][0]!.Plan;
-  const tenants = ctePlan(plan, 'tenants');
   return {
     deliveries: rowsReadOf(plan, 'webhook_deliveries'),
     endpoints: rowsReadOf(plan, 'webhook_endpoints'),
-    countingTenantLeases: tenants ? rowsReadOf(tenants, 'webhook_deliveries') : 0,
+    deliveriesIn: (cte) => {
+      const sub = ctePlan(plan, cte);
+      // A bound on a step the plan does not have would hold for nothing.
+      if (!sub) throw new Error(`The plan has no CTE ${cte}`);
+      return rowsReadOf(sub, 'webhook_deliveries');
+    },
   };
 }
 
