@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { resumedBacklogStatement, supersedingStatement } from '../../src/webhooks/deliveries.js';
 import { checkProperty } from '../support/properties.js';
-import { insertEndpointRow } from './support/endpoint-rows.js';
+import { clearWebhookRows, insertEndpointRow } from './support/endpoint-rows.js';
 import { BODY, NOW, connection, rolledBack, rowsRead } from './support/plan-reads.js';
 
 // What an endpoint's delivery log holds (30 days of it) must not be read to act on the few deliveries that wait: a
@@ -38,9 +38,7 @@ t.test("a successful resend ends its event's pending deliveries to its endpoint,
     t,
     'superseding reads',
     fc.asyncProperty(resendCases, async (c) => {
-      await client.query(
-        'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
-      );
+      await clearWebhookRows(client);
       const tenantId = randomUUID();
       const endpointId = await insertEndpointRow(client, tenantId, NOW, 'lead.created');
       const otherEndpointId = await insertEndpointRow(client, tenantId, NOW, 'lead.created');
@@ -122,9 +120,7 @@ t.test('resuming an endpoint schedules what it held in order, reading only that,
         analyzed: fc.constantFrom<'before the burst' | 'on the log'>('before the burst', 'on the log'),
       }),
       async ({ delivered, held, analyzed }) => {
-        await client.query(
-          'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
-        );
+        await clearWebhookRows(client);
         const tenantId = randomUUID();
         const endpointId = await insertEndpointRow(client, tenantId, NOW, 'lead.created');
         // The log first, then what the endpoint held while paused (due long ago), each created a millisecond apart. What

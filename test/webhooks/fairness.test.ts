@@ -11,7 +11,7 @@ import { seedWorkspace } from '../support/app.js';
 import { freshDatabase } from '../support/db.js';
 import { faultInjector } from '../support/fault-injection.js';
 import { checkProperty } from '../support/properties.js';
-import { insertEndpointRow } from './support/endpoint-rows.js';
+import { clearWebhookRows, insertEndpointRow } from './support/endpoint-rows.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
 import { sleep, waitFor } from './support/receiver.js';
 
@@ -78,9 +78,7 @@ t.test('claims are capped per endpoint and shared between tenants, whatever the 
     t,
     'fair claims',
     fc.asyncProperty(scenario, async ({ noisyBacklog, others, perEndpoint, limits }) => {
-      await pool.query(
-        'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
-      );
+      await clearWebhookRows(pool);
       const noisyTenant = randomUUID();
       const noisy = await insertEndpoint(pool, noisyTenant);
       await insertDeliveries(pool, noisy, noisyTenant, noisyBacklog);
@@ -301,9 +299,7 @@ t.test('the tenant cap holds when workers claim at once, and a later claim fills
     t,
     'tenant cap under concurrent claims',
     fc.asyncProperty(scenario, async ({ tenants, perEndpoint, perTenant, claimers }) => {
-      await pool.query(
-        'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
-      );
+      await clearWebhookRows(pool);
       const limits = { perEndpoint, perTenant };
       // Per tenant: leases already in flight, and what the caps let be claimed on top of them.
       const expected = new Map<string, { before: number; claimable: number }>();

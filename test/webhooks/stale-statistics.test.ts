@@ -6,7 +6,7 @@ import t from 'tap';
 import { claimStatements } from '../../src/webhooks/claims.js';
 import { recordingStatement } from '../../src/webhooks/deliveries.js';
 import { checkProperty } from '../support/properties.js';
-import { insertEndpointRow } from './support/endpoint-rows.js';
+import { clearWebhookRows, insertEndpointRow } from './support/endpoint-rows.js';
 import { BODY, NOW, connection, rolledBack, rowsRead } from './support/plan-reads.js';
 
 // The claim and the recording of attempts must read what they touch (the deliveries claimed or recorded, and those in
@@ -64,9 +64,7 @@ async function writeBacklog(
   pool: pg.ClientBase,
   backlog: Backlog,
 ): Promise<{ endpointId: string; pausedId: string; tests: string[] }> {
-  await pool.query(
-    'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints',
-  );
+  await clearWebhookRows(pool);
   const tenantId = randomUUID();
   const endpointId = await insertEndpointRow(pool, tenantId, NOW, 'lead.created');
   const pausedTenantId = randomUUID();

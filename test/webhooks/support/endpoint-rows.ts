@@ -20,3 +20,8 @@ export async function insertEndpointRow(
   await sql.query('INSERT INTO webhook_endpoint_health (endpoint_id) VALUES ($1)', [id]);
   return id;
 }
+
+/** Empties the endpoint and delivery tables between a property's runs (one fresh state per generated case). */
+export async function clearWebhookRows(sql: pg.ClientBase | pg.Pool): Promise<void> {
+  await sql.query('TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints');
+}
