@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from './canonical-json.js';
 import type { EventMetadata } from './types.js';
 
 /**
@@ -32,7 +32,7 @@ export interface ChainedContent {
 
 /** The exact bytes the content digest is taken over: RFC 8785 (JSON Canonicalization Scheme), UTF-8. */
 export function canonicalContent(event: ChainedContent): string {
-  const text = canonicalize({
+  const text = canonicalJson({
     id: event.id.toLowerCase(),
     stream: event.streamId,
     type: event.type,
@@ -84,6 +84,6 @@ export function workspaceHead(heads: Iterable<StreamHead>): string {
     .map((h) => [h.streamId, h.revision, h.hash.toString('hex')] as const)
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return createHash('sha256')
-    .update(canonicalize(rows) ?? '[]', 'utf8')
+    .update(canonicalJson(rows) ?? '[]', 'utf8')
     .digest('hex');
 }
