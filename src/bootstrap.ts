@@ -52,7 +52,7 @@ export async function createServices(
   now: () => Date = () => new Date(),
 ): Promise<AppServices> {
   const secretBox = await loadSecretBox(config);
-  const personalData = new PersonalDataKeys(secretBox.personKeys, secretBox.personKeySeeds);
+  const personalData = PersonalDataKeys.of(secretBox);
   const store = new PostgresEventStore(db.pool, projections, { personal: personalData });
   const metrics = new Metrics();
   metrics.observe({

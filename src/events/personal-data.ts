@@ -1,6 +1,12 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { randomFromPool } from '../shared/random-pool.js';
-import type { PurposeBox, SeedDerivation } from '../shared/secret-box.js';
+import {
+  KEY_NONCE_BYTES,
+  type NonceKeyDerivation,
+  type PurposeBox,
+  type SecretBox,
+  type SeedDerivation,
+} from '../shared/secret-box.js';
 import { extractPersonal, restorePersonal, type Location } from './personal-fields.js';
 
 /*
@@ -113,45 +119,80 @@ export function personOfNewStream(
   return null;
 }
 
-/** Keys kept at most: past it the cache starts over (deriving one is one HMAC, unwrapping one AES-GCM open). */
+/** Keys kept at most: past it the cache starts over (deriving one is a share of an AES call, unwrapping one an AES-GCM open). */
 const CACHE_LIMIT = 20_000;
-/** A stored key row holding the seed its key is derived from; rows written before hold the key wrapped (`v2:`). */
+/** A stored key row holding the nonce its key is derived from (AES, RFC 8452's derivation). */
+const NONCE_PREFIX = 's2:';
+/** Rows written before hold an HMAC seed (`s1:`) or the key wrapped (`v2:`). */
 const SEED_PREFIX = 's1:';
 const SEED_BYTES = 16;
+/** New keys derived at once: one AES call per this many new people. */
+const NEW_KEY_BATCH = 64;
 
 /**
- * Makes and reads the stream data keys of `personal_data_keys`. A new key is derived from a random seed
- * (HMAC-SHA256 under the `person-key-seed` purpose key) and the row stores the seed (`s1:` + base64); rows written
- * before hold a random key wrapped with the `person-key` box (`v2:`), which still open. Deleting the row's value
- * erases either kind. The cache maps a stored value, as read from personal_data_keys together with the events, to
- * its key; it is never asked for a stream's key by name. Every read of events reads the stream's key row in the same
- * statement, so once an erasure has committed no process finds a stored value to look up, whatever its cache holds:
- * a cache entry cannot outlive an erasure.
+ * Makes and reads the stream data keys of `personal_data_keys`. A new key is derived from a random 12-byte nonce
+ * (NonceKeyDerivation, under the `person-key-nonce` purpose key) and the row stores the nonce (`s2:` + base64); new
+ * keys are derived NEW_KEY_BATCH at a time. Rows written before hold a 16-byte seed of an HMAC derivation (`s1:`) or
+ * a random key wrapped with the `person-key` box (`v2:`); both still open. Deleting the row's value erases any kind.
+ * The cache maps a stored value, as read from personal_data_keys together with the events, to its key; it is never
+ * asked for a stream's key by name. Every read of events reads the stream's key row in the same statement, so once
+ * an erasure has committed no process finds a stored value to look up, whatever its cache holds: a cache entry
+ * cannot outlive an erasure.
  */
 export class PersonalDataKeys {
   private readonly keys = new Map<string, Buffer>();
+  /** Keys derived ahead for new people, taken from the end; each is handed out once. */
+  private readonly ready: { key: Buffer; stored: string }[] = [];
 
   constructor(
     private readonly box: PurposeBox,
     private readonly seeds: SeedDerivation,
+    private readonly nonces: NonceKeyDerivation,
   ) {}
 
-  /** A new data key and what its key row stores (the seed it is derived from). */
-  newKey(): { key: Buffer; stored: string } {
-    const seed = randomFromPool(SEED_BYTES);
-    const key = this.seeds.derive(seed);
-    const stored = SEED_PREFIX + seed.toString('base64');
-    this.remember(stored, key);
-    return { key, stored };
+  /** The keys made and read with a SecretBox's person-key purposes. */
+  static of<T extends PersonalDataKeys>(
+    this: new (box: PurposeBox, seeds: SeedDerivation, nonces: NonceKeyDerivation) => T,
+    secrets: Pick<SecretBox, 'personKeys' | 'personKeySeeds' | 'personKeyNonces'>,
+  ): T {
+    return new this(secrets.personKeys, secrets.personKeySeeds, secrets.personKeyNonces);
   }
 
-  /** The data key of a key row's stored value: derived from its seed, or unwrapped (rows of the first version). */
+  /**
+   * A new data key and what its key row stores (the nonce it is derived from). Not put in the cache: at a few
+   * thousand new leads a second the cache filled with keys nobody asked for again, and the collector paid for
+   * keeping them (about 6 µs of a capture's main-thread time under load, docs/benchmarks.md, fourteenth session),
+   * where deriving one again on a later read is a share of nothing but one AES call.
+   */
+  newKey(): { key: Buffer; stored: string } {
+    if (this.ready.length === 0) this.deriveBatch();
+    return this.ready.pop()!;
+  }
+
+  private deriveBatch(): void {
+    const nonces = Array.from({ length: NEW_KEY_BATCH }, () => randomFromPool(KEY_NONCE_BYTES));
+    this.nonces
+      .deriveAll(nonces)
+      .forEach((key, i) => this.ready.push({ key, stored: NONCE_PREFIX + nonces[i]!.toString('base64') }));
+  }
+
+  /** The data key of a key row's stored value: derived from its nonce or seed, or unwrapped (the first version's rows). */
   keyOf(stored: string): Buffer {
     const cached = this.keys.get(stored);
     if (cached) return cached;
-    const key = stored.startsWith(SEED_PREFIX) ? this.fromSeed(stored) : this.fromWrapped(stored);
+    const key = stored.startsWith(NONCE_PREFIX)
+      ? this.fromNonce(stored)
+      : stored.startsWith(SEED_PREFIX)
+        ? this.fromSeed(stored)
+        : this.fromWrapped(stored);
     this.remember(stored, key);
     return key;
+  }
+
+  private fromNonce(stored: string): Buffer {
+    const nonce = Buffer.from(stored.slice(NONCE_PREFIX.length), 'base64');
+    if (nonce.length !== KEY_NONCE_BYTES) throw new Error('A personal data key nonce is not 12 bytes');
+    return this.nonces.derive(nonce);
   }
 
   private fromSeed(stored: string): Buffer {

@@ -13,7 +13,8 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 
 /** What a sealed value is for: each purpose has a key of its own, derived from SECRET_ENCRYPTION_KEY. */
-export type SecretPurpose = 'webhook-secret' | 'captcha-secret' | 'list-cursor' | 'person-key' | 'person-key-seed';
+export type SecretPurpose =
+  'webhook-secret' | 'captcha-secret' | 'list-cursor' | 'person-key' | 'person-key-seed' | 'person-key-nonce';
 
 /** HKDF-SHA256 salt: fixed and public (its job is domain separation, not secrecy); changing it loses every value. */
 export const HKDF_SALT = 'visa-crm/secret-encryption-key/hkdf-salt/v1';
@@ -29,6 +30,8 @@ const PURPOSES: Record<SecretPurpose, { info: string; readsRawKeyValues: boolean
   'person-key': { info: 'visa-crm/person-key/v1', readsRawKeyValues: false },
   // The data keys of crypto-shredding since they are derived from stored seeds (HMAC-SHA256, nothing wrapped).
   'person-key-seed': { info: 'visa-crm/person-key-seed/v1', readsRawKeyValues: false },
+  // The data keys of crypto-shredding since they are derived from stored nonces with AES (RFC 8452's derivation).
+  'person-key-nonce': { info: 'visa-crm/person-key-nonce/v1', readsRawKeyValues: false },
 };
 
 /** The key of one purpose: HKDF-SHA256 of the 32-byte master key with the fixed salt and the purpose as `info`. */
@@ -106,6 +109,61 @@ export class SeedDerivation {
   }
 }
 
+/** The length of the nonces NonceKeyDerivation derives keys from (RFC 8452's nonce). */
+export const KEY_NONCE_BYTES = 12;
+const BLOCK = 16;
+/** AES blocks per derived key: four, each giving its first 8 bytes. */
+const BLOCKS_PER_KEY = 4;
+
+/**
+ * Derives 32-byte keys from stored random 12-byte nonces with the key derivation of AES-GCM-SIV (RFC 8452 §4, the
+ * message-encryption key of AES-256): key = AES(K, LE32(2) ‖ N)[0..8) ‖ AES(K, LE32(3) ‖ N)[0..8) ‖
+ * AES(K, LE32(4) ‖ N)[0..8) ‖ AES(K, LE32(5) ‖ N)[0..8), with K one purpose's key. As with SeedDerivation, a nonce
+ * alone derives nothing and deleting it makes the key underivable. Unlike an HMAC per key, the blocks of many nonces
+ * go through one AES-256-ECB call: a new lead's key costs a share of one call instead of one HMAC
+ * (docs/benchmarks.md, fourteenth session). Known-answer test: RFC 8452 Appendix C.2.
+ */
+export class NonceKeyDerivation {
+  /** `keyGeneratingKey`: RFC 8452's name for the 32-byte key the derivation runs under (here a purpose key). */
+  constructor(private readonly keyGeneratingKey: Buffer) {
+    if (keyGeneratingKey.length !== 32) throw new Error('A key-generating key is 32 bytes');
+  }
+
+  static forPurpose(masterKey: Buffer, purpose: SecretPurpose): NonceKeyDerivation {
+    return new NonceKeyDerivation(purposeKey(masterKey, purpose));
+  }
+
+  /** The key of each nonce, in order. */
+  deriveAll(nonces: readonly Buffer[]): Buffer[] {
+    const blocks = Buffer.alloc(nonces.length * BLOCKS_PER_KEY * BLOCK);
+    nonces.forEach((nonce, i) => {
+      if (nonce.length !== KEY_NONCE_BYTES) throw new Error(`A key nonce is ${KEY_NONCE_BYTES} bytes`);
+      for (let j = 0; j < BLOCKS_PER_KEY; j++) {
+        const at = (i * BLOCKS_PER_KEY + j) * BLOCK;
+        blocks.writeUInt32LE(2 + j, at);
+        nonce.copy(blocks, at + 4);
+      }
+    });
+    // ECB is the right mode here: each block is one independent AES call of the derivation, with distinct inputs.
+    const cipher = createCipheriv('aes-256-ecb', this.keyGeneratingKey, null).setAutoPadding(false);
+    const out = Buffer.concat([cipher.update(blocks), cipher.final()]);
+    blocks.fill(0);
+    // One allocation for the batch's keys, each a view of its 32 bytes: fewer buffers for the collector to track.
+    const slab = Buffer.alloc(nonces.length * 32);
+    for (let i = 0; i < nonces.length; i++)
+      for (let j = 0; j < BLOCKS_PER_KEY; j++) {
+        const at = (i * BLOCKS_PER_KEY + j) * BLOCK;
+        out.copy(slab, i * 32 + j * 8, at, at + 8);
+      }
+    out.fill(0);
+    return nonces.map((_, i) => slab.subarray(i * 32, i * 32 + 32));
+  }
+
+  derive(nonce: Buffer): Buffer {
+    return this.deriveAll([nonce])[0]!;
+  }
+}
+
 /** The boxes of every purpose, made from SECRET_ENCRYPTION_KEY. */
 export class SecretBox {
   readonly webhookSecrets: PurposeBox;
@@ -113,6 +171,7 @@ export class SecretBox {
   readonly listCursors: PurposeBox;
   readonly personKeys: PurposeBox;
   readonly personKeySeeds: SeedDerivation;
+  readonly personKeyNonces: NonceKeyDerivation;
 
   constructor(masterKey: Buffer) {
     if (masterKey.length !== 32) throw new Error('The secret encryption key must be 32 bytes');
@@ -121,6 +180,7 @@ export class SecretBox {
     this.listCursors = new PurposeBox(masterKey, 'list-cursor');
     this.personKeys = new PurposeBox(masterKey, 'person-key');
     this.personKeySeeds = new SeedDerivation(masterKey, 'person-key-seed');
+    this.personKeyNonces = NonceKeyDerivation.forPurpose(masterKey, 'person-key-nonce');
   }
 }
 

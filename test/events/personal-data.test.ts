@@ -11,7 +11,7 @@ import {
 } from '../../src/events/personal-data.js';
 import { locate, PERSONAL_FIELDS, readAt } from '../../src/events/personal-fields.js';
 import { randomFromPool } from '../../src/shared/random-pool.js';
-import { SecretBox } from '../../src/shared/secret-box.js';
+import { NonceKeyDerivation, SecretBox } from '../../src/shared/secret-box.js';
 import { checkProperty, goodText } from '../support/properties.js';
 import { TRICKY_ROWS } from '../support/tricky-values.js';
 
@@ -68,7 +68,7 @@ const throughJson = (value: Record<string, unknown>) => JSON.parse(JSON.stringif
 t.test(
   'property: sealed personal values open to exactly what was said, and read as erased without the key',
   async (t) => {
-    const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
+    const keys = PersonalDataKeys.of(box);
     await checkProperty(
       t,
       'seal/open round trip',
@@ -105,7 +105,7 @@ t.test(
 );
 
 t.test('a sealed value is bound to its workspace, stream and event, and to its stream key', async (t) => {
-  const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
+  const keys = PersonalDataKeys.of(box);
   const { key } = keys.newKey();
   const where = place('lead.note_added');
   const stored = sealEvent(where, { at: 'x', note: 'call Ana on +919812345678' }, key);
@@ -121,7 +121,7 @@ t.test('a sealed value is bound to its workspace, stream and event, and to its s
 });
 
 t.test('values that already are their erased value are left in the clear, not sealed', async (t) => {
-  const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
+  const keys = PersonalDataKeys.of(box);
   const { key } = keys.newKey();
   const where = place('lead.created');
   const empty = { full_name: '', phone: null, email: null, custom_fields: {}, utm: null, visa_type: 'student' };
@@ -147,40 +147,71 @@ t.test('values that already are their erased value are left in the clear, not se
 });
 
 t.test(
-  'data keys: derived from a stored seed, never stored themselves; another master key derives another',
+  'data keys: derived from a stored nonce, never stored themselves; another master key derives another',
   async (t) => {
-    const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
+    const keys = PersonalDataKeys.of(box);
     const { key, stored } = keys.newKey();
-    t.match(stored, /^s1:[A-Za-z0-9+/]{22}==$/, 'the row stores a 16-byte seed');
+    t.match(stored, /^s2:[A-Za-z0-9+/]{16}$/, 'the row stores a 12-byte nonce');
     t.equal(key.length, 32);
     t.notMatch(stored, new RegExp(key.toString('base64').slice(0, 16).replace(/[+/]/g, '.')), 'not the key itself');
-    const fresh = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
-    t.same(fresh.keyOf(stored), key, 'another process derives the same key from the seed');
+    const fresh = PersonalDataKeys.of(box);
+    t.same(fresh.keyOf(stored), key, 'another process derives the same key from the nonce');
     t.equal(fresh.cached, 1);
     t.same(fresh.keyOf(stored), key, 'from its cache the second time');
     const otherBox = new SecretBox(Buffer.alloc(32, 1));
-    const other = new PersonalDataKeys(otherBox.personKeys, otherBox.personKeySeeds);
+    const other = PersonalDataKeys.of(otherBox);
     t.notSame(other.keyOf(stored), key, 'another SECRET_ENCRYPTION_KEY derives another key');
     const where = place('lead.note_added');
     const sealed = sealEvent(where, { at: 'x', note: 'call Ana' }, key);
     t.throws(() => openEvent(where, sealed, other.keyOf(stored)), 'which opens nothing sealed under the first');
-    t.throws(() => keys.keyOf('s1:' + Buffer.alloc(8).toString('base64')), 'a seed of the wrong length is refused');
-    t.not(keys.newKey().stored, stored, 'every key has its own seed');
+    t.throws(() => keys.keyOf('s2:' + Buffer.alloc(8).toString('base64')), 'a nonce of the wrong length is refused');
+    // New keys come from batches derived ahead: across several batches, each is its nonce's key and none repeats.
+    const made = Array.from({ length: 200 }, () => keys.newKey());
+    t.equal(new Set([stored, ...made.map((m) => m.stored)]).size, 201, 'every key has its own nonce');
+    t.equal(new Set(made.map((m) => m.key.toString('hex'))).size, 200, 'and its own key');
+    t.ok(
+      made.every((m) => fresh.keyOf(m.stored).equals(m.key)),
+      'each derived again, alone, gives the key handed out',
+    );
   },
 );
+
+t.test("the nonce derivation is RFC 8452's: its AES-256 message-encryption key (Appendix C.2)", async (t) => {
+  // The RFC's key-generating key and nonce (the service's key-generating key is the person-key-nonce purpose key).
+  const kdf = new NonceKeyDerivation(Buffer.from('01'.padEnd(64, '0'), 'hex'));
+  t.equal(
+    kdf.derive(Buffer.from('030000000000000000000000', 'hex')).toString('hex'),
+    'b914f4742be9e1d7a2f84addbf96dec3456e3c6c05ecc157cdbf0700fedad222',
+  );
+  const nonces = [randomBytes(12), randomBytes(12), randomBytes(12)];
+  t.same(
+    kdf.deriveAll(nonces),
+    nonces.map((n) => kdf.derive(n)),
+    'a batch gives each nonce the key it gets alone',
+  );
+  t.throws(() => kdf.derive(randomBytes(16)), 'a nonce is 12 bytes');
+});
+
+t.test('data keys derived from an HMAC seed (s1:) by the version before still open', async (t) => {
+  const seed = randomBytes(16);
+  const key = box.personKeySeeds.derive(seed);
+  const stored = 's1:' + seed.toString('base64');
+  const keys = PersonalDataKeys.of(box);
+  t.same(keys.keyOf(stored), key, 'derived with the person-key-seed HMAC');
+  t.throws(() => keys.keyOf('s1:' + Buffer.alloc(8).toString('base64')), 'a seed of the wrong length is refused');
+  const otherBox = new SecretBox(Buffer.alloc(32, 1));
+  t.notSame(PersonalDataKeys.of(otherBox).keyOf(stored), key, 'another master key derives another');
+});
 
 t.test('data keys wrapped before seeds (v2:) still open, and only with their master key and purpose', async (t) => {
   // How rows written by the earlier version hold their key: 32 random bytes sealed with the person-key box.
   const key = randomBytes(32);
   const wrapped = box.personKeys.seal(key.toString('base64'));
   t.ok(wrapped.startsWith('v2:'));
-  const keys = new PersonalDataKeys(box.personKeys, box.personKeySeeds);
+  const keys = PersonalDataKeys.of(box);
   t.same(keys.keyOf(wrapped), key, 'unwrapped with the person-key purpose');
   const otherBox = new SecretBox(Buffer.alloc(32, 1));
-  t.throws(
-    () => new PersonalDataKeys(otherBox.personKeys, otherBox.personKeySeeds).keyOf(wrapped),
-    'another master key cannot',
-  );
+  t.throws(() => PersonalDataKeys.of(otherBox).keyOf(wrapped), 'another master key cannot');
   t.throws(() => box.webhookSecrets.open(wrapped), 'nor another purpose');
 });
 

@@ -39,10 +39,10 @@ async function keyRows(pool: import('pg').Pool, streamId: string) {
   return result.rows;
 }
 
-t.test('a new lead stream: its seed row goes in the events statement, and the events open on every read', async (t) => {
+t.test('a new lead stream: its key row goes in the events statement, and the events open on every read', async (t) => {
   const { pool } = await freshDatabase(t);
   const store = new PostgresEventStore(pool, [], {
-    personal: new PersonalDataKeys(box.personKeys, box.personKeySeeds),
+    personal: PersonalDataKeys.of(box),
   });
   const leadId = randomUUID();
   const stream = `lead-${leadId}`;
@@ -57,14 +57,14 @@ t.test('a new lead stream: its seed row goes in the events statement, and the ev
   t.equal(tx![1]!.roundTrip, tx![2]!.roundTrip, 'sent with COMMIT, in one round trip');
   const rows = await keyRows(pool, stream);
   t.equal(rows.length, 1);
-  t.match(rows[0]!.wrapped_key, /^s1:/, 'the row holds a seed');
+  t.match(rows[0]!.wrapped_key, /^s2:/, 'the row holds a nonce');
   t.equal(rows[0]!.person_id, leadId, 'filed under the lead');
   const stored = await pool.query<{ data: string }>('SELECT data::text FROM events WHERE stream_id = $1', [stream]);
   t.notMatch(stored.rows[0]!.data, /Priya|9812345678/, 'nothing personal in the clear');
   const [event] = await store.readStream(stream);
   t.match(event!.data, { payload: { full_name: 'Priya Sharma', phone: '+919812345678' } }, 'read back opened');
   const fresh = new PostgresEventStore(pool, [], {
-    personal: new PersonalDataKeys(box.personKeys, box.personKeySeeds),
+    personal: PersonalDataKeys.of(box),
   });
   t.match(
     (await fresh.readStream(stream))[0]!.data,
@@ -81,7 +81,7 @@ t.test('a new lead stream: its seed row goes in the events statement, and the ev
 t.test('a sealed event of 2 to 4 KB stays in the events heap (no TOAST row, no compression)', async (t) => {
   const { pool } = await freshDatabase(t);
   const store = new PostgresEventStore(pool, [], {
-    personal: new PersonalDataKeys(box.personKeys, box.personKeySeeds),
+    personal: PersonalDataKeys.of(box),
   });
   const stream = `lead-${randomUUID()}`;
   // Random text does not compress, as ciphertext does not: the row is kept as written or moved out of line.
@@ -101,11 +101,15 @@ t.test('a sealed event of 2 to 4 KB stays in the events heap (no TOAST row, no c
 
 t.test('keys wrapped by the earlier version keep sealing and opening their streams', async (t) => {
   const { pool } = await freshDatabase(t);
-  const before = new PostgresEventStore(pool, [], { personal: new WrappedKeys(box.personKeys, box.personKeySeeds) });
+  const before = new PostgresEventStore(pool, [], {
+    personal: WrappedKeys.of(box),
+  });
   const stream = `lead-${randomUUID()}`;
   await before.transact(context(), [], (tx) => tx.append(stream, 'no_stream', [created('Ana Old')]));
   t.match((await keyRows(pool, stream))[0]!.wrapped_key, /^v2:/);
-  const now = new PostgresEventStore(pool, [], { personal: new PersonalDataKeys(box.personKeys, box.personKeySeeds) });
+  const now = new PostgresEventStore(pool, [], {
+    personal: PersonalDataKeys.of(box),
+  });
   await now.transact(context(), [stream], (tx) =>
     tx.append(stream, 0, [{ type: 'lead.note_added', data: { at: new Date().toISOString(), note: 'called Ana' } }]),
   );
@@ -122,7 +126,7 @@ t.test('keys wrapped by the earlier version keep sealing and opening their strea
 t.test('a new stream that exists already is the store conflict, naming the stream', async (t) => {
   const { pool } = await freshDatabase(t);
   const store = new PostgresEventStore(pool, [], {
-    personal: new PersonalDataKeys(box.personKeys, box.personKeySeeds),
+    personal: PersonalDataKeys.of(box),
   });
   const stream = `lead-${randomUUID()}`;
   await store.transact(context(), [], (tx) => tx.append(stream, 'no_stream', [created('First')]));
@@ -138,7 +142,7 @@ t.test('a new stream that exists already is the store conflict, naming the strea
 t.test('property: concurrent creators of one new stream: one wins, the others get the conflict', async (t) => {
   const { pool } = await freshDatabase(t, undefined, 12);
   const store = new PostgresEventStore(pool, [], {
-    personal: new PersonalDataKeys(box.personKeys, box.personKeySeeds),
+    personal: PersonalDataKeys.of(box),
   });
   await checkProperty(
     t,

@@ -47,9 +47,14 @@ t.test(
       ['captcha-secret', 'captchaSecrets'],
       ['list-cursor', 'listCursors'],
     ];
-    const everyPurpose: SecretPurpose[] = [...purposes.map(([p]) => p), 'person-key', 'person-key-seed'];
+    const everyPurpose: SecretPurpose[] = [
+      ...purposes.map(([p]) => p),
+      'person-key',
+      'person-key-seed',
+      'person-key-nonce',
+    ];
     const keys = everyPurpose.map((purpose) => purposeKey(master, purpose).toString('hex'));
-    t.equal(new Set([...keys, master.toString('hex')]).size, 6, 'five different keys, none of them the master key');
+    t.equal(new Set([...keys, master.toString('hex')]).size, 7, 'six different keys, none of them the master key');
     for (const [from, fromBox] of purposes) {
       const sealed = box[fromBox].seal('the same plaintext');
       t.match(sealed, /^v2:/, `${from} values are sealed in the purpose-key format`);
