@@ -7,6 +7,8 @@
  *   - the same service with personal data stored in the clear (no per-lead data key, nothing sealed): what
  *     crypto-shredding costs lead creation, measured in the same run (goal: encryption on keeps ≥ 0.90 of it), in
  *     the rounds below and again in short alternating slices (interleavedEncryption), which the goal is read from;
+ *     with BENCH_PROFILE_DIR set, each slice's main-thread CPU profile is kept and the two modes compared
+ *     (slice-profiles.ts);
  *   - beside it raw fastify answering POST /v1/leads with a constant body, raw fastify doing one single-row INSERT
  *     transaction per request, the capture alone (normalisation and the capture command, no HTTP) and single-row
  *     INSERT transactions straight through pg (no HTTP);
@@ -24,6 +26,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';
 import pg from 'pg';
@@ -39,6 +42,7 @@ import type { LeadCreateBody, LeadSubmission } from '../src/leads/submission.js'
 import type { Workspace } from '../src/workspaces/workspace.js';
 import { SCOPES } from '../src/shared/enums.js';
 import { benchDatabase, captureAsKey, plainPool, withCpuCost, type CpuCost } from './support.js';
+import { SliceProfiler } from './slice-profiles.js';
 import { validateDefinition } from '../src/workspaces/definition.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
 
@@ -49,6 +53,8 @@ const CONCURRENCY = (process.env.BENCH_CLIENTS ?? '1,16,64').split(',').map(Numb
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SLICES = Number(process.env.BENCH_SLICES ?? 12);
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
+/** Where the interleaved slices' main-thread CPU profiles go, by mode (slice-profiles.ts); unset: not profiled. */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 /** People numbered apart per slice: more than any slice submits (a few thousand a second at most). */
 const SLICE_PEOPLE = 500_000;
 if (SLICES * SLICE_PEOPLE >= 10_000_000) throw new Error('BENCH_SLICES: at most 19 (people are numbered in 7 digits)');
@@ -521,6 +527,7 @@ async function main(): Promise<void> {
     };
     const creation: Record<number, Record<CreationStep, Step>> = {};
     const encryption: Record<number, Interleaved> = {};
+    const profiles: Record<number, string[]> = {};
     for (const c of CONCURRENCY) {
       const rounds: Record<CreationStep, Step[]> = {
         app: [],
@@ -545,8 +552,10 @@ async function main(): Promise<void> {
       >;
       // One phase of people per mode, each slice a later stretch of it (the phase numbers would not last otherwise).
       const slicePhases = { sealed: nextPhase(), plain: nextPhase() };
-      encryption[c] = await interleavedEncryption((mode, slice) =>
-        loadOnce(
+      const profiler = PROFILE_DIR ? new SliceProfiler(path.join(PROFILE_DIR, `${c}-clients`)) : undefined;
+      encryption[c] = await interleavedEncryption(async (mode, slice) => {
+        await profiler?.start();
+        const result = await loadOnce(
           mode === 'sealed' ? appPort : plainPort,
           'POST',
           ['/v1/leads'],
@@ -558,8 +567,13 @@ async function main(): Promise<void> {
             phase: slicePhases[mode],
             seqStart: slice * SLICE_PEOPLE,
           },
-        ),
-      );
+        );
+        // The profile spans the load worker's warm-up second too, so it is divided by every completed request.
+        await profiler?.stop(mode, result.completed);
+        return result;
+      });
+      profiles[c] = profiler?.report('sealed', 'plain') ?? [];
+      profiler?.close();
       for (const step of CREATION_STEPS) {
         const r = creation[c]![step];
         const all = rounds[step].map((x) => rate(x).toFixed(0)).join(' / ');
@@ -572,6 +586,7 @@ async function main(): Promise<void> {
         `              sealed / not sealed, interleaved: ${e.sealed.toFixed(0)} / ${e.plain.toFixed(0)} req/s = ${e.ratio.toFixed(2)}` +
           `   (${e.slices} slices of ${SLICE_SECONDS} s in ABBA order; pairs ${e.pairs.map((x) => x.toFixed(2)).join(' ')})`,
       );
+      for (const line of profiles[c] ?? []) console.log(`              ${line}`);
     }
 
     const total = Number(
