@@ -106,9 +106,9 @@ function visit(
 }
 
 /** Every location in `data` a path names that holds a value (`*` expanded over array elements). */
-export function locate(data: unknown, path: readonly string[], at: Location = []): Location[] {
+export function locate(data: unknown, path: readonly string[]): Location[] {
   const locations: Location[] = [];
-  visit(data, path, 0, [...at], (location) => locations.push(location));
+  visit(data, path, 0, [], (location) => locations.push(location));
   return locations;
 }
 
@@ -191,14 +191,28 @@ export function restorePersonal(
   return data;
 }
 
+/** True when some personal field of the event holds a value that `matches`. */
+function somePersonalValue(
+  type: string,
+  data: Record<string, unknown>,
+  matches: (value: unknown, field: PersonalField) => boolean,
+): boolean {
+  let found = false;
+  for (const f of PERSONAL_FIELDS[type] ?? []) {
+    visit(data, f.path, 0, [], (_location, value) => {
+      found ||= matches(value, f);
+    });
+    if (found) return true;
+  }
+  return false;
+}
+
 /** True when an event of this type holds at least one personal field (whatever its value). */
 export function holdsPersonalData(type: string, data: Record<string, unknown>): boolean {
-  return (PERSONAL_FIELDS[type] ?? []).some((f) => locate(data, f.path).length > 0);
+  return somePersonalValue(type, data, () => true);
 }
 
 /** True when some personal value of the event is not its erased value (something personal would be stored). */
 export function saysPersonalData(type: string, data: Record<string, unknown>): boolean {
-  return (PERSONAL_FIELDS[type] ?? []).some((f) =>
-    locate(data, f.path).some((at) => !isErasedValue(readAt(data, at), f.erased)),
-  );
+  return somePersonalValue(type, data, (value, f) => !isErasedValue(value, f.erased));
 }
