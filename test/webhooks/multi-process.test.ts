@@ -125,17 +125,29 @@ t.test('three service processes deliver every event once, but for what a killed 
   await load(services, 30);
   const slowInFlight = 1 + Math.floor(rand() * 3);
   // Kill a process while it has a delivery in flight: the one that sent a /slow request not yet answered (the
-  // sending process is found from the connection's port with `ss`).
+  // sending process is found from the connection's ports with `ss`). Both ends are named: an ephemeral port can be in
+  // use at once by other connections to other addresses, and a request may be answered before it is looked up.
   const unanswered = () => h.receiver.requests.filter((r) => r.path === '/slow' && Date.now() - r.receivedAt < 1_000);
-  await waitFor(() => unanswered().length >= slowInFlight, 'deliveries are in flight to the slow endpoint', 60_000);
-  const candidates = unanswered();
-  const chosen = candidates[Math.floor(rand() * candidates.length)]!;
-  const sockets = execFileSync('ss', ['-Htnp', 'state', 'established', `( sport = :${chosen.remotePort} )`], {
-    encoding: 'utf8',
-  });
-  const pid = Number(/pid=(\d+)/.exec(sockets)?.[1]);
-  const victim = services.find((s) => s.child.pid === pid);
-  if (!victim) throw new Error(`no service process owns port ${chosen.remotePort}: ${sockets}`);
+  const senderOf = (request: ReceivedRequest) => {
+    const sockets = execFileSync(
+      'ss',
+      ['-Htnp', 'state', 'established', `( sport = :${request.remotePort} and dport = :${h.receiver.port} )`],
+      { encoding: 'utf8' },
+    );
+    const pid = Number(/pid=(\d+)/.exec(sockets)?.[1]);
+    return services.find((s) => s.child.pid === pid);
+  };
+  const { chosen, victim } = await waitFor(
+    () => {
+      const candidates = unanswered();
+      if (candidates.length < slowInFlight) return undefined;
+      const request = candidates[Math.floor(rand() * candidates.length)]!;
+      const sender = senderOf(request);
+      return sender && { chosen: request, victim: sender };
+    },
+    'a service process has deliveries in flight to the slow endpoint',
+    60_000,
+  );
   victim.child.kill('SIGKILL');
   await victim.exited;
   const survivors = services.filter((s) => s !== victim);
