@@ -57,8 +57,10 @@ function checkAnswer(request: FuzzRequest, answer: RawAnswer, foreignIds: string
   if (!/^req_[0-9a-f]{24}$/.test(answer.headers['request-id'] ?? '')) throw new Error(`no Request-Id header: ${what}`);
   // A HEAD answer has the headers of the GET's, without its body.
   if (request.method.toUpperCase() === 'HEAD') return;
-  for (const [name, pattern] of LEAKS)
-    if (pattern.test(answer.body)) throw new Error(`the answer shows ${name}: ${what}`);
+  // A list cursor is sealed random bytes in base64url: it may spell "ERR_" or "FST_" by chance (it did in one run of
+  // the fuzzer), so its value is left out of the scan; it says nothing else.
+  const scanned = answer.body.replace(/"next_cursor":"[A-Za-z0-9_-]*"/g, '"next_cursor":"…"');
+  for (const [name, pattern] of LEAKS) if (pattern.test(scanned)) throw new Error(`the answer shows ${name}: ${what}`);
   if (answer.status >= 300) {
     if (!/^application\/json\b/.test(answer.headers['content-type'] ?? ''))
       throw new Error(`a refusal that is not application/json (${answer.headers['content-type']}): ${what}`);
