@@ -51,13 +51,14 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const LEADS = Number(process.env.BENCH_LEADS ?? 200_000);
 const CONCURRENCY = (process.env.BENCH_CLIENTS ?? '1,16,64').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const SLICES = Number(process.env.BENCH_SLICES ?? 12);
+const SLICES = Number(process.env.BENCH_SLICES ?? 24);
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 /** Where the interleaved slices' main-thread CPU profiles go, by mode (slice-profiles.ts); unset: not profiled. */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 /** People numbered apart per slice: more than any slice submits (a few thousand a second at most). */
-const SLICE_PEOPLE = 500_000;
-if (SLICES * SLICE_PEOPLE >= 10_000_000) throw new Error('BENCH_SLICES: at most 19 (people are numbered in 7 digits)');
+/** People each slice may submit (its warm-up included); a slice that needs more stops the run. */
+const SLICE_PEOPLE = 100_000;
+if (SLICES * SLICE_PEOPLE >= 10_000_000) throw new Error('BENCH_SLICES: at most 99 (people are numbered in 7 digits)');
 const POOL_SIZE = 20;
 const SEED_BATCH = 5000;
 
@@ -328,9 +329,21 @@ interface Interleaved {
 }
 
 /**
+ * The pairs' mean and the half-width of an interval of two standard errors around it (about 95%): how far a run's
+ * figure may sit from the ratio a longer run would find, so a miss within it is not read as a measured miss.
+ */
+function pairSpread(pairs: readonly number[]): { mean: number; halfWidth: number } {
+  const n = pairs.length;
+  const mean = pairs.reduce((sum, x) => sum + x, 0) / n;
+  if (n < 2) return { mean, halfWidth: Number.NaN };
+  const variance = pairs.reduce((sum, x) => sum + (x - mean) ** 2, 0) / (n - 1);
+  return { mean, halfWidth: 2 * Math.sqrt(variance / n) };
+}
+
+/**
  * Sealed against not sealed, measured in short alternating slices (ABBA: sealed, plain, plain, sealed, …), so both see
  * the same minutes of this machine, whose throughput drifts by a third within minutes: the rounds' medians, taken
- * minutes apart, move with the drift as much as with the sealing. BENCH_SLICES slices (default 12) of
+ * minutes apart, move with the drift as much as with the sealing. BENCH_SLICES slices (default 24) of
  * BENCH_SLICE_SECONDS (default 2) each, after the load worker's own one-second warm-up.
  */
 async function interleavedEncryption(
@@ -570,6 +583,11 @@ async function main(): Promise<void> {
         );
         // The profile spans the load worker's warm-up second too, so it is divided by every completed request.
         await profiler?.stop(mode, result.completed);
+        // A slice that ran past its stretch of people submitted the next slice's, which would then be duplicates.
+        if (result.completed > SLICE_PEOPLE)
+          throw new Error(
+            `A slice submitted ${result.completed} people, more than its ${SLICE_PEOPLE}: shorten BENCH_SLICE_SECONDS`,
+          );
         return result;
       });
       profiles[c] = profiler?.report('sealed', 'plain') ?? [];
@@ -584,7 +602,8 @@ async function main(): Promise<void> {
       const e = encryption[c]!;
       console.log(
         `              sealed / not sealed, interleaved: ${e.sealed.toFixed(0)} / ${e.plain.toFixed(0)} req/s = ${e.ratio.toFixed(2)}` +
-          `   (${e.slices} slices of ${SLICE_SECONDS} s in ABBA order; pairs ${e.pairs.map((x) => x.toFixed(2)).join(' ')})`,
+          `   (${e.slices} slices of ${SLICE_SECONDS} s in ABBA order; pairs ${e.pairs.map((x) => x.toFixed(2)).join(' ')};` +
+          ` pairs' mean ${pairSpread(e.pairs).mean.toFixed(3)} ± ${pairSpread(e.pairs).halfWidth.toFixed(3)}, two standard errors)`,
       );
       for (const line of profiles[c] ?? []) console.log(`              ${line}`);
     }
@@ -641,7 +660,7 @@ async function main(): Promise<void> {
     for (const c of CONCURRENCY) {
       const r = creation[c]!;
       console.log(
-        `  encryption at ${String(c).padStart(2)} clients: creation with personal data sealed runs at ${encryption[c]!.ratio.toFixed(2)} × creation without, interleaved (goal ≥ 0.90); ${(rate(r.app) / rate(r.plain)).toFixed(2)} between the rounds' medians`,
+        `  encryption at ${String(c).padStart(2)} clients: creation with personal data sealed runs at ${encryption[c]!.ratio.toFixed(2)} × creation without, interleaved (goal ≥ 0.90; pairs' mean ${pairSpread(encryption[c]!.pairs).mean.toFixed(3)} ± ${pairSpread(encryption[c]!.pairs).halfWidth.toFixed(3)}); ${(rate(r.app) / rate(r.plain)).toFixed(2)} between the rounds' medians`,
       );
     }
     for (const c of CONCURRENCY) {
