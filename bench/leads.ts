@@ -55,8 +55,10 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 24);
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 /** Where the interleaved slices' main-thread CPU profiles go, by mode (slice-profiles.ts); unset: not profiled. */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
-/** People numbered apart per slice: more than any slice submits (a few thousand a second at most). */
-/** People each slice may submit (its warm-up included); a slice that needs more stops the run. */
+/**
+ * People numbered apart per slice: more than a slice submits (a few thousand a second at most, its warm-up second
+ * included); a slice that needs more stops the run.
+ */
 const SLICE_PEOPLE = 100_000;
 if (SLICES * SLICE_PEOPLE >= 10_000_000) throw new Error('BENCH_SLICES: at most 99 (people are numbered in 7 digits)');
 const POOL_SIZE = 20;
