@@ -327,6 +327,8 @@ interface Interleaved {
   ratio: number;
   /** Each neighbouring pair's ratio (sealed slice over the plain slice beside it), for the spread. */
   pairs: number[];
+  /** The pairs' mean and two standard errors around it (pairSpread). */
+  spread: { mean: number; halfWidth: number };
   slices: number;
 }
 
@@ -368,7 +370,7 @@ async function interleavedEncryption(
   }
   const sealed = totals.sealed.requests / totals.sealed.seconds;
   const plain = totals.plain.requests / totals.plain.seconds;
-  return { sealed, plain, ratio: sealed / plain, pairs, slices: SLICES };
+  return { sealed, plain, ratio: sealed / plain, pairs, spread: pairSpread(pairs), slices: SLICES };
 }
 const cpuText = ({ cpu }: Measured) =>
   `   CPU/req node ${cpu.node.toFixed(3)} ms${cpu.postgres === null ? '' : `, postgres ${cpu.postgres.toFixed(3)} ms`}`;
@@ -605,7 +607,7 @@ async function main(): Promise<void> {
       console.log(
         `              sealed / not sealed, interleaved: ${e.sealed.toFixed(0)} / ${e.plain.toFixed(0)} req/s = ${e.ratio.toFixed(2)}` +
           `   (${e.slices} slices of ${SLICE_SECONDS} s in ABBA order; pairs ${e.pairs.map((x) => x.toFixed(2)).join(' ')};` +
-          ` pairs' mean ${pairSpread(e.pairs).mean.toFixed(3)} ± ${pairSpread(e.pairs).halfWidth.toFixed(3)}, two standard errors)`,
+          ` pairs' mean ${e.spread.mean.toFixed(3)} ± ${e.spread.halfWidth.toFixed(3)}, two standard errors)`,
       );
       for (const line of profiles[c] ?? []) console.log(`              ${line}`);
     }
@@ -662,7 +664,7 @@ async function main(): Promise<void> {
     for (const c of CONCURRENCY) {
       const r = creation[c]!;
       console.log(
-        `  encryption at ${String(c).padStart(2)} clients: creation with personal data sealed runs at ${encryption[c]!.ratio.toFixed(2)} × creation without, interleaved (goal ≥ 0.90; pairs' mean ${pairSpread(encryption[c]!.pairs).mean.toFixed(3)} ± ${pairSpread(encryption[c]!.pairs).halfWidth.toFixed(3)}); ${(rate(r.app) / rate(r.plain)).toFixed(2)} between the rounds' medians`,
+        `  encryption at ${String(c).padStart(2)} clients: creation with personal data sealed runs at ${encryption[c]!.ratio.toFixed(2)} × creation without, interleaved (goal ≥ 0.90; pairs' mean ${encryption[c]!.spread.mean.toFixed(3)} ± ${encryption[c]!.spread.halfWidth.toFixed(3)}); ${(rate(r.app) / rate(r.plain)).toFixed(2)} between the rounds' medians`,
       );
     }
     for (const c of CONCURRENCY) {

@@ -112,10 +112,6 @@ export function locate(data: unknown, path: readonly string[]): Location[] {
   return locations;
 }
 
-export function readAt(data: unknown, location: Location): unknown {
-  return location.reduce<unknown>((value, key) => (isContainer(value) ? child(value, key) : undefined), data);
-}
-
 /** Sets a member of a container that it already has. */
 function setChild(parent: Container, key: string | number | undefined, value: unknown): void {
   if (Array.isArray(parent)) {
