@@ -9,7 +9,15 @@ import {
   sealEvent,
   type EventPlace,
 } from '../../src/events/personal-data.js';
-import { locate, PERSONAL_FIELDS, type Location } from '../../src/events/personal-fields.js';
+import {
+  extractPersonal,
+  holdsPersonalData,
+  isErasedValue,
+  locate,
+  PERSONAL_FIELDS,
+  saysPersonalData,
+  type Location,
+} from '../../src/events/personal-fields.js';
 import { randomFromPool } from '../../src/shared/random-pool.js';
 import { NonceKeyDerivation, SecretBox } from '../../src/shared/secret-box.js';
 import { checkProperty, goodText } from '../support/properties.js';
@@ -111,6 +119,26 @@ t.test(
         delete clear[SEALED_FIELD];
         if (JSON.stringify(clear) !== JSON.stringify(erased)) return false;
         return Object.keys(erasedRest).length === Object.keys(saidRest).length;
+      }),
+      300,
+    );
+  },
+);
+
+t.test(
+  'property: holdsPersonalData and saysPersonalData agree with the fields found and the values sealed',
+  async (t) => {
+    await checkProperty(
+      t,
+      'holds and says',
+      fc.property(leadEvent, ({ type, data }) => {
+        const fields = PERSONAL_FIELDS[type] ?? [];
+        // Holds: some personal field is present, whatever its value (an application with no modules holds none).
+        const present = fields.some((f) => locate(data, f.path).length > 0);
+        if (holdsPersonalData(type, data) !== present) return false;
+        // Says: some present value is not its erased value, read with the test's own reader; sealing then takes it out.
+        const says = fields.some((f) => locate(data, f.path).some((at) => !isErasedValue(readAt(data, at), f.erased)));
+        return saysPersonalData(type, data) === says && extractPersonal(type, data).values.length > 0 === says;
       }),
       300,
     );
