@@ -119,6 +119,22 @@ async function lsn(pool: import('pg').Pool): Promise<string> {
   return (await pool.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn;
 }
 
+/**
+ * Waits until the WAL is flushed up to `end`: pg_walinspect reads only flushed WAL, and the insert position can be
+ * ahead of it for a moment (records of no commit yet, which the WAL writer flushes within wal_writer_delay).
+ */
+async function flushedTo(pool: import('pg').Pool, end: string): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const { rows } = await pool.query<{ flushed: boolean }>(
+      'SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS flushed',
+      [end],
+    );
+    if (rows[0]!.flushed) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`The WAL was not flushed up to ${end} within a second`);
+}
+
 /** This database's WAL records between two positions, by relation (or by record type when they name none). */
 async function addWal(
   pool: import('pg').Pool,
@@ -127,6 +143,7 @@ async function addWal(
   end: string,
   into: Tally['wal'],
 ): Promise<void> {
+  await flushedTo(pool, end);
   const rows = await pool.query<{ what: string; records: string; bytes: string; fpi: string }>(
     `WITH recs AS (
        SELECT resource_manager, record_type, record_length, fpi_length,
