@@ -13,6 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createServices, type AppServices } from '../src/bootstrap.js';
 import { loadConfig } from '../src/config.js';
 import type { LeadCreateBody } from '../src/leads/submission.js';
@@ -130,7 +131,7 @@ async function flushedTo(pool: import('pg').Pool, end: string): Promise<void> {
       [end],
     );
     if (rows[0]!.flushed) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
   throw new Error(`The WAL was not flushed up to ${end} within a second`);
 }

@@ -344,6 +344,9 @@ function pairSpread(pairs: readonly number[]): { mean: number; halfWidth: number
   return { mean, halfWidth: 2 * Math.sqrt(variance / n) };
 }
 
+const spreadText = ({ spread }: Interleaved) =>
+  `pairs' mean ${spread.mean.toFixed(3)} ± ${spread.halfWidth.toFixed(3)}`;
+
 /**
  * Sealed against not sealed, measured in short alternating slices (ABBA: sealed, plain, plain, sealed, …), so both see
  * the same minutes of this machine, whose throughput drifts by a third within minutes: the rounds' medians, taken
@@ -607,7 +610,7 @@ async function main(): Promise<void> {
       console.log(
         `              sealed / not sealed, interleaved: ${e.sealed.toFixed(0)} / ${e.plain.toFixed(0)} req/s = ${e.ratio.toFixed(2)}` +
           `   (${e.slices} slices of ${SLICE_SECONDS} s in ABBA order; pairs ${e.pairs.map((x) => x.toFixed(2)).join(' ')};` +
-          ` pairs' mean ${e.spread.mean.toFixed(3)} ± ${e.spread.halfWidth.toFixed(3)}, two standard errors)`,
+          ` ${spreadText(e)}, two standard errors)`,
       );
       for (const line of profiles[c] ?? []) console.log(`              ${line}`);
     }
@@ -664,7 +667,7 @@ async function main(): Promise<void> {
     for (const c of CONCURRENCY) {
       const r = creation[c]!;
       console.log(
-        `  encryption at ${String(c).padStart(2)} clients: creation with personal data sealed runs at ${encryption[c]!.ratio.toFixed(2)} × creation without, interleaved (goal ≥ 0.90; pairs' mean ${encryption[c]!.spread.mean.toFixed(3)} ± ${encryption[c]!.spread.halfWidth.toFixed(3)}); ${(rate(r.app) / rate(r.plain)).toFixed(2)} between the rounds' medians`,
+        `  encryption at ${String(c).padStart(2)} clients: creation with personal data sealed runs at ${encryption[c]!.ratio.toFixed(2)} × creation without, interleaved (goal ≥ 0.90; ${spreadText(encryption[c]!)}); ${(rate(r.app) / rate(r.plain)).toFixed(2)} between the rounds' medians`,
       );
     }
     for (const c of CONCURRENCY) {

@@ -132,12 +132,12 @@ t.test(
       t,
       'holds and says',
       fc.property(leadEvent, ({ type, data }) => {
-        const fields = PERSONAL_FIELDS[type] ?? [];
+        const found = (PERSONAL_FIELDS[type] ?? []).map((f) => ({ f, at: locate(data, f.path) }));
         // Holds: some personal field is present, whatever its value (an application with no modules holds none).
-        const present = fields.some((f) => locate(data, f.path).length > 0);
+        const present = found.some(({ at }) => at.length > 0);
         if (holdsPersonalData(type, data) !== present) return false;
         // Says: some present value is not its erased value, read with the test's own reader; sealing then takes it out.
-        const says = fields.some((f) => locate(data, f.path).some((at) => !isErasedValue(readAt(data, at), f.erased)));
+        const says = found.some(({ f, at }) => at.some((l) => !isErasedValue(readAt(data, l), f.erased)));
         return saysPersonalData(type, data) === says && extractPersonal(type, data).values.length > 0 === says;
       }),
       300,
