@@ -57,7 +57,6 @@ export async function createServices(
   const metrics = new Metrics();
   metrics.observe({
     poolWaiting: () => db.pool.waitingCount,
-    sharedTransactions: () => store.sharedTransactionLoad(),
     deliveryBacklog: () => deliveryBacklog(db.pool, now()),
     fanOutLag: () => measureFanOutLag(db.pool, now()),
   });

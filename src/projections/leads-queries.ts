@@ -4,7 +4,7 @@ import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '..
 import { personalDataKeysOf } from '../events/personal-data.js';
 import type pg from 'pg';
 import { INTENT_EXPIRY_MS, inFlightFloorMsSql, intentPrefix } from '../leads/write-intents.js';
-import { inTransaction } from '../storage/pipeline.js';
+import { inTransaction } from '../storage/transaction.js';
 import { quotaPeriod, quotaUsedSql } from '../workspaces/quota.js';
 
 /** The public Lead, from this workspace and mode only. */
@@ -97,13 +97,12 @@ export interface LeadPage {
  * earlier, or one not registered yet, could land behind. For that the writes in flight are read first, in a
  * statement of their own, and the rows after, in the next statement, whose snapshot is newer: a write that
  * commits in between is then either seen as registered or seen as committed, never missed both ways (as it could
- * be if one statement read both). One round trip: the floor is handed over in a setting local to the transaction.
+ * be if one statement read both). The floor is handed over in a setting local to the transaction.
  */
 export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolean, o: ListOptions): Promise<LeadPage> {
-  // One transaction, so that the floor the first statement sets is there for the second; one round trip, because the
-  // page is handed back unread and COMMIT is sent behind it before anyone waits (a failure of either fails COMMIT).
+  // One transaction, so that the floor the first statement sets is there for the second.
   const { page } = await inTransaction(pool, async (tx) => {
-    tx.send(
+    await tx.query(
       `SELECT set_config('vcrm.list_floor', coalesce(${inFlightFloorMsSql('$1::text', '$2::bigint')}::text, ''), true)`,
       [intentPrefix(tenantId, sandbox), o.now.getTime() - INTENT_EXPIRY_MS],
     );
@@ -111,7 +110,7 @@ export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolea
     // projection writes nothing else), so it is passed on as it is. The page's last row gives the next cursor.
     // Unnamed, so that it is planned for its own values each time (a generic plan would not use `updated_since` as an
     // index bound).
-    const page = tx.queryUnprepared<{
+    const page = tx.query<{
       json: string | null;
       fetched: number;
       last_ms: string | null;

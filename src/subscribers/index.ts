@@ -12,7 +12,7 @@ import { OwnerMailer, smtpTransport, type MailTransport } from './owner-mailer.j
 import { NOTICES_CHANNEL } from '../webhooks/owner-notices.js';
 import { listen } from './notification-listener.js';
 import { watchFanOutLag } from './fanout-lag.js';
-import { keepingConnections, survivingLostConnections } from '../storage/postgres.js';
+import { survivingLostConnections } from '../storage/postgres.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -52,9 +52,8 @@ export async function startWorkers(
 ): Promise<Workers> {
   // The workers get connections of their own, so a burst of API requests cannot hold up deliveries (and the reverse).
   // Like the API's pool, it keeps the connections it opened.
-  const pool = survivingLostConnections(
-    new pg.Pool(keepingConnections(apiServices.pool.options, options.poolSize ?? 8)),
-  );
+  const size = options.poolSize ?? 8;
+  const pool = survivingLostConnections(new pg.Pool({ ...apiServices.pool.options, max: size, min: size }));
   const services: AppServices = { ...apiServices, pool };
   // The workers' own pool reads events too (the fan-out): it opens personal values with the same keys.
   registerPersonalDataKeys(pool, services.personalData);

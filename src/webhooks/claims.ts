@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { inTransaction } from '../storage/pipeline.js';
+import { inTransaction } from '../storage/transaction.js';
 import type { Statement } from '../storage/postgres.js';
 
 /*
@@ -84,9 +84,7 @@ export async function claimDueDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const [lock, claim] = claimStatements(owner, now, leaseUntil, limits);
   // Planned for its own values each time: a generic plan of the claim measured three times slower (docs/benchmarks.md).
-  const result = await inTransaction(pool, (tx) => tx.queryUnprepared<ClaimedDelivery>(claim.text, claim.values), [
-    lock,
-  ]);
+  const result = await inTransaction(pool, (tx) => tx.query<ClaimedDelivery>(claim.text, claim.values), [lock]);
   return result.rows;
 }
 

@@ -1,13 +1,15 @@
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { prepareValue } from 'pg/lib/utils';
+import { createRequire } from 'node:module';
 import t from 'tap';
 import { claimStatements } from '../../src/webhooks/claims.js';
 import { recordingStatement } from '../../src/webhooks/deliveries.js';
 import { checkProperty } from '../support/properties.js';
 import { clearWebhookRows, insertEndpointRow } from './support/endpoint-rows.js';
 import { BODY, NOW, connection, rolledBack, rowsRead } from './support/plan-reads.js';
+
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue(value: unknown): unknown };
 
 // The claim and the recording of attempts must read what they touch (the deliveries claimed or recorded, and those in
 // flight), not the backlog, whether PostgreSQL's statistics describe it or lag behind it. A backlog grows faster than
