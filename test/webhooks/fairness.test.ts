@@ -407,7 +407,7 @@ t.test(
       sampling = false;
       return sampler.catch(() => undefined);
     });
-    // Two sets of workers on pools of their own, as two processes: 2 × 16 slots, which A's endpoints (12 × 3 with the
+    // Two sets of workers, as two processes would run: 2 × 16 slots, which A's endpoints (12 × 3 with the
     // per-endpoint cap alone) could fill entirely.
     const options = {
       concurrency: 16,
