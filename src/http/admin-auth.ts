@@ -58,6 +58,7 @@ export async function checkOperatorToken(
 }
 
 const invalidAdminToken = () => new ApiError(401, 'invalid_admin_token', 'The admin token is missing or wrong');
+
 /** What a workspace can be named by in a path: its slug (src/workspaces/definition.ts) or its id. */
 const SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 

@@ -131,9 +131,9 @@ async function lookUpKey(value: string, deps: AuthDeps): Promise<KeyLookup | und
   return findKeyByValue(deps.sql, value, deps.keys);
 }
 
-export type FailureDeps = Pick<AuthDeps, 'rateLimits' | 'failureLimit'>;
+type FailureDeps = Pick<AuthDeps, 'rateLimits' | 'failureLimit'>;
 
-/** Before a lookup whose failure would count: 429 when the client's address has used up its failed authentications. */
+/** Before a preflight's origin lookup (src/http/cors.ts): 429 when the client's address has used up its failures. */
 export async function failureGate(request: FastifyRequest, deps: FailureDeps): Promise<void> {
   const gate = await deps.rateLimits.peek([failureBucket(request, deps.failureLimit)]);
   if (!gate.allowed) throw tooManyFailures(gate.retryAfterSeconds);
