@@ -22,8 +22,8 @@ export function quotaUsedSql(tenantId: string, period: string, metric: string): 
 /**
  * Counts one unit against `limit` (null: unlimited) in one statement: the workspace's counter row for the month is
  * incremented under its row lock, and its CHECK fails the statement, and so the transaction, when the count would
- * pass the limit (see `quotaRefusal`). Send it inside the transaction that creates what is counted, as its last
- * write: a rollback uncounts it, and concurrent creations of the workspace hold the row lock only until they commit.
+ * pass the limit (see `quotaRefusal`). Send it inside the transaction that creates what is counted, with its trailing
+ * writes (after its reads and stream locks): a rollback uncounts it, and the row lock is held only until COMMIT.
  */
 export async function consumeQuota(
   sql: Queryable,
