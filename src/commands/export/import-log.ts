@@ -4,7 +4,7 @@ import { isSealed, openEvent, personalDataKeysOf, type PersonalDataKeys } from '
 import { anchorText } from '../../events/verify-chain.js';
 import type { Projection } from '../../projections/projection.js';
 import type { ExportHeader } from '../../schemas/export.js';
-import { LEADS_METRIC } from '../../workspaces/quota.js';
+import { countImportedLeads } from '../../workspaces/quota.js';
 import { withTransaction, type Queryable } from '../../storage/postgres.js';
 import { ExportLineChecker, ImportRefusedError, type CheckedEvent } from './line-checker.js';
 
@@ -192,14 +192,7 @@ async function settleAfterImport(sql: Queryable, tenantId: string, imported: num
      ON CONFLICT (tenant_id, sandbox) DO UPDATE SET last_number = GREATEST(invoice_numbers.last_number, EXCLUDED.last_number)`,
     [tenantId],
   );
-  await sql.query(
-    `INSERT INTO quota_usage (tenant_id, period, metric, shard, used)
-     SELECT tenant_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM'), $2, 0, count(*)
-       FROM events WHERE tenant_id = $1 AND NOT sandbox AND type = 'lead.created'
-      GROUP BY tenant_id, 2
-     ON CONFLICT (tenant_id, period, metric, shard) DO UPDATE SET used = quota_usage.used + EXCLUDED.used`,
-    [tenantId, LEADS_METRIC],
-  );
+  await countImportedLeads(sql, tenantId);
 }
 
 /**
