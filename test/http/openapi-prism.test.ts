@@ -1,9 +1,11 @@
 import t, { type Test } from 'tap';
 import { seedWorkspace, startApp, type SeededWorkspace, type TestApp } from '../support/app.js';
+import { operationsOf, servedDocument, type OpenApiDocument } from '../support/openapi.js';
 import { startPrismProxy, type PrismProxy } from '../support/prism.js';
 import { rawRequest } from '../support/raw-http.js';
 
 const ADMIN_TOKEN = 'admin-token-for-openapi-prism-0123456789';
+const STAFF = 'asha@northstar.example';
 const UNKNOWN_ID = '0190a5c4-8c1e-7000-8000-000000000001';
 const LEAD = { full_name: 'Prism Checked', email: 'prism.checked@example.org', consent: true, visa_type: 'student' };
 
@@ -170,4 +172,52 @@ t.test('load shedding answers every operation with the 503 the document declares
     await expectConforming(t, prism, sent, status === 414 ? 414 : 503);
 });
 
-void rawRequest;
+t.test('the admin operations answer what /admin/openapi.json declares, through prism proxy --errors', async (t) => {
+  const api = await startApp(t, { config: { adminToken: ADMIN_TOKEN } });
+  const ws = await seedWorkspace(api);
+  const leadId = await createdLead(api, ws);
+  const admin = (await servedDocument(api, '/admin/openapi.json')) as unknown;
+  const prism = await startPrismProxy(t, admin, api.baseUrl);
+  const base = `/admin/v1/workspaces/${ws.workspace.slug}`;
+  const staff = { 'x-admin-user': STAFF };
+  const asStaff = (body?: unknown, method = 'POST') =>
+    body === undefined ? get(ADMIN_TOKEN, staff) : json(ADMIN_TOKEN, body, method, staff);
+  const due = '2026-12-01T10:00:00.000Z';
+  const requests: [Sent, number][] = [
+    [{ what: 'a task', path: `${base}/tasks`, init: asStaff({ lead_id: leadId, title: 'Call', due_at: due }) }, 201],
+    [{ what: 'a task refused', path: `${base}/tasks`, init: asStaff({ title: '' }) }, 400],
+    [{ what: 'the tasks', path: `${base}/tasks`, init: asStaff() }, 200],
+    [{ what: 'an unknown task', path: `${base}/tasks/${UNKNOWN_ID}`, init: asStaff() }, 404],
+    [{ what: 'a task id past 100 characters', path: `${base}/tasks/${'a'.repeat(150)}`, init: asStaff() }, 414],
+    [{ what: 'a body past the limit', path: `${base}/tasks`, init: asStaff({ title: 'x'.repeat(70_000) }) }, 413],
+    [{ what: 'the documents', path: `${base}/documents`, init: asStaff() }, 200],
+    [{ what: 'the webhook endpoints', path: `${base}/webhooks`, init: asStaff() }, 200],
+    [{ what: "a lead's history", path: `${base}/leads/${leadId}/history`, init: asStaff() }, 200],
+    [{ what: 'a wrong admin token', path: `${base}/tasks`, init: get('not-the-admin-token', staff) }, 401],
+    [
+      { what: 'an unknown staff member', path: `${base}/tasks`, init: get(ADMIN_TOKEN, { 'x-admin-user': 'x@y.org' }) },
+      403,
+    ],
+    [{ what: 'an unknown workspace', path: '/admin/v1/workspaces/nowhere/tasks', init: asStaff() }, 404],
+  ];
+  for (const [sent, status] of requests) await expectConforming(t, prism, sent, status);
+});
+
+t.test('what Node refuses before Prism could forward it is declared too (431, 417)', async (t) => {
+  // Prism is a Node server with the same 16 KB header limit and the same Expect handling: it would answer these
+  // itself, so they are sent to the service directly and checked against the document.
+  const api = await startApp(t);
+  const document = api.app.swagger() as unknown as OpenApiDocument;
+  const port = Number(new URL(api.baseUrl).port);
+  const cases = [
+    ['431', `GET /v1/leads HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+    ['417', 'GET /v1/leads HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\n\r\n'],
+  ] as const;
+  for (const [status, bytes] of cases) {
+    const answer = await rawRequest(port, bytes);
+    t.equal(String(answer.status), status, `${status} answered`);
+    t.match(JSON.parse(answer.body), { error: String, message: String, request_id: /^req_/ }, 'in the Error shape');
+    for (const { method, path, operation } of operationsOf(document))
+      if (!operation.responses[status]) t.fail(`${method.toUpperCase()} ${path} does not declare ${status}`);
+  }
+});
