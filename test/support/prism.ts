@@ -4,8 +4,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
+import { projectRoot } from '../../src/shared/paths.js';
 
-const PRISM = path.resolve('node_modules/.bin/prism');
+const PRISM = path.join(projectRoot(), 'node_modules/.bin/prism');
 /** Prism reads the document and starts listening in about 2 s; a start past this fails the suite. */
 const START_DEADLINE_MS = 30_000;
 
