@@ -6,6 +6,8 @@ import { rawRequest } from '../support/raw-http.js';
 
 const ADMIN_TOKEN = 'admin-token-for-openapi-prism-0123456789';
 const STAFF = 'asha@northstar.example';
+/** A small real PDF, ASCII only (Prism forwards a multipart body as text). */
+const PDF = '%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n';
 const UNKNOWN_ID = '0190a5c4-8c1e-7000-8000-000000000001';
 const LEAD = { full_name: 'Prism Checked', email: 'prism.checked@example.org', consent: true, visa_type: 'student' };
 
@@ -201,6 +203,47 @@ t.test('the admin operations answer what /admin/openapi.json declares, through p
     [{ what: 'an unknown workspace', path: '/admin/v1/workspaces/nowhere/tasks', init: asStaff() }, 404],
   ];
   for (const [sent, status] of requests) await expectConforming(t, prism, sent, status);
+
+  // A case opened from the lead, and a converted lead converted again.
+  const convert = { what: 'a lead converted', path: `${base}/leads/${leadId}/convert`, init: asStaff({}) };
+  await expectConforming(t, prism, { ...convert, init: { ...convert.init, body: undefined } }, 201);
+  await expectConforming(
+    t,
+    prism,
+    { ...convert, what: 'converted again', init: { ...convert.init, body: undefined } },
+    409,
+  );
+
+  // An upload while no clamd answers (the test app's scanner socket does not exist): it waits for its scan.
+  const form = new FormData();
+  form.set('lead_id', leadId);
+  form.set('type', 'passport');
+  form.set('file', new Blob([PDF], { type: 'application/pdf' }), 'passport.pdf');
+  const upload = await exchange(prism, {
+    what: 'an upload',
+    path: `${base}/documents`,
+    init: { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...staff }, body: form },
+  });
+  t.same(upload.responseViolations, [], 'an upload: the answer is what the document says');
+  t.equal(upload.status, 202, `an upload waits for its scan (${upload.body.slice(0, 200)})`);
+  const documentId = (JSON.parse(upload.body) as { id: string }).id;
+  await expectConforming(
+    t,
+    prism,
+    { what: 'a pending download', path: `${base}/documents/${documentId}/content`, init: asStaff() },
+    409,
+  );
+  await expectConforming(
+    t,
+    prism,
+    {
+      what: 'a pending document rejected',
+      path: `${base}/documents/${documentId}/reject`,
+      init: asStaff({ reason: 'blurred' }),
+    },
+    409,
+  );
+  await expectConforming(t, prism, { what: 'the export', path: `${base}/export`, init: asStaff() }, 200);
 });
 
 t.test('what Node refuses before Prism could forward it is declared too (431, 417)', async (t) => {
