@@ -61,6 +61,25 @@ t.test('reproduction (b): a task whose insert is held while the erasure runs kee
   t.notMatch(JSON.stringify(opened), p.name, "the task's events, as the service opens them, hold no title");
 });
 
+t.test('reproduction (c): deliveries the fan-out inserts while the erasure runs carry no personal value', async (t) => {
+  const f = await raceFixture(t);
+  await f.fanOut();
+  const p = await f.person();
+  t.equal((await f.issueInvoice(p, `Visa filing for ${p.name}`)).status, 201);
+  const holder = await f.h.pool.connect();
+  await holder.query('BEGIN');
+  await holder.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
+  const fanning = f.fanOutOnce();
+  await waitForLockWaiters(f.h, 1);
+  const erasing = f.erase(p);
+  await waitForLockWaiters(f.h, 2);
+  await holder.query('COMMIT');
+  holder.release();
+  t.ok((await fanning).deliveries > 0, 'the fan-out made its deliveries');
+  t.equal((await erasing).status, 200);
+  await assertErased(t, f, p);
+});
+
 for (const point of ['erasure-locked', 'erasure-keys', 'erasure-commit'] as const)
   t.test(`a write arriving while the erasure is held at ${point} is refused with lead_erased`, async (t) => {
     const f = await raceFixture(t);
