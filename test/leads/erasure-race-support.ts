@@ -42,6 +42,11 @@ export class Gates {
     return { reached: reachedPromise, release };
   }
 
+  /** Forgets the holds nobody reached. */
+  clear(): void {
+    this.holds.length = 0;
+  }
+
   private async at(point: InterleavingPoint, person: string): Promise<void> {
     const i = this.holds.findIndex((h) => h.point === point && (h.person === undefined || h.person === person));
     if (i < 0) return;
