@@ -53,6 +53,12 @@ function holdsNul(value: unknown): boolean {
   return false;
 }
 
+/** Whether a time is spelt as `Date.prototype.toISOString` spells it, the one spelling an export writes. */
+function isExportTime(text: string): boolean {
+  const time = new Date(text);
+  return !Number.isNaN(time.getTime()) && time.toISOString() === text;
+}
+
 /**
  * Checks an export line by line, with no I/O: the header, then each event (its shape, its workspace, its place in
  * the global order, its revision and hash against the previous event of its stream), then the trailer (the count,
@@ -145,6 +151,14 @@ export class ExportLineChecker {
       throw this.refuse(`event ${line.id} belongs to workspace ${line.tenant}, not ${this.workspaceId}`);
     const position = parsePositionToken(line.position);
     if (position === null) throw this.refuse(`event ${line.id}: the position ${line.position} is out of range`);
+    // One text per value, as the export writes it: a time or position spelt otherwise is a changed line that the
+    // chain cannot see (the hash covers the instant, not its spelling).
+    if (positionToken(position) !== line.position)
+      throw this.refuse(`event ${line.id}: the position ${line.position} is not written as an export writes it`);
+    if (!isExportTime(line.time))
+      throw this.refuse(
+        `event ${line.id}: the time ${line.time} is not written as an export writes it (ISO 8601, UTC, milliseconds)`,
+      );
     const floor = this.last ?? tokenOrStart(this.next);
     if (!isAfter(position, floor))
       throw this.refuse(`event ${line.id} at ${line.position} is out of order (not after ${positionToken(floor)})`);
