@@ -14,7 +14,11 @@ export const PositionToken = Type.String({
   description: 'a place in the global log, `<txId>/<position>`: the trailer’s `next` of an earlier export',
 });
 
-const Uuid = Type.String({ format: 'uuid' });
+/** Lower case only: PostgreSQL compares uuids without regard to case, so another spelling could name another row. */
+const Uuid = Type.String({
+  pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
+  description: 'a lower-case uuid',
+});
 const Hash = Type.String({ pattern: '^[0-9a-f]{64}$' });
 
 export const ExportWorkspace = Type.Object(

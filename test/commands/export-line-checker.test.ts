@@ -16,13 +16,14 @@ import { checkProperty } from '../support/properties.js';
 // else is ever thrown.
 
 const TENANT = randomUUID();
+const LEAD_IDS = [randomUUID(), randomUUID(), randomUUID()];
 const WORKSPACE = { id: TENANT, slug: 'acme', name: 'Acme', plan: 'growth', status: 'active', settings: {} };
 
 function syntheticExport(count: number, nulAt = -1): string[] {
   const heads = new Map<string, StreamHead>();
   const events: HashedEvent[] = [];
   for (let i = 0; i < count; i++) {
-    const streamId = `lead-${i % 3}-${TENANT}`;
+    const streamId = `lead-${LEAD_IDS[i % 3]!}`;
     const previous = heads.get(streamId);
     const revision = (previous?.revision ?? -1) + 1;
     const content = {

@@ -4,6 +4,7 @@ import { contentDigest, GENESIS, link, workspaceHead, type StreamHead } from '..
 import type { EventMetadata, GlobalPosition, RecordedEvent } from '../../events/types.js';
 import { anchorText } from '../../events/verify-chain.js';
 import { ExportEvent, ExportHeader, ExportTrailer } from '../../schemas/export.js';
+import { eventNaming, type Reference } from './event-references.js';
 import { isAfter, parsePositionToken, positionToken, tokenOrStart } from './position-token.js';
 
 /** Why an import refuses a file: the file and line (1-based) and what is wrong there. */
@@ -23,6 +24,8 @@ export interface CheckedEvent extends RecordedEvent {
   /** The stream's data key row as exported (crypto-shredding); imported beside the events. */
   personalKey?: { person: string; wrapped: string | null; erased_at: string | null };
   hash: Buffer;
+  /** Where the event was read, for refusals found past the checker (in the database). */
+  source: { file: string; line: number };
 }
 
 export type CheckedLine =
@@ -75,6 +78,8 @@ export class ExportLineChecker {
   private next: string | null = null;
   private workspaceId: string | null = null;
   private totalEvents = 0;
+  /** Streams another event names, not seen yet, with the line that first named each. */
+  private readonly unresolved = new Map<string, { reference: Reference; file: string; line: number }>();
 
   get events(): number {
     return this.totalEvents;
@@ -97,6 +102,16 @@ export class ExportLineChecker {
     this.line = 0;
     this.fileEvents = 0;
     this.phase = 'header';
+  }
+
+  /** Ends the import: every stream an event named must have been among its streams. */
+  finish(): void {
+    for (const { reference, file, line } of this.unresolved.values())
+      throw new ImportRefusedError(
+        file,
+        line,
+        `${reference.what} names ${reference.stream}, which is not a stream of this workspace's export`,
+      );
   }
 
   /** Ends the current file: it must have ended with its trailer. */
@@ -149,6 +164,7 @@ export class ExportLineChecker {
     if (typeof line === 'string') throw this.refuse(line);
     if (line.tenant !== this.workspaceId)
       throw this.refuse(`event ${line.id} belongs to workspace ${line.tenant}, not ${this.workspaceId}`);
+    this.checkNaming(line);
     const position = parsePositionToken(line.position);
     if (position === null) throw this.refuse(`event ${line.id}: the position ${line.position} is out of range`);
     // One text per value, as the export writes it: a time or position spelt otherwise is a changed line that the
@@ -187,6 +203,7 @@ export class ExportLineChecker {
       createdAt: new Date(line.time),
       hash: Buffer.from(line.hash, 'hex'),
       ...(line.personal_key ? { personalKey: line.personal_key } : {}),
+      source: { file: this.file, line: this.line },
     };
     const recomputed = link(previous?.hash ?? GENESIS, line.revision, this.digest(event));
     if (!recomputed.equals(event.hash))
@@ -198,6 +215,26 @@ export class ExportLineChecker {
     this.fileEvents += 1;
     this.totalEvents += 1;
     return { kind: 'event', event };
+  }
+
+  /** The stream and ids the event names belong to this workspace (docs/decisions.md); references wait for finish. */
+  private checkNaming(line: ExportEvent): void {
+    const naming = eventNaming(line);
+    if (!naming.ok) throw this.refuse(`event ${line.id}: ${naming.reason}`);
+    const references = [...naming.references];
+    if (line.personal_key)
+      references.push({
+        stream: `lead-${line.personal_key.person}`,
+        what: `its data key's person ${line.personal_key.person}`,
+      });
+    this.unresolved.delete(line.stream);
+    for (const reference of references)
+      if (
+        !this.heads.has(reference.stream) &&
+        reference.stream !== line.stream &&
+        !this.unresolved.has(reference.stream)
+      )
+        this.unresolved.set(reference.stream, { reference, file: this.file, line: this.line });
   }
 
   /** The content digest; content RFC 8785 cannot write (a lone surrogate) was never an event the store hashed. */
