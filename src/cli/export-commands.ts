@@ -161,7 +161,9 @@ export function registerExportCommands(program: Command, json: () => boolean): v
       for (const name of importSources(names, process.stdin.isTTY === true)) files.push(await openExport(name));
       const result = await withServices(async (s) => {
         try {
-          return await importExport(s.pool, projections, files, s.personalData);
+          return await importExport(s.pool, projections, files, s.personalData, {
+            webhookSecrets: s.secretBox.webhookSecrets,
+          });
         } catch (error) {
           if (error instanceof ImportRefusedError) throw new CliError(`Import refused: ${error.message}`);
           throw error;
