@@ -84,6 +84,15 @@ export const ExportTrailer = Type.Object(
     next: PositionToken,
     head: Hash,
     anchor: Type.String({ description: '`<head>@<next>`, what `audit verify --anchor` takes' }),
+    erasures: Type.Optional(
+      Type.Array(
+        Type.Object({ person: Uuid, erased_at: Type.String({ format: 'date-time' }) }, { additionalProperties: false }),
+        {
+          description:
+            "the workspace's erasure ledger when the export was written (who was erased and when, nothing personal): an import keeps each of them erased; absent in exports written before 2026-11-26",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -18,6 +18,7 @@ import {
   type ExportTrailer,
 } from '../../schemas/export.js';
 import type { Workspace } from '../../workspaces/workspace.js';
+import { erasuresOf } from './erasure-ledger.js';
 import { positionToken } from './position-token.js';
 
 /** Events read per round trip: memory stays one page whatever the log's length. */
@@ -116,6 +117,8 @@ export async function* exportLines(
     next: positionToken(cursor),
     head,
     anchor: anchorText(head, cursor),
+    // Read last: every erasure committed before the export ended, including those of people in earlier exports.
+    erasures: await erasuresOf(pool, workspace.id),
   };
   yield `${JSON.stringify(trailer)}\n`;
 }

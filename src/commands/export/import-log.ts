@@ -9,6 +9,7 @@ import { PurposeBox } from '../../shared/secret-box.js';
 import type { ExportHeader } from '../../schemas/export.js';
 import { LEADS_METRIC } from '../../workspaces/quota.js';
 import { withTransaction, type Queryable } from '../../storage/postgres.js';
+import { applyErasures } from './erasure-ledger.js';
 import { ExportLineChecker, ImportRefusedError, type CheckedEvent } from './line-checker.js';
 
 /** One file of an export, as lines without their line breaks. */
@@ -85,6 +86,8 @@ export async function importExport(
     if (workspace === null) throw new ImportRefusedError('the import', 0, 'no file was given');
     checker.finish();
     await settleAfterImport(sql, workspace.id, checker.events);
+    // An erasure this database or a later file knows of stays: the older lines' keys do not bring the person back.
+    await applyErasures(sql, projections, workspace.id, checker.erasures, keys);
     if (options.webhookSecrets) await bindEndpointSecrets(sql, options.webhookSecrets, workspace.id);
     const head = checker.head();
     return {

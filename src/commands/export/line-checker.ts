@@ -4,6 +4,7 @@ import { contentDigest, GENESIS, link, workspaceHead, type StreamHead } from '..
 import type { EventMetadata, GlobalPosition, RecordedEvent } from '../../events/types.js';
 import { anchorText } from '../../events/verify-chain.js';
 import { ExportEvent, ExportHeader, ExportTrailer } from '../../schemas/export.js';
+import type { Erasure } from './erasure-ledger.js';
 import { eventNaming, type Reference } from './event-references.js';
 import { isAfter, parsePositionToken, positionToken, tokenOrStart } from './position-token.js';
 
@@ -80,6 +81,7 @@ export class ExportLineChecker {
   private totalEvents = 0;
   /** Streams another event names, not seen yet, with the line that first named each. */
   private readonly unresolved = new Map<string, { reference: Reference; file: string; line: number }>();
+  private readonly erased = new Map<string, Erasure>();
 
   get events(): number {
     return this.totalEvents;
@@ -88,6 +90,11 @@ export class ExportLineChecker {
   /** The position of the last event checked (in the source's global log). */
   get lastPosition(): GlobalPosition | null {
     return this.last;
+  }
+
+  /** The erasures the trailers carried (each person once, at the earliest time). */
+  get erasures(): Erasure[] {
+    return [...this.erased.values()];
   }
 
   /** The workspace head over every event checked so far. */
@@ -257,6 +264,11 @@ export class ExportLineChecker {
     const head = this.head();
     if (trailer.head !== head || trailer.anchor !== anchorText(head, end))
       throw this.refuse(`the trailer's head ${trailer.head} is not the head of the events, ${head} (an event cut?)`);
+    for (const erasure of trailer.erasures ?? []) {
+      const known = this.erased.get(erasure.person);
+      if (!known || Date.parse(erasure.erased_at) < Date.parse(known.erased_at))
+        this.erased.set(erasure.person, erasure);
+    }
     this.next = trailer.next;
     this.phase = 'done';
     return { kind: 'trailer' };

@@ -15,6 +15,7 @@ import { taskStream } from '../../projections/tasks.js';
 import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
 import { eraseKeys, erasedAt, liveKeys, ownedBy, reprojectErased, scrubCopies } from './erase-copies.js';
+import { recordErasure } from '../export/erasure-ledger.js';
 
 /** An erasure as the admin route or the CLI parsed it. */
 export interface LeadErasureRequest {
@@ -88,6 +89,10 @@ export async function eraseLead(
       // Erased before, yet with a live key: a case opened from the erased lead since. Its keys go too, no new event.
       if (!before) await tx.append(stream, row.revision, decideLead(row.lead, { type: 'erase', now }));
       await eraseKeys(tx.writes, { tenantId, personId: leadId, streams, now });
+
+      // The erasure ledger (issue 29, item 5): exports carry it, imports apply it, so no restore undoes this.
+      await recordErasure(tx.writes, tenantId, leadId, before ?? now);
+
       await scrubCopies(tx.writes, { tenantId, sandbox, leadId, events: [...events, ...tx.appended] });
       await reprojectErased(tx, owned);
       return answer(before ? live : streams.length);
