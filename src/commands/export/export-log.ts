@@ -111,14 +111,16 @@ export async function* exportLines(
     else await sleep(SETTLE_POLL_MS);
   }
   const head = workspaceHead(await streamHeadsAt(pool, workspace.id, cursor));
+  // Read last: every erasure committed before the export ended, including those of people in earlier exports. Left
+  // out when there is none, so such a trailer reads as before the ledger.
+  const erasures = await erasuresOf(pool, workspace.id);
   const trailer: ExportTrailer = {
     trailer: true,
     events,
     next: positionToken(cursor),
     head,
     anchor: anchorText(head, cursor),
-    // Read last: every erasure committed before the export ended, including those of people in earlier exports.
-    erasures: await erasuresOf(pool, workspace.id),
+    ...(erasures.length > 0 ? { erasures } : {}),
   };
   yield `${JSON.stringify(trailer)}\n`;
 }
