@@ -1,4 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import fc from 'fast-check';
 import pg from 'pg';
 import t from 'tap';
@@ -14,7 +16,8 @@ import { appFixture, fixtureFor, type AppFixture } from '../applications/support
 import { seedWorkspace } from '../support/app.js';
 import { makeBusy } from '../support/busy-workspace.js';
 import { freshDatabase } from '../support/db.js';
-import { each } from '../support/export.js';
+import { each, tempDir } from '../support/export.js';
+import { runCli } from '../support/cli.js';
 import { checkProperty } from '../support/properties.js';
 
 /** An event line, its data open to reading. */
@@ -30,6 +33,9 @@ async function exportOf(f: AppFixture, workspace: Workspace): Promise<string[]> 
   for await (const chunk of exportLines(f.app.pool, workspace, null, new Date())) text += chunk;
   return text.trimEnd().split('\n');
 }
+
+// A CLI run starts tsx (seconds on a loaded two-core machine).
+t.setTimeout(300_000);
 
 /** A digest of every row of a workspace: each table with a tenant_id, endpoint health, the workspace row. */
 async function workspaceDigest(pool: pg.Pool, tenantId: string): Promise<string> {
@@ -227,6 +233,23 @@ t.test(
       }),
       60,
     );
+
+    // The issue's reproduction, through the command-line tool: a lead.updated at revision 0 of `xxxxx<B's lead id>`
+    // and a webhook_endpoint.paused naming B's endpoint, appended to A's export and re-chained.
+    const file = path.join(tempDir(t), 'crafted.ndjson');
+    const repro = [
+      template(`xxxxx${bLeadId}`, 'lead.updated', hijacked(bLeadId)),
+      template(`webhook-endpoint-${bEndpointId}`, 'webhook_endpoint.paused', {
+        endpoint_id: bEndpointId,
+        reason: 'hijacked',
+        consecutive_failures: 50,
+      }),
+    ].map((e) => ({ ...e, tenant: A }));
+    fs.writeFileSync(file, `${rechain(aLines[0]!, [...aEvents, ...repro]).join('\n')}\n`);
+    const cli = await runCli(target.url, ['import', file]);
+    t.not(cli.code, 0, 'the CLI refuses it');
+    t.match(cli.stderr, new RegExp(`line ${aEvents.length + 2}: event ${repro[0]!.id}: the stream name "xxxxx`));
+    t.equal(await workspaceDigest(target.pool, B), before, "B's rows are unchanged");
 
     // The control: A's export as written imports beside B, and B is still as it was.
     await importInto(aLines);
