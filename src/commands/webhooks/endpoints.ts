@@ -161,7 +161,7 @@ export async function rotateEndpointSecret(
         endpointStream(id),
         'any',
         decideRotateSecret(state, {
-          // Bound to the endpoint's id as stored (the path's may be spelt in upper case).
+          // Bound to the endpoint: its id as stored, the one the delivery worker opens it with.
           sealedSecret: services.secretBox.webhookSecrets.sealFor(row.id, secret),
           now: context.now,
         }),
