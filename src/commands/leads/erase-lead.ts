@@ -23,6 +23,7 @@ import {
   scrubPersonRows,
   type PersonScope,
 } from './erase-copies.js';
+import { recordErasure } from '../export/erasure-ledger.js';
 
 /** An erasure as the admin route or the CLI parsed it. */
 export interface LeadErasureRequest {
@@ -71,6 +72,8 @@ export async function eraseLead(
       await eraseKeys(tx.writes, { tenantId, personId: leadId, streams: [stream], now });
       await scrubPersonRows(tx.writes, { tenantId, sandbox, leadId });
       const scrubbed = await scrubStreams(tx, scope, services, now);
+      // The erasure ledger: exports carry it and imports apply it, so no restore brings the person back.
+      await recordErasure(tx.writes, tenantId, leadId, before ?? now);
       await passGate('erasure-commit', leadId);
       return {
         lead_id: leadId,

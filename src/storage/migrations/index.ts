@@ -25,6 +25,8 @@ import * as dueTestDeliveriesIndex from './0046-due-test-deliveries-index.js';
 import * as resendsByEvent from './0047-resends-by-event.js';
 import * as quotaCounters from './0050-quota-counters.js';
 import * as idempotencyByKeyKind from './0051-idempotency-by-key-kind.js';
+import * as endpointBoundWebhookSecrets from './0055-endpoint-bound-webhook-secrets.js';
+import * as erasureLedger from './0056-erasure-ledger.js';
 
 export interface Migration {
   version: number;
@@ -62,4 +64,6 @@ export const migrations: Migration[] = [
   { version: 47, ...resendsByEvent },
   { version: 50, ...quotaCounters },
   { version: 51, ...idempotencyByKeyKind },
+  { version: 55, ...endpointBoundWebhookSecrets },
+  { version: 56, ...erasureLedger },
 ];
