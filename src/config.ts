@@ -1,4 +1,5 @@
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { parseClamdAddress } from './documents/clamd.js';
 
 /** Everything the service reads from its environment, parsed once. See the README's configuration table. */
@@ -9,7 +10,11 @@ export interface Config {
   dataDir: string;
   redisUrl: string | undefined;
   logLevel: string;
-  trustProxy: boolean | string;
+  /**
+   * Which hops in front of the service to believe about the client's address (TRUST_PROXY): none (false), the
+   * nearest `n` (a hop count), or those at these addresses or ranges; never every hop. See docs/decisions.md.
+   */
+  trustProxy: false | number | string[];
   bodyLimitBytes: number;
   /** 32-byte key (base64) that encrypts webhook secrets at rest; generated into the data folder when unset on the embedded default. */
   secretEncryptionKey: string | undefined;
@@ -59,6 +64,59 @@ export interface Config {
 function bool(value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}
+
+/** proxy-addr's names for ranges, which fastify's `trustProxy` accepts beside addresses and CIDR ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An IPv4 address in four decimal parts (not "1.5", which inet_aton would read as 1.0.0.5) or an IPv6 address. */
+function plainAddress(text: string): boolean {
+  return ipaddr.IPv4.isValidFourPartDecimal(text) || ipaddr.IPv6.isValid(text);
+}
+
+function proxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry) || plainAddress(entry)) return true;
+  const [address, bits, ...rest] = entry.split('/');
+  if (rest.length > 0 || !address || !bits || !/^\d+$/.test(bits) || !plainAddress(address)) return false;
+  return Number(bits) <= (address.includes(':') ? 128 : 32);
+}
+
+/** TRUST_PROXY: a hop count or a list of the proxies' addresses; "true" (every hop) is refused. */
+function trustProxy(value: string | undefined): false | number | string[] {
+  const text = (value ?? '').trim();
+  if (text === '' || text.toLowerCase() === 'false') return false;
+  if (text.toLowerCase() === 'true')
+    throw new Error(
+      'TRUST_PROXY=true is refused: it believes every X-Forwarded-For entry, which the client writes, so any client ' +
+        "could pass a key's IP allow-list and use up another address's failed authentications; set the number of " +
+        'proxies in front of the service (TRUST_PROXY=1 behind one load balancer) or their addresses ' +
+        '(TRUST_PROXY=10.0.0.5,10.0.1.0/24)',
+    );
+  if (/^\d+$/.test(text)) return Number(text) === 0 ? false : Number(text);
+  const entries = text.split(',').map((entry) => entry.trim());
+  const wrong = entries.find((entry) => !proxyAddress(entry));
+  if (wrong !== undefined)
+    throw new Error(
+      `TRUST_PROXY must be the number of proxies in front of the service or a comma-separated list of their ` +
+        `addresses or CIDR ranges; "${wrong}" is neither`,
+    );
+  return entries;
+}
+
+/** Operator tokens are compared whole, and wrong ones are throttled per address, but a short one could be guessed. */
+const MIN_TOKEN_LENGTH = 32;
+
+/** ADMIN_TOKEN or METRICS_TOKEN: unset, or 32 characters and more with no white space. The value is never repeated. */
+function operatorToken(name: string, value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value.length < MIN_TOKEN_LENGTH)
+    throw new Error(
+      `${name} must be at least ${MIN_TOKEN_LENGTH} characters long: a shorter token could be guessed by someone ` +
+        'trying from many addresses; generate one with `openssl rand -base64 32`',
+    );
+  if (/\s/.test(value))
+    throw new Error(`${name} must not contain white space: it is sent as \`Authorization: Bearer <token>\``);
+  return value;
 }
 
 function int(name: string, value: string | undefined, fallback: number): number {
@@ -114,7 +172,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (production && webhookAllowLoopback) {
     throw new Error('WEBHOOK_ALLOW_LOOPBACK is a test-only switch and cannot be set when NODE_ENV=production');
   }
-  const trustProxyRaw = env.TRUST_PROXY;
   const host = env.HOST ?? '127.0.0.1';
   const port = int('PORT', env.PORT, 3000);
   return {
@@ -124,16 +181,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
     redisUrl: env.REDIS_URL || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
-    trustProxy:
-      trustProxyRaw === undefined || trustProxyRaw === ''
-        ? false
-        : ['true', 'false'].includes(trustProxyRaw)
-          ? trustProxyRaw === 'true'
-          : trustProxyRaw,
+    trustProxy: trustProxy(env.TRUST_PROXY),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES, 65536),
     secretEncryptionKey: env.SECRET_ENCRYPTION_KEY || undefined,
     webhookAllowLoopback,
-    adminToken: env.ADMIN_TOKEN || undefined,
+    adminToken: operatorToken('ADMIN_TOKEN', env.ADMIN_TOKEN),
     publicBaseUrl: env.PUBLIC_BASE_URL ? baseUrl(env.PUBLIC_BASE_URL) : listeningUrl(host, port),
     captchaVerifyUrls: {
       turnstile: env.CAPTCHA_TURNSTILE_VERIFY_URL ?? 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
@@ -146,7 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       capacity: Math.max(1, int('AUTH_FAILURE_BURST', env.AUTH_FAILURE_BURST, 30)),
       refill_per_second: Math.max(1, int('AUTH_FAILURES_PER_MINUTE', env.AUTH_FAILURES_PER_MINUTE, 30)) / 60,
     },
-    metricsToken: env.METRICS_TOKEN || undefined,
+    metricsToken: operatorToken('METRICS_TOKEN', env.METRICS_TOKEN),
     fanOutLagWarnSeconds: int('FANOUT_LAG_WARN_SECONDS', env.FANOUT_LAG_WARN_SECONDS, 30),
     poolAcquireTimeoutMs: Math.max(1, int('DB_POOL_ACQUIRE_TIMEOUT_MS', env.DB_POOL_ACQUIRE_TIMEOUT_MS, 5000)),
     maxPoolWaiting: Math.max(1, int('MAX_POOL_WAITING', env.MAX_POOL_WAITING, 200)),

@@ -22,7 +22,9 @@ function describe(document: Document): string {
         ? `rejected at ${document.rejected_at}: ${document.rejection_reason}`
         : document.status === 'infected'
           ? `infected (${document.scan_signature}): refused and deleted`
-          : `available (scanned ${document.scanned_at})`;
+          : document.status === 'scan_failed'
+            ? `scan_failed at ${document.scanned_at}: ${document.scan_error}; set aside, never accepted`
+            : `available (scanned ${document.scanned_at})`;
   return [
     `${document.filename}  (${document.id})`,
     `${document.type} for ${document.lead_id ? `lead ${document.lead_id}` : `application ${document.application_id}`}`,

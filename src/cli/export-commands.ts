@@ -1,9 +1,9 @@
 import fs from 'node:fs';
-import readline from 'node:readline';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import type { Command } from 'commander';
+import { boundedLines } from '../commands/export/bounded-lines.js';
 import { exportLines } from '../commands/export/export-log.js';
 import { importExport, type ExportFile } from '../commands/export/import-log.js';
 import { ImportRefusedError } from '../commands/export/line-checker.js';
@@ -35,43 +35,11 @@ function trailerOf(chunk: string): ExportTrailer {
   return JSON.parse(lines[lines.length - 1]!) as ExportTrailer;
 }
 
-const GZIP_MAGIC = [0x1f, 0x8b];
-
-/** The first chunks of a byte stream, joined until they hold `size` bytes (or the stream ended), and the rest. */
-async function peek(input: Readable, size: number): Promise<{ head: Buffer; rest: Readable }> {
-  const chunks = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  let head = Buffer.alloc(0);
-  let ended = false;
-  while (head.length < size) {
-    const next = await chunks.next();
-    if (next.done) {
-      ended = true;
-      break;
-    }
-    head = Buffer.concat([head, next.value]);
-  }
-  async function* all(): AsyncGenerator<Buffer> {
-    if (head.length > 0) yield head;
-    if (ended) return;
-    for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
-  }
-  return { head, rest: Readable.from(all()) };
-}
-
-/** The lines of an export's bytes, gunzipped when they start with the gzip magic bytes. */
-async function* exportLinesOf(raw: Readable): AsyncGenerator<string> {
-  const { head, rest } = await peek(raw, GZIP_MAGIC.length);
-  const gzip = GZIP_MAGIC.every((byte, i) => head[i] === byte);
-  const input = gzip ? rest.pipe(zlib.createGunzip()) : rest;
-  rest.on('error', (error) => input.destroy(error));
-  yield* readline.createInterface({ input, crlfDelay: Infinity });
-}
-
 /** `-` names standard input: an export piped in (`visa-crm export ws | visa-crm import -`). */
 const STDIN = '-';
 
 async function openExport(file: string): Promise<ExportFile> {
-  if (file === STDIN) return { name: 'standard input', lines: exportLinesOf(process.stdin) };
+  if (file === STDIN) return { name: 'standard input', lines: boundedLines(process.stdin, 'standard input') };
   try {
     await fs.promises.access(file, fs.constants.R_OK);
   } catch {
@@ -81,7 +49,7 @@ async function openExport(file: string): Promise<ExportFile> {
   return {
     name: file,
     lines: (async function* () {
-      yield* exportLinesOf(fs.createReadStream(file));
+      yield* boundedLines(fs.createReadStream(file), file);
     })(),
   };
 }
@@ -161,7 +129,9 @@ export function registerExportCommands(program: Command, json: () => boolean): v
       for (const name of importSources(names, process.stdin.isTTY === true)) files.push(await openExport(name));
       const result = await withServices(async (s) => {
         try {
-          return await importExport(s.pool, projections, files, s.personalData);
+          return await importExport(s.pool, projections, files, s.personalData, {
+            webhookSecrets: s.secretBox.webhookSecrets,
+          });
         } catch (error) {
           if (error instanceof ImportRefusedError) throw new CliError(`Import refused: ${error.message}`);
           throw error;

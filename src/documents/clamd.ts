@@ -18,7 +18,20 @@ export class ScannerUnavailableError extends Error {
   }
 }
 
-/** Scans a file; throws ScannerUnavailableError when no verdict could be had. */
+/**
+ * clamd was reached but gave no verdict on this file: it answered `<reason> ERROR` (a file past its StreamMaxLength,
+ * say), or closed the connection while the file was being sent, which it does when it refuses the stream. Another
+ * try may fail the same way, so the caller counts these per file (src/commands/documents/scan-pending.ts).
+ */
+export class ScanFailedError extends ScannerUnavailableError {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.message = `clamd gave no verdict on this file: ${reason}`;
+    this.name = 'ScanFailedError';
+  }
+}
+
+/** Scans a file; throws ScannerUnavailableError when no verdict could be had (ScanFailedError: none for this file). */
 export interface VirusScanner {
   scan(path: string): Promise<ScanVerdict>;
 }
@@ -47,6 +60,7 @@ export function parseAnswer(answer: string): ScanVerdict {
   if (/^stream: OK$/.test(text)) return { kind: 'clean' };
   const found = /^stream: (.+) FOUND$/.exec(text);
   if (found) return { kind: 'infected', signature: found[1]! };
+  if (/ ERROR$/.test(text)) throw new ScanFailedError(`clamd answered ${JSON.stringify(text.slice(0, 200))}`);
   throw new ScannerUnavailableError(`clamd answered ${JSON.stringify(text.slice(0, 200))}`);
 }
 
@@ -73,11 +87,15 @@ export class ClamdScanner implements VirusScanner {
   private async scanOpened(content: AsyncIterable<Buffer>): Promise<ScanVerdict> {
     const socket = net.connect(this.address);
     socket.setTimeout(this.timeoutMs);
+    const chunks: Buffer[] = [];
+    let timedOut = false;
     const answer = new Promise<string>((resolve, reject) => {
-      const chunks: Buffer[] = [];
       socket.on('data', (chunk: Buffer) => chunks.push(chunk));
       socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      socket.on('timeout', () => socket.destroy(new Error(`no answer within ${this.timeoutMs} ms`)));
+      socket.on('timeout', () => {
+        timedOut = true;
+        socket.destroy(new Error(`no answer within ${this.timeoutMs} ms`));
+      });
       socket.on('error', (error) => reject(new ScannerUnavailableError(error.message)));
       // Closed before clamd ended its answer (destroyed on our side after a failed send, or reset by clamd): settles
       // the answer too. Without it, a send that failed left this promise pending and the scan awaiting it for ever.
@@ -90,6 +108,11 @@ export class ClamdScanner implements VirusScanner {
         socket.once('connect', resolve);
         socket.once('error', reject);
       });
+    } catch (error) {
+      socket.destroy();
+      throw new ScannerUnavailableError(error instanceof Error ? error.message : String(error));
+    }
+    try {
       await write(socket, Buffer.from('zINSTREAM\0'));
       for await (const chunk of content) {
         const length = Buffer.alloc(4);
@@ -100,14 +123,37 @@ export class ClamdScanner implements VirusScanner {
     } catch (error) {
       socket.destroy();
       await answer.catch(() => undefined);
-      if (error instanceof ScannerUnavailableError) throw error;
-      throw new ScannerUnavailableError(error instanceof Error ? error.message : String(error));
+      throw this.noVerdict(error, chunks, timedOut);
     }
+    let text: string;
     try {
-      return parseAnswer(await answer);
+      text = await answer;
+    } catch (error) {
+      throw this.noVerdict(error, chunks, timedOut);
     } finally {
       socket.destroy();
     }
+    return parseAnswer(text);
+  }
+
+  /**
+   * Why a scan clamd had accepted ended without a verdict. Silence is clamd's state (unavailable). A connection it
+   * closed or reset is about this file (ScanFailedError): it refuses a stream past StreamMaxLength by answering ERROR
+   * and closing at once, and that answer is lost when our send fails first.
+   */
+  private noVerdict(error: unknown, received: Buffer[], timedOut: boolean): ScannerUnavailableError {
+    if (timedOut) return new ScannerUnavailableError(`no answer within ${this.timeoutMs} ms`);
+    const said = Buffer.concat(received).toString('utf8');
+    if (said.replace(/\0+$/, '').trim()) {
+      try {
+        parseAnswer(said);
+      } catch (answered) {
+        if (answered instanceof ScannerUnavailableError) return answered;
+      }
+      return new ScannerUnavailableError('clamd answered before the file was sent whole');
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return new ScanFailedError(`clamd closed the connection without a verdict (${message})`);
   }
 
   /** True when clamd answers PING with PONG within `timeoutMs` of silence. */

@@ -10,6 +10,7 @@ import { registerLoadShedding, registerMetrics } from './observability.js';
 import { registerPublicDocument } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
 import type { AppServices } from '../bootstrap.js';
+import type { Config } from '../config.js';
 import type { TypedApp } from './typed-app.js';
 import { answerClientError, answerExpectation, jsonBodyParser } from './wire.js';
 
@@ -35,6 +36,14 @@ function ajv(options: AjvOptions): Ajv {
   return instance;
 }
 
+/**
+ * fastify 5.12 turns a hop count into "trust no hop" (so every client would have the proxy's address): a count is
+ * given as the trust function it stands for, the nearest `hops` hops (docs/decisions.md, issue 29).
+ */
+function proxyTrust(setting: Config['trustProxy']): false | string[] | ((address: string, hop: number) => boolean) {
+  return typeof setting === 'number' ? (_address, hop) => hop < setting : setting;
+}
+
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   /** Readiness: false while starting or shutting down. */
@@ -46,7 +55,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     logger: options.logger ?? loggerOptions(services.config.logLevel),
     genReqId: newRequestId,
     bodyLimit: services.config.bodyLimitBytes,
-    trustProxy: services.config.trustProxy,
+    trustProxy: proxyTrust(services.config.trustProxy),
     // Requests arriving while the server closes get the Error body from the onRequest hook below, not fastify's own.
     return503OnClosing: false,
     forceCloseConnections: 'idle',

@@ -120,21 +120,20 @@ function tooManyFailures(retryAfterSeconds: number): ApiError {
 }
 
 /**
- * The key a well-formed value names. A key this process knows (cached) needs nothing more; otherwise, when the
- * client's address has used up its failed authentications, the answer is 429 without a database lookup.
+ * The key a well-formed value names. A value whose hash is among no key's (the cache knows them all) is refused
+ * without a lookup, so made-up keys cost the database nothing and a valid key never waits behind them.
  */
-async function lookUpKey(request: FastifyRequest, value: string, deps: AuthDeps): Promise<KeyLookup | undefined> {
+async function lookUpKey(value: string, deps: AuthDeps): Promise<KeyLookup | undefined> {
   const cacheId = keyCacheId(value);
   const cached = deps.keys.get(cacheId);
   if (cached) return cached;
-  if (deps.keys.isUnknown(cacheId)) return undefined;
-  await failureGate(request, deps);
+  if (!(await deps.keys.exists(deps.sql, cacheId))) return undefined;
   return findKeyByValue(deps.sql, value, deps.keys);
 }
 
 type FailureDeps = Pick<AuthDeps, 'rateLimits' | 'failureLimit'>;
 
-/** Before a lookup whose failure would count: 429 when the client's address has used up its failed authentications. */
+/** Before a preflight's origin lookup (src/http/cors.ts): 429 when the client's address has used up its failures. */
 export async function failureGate(request: FastifyRequest, deps: FailureDeps): Promise<void> {
   const gate = await deps.rateLimits.peek([failureBucket(request, deps.failureLimit)]);
   if (!gate.allowed) throw tooManyFailures(gate.retryAfterSeconds);
@@ -158,7 +157,8 @@ export async function authenticate(request: FastifyRequest, rule: RouteAuth, dep
   const value = presentedKey(request, rule.keyFrom);
   // A missing or malformed key costs no lookup and cannot be a key: it is refused without counting.
   if (!value || !parseKey(value)) throw invalidKey();
-  const key = await lookUpKey(request, value, deps);
+  // The failed-authentication limit answers failures only: a valid key is served whatever else its address sent.
+  const key = await lookUpKey(value, deps);
   if (!key || key.revoked_at || (key.expires_at && key.expires_at.getTime() <= deps.now().getTime()))
     throw await failed(request, deps);
   const workspace = await deps.workspaces.get(key.tenant_id, key.workspace_revision);

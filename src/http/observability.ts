@@ -1,12 +1,10 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { poolTimedOut } from '../storage/postgres.js';
-import { secretsEqual } from './admin-auth.js';
+import { checkOperatorToken } from './admin-auth.js';
 import { ApiError, overloaded } from './errors.js';
 import type { AppServices } from '../bootstrap.js';
 import type { TypedApp } from './typed-app.js';
-
-const BEARER = /^Bearer (\S+)$/i;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -39,9 +37,12 @@ export async function registerLoadShedding(app: TypedApp, services: AppServices)
   });
 }
 
+const invalidMetricsToken = () => new ApiError(401, 'invalid_metrics_token', 'The metrics token is missing or wrong');
+
 /**
  * Counts every answer by route template (never the raw path: ids would make unbounded label values) and status, and
- * serves `GET /metrics` when METRICS_TOKEN is set, to a bearer of that token only (docs/decisions.md).
+ * serves `GET /metrics` when METRICS_TOKEN is set, to a bearer of that token only; wrong tokens count as failed
+ * authentications of the address (docs/decisions.md).
  */
 export function registerMetrics(app: TypedApp, services: AppServices): void {
   const { metrics } = services;
@@ -64,9 +65,7 @@ export function registerMetrics(app: TypedApp, services: AppServices): void {
       config: { pressureHandler: () => undefined },
     },
     async (request, reply) => {
-      const presented = BEARER.exec(request.headers.authorization ?? '')?.[1];
-      if (!presented || !secretsEqual(presented, token))
-        throw new ApiError(401, 'invalid_metrics_token', 'The metrics token is missing or wrong');
+      await checkOperatorToken(request, token, services, invalidMetricsToken);
       return reply.type(metrics.contentType).send(await metrics.text());
     },
   );

@@ -1,7 +1,8 @@
 import swagger, { type SwaggerOptions, type SwaggerTransform } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
+import { withEveryAnswer } from './schemas/error.js';
 import { eventDataComponents, eventWebhooks } from './schemas/event-data.js';
 
 /**
@@ -158,8 +159,28 @@ async function serveDocument(scope: FastifyInstance): Promise<void> {
   scope.get('/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
 }
 
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Declares on a documented route every status it can answer beside its own (withEveryAnswer): what the route's
+ * method, path and authentication expose it to. The response schemas also serialise those answers: the Error shape.
+ */
+function declareEveryAnswer(route: RouteOptions): void {
+  const schema = route.schema as (RouteOptions['schema'] & { hide?: boolean }) | undefined;
+  if (!schema || schema.hide) return;
+  const methods = [route.method].flat();
+  const auth = isAdminRoute(route.url) ? 'staff' : route.config?.auth ? 'api_key' : 'none';
+  schema.response = withEveryAnswer((schema.response ?? {}) as Parameters<typeof withEveryAnswer>[0], {
+    pathParameters: route.url.includes(':'),
+    body: methods.some((method) => BODY_METHODS.has(method)),
+    auth,
+  });
+}
+
 /** The public document, collected from every route of the app but the admin interface's. */
 export async function registerPublicDocument(app: FastifyInstance, config: Config): Promise<void> {
+  // Before swagger's own onRoute hook, and for every route registered after (the admin scope's included).
+  app.addHook('onRoute', declareEveryAnswer);
   await app.register(swagger, publicDocument(config));
   await serveDocument(app);
 }

@@ -112,7 +112,7 @@ export function keyCacheId(value: string): string {
 
 /**
  * The key with this exact value, with its workspace's revision and status, or undefined; through the cache when
- * given, which also remembers for a few seconds that a value named no key.
+ * given. Callers that must not reach the database for a value naming no key ask the cache's `exists` first.
  */
 export async function findKeyByValue(
   sql: Queryable,
@@ -123,8 +123,6 @@ export async function findKeyByValue(
   const cacheKey = hash.toString('base64');
   const cached = cache?.get(cacheKey);
   if (cached) return cached;
-  if (cache?.isUnknown(cacheKey)) return undefined;
-  const version = cache?.version ?? 0;
   const result = await sql.query<KeyLookup>(
     `SELECT ${COLUMNS.split(', ')
       .map((c) => `k.${c}`)
@@ -134,7 +132,6 @@ export async function findKeyByValue(
   );
   const found = result.rows[0];
   if (found) cache?.set(cacheKey, found);
-  else cache?.setUnknown(cacheKey, version);
   return found;
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { KeyKind, KeyMode } from '../keys/api-key.js';
 import type { Queryable } from '../storage/postgres.js';
 
 /** How long a first answer is replayed for the same Idempotency-Key. */
@@ -29,22 +30,37 @@ export function requestHash(body: unknown): string {
     .digest('hex');
 }
 
+/**
+ * Where an Idempotency-Key's answers are kept apart: per workspace, mode and key kind. A public key is published in
+ * web pages, so anyone may send keys with it: they never meet the keys of the workspace's secret-key integrations.
+ */
+export interface IdempotencyScope {
+  tenantId: string;
+  sandbox: boolean;
+  keyKind: KeyKind;
+}
+
+/** The scope of the keys sent with an API key of a workspace. */
+export function idempotencyScope(tenantId: string, apiKey: { kind: KeyKind; mode: KeyMode }): IdempotencyScope {
+  return { tenantId, sandbox: apiKey.mode === 'test', keyKind: apiKey.kind };
+}
+
 /** The lock a command takes so that simultaneous requests with one key run one after the other. */
-export function idempotencyLock(tenantId: string, sandbox: boolean, key: string): string {
-  return `lock:lead-idempotency:${tenantId}:${sandbox ? 'test' : 'live'}:${key}`;
+export function idempotencyLock(scope: IdempotencyScope, key: string): string {
+  return `lock:lead-idempotency:${scope.tenantId}:${scope.sandbox ? 'test' : 'live'}:${scope.keyKind}:${key}`;
 }
 
 /** The first answer given for this key within its window, if any. */
 export async function findAnswer(
   sql: Queryable,
-  tenantId: string,
-  sandbox: boolean,
+  scope: IdempotencyScope,
   key: string,
   now: Date,
 ): Promise<StoredAnswer | undefined> {
   const result = await sql.query<{ request_hash: string; status: number; body: Record<string, unknown> }>(
-    'SELECT request_hash, status, body FROM lead_idempotency WHERE tenant_id = $1 AND sandbox = $2 AND key = $3 AND expires_at > $4',
-    [tenantId, sandbox, key, now],
+    `SELECT request_hash, status, body FROM lead_idempotency
+      WHERE tenant_id = $1 AND sandbox = $2 AND key_kind = $3 AND key = $4 AND expires_at > $5`,
+    [scope.tenantId, scope.sandbox, scope.keyKind, key, now],
   );
   const row = result.rows[0];
   return row ? { requestHash: row.request_hash, status: row.status, body: row.body } : undefined;
@@ -53,21 +69,21 @@ export async function findAnswer(
 /** Records the answer; call it in the transaction that made it, holding the key's lock. An expired entry is replaced. */
 export async function saveAnswer(
   sql: Queryable,
-  tenantId: string,
-  sandbox: boolean,
+  scope: IdempotencyScope,
   key: string,
   answer: StoredAnswer,
   now: Date,
 ): Promise<void> {
   await sql.query(
-    `INSERT INTO lead_idempotency (tenant_id, sandbox, key, request_hash, status, body, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (tenant_id, sandbox, key) DO UPDATE
+    `INSERT INTO lead_idempotency (tenant_id, sandbox, key_kind, key, request_hash, status, body, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (tenant_id, sandbox, key_kind, key) DO UPDATE
        SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, body = EXCLUDED.body,
            created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
     [
-      tenantId,
-      sandbox,
+      scope.tenantId,
+      scope.sandbox,
+      scope.keyKind,
       key,
       answer.requestHash,
       answer.status,

@@ -46,17 +46,24 @@ export const applicationsProjection: Projection = {
     }
     const id = stored.streamId.slice('application-'.length);
     const row = (
-      await sql.query<{ state: ApplicationState }>('SELECT state FROM applications WHERE id = $1 FOR UPDATE', [id])
+      await sql.query<{ state: ApplicationState }>(
+        'SELECT state FROM applications WHERE id = $1 AND tenant_id = $2 FOR UPDATE',
+        [id, stored.tenantId],
+      )
     ).rows[0];
     if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
     const state = evolve(row.state, event);
-    await sql.query('UPDATE applications SET state = $2, status = $3, revision = $4, updated_at = $5 WHERE id = $1', [
-      id,
-      JSON.stringify(state),
-      JSON.stringify(applicationStatus(state)),
-      stored.revision,
-      stored.createdAt,
-    ]);
+    await sql.query(
+      'UPDATE applications SET state = $2, status = $3, revision = $4, updated_at = $5 WHERE id = $1 AND tenant_id = $6',
+      [
+        id,
+        JSON.stringify(state),
+        JSON.stringify(applicationStatus(state)),
+        stored.revision,
+        stored.createdAt,
+        stored.tenantId,
+      ],
+    );
   },
 };
 

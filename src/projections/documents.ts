@@ -42,17 +42,18 @@ export const documentsProjection: Projection = {
       return;
     }
     const id = stored.streamId.slice('document-'.length);
-    const row = (await sql.query<{ body: Document }>('SELECT body FROM documents WHERE id = $1 FOR UPDATE', [id]))
-      .rows[0];
+    const row = (
+      await sql.query<{ body: Document }>('SELECT body FROM documents WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [
+        id,
+        stored.tenantId,
+      ])
+    ).rows[0];
     if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
     const document = evolve(row.body, event);
-    await sql.query('UPDATE documents SET status = $2, body = $3, revision = $4, updated_at = $5 WHERE id = $1', [
-      id,
-      document.status,
-      JSON.stringify(document),
-      stored.revision,
-      stored.createdAt,
-    ]);
+    await sql.query(
+      'UPDATE documents SET status = $2, body = $3, revision = $4, updated_at = $5 WHERE id = $1 AND tenant_id = $6',
+      [id, document.status, JSON.stringify(document), stored.revision, stored.createdAt, stored.tenantId],
+    );
   },
 };
 

@@ -39,15 +39,20 @@ export const invoicesProjection: Projection = {
       return;
     }
     const id = stored.streamId.slice('invoice-'.length);
-    const row = (await sql.query<{ body: Invoice }>('SELECT body FROM invoices WHERE id = $1 FOR UPDATE', [id]))
-      .rows[0];
+    const row = (
+      await sql.query<{ body: Invoice }>('SELECT body FROM invoices WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [
+        id,
+        stored.tenantId,
+      ])
+    ).rows[0];
     if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
     const invoice = evolve(row.body, event);
-    await sql.query('UPDATE invoices SET body = $2, revision = $3, updated_at = $4 WHERE id = $1', [
+    await sql.query('UPDATE invoices SET body = $2, revision = $3, updated_at = $4 WHERE id = $1 AND tenant_id = $5', [
       id,
       JSON.stringify(invoice),
       stored.revision,
       stored.createdAt,
+      stored.tenantId,
     ]);
   },
 };

@@ -20,10 +20,10 @@ export const leadsProjection: Projection = {
       case LeadEventType.assigned:
       case LeadEventType.lost:
       case LeadEventType.converted:
-        return replaceLead(sql, id, recorded.revision, leadFromPayload(event.data.payload));
+        return replaceLead(sql, recorded.tenantId, id, recorded.revision, leadFromPayload(event.data.payload));
       case LeadEventType.enquiryReceived:
       case LeadEventType.noteAdded:
-        return touchLead(sql, id, recorded.revision, event.data.at);
+        return touchLead(sql, recorded.tenantId, id, recorded.revision, event.data.at);
       default: {
         const unknown: never = event;
         throw new Error(`Unknown lead event ${JSON.stringify(unknown)}`);
@@ -54,10 +54,10 @@ async function insertLead(sql: Queryable, event: RecordedEvent, lead: Lead): Pro
   );
 }
 
-async function replaceLead(sql: Queryable, id: string, revision: number, lead: Lead): Promise<void> {
+async function replaceLead(sql: Queryable, tenantId: string, id: string, revision: number, lead: Lead): Promise<void> {
   await sql.query(
-    'UPDATE leads SET revision = $2, owner_id = $3, converted = $4, updated_at = $5, body = $6 WHERE id = $1',
-    [id, revision, lead.owner?.id ?? null, lead.converted, lead.updated_at, JSON.stringify(lead)],
+    'UPDATE leads SET revision = $2, owner_id = $3, converted = $4, updated_at = $5, body = $6 WHERE id = $1 AND tenant_id = $7',
+    [id, revision, lead.owner?.id ?? null, lead.converted, lead.updated_at, JSON.stringify(lead), tenantId],
   );
 }
 
@@ -66,7 +66,7 @@ async function replaceLead(sql: Queryable, id: string, revision: number, lead: L
  * it forward only, as evolve() does: an enquiry can land after a PATCH that took a later time. The body is rewritten
  * field by field in its own order and format, changing only those two values.
  */
-async function touchLead(sql: Queryable, id: string, revision: number, at: string): Promise<void> {
+async function touchLead(sql: Queryable, tenantId: string, id: string, revision: number, at: string): Promise<void> {
   await sql.query(
     `UPDATE leads SET revision = $2, updated_at = greatest(updated_at, $3::timestamptz),
               body = (SELECT ('{' || string_agg(to_json(f.k)::text || ':' || CASE
@@ -74,7 +74,7 @@ async function touchLead(sql: Queryable, id: string, revision: number, at: strin
                                 WHEN f.k = 'last_activity_at' AND (f.v::text = 'null' OR $3::timestamptz > (f.v #>> '{}')::timestamptz) THEN to_json($4::text)::text
                                 ELSE f.v::text END, ',' ORDER BY f.n) || '}')::json
                         FROM json_each(leads.body) WITH ORDINALITY AS f(k, v, n))
-        WHERE id = $1`,
-    [id, revision, at, at],
+        WHERE id = $1 AND tenant_id = $5`,
+    [id, revision, at, at, tenantId],
   );
 }

@@ -24,12 +24,12 @@ export function toTaskEvent(event: RecordedEvent): TaskEvent {
 async function syncTimer(sql: Queryable, stored: RecordedEvent, state: TaskState): Promise<void> {
   const due = timerDue(state);
   if (due === null) {
-    await sql.query('DELETE FROM task_timers WHERE task_id = $1', [state.id]);
+    await sql.query('DELETE FROM task_timers WHERE task_id = $1 AND tenant_id = $2', [state.id, stored.tenantId]);
     return;
   }
   await sql.query(
     `INSERT INTO task_timers (task_id, tenant_id, sandbox, due_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (task_id) DO UPDATE SET due_at = EXCLUDED.due_at`,
+     ON CONFLICT (task_id) DO UPDATE SET due_at = EXCLUDED.due_at WHERE task_timers.tenant_id = EXCLUDED.tenant_id`,
     [state.id, stored.tenantId, stored.sandbox, due],
   );
 }
@@ -62,13 +62,25 @@ export const tasksProjection: Projection = {
       );
     } else {
       const id = stored.streamId.slice('task-'.length);
-      const row = (await sql.query<{ state: TaskState }>('SELECT state FROM tasks WHERE id = $1 FOR UPDATE', [id]))
-        .rows[0];
+      const row = (
+        await sql.query<{ state: TaskState }>('SELECT state FROM tasks WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [
+          id,
+          stored.tenantId,
+        ])
+      ).rows[0];
       if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
       state = evolve(row.state, event);
       await sql.query(
-        'UPDATE tasks SET state = $2, body = $3, revision = $4, due_at = $5, updated_at = $6 WHERE id = $1',
-        [id, JSON.stringify(state), JSON.stringify(taskView(state)), stored.revision, state.due_at, stored.createdAt],
+        'UPDATE tasks SET state = $2, body = $3, revision = $4, due_at = $5, updated_at = $6 WHERE id = $1 AND tenant_id = $7',
+        [
+          id,
+          JSON.stringify(state),
+          JSON.stringify(taskView(state)),
+          stored.revision,
+          state.due_at,
+          stored.createdAt,
+          stored.tenantId,
+        ],
       );
     }
     await syncTimer(sql, stored, state);

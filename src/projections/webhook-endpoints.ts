@@ -2,6 +2,7 @@ import { ENDPOINT_EVENTS, toEndpointEvent } from '../domain/webhooks/endpoint.js
 import type { RecordedEvent } from '../events/types.js';
 import type { EventKind } from '../shared/enums.js';
 import type { Queryable } from '../storage/postgres.js';
+import { PurposeBox } from '../shared/secret-box.js';
 import type { Projection } from './projection.js';
 
 export interface EndpointRow {
@@ -111,7 +112,7 @@ async function apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
         // The endpoint receives the events after its own creation in the global order, read from the log row itself
         // (a new stream's event has no position until its INSERT runs, just before this one).
         `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, description, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position)
-         SELECT $1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, e.tx_id, e.position FROM events e WHERE e.id = $9`,
+         SELECT $1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, e.tx_id, e.position FROM events e WHERE e.id = $9 AND e.tenant_id = $2`,
         [
           id,
           recorded.tenantId,
@@ -126,29 +127,30 @@ async function apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
       );
       return;
     case ENDPOINT_EVENTS.deleted:
-      await sql.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
+      await sql.query('DELETE FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2', [id, recorded.tenantId]);
       return;
     case ENDPOINT_EVENTS.paused:
       await sql.query(
-        `UPDATE webhook_endpoints SET status = 'paused', paused_reason = $2, paused_at = $3, updated_at = $3 WHERE id = $1`,
-        [id, typed.data.reason, recorded.createdAt],
+        `UPDATE webhook_endpoints SET status = 'paused', paused_reason = $2, paused_at = $3, updated_at = $3 WHERE id = $1 AND tenant_id = $4`,
+        [id, typed.data.reason, recorded.createdAt, recorded.tenantId],
       );
       return;
     case ENDPOINT_EVENTS.resumed:
       await sql.query(
-        `UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, paused_at = NULL, updated_at = $2 WHERE id = $1`,
-        [id, recorded.createdAt],
+        `UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, paused_at = NULL, updated_at = $2 WHERE id = $1 AND tenant_id = $3`,
+        [id, recorded.createdAt, recorded.tenantId],
       );
       return;
     case ENDPOINT_EVENTS.secretRotated:
       await sql.query(
-        'UPDATE webhook_endpoints SET sealed_secret = $2, previous_sealed_secret = $3, previous_secret_valid_until = $4, updated_at = $5 WHERE id = $1',
+        'UPDATE webhook_endpoints SET sealed_secret = $2, previous_sealed_secret = $3, previous_secret_valid_until = $4, updated_at = $5 WHERE id = $1 AND tenant_id = $6',
         [
           id,
           typed.data.sealed_secret,
           typed.data.previous_sealed_secret,
           typed.data.previous_secret_valid_until,
           recorded.createdAt,
+          recorded.tenantId,
         ],
       );
       return;
@@ -173,3 +175,32 @@ export const webhookEndpointsProjection: Projection = {
   ],
   apply,
 };
+
+/**
+ * Re-seals the endpoint secrets sealed before binding (`v1:`, `v2:`) for their own endpoint (a workspace's, or every
+ * endpoint when null); returns how many endpoints changed. The log keeps the values as written: a rebuild brings
+ * unbound ones back, which still open (PurposeBox.openFor), and the next import or migration binds them again.
+ */
+export async function bindEndpointSecrets(sql: Queryable, box: PurposeBox, tenantId: string | null): Promise<number> {
+  const unbound = await sql.query<{ id: string; sealed_secret: string; previous_sealed_secret: string | null }>(
+    `SELECT id, sealed_secret, previous_sealed_secret FROM webhook_endpoints
+      WHERE ($1::uuid IS NULL OR tenant_id = $1)
+        AND (sealed_secret NOT LIKE 'v3:%' OR previous_sealed_secret NOT LIKE 'v3:%')
+      FOR UPDATE`,
+    [tenantId],
+  );
+  const bind = (id: string, sealed: string) =>
+    PurposeBox.isBound(sealed) ? sealed : box.sealFor(id, box.openFor(id, sealed));
+  const rows = unbound.rows.map((r) => ({
+    id: r.id,
+    sealed: bind(r.id, r.sealed_secret),
+    previous: r.previous_sealed_secret === null ? null : bind(r.id, r.previous_sealed_secret),
+  }));
+  if (rows.length === 0) return 0;
+  await sql.query(
+    `UPDATE webhook_endpoints e SET sealed_secret = b.sealed, previous_sealed_secret = b.previous
+       FROM unnest($1::uuid[], $2::text[], $3::text[]) AS b(id, sealed, previous) WHERE e.id = b.id`,
+    [rows.map((r) => r.id), rows.map((r) => r.sealed), rows.map((r) => r.previous)],
+  );
+  return rows.length;
+}

@@ -14,7 +14,11 @@ export const PositionToken = Type.String({
   description: 'a place in the global log, `<txId>/<position>`: the trailer’s `next` of an earlier export',
 });
 
-const Uuid = Type.String({ format: 'uuid' });
+/** Lower case only: PostgreSQL compares uuids without regard to case, so another spelling could name another row. */
+const Uuid = Type.String({
+  pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
+  description: 'a lower-case uuid',
+});
 const Hash = Type.String({ pattern: '^[0-9a-f]{64}$' });
 
 export const ExportWorkspace = Type.Object(
@@ -80,6 +84,15 @@ export const ExportTrailer = Type.Object(
     next: PositionToken,
     head: Hash,
     anchor: Type.String({ description: '`<head>@<next>`, what `audit verify --anchor` takes' }),
+    erasures: Type.Optional(
+      Type.Array(
+        Type.Object({ person: Uuid, erased_at: Type.String({ format: 'date-time' }) }, { additionalProperties: false }),
+        {
+          description:
+            "the workspace's erasure ledger when the export was written (who was erased and when, nothing personal): an import keeps each of them erased; absent in exports written before 2026-11-26",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

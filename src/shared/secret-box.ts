@@ -41,6 +41,8 @@ export function purposeKey(masterKey: Buffer, purpose: SecretPurpose): Buffer {
 
 const RAW_KEY_PREFIX = 'v1:';
 const PURPOSE_KEY_PREFIX = 'v2:';
+/** Sealed for one holder: the purpose key, with the purpose and the holder's id as additional data. */
+const BOUND_PREFIX = 'v3:';
 
 function sealWith(key: Buffer, plaintext: string, aad?: Buffer): string {
   const iv = randomBytes(12);
@@ -86,6 +88,30 @@ export class PurposeBox {
     if (sealed.startsWith(PURPOSE_KEY_PREFIX)) return openWith(this.key, sealed.slice(3), this.aad);
     if (sealed.startsWith(RAW_KEY_PREFIX) && this.rawKey) return openWith(this.rawKey, sealed.slice(3));
     throw new Error(`Not a sealed ${this.purpose}`);
+  }
+
+  /**
+   * Sealed for one holder (a webhook endpoint's id): the id is part of the additional data, so the value opens for
+   * that holder only and cannot be moved onto another (docs/decisions.md, "An import changes nothing outside its own
+   * workspace").
+   */
+  sealFor(holder: string, plaintext: string): string {
+    return BOUND_PREFIX + sealWith(this.key, plaintext, this.boundData(holder));
+  }
+
+  /** Opens a value sealed for this holder; values sealed before binding (`v2:`, `v1:`) open for any holder. */
+  openFor(holder: string, sealed: string): string {
+    if (sealed.startsWith(BOUND_PREFIX)) return openWith(this.key, sealed.slice(3), this.boundData(holder));
+    return this.open(sealed);
+  }
+
+  /** Whether a value is sealed for a holder (else it is sealed before binding, or not sealed). */
+  static isBound(sealed: string): boolean {
+    return sealed.startsWith(BOUND_PREFIX);
+  }
+
+  private boundData(holder: string): Buffer {
+    return Buffer.concat([this.aad, Buffer.from([0]), Buffer.from(holder, 'utf8')]);
   }
 }
 

@@ -178,13 +178,15 @@ export class DeliveryWorker {
   }
 
   private secrets(delivery: ClaimedDelivery, now: Date): string[] {
-    const secrets = [this.services.secretBox.webhookSecrets.open(delivery.sealed_secret)];
+    const secrets = [this.services.secretBox.webhookSecrets.openFor(delivery.endpoint_id, delivery.sealed_secret)];
     if (
       delivery.previous_sealed_secret &&
       delivery.previous_secret_valid_until &&
       delivery.previous_secret_valid_until.getTime() > now.getTime()
     ) {
-      secrets.push(this.services.secretBox.webhookSecrets.open(delivery.previous_sealed_secret));
+      secrets.push(
+        this.services.secretBox.webhookSecrets.openFor(delivery.endpoint_id, delivery.previous_sealed_secret),
+      );
     }
     return secrets;
   }

@@ -4,6 +4,10 @@ import { readAllWith } from '../events/postgres-event-store.js';
 import { withTransaction } from '../storage/postgres.js';
 import { DELIVERIES_CHANNEL } from '../webhooks/deliveries.js';
 import { envelopeBody } from '../webhooks/envelope.js';
+import { extractPersonal, holdsPersonalData } from '../events/personal-fields.js';
+import type { StoredEvent } from '../events/types.js';
+import type { Queryable } from '../storage/postgres.js';
+import { passGate } from '../commands/subject.js';
 
 export const FANOUT_SUBSCRIPTION = 'webhook-fanout';
 
@@ -45,8 +49,12 @@ export async function fanOutBatch(pool: pg.Pool, now: Date, batchSize = 500): Pr
       personalDataKeysOf(pool),
     );
     if (events.length === 0) return { events: 0, deliveries: 0, busy: false };
+    const erased = await lockPersonsOf(sql, events);
     const deliverable = events.flatMap((event) => {
-      const body = envelopeBody(event);
+      const said = erased.has(event.streamId)
+        ? { ...event, data: extractPersonal(event.type, event.data).clear }
+        : event;
+      const body = envelopeBody(said);
       return body === null ? [] : [{ event, body }];
     });
     let deliveries = 0;
@@ -83,4 +91,32 @@ export async function fanOutBatch(pool: pg.Pool, now: Date, batchSize = 500): Pr
     if (deliveries > 0) await sql.query(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
     return { events: events.length, deliveries, busy: false };
   });
+}
+
+/**
+ * Takes the lock of every person the events' streams are filed under (shared, as a write does: docs/decisions.md,
+ * "Erasure and writes") and answers which of the streams are erased once the locks are held. The events were opened
+ * before: an erasure that committed in between is seen here, and the bodies of those streams' events are rendered as
+ * they read once erased; one that starts later waits for this batch to commit and scrubs its deliveries.
+ */
+async function lockPersonsOf(sql: Queryable, events: readonly StoredEvent[]): Promise<Set<string>> {
+  const personal = events.filter((e) => holdsPersonalData(e.type, e.data) && envelopeBody(e) !== null);
+  const streams = [...new Set(personal.map((e) => e.streamId))];
+  if (streams.length === 0) return new Set();
+  await passGate('fanout-read', '');
+  // Only persons of a workspace and mode with an endpoint: no delivery is made for the others.
+  const persons = await sql.query<{ id: string }>(
+    `SELECT l.id FROM leads l
+      WHERE (l.tenant_id, l.id) IN (SELECT tenant_id, person_id FROM personal_data_keys WHERE stream_id = ANY($1::text[]))
+        AND EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.tenant_id = l.tenant_id AND ep.sandbox = l.sandbox)
+      ORDER BY l.id FOR KEY SHARE OF l`,
+    [streams],
+  );
+  if (persons.rows.length === 0) return new Set();
+  await passGate('fanout-insert', persons.rows[0]!.id);
+  const erased = await sql.query<{ stream_id: string }>(
+    'SELECT stream_id FROM personal_data_keys WHERE stream_id = ANY($1::text[]) AND erased_at IS NOT NULL',
+    [streams],
+  );
+  return new Set(erased.rows.map((r) => r.stream_id));
 }

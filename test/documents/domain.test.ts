@@ -98,11 +98,12 @@ const commands: fc.Arbitrary<DocumentCommand[]> = fc.array(
       now: NOW,
     })),
     fc.string({ minLength: 0, maxLength: 20 }).map<DocumentCommand>((reason) => ({ type: 'reject', reason, now: NOW })),
+    fc.constant<DocumentCommand>({ type: 'set_aside', reason: 'clamd answered ERROR', attempts: 3, now: NOW }),
   ),
   { maxLength: 12 },
 );
 
-t.test('any sequence of scans and rejections keeps the document consistent', async (t) => {
+t.test('any sequence of scans, set-asides and rejections keeps the document consistent', async (t) => {
   await checkProperty(
     t,
     'decide/evolve',
@@ -128,7 +129,10 @@ t.test('any sequence of scans and rejections keeps the document consistent', asy
         }
         history.push(...events);
       }
-      const verdicts = history.filter((e) => e.type === 'document.uploaded' || e.type === 'document.infected');
+      // Setting a document aside ends its scan as a verdict does: at most one of them, ever.
+      const verdicts = history.filter((e) =>
+        ['document.uploaded', 'document.infected', 'document.scan_failed'].includes(e.type),
+      );
       if (verdicts.length > 1) throw new Error('more than one scan verdict');
       const rejections = history.filter((e) => e.type === 'document.rejected');
       if (rejections.length > 1) throw new Error('rejected twice');

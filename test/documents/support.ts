@@ -18,8 +18,11 @@ export interface UploadForm {
 }
 
 /** A real clamd (the test signatures) and a data folder of its own, both gone when the test ends. */
-async function scannerAndFolder(t: Test): Promise<{ clamd: TestClamd; dataDir: string }> {
-  const clamd = await TestClamd.start();
+async function scannerAndFolder(
+  t: Test,
+  clamdOptions: Parameters<typeof TestClamd.start>[0] = {},
+): Promise<{ clamd: TestClamd; dataDir: string }> {
+  const clamd = await TestClamd.start(clamdOptions);
   t.teardown(() => clamd.close());
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-docs-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -64,9 +67,9 @@ export interface DocumentFixture extends AppFixture {
 export async function documentFixture(
   t: Test,
   overrides: Partial<WorkspaceDefinition> = {},
-  options: { now?: () => Date } = {},
+  options: { now?: () => Date; clamd?: Parameters<typeof TestClamd.start>[0] } = {},
 ): Promise<DocumentFixture> {
-  const { clamd, dataDir } = await scannerAndFolder(t);
+  const { clamd, dataDir } = await scannerAndFolder(t, options.clamd);
   const app = await startApp(t, {
     config: { adminToken: ADMIN_TOKEN, clamdAddress: clamd.address, dataDir },
     now: options.now,

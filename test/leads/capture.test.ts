@@ -226,7 +226,7 @@ t.test('test keys write to the sandbox only', async (t) => {
   t.equal((sandboxList.body.data as unknown[]).length, 1);
   const [event] = await f.services.store.readStream(`lead-${String(res.body.id)}`);
   t.equal(event!.sandbox, true, 'the event is a sandbox event');
-  const quota = await f.pool.query('SELECT coalesce(sum(used), 0)::int AS used FROM quota_usage');
+  const quota = await f.pool.query('SELECT coalesce(sum(used), 0)::int AS used FROM quota_counters');
   t.equal(quota.rows[0].used, 0, 'sandbox leads use no quota');
 });
 

@@ -6,7 +6,7 @@ import { seedWorkspace, startApp } from '../support/app.js';
 import { freshDatabase } from '../support/db.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 
-const METRICS_TOKEN = 'metrics-token-for-tests';
+const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 
 t.test(
   'a write transaction open in another database holds the fan-out back: warned with its pid, and in /metrics',

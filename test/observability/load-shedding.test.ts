@@ -3,7 +3,7 @@ import t from 'tap';
 import { seedWorkspace, startApp } from '../support/app.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 
-const METRICS_TOKEN = 'metrics-token-for-tests';
+const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 const ERROR_BODY = { error: 'overloaded', message: String, request_id: /^req_[0-9a-f]{24}$/ };
 
 t.test('a saturated service answers 503 overloaded with Retry-After, quickly, instead of queueing', async (t) => {

@@ -2,7 +2,7 @@ import t from 'tap';
 import { seedWorkspace, startApp } from '../support/app.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 
-const METRICS_TOKEN = 'metrics-token-for-tests';
+const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 const tight = {
   limits: {
     rate: {

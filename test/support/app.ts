@@ -55,7 +55,14 @@ export async function startApp(
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-app-data-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const config: Config = {
-    ...loadConfig({ DATABASE_URL: url, SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'silent' }),
+    // The operator tokens go through the start-up checks too (at least 32 characters).
+    ...loadConfig({
+      DATABASE_URL: url,
+      SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+      LOG_LEVEL: 'silent',
+      ADMIN_TOKEN: options.config?.adminToken,
+      METRICS_TOKEN: options.config?.metricsToken,
+    }),
     dataDir,
     clamdAddress: `unix:${path.join(dataDir, 'no-clamd.sock')}`,
     ...options.config,

@@ -141,10 +141,9 @@ export async function readModelRows(pool: pg.Pool, tenantId: string): Promise<Re
     tenantId,
   ]);
   rows.workspaces = workspace.rows;
-  // Quota counters are spread over shards by connection; what counts is their sum per month.
+  // What was used per month (the limit a counter was last checked against is the next capture's to set).
   const quota = await pool.query(
-    `SELECT period, metric, sum(used)::integer AS used FROM quota_usage WHERE tenant_id = $1
-      GROUP BY period, metric ORDER BY period, metric`,
+    `SELECT period, metric, used::integer AS used FROM quota_counters WHERE tenant_id = $1 ORDER BY period, metric`,
     [tenantId],
   );
   rows.quota = quota.rows;

@@ -37,15 +37,16 @@ export class TestClamd {
     return `unix:${this.socket}`;
   }
 
-  static async start(): Promise<TestClamd> {
+  /** `streamMaxLength`: clamd's StreamMaxLength (25M unless given); past it clamd answers INSTREAM with an ERROR. */
+  static async start(options: { streamMaxLength?: string } = {}): Promise<TestClamd> {
     if (!CLAMD) throw new Error('clamd is not installed (apt-get install clamav-daemon)');
     const clamd = new TestClamd();
-    clamd.writeConfig();
+    clamd.writeConfig(options.streamMaxLength ?? '25M');
     await clamd.start();
     return clamd;
   }
 
-  private writeConfig(): void {
+  private writeConfig(streamMaxLength: string): void {
     const db = path.join(this.folder, 'db');
     spawnSync('mkdir', ['-p', db]);
     const hex = Buffer.from(TEST_MALWARE_MARKER).toString('hex');
@@ -60,7 +61,7 @@ export class TestClamd {
         `DatabaseDirectory ${db}`,
         `TemporaryDirectory ${this.folder}`,
         `LogFile ${path.join(this.folder, 'clamd.log')}`,
-        'StreamMaxLength 25M',
+        `StreamMaxLength ${streamMaxLength}`,
         // Root runs the tests on CI; clamd keeps the user it was started as when none is configured.
         '',
       ].join('\n'),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { seedWorkspace, startApp } from '../support/app.js';
 import { webhookHarness } from './support/harness.js';
@@ -52,9 +53,13 @@ t.test(
       'the stored secret is not the plain secret',
     );
     t.equal(
-      h.services.secretBox.webhookSecrets.open(stored.rows[0]!.sealed_secret),
+      h.services.secretBox.webhookSecrets.openFor(String(created.id), stored.rows[0]!.sealed_secret),
       created.secret,
       'it opens with the configured key to the secret',
+    );
+    t.throws(
+      () => h.services.secretBox.webhookSecrets.openFor(randomUUID(), stored.rows[0]!.sealed_secret),
+      'bound to its endpoint: it opens for no other',
     );
     const events = await h.pool.query<{ data: string }>(
       "SELECT data::text FROM events WHERE type LIKE 'webhook_endpoint.%'",

@@ -117,7 +117,7 @@ t.test('the origin answers of the key cache: bounded, dropped on changes, never 
   cache.setOriginAllowed('https://c.example', forever, before);
   t.equal(cache.originAllowed('https://c.example', 0), undefined, 'an answer read before a drop is not stored');
   const beforeCreation = cache.version;
-  cache.forgetUnknown('some-hash');
+  cache.keyCreated('some-hash');
   cache.setOriginAllowed('https://c.example', { allowed: false, allowedUntil: null }, beforeCreation);
   t.equal(cache.originAllowed('https://c.example', 0), undefined, 'nor one read before a key creation');
 
@@ -130,6 +130,6 @@ t.test('the origin answers of the key cache: bounded, dropped on changes, never 
   const long = `https://${'x'.repeat(300)}.example`;
   cache.setOriginAllowed(long, { allowed: false, allowedUntil: null }, cache.version);
   t.equal(cache.originAllowed(long, 0), undefined, 'an origin longer than any real one is not kept');
-  cache.forgetUnknown('another-hash');
+  cache.keyCreated('another-hash');
   t.equal(cache.originAllowed('https://g.example', 0), undefined, 'a key creation drops every origin answer');
 });

@@ -8,6 +8,7 @@ import {
 import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { runCommand } from '../run-command.js';
+import { lockPersonOfStream } from '../subject.js';
 import { applicationStream, loadApplication } from './load-application.js';
 
 export interface OperationResult {
@@ -25,6 +26,7 @@ export async function applyApplicationOperation(
 ): Promise<OperationResult> {
   const stream = applicationStream(applicationId);
   return runCommand(store, context, [stream], async (tx) => {
+    await lockPersonOfStream(tx, stream);
     const { state, revision } = await loadApplication(tx, applicationId);
     const events = decide(state, command);
     await tx.append(stream, revision, events);

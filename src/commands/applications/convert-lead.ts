@@ -10,6 +10,7 @@ import type { CommandContext } from '../../events/types.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { markLeadConverted } from '../leads/convert-lead.js';
 import { runCommand } from '../run-command.js';
+import { lockPerson } from '../subject.js';
 import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { nextApplicationNumber } from './application-numbers.js';
 import { applicationStream } from './load-application.js';
@@ -37,6 +38,7 @@ export async function convertLeadToApplication(
     context,
     [`lead-${leadId}`, stream],
     async (tx) => {
+      await lockPerson(tx, leadId);
       const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
       const now = settleTime(tx, intent, services.now);
       await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });

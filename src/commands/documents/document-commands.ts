@@ -23,7 +23,7 @@ import { documentStream, toDocumentEvent } from '../../projections/documents.js'
 import { newId } from '../../shared/ids.js';
 import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
-import { personOfSubject } from '../subject.js';
+import { lockPersonOfStream, personOfSubject } from '../subject.js';
 
 /** The file store and the virus scanner documents go through. */
 export interface DocumentServices {
@@ -153,6 +153,7 @@ export async function operateDocument(
 ): Promise<{ state: Document; events: DocumentEvent[] }> {
   const stream = documentStream(id);
   return runCommand(store, context, [stream], async (tx) => {
+    await lockPersonOfStream(tx, stream);
     const { state, revision } = await loadDocument(tx, id);
     const events = decide(state, command(tx.context.now));
     await tx.append(stream, revision, events);

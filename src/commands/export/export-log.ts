@@ -18,6 +18,7 @@ import {
   type ExportTrailer,
 } from '../../schemas/export.js';
 import type { Workspace } from '../../workspaces/workspace.js';
+import { erasuresOf } from './erasure-ledger.js';
 import { positionToken } from './position-token.js';
 
 /** Events read per round trip: memory stays one page whatever the log's length. */
@@ -110,12 +111,16 @@ export async function* exportLines(
     else await sleep(SETTLE_POLL_MS);
   }
   const head = workspaceHead(await streamHeadsAt(pool, workspace.id, cursor));
+  // Read last: every erasure committed before the export ended, including those of people in earlier exports. Left
+  // out when there is none, so such a trailer reads as before the ledger.
+  const erasures = await erasuresOf(pool, workspace.id);
   const trailer: ExportTrailer = {
     trailer: true,
     events,
     next: positionToken(cursor),
     head,
     anchor: anchorText(head, cursor),
+    ...(erasures.length > 0 ? { erasures } : {}),
   };
   yield `${JSON.stringify(trailer)}\n`;
 }

@@ -3,9 +3,13 @@ import { applyProjections } from '../../events/apply-projections.js';
 import { isSealed, openEvent, personalDataKeysOf, type PersonalDataKeys } from '../../events/personal-data.js';
 import { anchorText } from '../../events/verify-chain.js';
 import type { Projection } from '../../projections/projection.js';
+import { bindEndpointSecrets } from '../../projections/webhook-endpoints.js';
+import { ENDPOINT_EVENTS } from '../../domain/webhooks/endpoint.js';
+import { PurposeBox } from '../../shared/secret-box.js';
 import type { ExportHeader } from '../../schemas/export.js';
-import { LEADS_METRIC } from '../../workspaces/quota.js';
+import { countImportedLeads } from '../../workspaces/quota.js';
 import { withTransaction, type Queryable } from '../../storage/postgres.js';
+import { applyErasures } from './erasure-ledger.js';
 import { ExportLineChecker, ImportRefusedError, type CheckedEvent } from './line-checker.js';
 
 /** One file of an export, as lines without their line breaks. */
@@ -20,6 +24,14 @@ export interface ImportResult {
   /** The workspace head over the imported events and the source position it was taken at, as the trailer printed it. */
   head: string;
   anchor: string;
+}
+
+export interface ImportOptions {
+  /**
+   * The service's webhook-secret box: a sealed secret must open for its own endpoint, and those sealed before
+   * binding are bound at import. Without it only copies within the file are refused.
+   */
+  webhookSecrets?: PurposeBox;
 }
 
 /** Events inserted and projected per statement. */
@@ -38,20 +50,19 @@ export async function importExport(
   files: readonly ExportFile[],
   /** Opens the personal values the export carries keys for (the service's own; same SECRET_ENCRYPTION_KEY). */
   keys: PersonalDataKeys | undefined = personalDataKeysOf(pool),
+  options: ImportOptions = {},
 ): Promise<ImportResult> {
   return withTransaction(pool, async (sql) => {
     const checker = new ExportLineChecker();
+    const secrets = new EndpointSecrets(options.webhookSecrets);
     let workspace: ExportHeader['workspace'] | null = null;
     let batch: CheckedEvent[] = [];
     const flush = async () => {
       if (batch.length === 0) return;
+      await refuseForeignStreams(sql, batch);
       await insertEvents(sql, batch, checker);
       // Projections see the events as said: personal values opened with the keys the export carried.
-      await applyProjections(
-        sql,
-        projections,
-        batch.map((e) => openImported(e, keys)),
-      );
+      for (const event of batch) await projectImported(sql, projections, openImported(event, keys));
       batch = [];
     };
     for (const file of files) {
@@ -64,6 +75,7 @@ export async function importExport(
           else await updateWorkspace(sql, checked.header.workspace, file.name);
           workspace = checked.header.workspace;
         } else if (checked.kind === 'event') {
+          secrets.check(checked.event);
           batch.push(checked.event);
           if (batch.length >= IMPORT_BATCH) await flush();
         }
@@ -72,7 +84,11 @@ export async function importExport(
     }
     await flush();
     if (workspace === null) throw new ImportRefusedError('the import', 0, 'no file was given');
+    checker.finish();
     await settleAfterImport(sql, workspace.id, checker.events);
+    // An erasure this database or a later file knows of stays: the older lines' keys do not bring the person back.
+    await applyErasures(sql, projections, workspace.id, checker.erasures, keys);
+    if (options.webhookSecrets) await bindEndpointSecrets(sql, options.webhookSecrets, workspace.id);
     const head = checker.head();
     return {
       workspace: { id: workspace.id, slug: workspace.slug },
@@ -192,14 +208,7 @@ async function settleAfterImport(sql: Queryable, tenantId: string, imported: num
      ON CONFLICT (tenant_id, sandbox) DO UPDATE SET last_number = GREATEST(invoice_numbers.last_number, EXCLUDED.last_number)`,
     [tenantId],
   );
-  await sql.query(
-    `INSERT INTO quota_usage (tenant_id, period, metric, shard, used)
-     SELECT tenant_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM'), $2, 0, count(*)
-       FROM events WHERE tenant_id = $1 AND NOT sandbox AND type = 'lead.created'
-      GROUP BY tenant_id, 2
-     ON CONFLICT (tenant_id, period, metric, shard) DO UPDATE SET used = quota_usage.used + EXCLUDED.used`,
-    [tenantId, LEADS_METRIC],
-  );
+  await countImportedLeads(sql, tenantId);
 }
 
 /**
@@ -217,7 +226,8 @@ async function insertKeys(sql: Queryable, events: readonly CheckedEvent[]): Prom
      SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::timestamptz[])
      ON CONFLICT (stream_id) DO UPDATE
         SET wrapped_key = CASE WHEN personal_data_keys.erased_at IS NULL THEN EXCLUDED.wrapped_key END,
-            erased_at = coalesce(personal_data_keys.erased_at, EXCLUDED.erased_at)`,
+            erased_at = coalesce(personal_data_keys.erased_at, EXCLUDED.erased_at)
+      WHERE personal_data_keys.tenant_id = EXCLUDED.tenant_id`,
     [
       rows.map(([stream]) => stream),
       rows.map(([, r]) => r.tenant),
@@ -235,4 +245,71 @@ function openImported(event: CheckedEvent, keys: PersonalDataKeys | undefined): 
   const wrapped = event.personalKey?.wrapped ?? null;
   if (wrapped !== null && !keys) throw new Error('Sealed personal data imported without the data keys');
   return { ...event, data: openEvent(event, event.data, wrapped === null || !keys ? null : keys.keyOf(wrapped)) };
+}
+
+const refusedAt = (event: CheckedEvent, reason: string) =>
+  new ImportRefusedError(event.source.file, event.source.line, `event ${event.id}: ${reason}`);
+
+/**
+ * The workspace has no events here (createWorkspace made sure), so a stream of this import that this database
+ * already holds, or holds a data key for, is another workspace's: refused at its first line.
+ */
+async function refuseForeignStreams(sql: Queryable, events: readonly CheckedEvent[]): Promise<void> {
+  const tenantId = events[0]!.tenantId;
+  const streams = [...new Set(events.map((e) => e.streamId))];
+  const taken = await sql.query<{ stream_id: string }>(
+    `SELECT stream_id FROM events WHERE stream_id = ANY($1::text[]) AND tenant_id <> $2
+     UNION ALL SELECT stream_id FROM personal_data_keys WHERE stream_id = ANY($1::text[]) AND tenant_id <> $2
+     LIMIT 1`,
+    [streams, tenantId],
+  );
+  const stream = taken.rows[0]?.stream_id;
+  if (stream === undefined) return;
+  const first = events.find((e) => e.streamId === stream)!;
+  throw refusedAt(first, `its stream ${stream} belongs to another workspace in this database`);
+}
+
+/** Projects one imported event; a read-model row of the same id elsewhere (a unique violation) refuses its line. */
+async function projectImported(sql: Queryable, projections: readonly Projection[], event: CheckedEvent) {
+  try {
+    await applyProjections(sql, projections, [event]);
+  } catch (error) {
+    if ((error as { code?: string }).code !== '23505') throw error;
+    throw refusedAt(event, 'a row it would write already exists in this database (another workspace’s id)');
+  }
+}
+
+/**
+ * The webhook secrets an import carries: each sealed for its own endpoint (`v3:`), or sealed before binding and then
+ * on one endpoint only; a secret moved from one endpoint onto another is refused at its line.
+ */
+class EndpointSecrets {
+  private readonly owners = new Map<string, string>();
+
+  constructor(private readonly box: PurposeBox | undefined) {}
+
+  check(event: CheckedEvent): void {
+    if (event.type !== ENDPOINT_EVENTS.created && event.type !== ENDPOINT_EVENTS.secretRotated) return;
+    const endpoint = String(event.data.endpoint_id);
+    for (const field of ['sealed_secret', 'previous_sealed_secret'] as const) {
+      const sealed = event.data[field];
+      if (sealed === undefined) continue;
+      if (typeof sealed !== 'string') throw refusedAt(event, `its ${field} is not a sealed secret`);
+      const owner = this.owners.get(sealed);
+      if (owner !== undefined && owner !== endpoint)
+        throw refusedAt(event, `its ${field} is the secret of endpoint ${owner}, not of ${endpoint}`);
+      this.owners.set(sealed, endpoint);
+      if (this.box && !this.opens(endpoint, sealed))
+        throw refusedAt(event, `its ${field} is not sealed for endpoint ${endpoint} with this SECRET_ENCRYPTION_KEY`);
+    }
+  }
+
+  private opens(endpoint: string, sealed: string): boolean {
+    try {
+      this.box!.openFor(endpoint, sealed);
+      return true;
+    } catch {
+      return false;
+    }
+  }
 }

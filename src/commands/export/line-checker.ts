@@ -4,6 +4,8 @@ import { contentDigest, GENESIS, link, workspaceHead, type StreamHead } from '..
 import type { EventMetadata, GlobalPosition, RecordedEvent } from '../../events/types.js';
 import { anchorText } from '../../events/verify-chain.js';
 import { ExportEvent, ExportHeader, ExportTrailer } from '../../schemas/export.js';
+import type { Erasure } from './erasure-ledger.js';
+import { eventNaming, type Reference } from './event-references.js';
 import { isAfter, parsePositionToken, positionToken, tokenOrStart } from './position-token.js';
 
 /** Why an import refuses a file: the file and line (1-based) and what is wrong there. */
@@ -23,6 +25,8 @@ export interface CheckedEvent extends RecordedEvent {
   /** The stream's data key row as exported (crypto-shredding); imported beside the events. */
   personalKey?: { person: string; wrapped: string | null; erased_at: string | null };
   hash: Buffer;
+  /** Where the event was read, for refusals found past the checker (in the database). */
+  source: { file: string; line: number };
 }
 
 export type CheckedLine =
@@ -53,6 +57,12 @@ function holdsNul(value: unknown): boolean {
   return false;
 }
 
+/** Whether a time is spelt as `Date.prototype.toISOString` spells it, the one spelling an export writes. */
+function isExportTime(text: string): boolean {
+  const time = new Date(text);
+  return !Number.isNaN(time.getTime()) && time.toISOString() === text;
+}
+
 /**
  * Checks an export line by line, with no I/O: the header, then each event (its shape, its workspace, its place in
  * the global order, its revision and hash against the previous event of its stream), then the trailer (the count,
@@ -69,6 +79,9 @@ export class ExportLineChecker {
   private next: string | null = null;
   private workspaceId: string | null = null;
   private totalEvents = 0;
+  /** Streams another event names, not seen yet, with the line that first named each. */
+  private readonly unresolved = new Map<string, { reference: Reference; file: string; line: number }>();
+  private readonly erased = new Map<string, Erasure>();
 
   get events(): number {
     return this.totalEvents;
@@ -77,6 +90,11 @@ export class ExportLineChecker {
   /** The position of the last event checked (in the source's global log). */
   get lastPosition(): GlobalPosition | null {
     return this.last;
+  }
+
+  /** The erasures the trailers carried (each person once, at the earliest time). */
+  get erasures(): Erasure[] {
+    return [...this.erased.values()];
   }
 
   /** The workspace head over every event checked so far. */
@@ -91,6 +109,16 @@ export class ExportLineChecker {
     this.line = 0;
     this.fileEvents = 0;
     this.phase = 'header';
+  }
+
+  /** Ends the import: every stream an event named must have been among its streams. */
+  finish(): void {
+    for (const { reference, file, line } of this.unresolved.values())
+      throw new ImportRefusedError(
+        file,
+        line,
+        `${reference.what} names ${reference.stream}, which is not a stream of this workspace's export`,
+      );
   }
 
   /** Ends the current file: it must have ended with its trailer. */
@@ -143,8 +171,17 @@ export class ExportLineChecker {
     if (typeof line === 'string') throw this.refuse(line);
     if (line.tenant !== this.workspaceId)
       throw this.refuse(`event ${line.id} belongs to workspace ${line.tenant}, not ${this.workspaceId}`);
+    this.checkNaming(line);
     const position = parsePositionToken(line.position);
     if (position === null) throw this.refuse(`event ${line.id}: the position ${line.position} is out of range`);
+    // One text per value, as the export writes it: a time or position spelt otherwise is a changed line that the
+    // chain cannot see (the hash covers the instant, not its spelling).
+    if (positionToken(position) !== line.position)
+      throw this.refuse(`event ${line.id}: the position ${line.position} is not written as an export writes it`);
+    if (!isExportTime(line.time))
+      throw this.refuse(
+        `event ${line.id}: the time ${line.time} is not written as an export writes it (ISO 8601, UTC, milliseconds)`,
+      );
     const floor = this.last ?? tokenOrStart(this.next);
     if (!isAfter(position, floor))
       throw this.refuse(`event ${line.id} at ${line.position} is out of order (not after ${positionToken(floor)})`);
@@ -173,6 +210,7 @@ export class ExportLineChecker {
       createdAt: new Date(line.time),
       hash: Buffer.from(line.hash, 'hex'),
       ...(line.personal_key ? { personalKey: line.personal_key } : {}),
+      source: { file: this.file, line: this.line },
     };
     const recomputed = link(previous?.hash ?? GENESIS, line.revision, this.digest(event));
     if (!recomputed.equals(event.hash))
@@ -184,6 +222,26 @@ export class ExportLineChecker {
     this.fileEvents += 1;
     this.totalEvents += 1;
     return { kind: 'event', event };
+  }
+
+  /** The stream and ids the event names belong to this workspace (docs/decisions.md); references wait for finish. */
+  private checkNaming(line: ExportEvent): void {
+    const naming = eventNaming(line);
+    if (!naming.ok) throw this.refuse(`event ${line.id}: ${naming.reason}`);
+    const references = [...naming.references];
+    if (line.personal_key)
+      references.push({
+        stream: `lead-${line.personal_key.person}`,
+        what: `its data key's person ${line.personal_key.person}`,
+      });
+    this.unresolved.delete(line.stream);
+    for (const reference of references)
+      if (
+        !this.heads.has(reference.stream) &&
+        reference.stream !== line.stream &&
+        !this.unresolved.has(reference.stream)
+      )
+        this.unresolved.set(reference.stream, { reference, file: this.file, line: this.line });
   }
 
   /** The content digest; content RFC 8785 cannot write (a lone surrogate) was never an event the store hashed. */
@@ -206,6 +264,11 @@ export class ExportLineChecker {
     const head = this.head();
     if (trailer.head !== head || trailer.anchor !== anchorText(head, end))
       throw this.refuse(`the trailer's head ${trailer.head} is not the head of the events, ${head} (an event cut?)`);
+    for (const erasure of trailer.erasures ?? []) {
+      const known = this.erased.get(erasure.person);
+      if (!known || Date.parse(erasure.erased_at) < Date.parse(known.erased_at))
+        this.erased.set(erasure.person, erasure);
+    }
     this.next = trailer.next;
     this.phase = 'done';
     return { kind: 'trailer' };

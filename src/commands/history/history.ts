@@ -8,6 +8,8 @@ import { toApplicationEvent } from '../../projections/applications.js';
 import { applicationView } from '../applications/application-view.js';
 import { applicationStream } from '../applications/load-application.js';
 import { RuleError } from '../../domain/rule-error.js';
+import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../../events/event-rows.js';
+import { personalDataKeysOf } from '../../events/personal-data.js';
 import { NotFoundError } from '../errors.js';
 import { actorText, eventSummary } from './summary.js';
 
@@ -17,17 +19,49 @@ export type HistorySubject = 'lead' | 'application';
 const streamOf = (subject: HistorySubject, id: string): string =>
   subject === 'lead' ? leadStream(id) : applicationStream(id);
 
+type Scope = { tenantId: string; sandbox: boolean };
+type Services = Pick<AppServices, 'pool'>;
+
 /** The record's stream, or not found when it is unknown, another workspace's or the other mode's. */
-async function readSubject(
-  services: Pick<AppServices, 'store'>,
-  scope: { tenantId: string; sandbox: boolean },
-  subject: HistorySubject,
-  id: string,
+async function subjectStream(services: Services, scope: Scope, subject: HistorySubject, id: string): Promise<string> {
+  const stream = streamOf(subject, id);
+  const first = await services.pool.query<{ tenant_id: string; sandbox: boolean }>(
+    'SELECT tenant_id, sandbox FROM events WHERE stream_id = $1 AND revision = 0',
+    [stream],
+  );
+  const row = first.rows[0];
+  if (!row || row.tenant_id !== scope.tenantId || row.sandbox !== scope.sandbox) throw new NotFoundError(subject);
+  return stream;
+}
+
+/** Events of a stream, opened, after `revision`, in revision order: at most `limit`, and only up to `until` if given. */
+async function readEvents(
+  services: Services,
+  stream: string,
+  page: { afterRevision: number; limit: number | null; until?: Date },
 ): Promise<StoredEvent[]> {
-  const events = await services.store.readStream(streamOf(subject, id));
-  const first = events[0];
-  if (!first || first.tenantId !== scope.tenantId || first.sandbox !== scope.sandbox) throw new NotFoundError(subject);
-  return events;
+  const result = await services.pool.query<KeyedEventRow>(
+    `SELECT ${OPENED_COLUMNS} FROM ${WITH_KEYS}
+      WHERE events.stream_id = $1 AND events.revision > $2 AND ($3::timestamptz IS NULL OR events.created_at <= $3)
+      ORDER BY events.revision LIMIT $4`,
+    [stream, page.afterRevision, page.until ?? null, page.limit],
+  );
+  const keys = personalDataKeysOf(services.pool);
+  return result.rows.map((row) => toOpenedEvent(row, keys));
+}
+
+/** The revision of the event `id` of the stream; a value that is not one of its events is refused. */
+async function revisionOf(services: Services, stream: string, subject: HistorySubject, id: string): Promise<number> {
+  const found = await services.pool.query<{ revision: number }>(
+    'SELECT revision FROM events WHERE stream_id = $1 AND id::text = $2',
+    [stream, id],
+  );
+  const row = found.rows[0];
+  if (!row)
+    throw new RuleError('invalid', 'validation_failed', `starting_after is not an event of this ${subject}`, {
+      starting_after: `not an event of this ${subject}`,
+    });
+  return row.revision;
 }
 
 export interface HistoryItem {
@@ -52,23 +86,18 @@ export interface HistoryPage {
  * (Stripe's convention); an id that is not an event of this record is refused.
  */
 export async function readHistoryPage(
-  services: Pick<AppServices, 'store'>,
+  services: Services,
   scope: { tenantId: string; sandbox: boolean },
   subject: HistorySubject,
   id: string,
   page: { limit: number; startingAfter?: string },
 ): Promise<HistoryPage> {
-  const events = await readSubject(services, scope, subject, id);
-  let from = 0;
-  if (page.startingAfter !== undefined) {
-    const index = events.findIndex((e) => e.id === page.startingAfter);
-    if (index < 0)
-      throw new RuleError('invalid', 'validation_failed', `starting_after is not an event of this ${subject}`, {
-        starting_after: `not an event of this ${subject}`,
-      });
-    from = index + 1;
-  }
-  const slice = events.slice(from, from + page.limit);
+  const stream = await subjectStream(services, scope, subject, id);
+  const afterRevision =
+    page.startingAfter === undefined ? -1 : await revisionOf(services, stream, subject, page.startingAfter);
+  // One more than the page, to know whether another follows.
+  const read = await readEvents(services, stream, { afterRevision, limit: page.limit + 1 });
+  const slice = read.slice(0, page.limit);
   return {
     object: 'list',
     data: slice.map((e) => ({
@@ -81,13 +110,13 @@ export async function readHistoryPage(
       summary: eventSummary(e),
       facts: e.data,
     })),
-    has_more: from + page.limit < events.length,
+    has_more: read.length > page.limit,
   };
 }
 
 /** The record's events created at or before `asOf`; an instant in the future is refused (later events may come). */
 async function eventsAsOf(
-  services: Pick<AppServices, 'store' | 'now'>,
+  services: Services & Pick<AppServices, 'now'>,
   scope: { tenantId: string; sandbox: boolean },
   subject: HistorySubject,
   id: string,
@@ -97,9 +126,8 @@ async function eventsAsOf(
     throw new RuleError('invalid', 'validation_failed', 'as_of is in the future', {
       as_of: 'must not be in the future: later events may still come',
     });
-  const events = (await readSubject(services, scope, subject, id)).filter(
-    (e) => e.createdAt.getTime() <= asOf.getTime(),
-  );
+  const stream = await subjectStream(services, scope, subject, id);
+  const events = await readEvents(services, stream, { afterRevision: -1, limit: null, until: asOf });
   // Before its first event the record did not exist: not found, as an id that never existed.
   if (events.length === 0) throw new NotFoundError(subject);
   return events;
@@ -107,7 +135,7 @@ async function eventsAsOf(
 
 /** A lead as it was at `asOf`: its events up to then, folded by the evolve function the projection runs. */
 export async function readLeadAsOf(
-  services: Pick<AppServices, 'store' | 'now'>,
+  services: Services & Pick<AppServices, 'now'>,
   scope: { tenantId: string; sandbox: boolean },
   id: string,
   asOf: Date,
@@ -120,7 +148,7 @@ export async function readLeadAsOf(
 
 /** An application as it was at `asOf`, folded and shown as the admin interface shows it now. */
 export async function readApplicationAsOf(
-  services: Pick<AppServices, 'store' | 'now'>,
+  services: Services & Pick<AppServices, 'now'>,
   scope: { tenantId: string; sandbox: boolean },
   id: string,
   asOf: Date,

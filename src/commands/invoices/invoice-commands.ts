@@ -15,7 +15,7 @@ import { newId } from '../../shared/ids.js';
 import type { Queryable } from '../../storage/postgres.js';
 import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
-import { personOfSubject, type Subject } from '../subject.js';
+import { lockPersonOfStream, personOfSubject, type Subject } from '../subject.js';
 
 /**
  * The next invoice number of a workspace in one mode (live and sandbox count separately). The counter row stays locked
@@ -77,6 +77,7 @@ export async function operateInvoice(
 ): Promise<InvoiceResult> {
   const stream = invoiceStream(id);
   return runCommand(store, context, [stream], async (tx) => {
+    await lockPersonOfStream(tx, stream);
     const { state, revision } = await loadInvoice(tx, id);
     const events = decide(state, command(tx.context.now));
     await tx.append(stream, revision, events);

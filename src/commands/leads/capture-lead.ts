@@ -5,12 +5,18 @@ import type { CommandContext } from '../../events/types.js';
 import type { AppServices } from '../../bootstrap.js';
 import type { KeyLookup } from '../../keys/repository.js';
 import type { CaptchaVerdict } from '../../leads/captcha.js';
-import { findAnswer, idempotencyLock, saveAnswer, type StoredAnswer } from '../../leads/idempotency.js';
+import {
+  findAnswer,
+  idempotencyLock,
+  idempotencyScope,
+  saveAnswer,
+  type StoredAnswer,
+} from '../../leads/idempotency.js';
 import type { LeadSubmission } from '../../leads/submission.js';
 import { intentPrefix, settleTime, writeIntent } from '../../leads/write-intents.js';
 import { captureLookup, type CaptureLookup } from '../../projections/leads-queries.js';
 import { monthlyLeadQuota } from '../../workspaces/plans.js';
-import { assertWithinQuota, consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
+import { assertWithinQuota, consumeQuota, LEADS_METRIC, quotaRefusal } from '../../workspaces/quota.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { CaptchaFailedError, IdempotencyKeyReusedError } from '../errors.js';
 import { runCommand } from '../run-command.js';
@@ -68,7 +74,8 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
   // A new lead's stream needs no lock (its first event's unique revision refuses a second writer); a duplicate's
   // existing stream is locked when the enquiry is appended.
   const locks = identityLocks(tenantId, sandbox, submission);
-  if (idempotency) locks.push(idempotencyLock(tenantId, sandbox, idempotency.key));
+  const keyScope = idempotencyScope(tenantId, key);
+  if (idempotency) locks.push(idempotencyLock(keyScope, idempotency.key));
 
   const intent = writeIntent(tenantId, sandbox, input.now);
   const context = input.context(intent.at);
@@ -81,7 +88,8 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
 
   const create = async (tx: StoreTransaction, decision: CaptureDecision, now: Date): Promise<StoredAnswer> => {
     await tx.append(leadStream(leadId), 'no_stream', decision.events);
-    if (!sandbox) await consumeQuota(tx.writes, tenantId, LEADS_METRIC, now);
+    // The check that holds under concurrency: refused past the limit, the transaction fails (quotaRefusal below).
+    if (!sandbox) await consumeQuota(tx.writes, tenantId, LEADS_METRIC, quotaLimit, now);
     const body = {
       id: leadId,
       status: decision.lead.stage.key,
@@ -94,7 +102,7 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
 
   const work = async (tx: StoreTransaction): Promise<CaptureAnswer> => {
     if (idempotency) {
-      const earlier = await findAnswer(tx.sql, tenantId, sandbox, idempotency.key, intent.at);
+      const earlier = await findAnswer(tx.sql, keyScope, idempotency.key, intent.at);
       if (earlier) {
         if (earlier.requestHash !== idempotency.requestHash) throw new IdempotencyKeyReusedError();
         return { ...earlier, replayed: true };
@@ -126,7 +134,7 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
     } else {
       answer = await create(tx, decision, now);
     }
-    if (idempotency) await saveAnswer(tx.writes, tenantId, sandbox, idempotency.key, answer, now);
+    if (idempotency) await saveAnswer(tx.writes, keyScope, idempotency.key, answer, now);
     return { ...answer, replayed: false };
   };
   // Captures of one workspace and mode arriving together share database transactions (one registration: theirs
@@ -136,5 +144,7 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
     openingRank: intent.at.getTime(),
     coalesce: intentPrefix(tenantId, sandbox),
   };
-  return runCommand(services.store, context, locks, work, options);
+  return runCommand(services.store, context, locks, work, options).catch((error: unknown) => {
+    throw quotaRefusal(error, quotaLimit) ?? error;
+  });
 }

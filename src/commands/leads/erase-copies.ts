@@ -1,11 +1,12 @@
-import { extractPersonal } from '../../events/personal-fields.js';
-import type { RecordedEvent } from '../../events/types.js';
+import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../../events/event-rows.js';
+import { isSealed, type PersonalDataKeys } from '../../events/personal-data.js';
+import { extractPersonal, saysPersonalData } from '../../events/personal-fields.js';
+import type { StoredEvent } from '../../events/types.js';
 import type { Queryable } from '../../storage/postgres.js';
-import type { StoreTransaction } from '../../events/event-store.js';
-import { documentsProjection, documentStream } from '../../projections/documents.js';
-import { invoicesProjection, invoiceStream } from '../../projections/invoices.js';
+import { documentsProjection } from '../../projections/documents.js';
+import { invoicesProjection } from '../../projections/invoices.js';
 import type { Projection } from '../../projections/projection.js';
-import { tasksProjection, taskStream } from '../../projections/tasks.js';
+import { tasksProjection } from '../../projections/tasks.js';
 import { envelopeBody } from '../../webhooks/envelope.js';
 
 /**
@@ -56,21 +57,14 @@ export async function eraseKeys(
 }
 
 /**
- * Scrubs the copies of the person's data outside the log, in the erasing transaction:
- * - the lead's phone and email columns (its body is rewritten by the erasure event's projection);
- * - the applications' module details (their read model state; the status shows none);
- * - Idempotency-Key answers about the lead (their request hash is a hash of the person's data);
- * - webhook delivery bodies of the person's events, pending or sent, re-rendered from the events as they read once
- *   erased, so a retry or a resend sends no personal value; and the receivers' answers to them.
+ * Scrubs the copies of the person's data outside the log that hang off the lead itself, in the erasing transaction:
+ * the lead's phone and email columns (its body is rewritten by the erasure event's projection), the applications'
+ * module details (their read model state; the status shows none), and the Idempotency-Key answers about the lead
+ * (their request hash is a hash of the person's data).
  */
-export async function scrubCopies(
+export async function scrubPersonRows(
   sql: Queryable,
-  s: {
-    tenantId: string;
-    sandbox: boolean;
-    leadId: string;
-    events: readonly RecordedEvent[];
-  },
+  s: { tenantId: string; sandbox: boolean; leadId: string },
 ): Promise<void> {
   await sql.query('UPDATE leads SET phone = NULL, email = NULL WHERE id = $1 AND tenant_id = $2', [
     s.leadId,
@@ -89,11 +83,17 @@ export async function scrubCopies(
     s.sandbox,
     s.leadId,
   ]);
-  const bodies = s.events.flatMap((event) => {
+}
+
+/**
+ * Webhook delivery bodies of these events, pending or sent, re-rendered from the events as they read once erased, so
+ * a retry or a resend sends no personal value; and the receivers' answers to them.
+ */
+export async function scrubDeliveries(sql: Queryable, events: readonly StoredEvent[]): Promise<void> {
+  const bodies = events.flatMap((event) => {
     const body = envelopeBody({ ...event, data: extractPersonal(event.type, event.data).clear });
     return body === null ? [] : [{ id: event.id, body }];
   });
-  const ids = s.events.map((e) => e.id);
   await sql.query(
     `UPDATE webhook_deliveries d SET body = b.body
        FROM unnest($1::uuid[], $2::text[]) AS b(event_id, body) WHERE d.event_id = b.event_id`,
@@ -102,50 +102,116 @@ export async function scrubCopies(
   await sql.query(
     `UPDATE webhook_delivery_attempts SET response_body = NULL
       WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE event_id = ANY($1::uuid[]))`,
-    [ids],
+    [events.map((e) => e.id)],
   );
 }
 
-/** The documents, tasks and invoices of a lead and of its applications. */
-export interface Owned {
-  documents: string[];
-  tasks: string[];
-  invoices: string[];
+/**
+ * One page of the person's streams ($1 workspace, $2 mode, $3 person, $4 the last stream of the previous page, $5 the
+ * page size), in stream id order: their lead's, their cases', the documents, tasks and invoices of both as the read
+ * models file them, and every stream whose data key is filed under the person (whatever the read models say).
+ */
+const PERSON_STREAMS = `
+  WITH cases AS (SELECT id FROM applications WHERE tenant_id = $1 AND sandbox = $2 AND lead_id = $3::uuid)
+  SELECT s FROM (
+    SELECT 'lead-' || $3::uuid::text AS s
+    UNION SELECT 'application-' || id FROM cases
+    UNION SELECT 'document-' || id FROM documents
+           WHERE tenant_id = $1 AND sandbox = $2 AND (lead_id = $3::uuid OR application_id IN (SELECT id FROM cases))
+    UNION SELECT 'task-' || id FROM tasks
+           WHERE tenant_id = $1 AND sandbox = $2 AND (lead_id = $3::uuid OR application_id IN (SELECT id FROM cases))
+    UNION SELECT 'invoice-' || id FROM invoices
+           WHERE tenant_id = $1 AND sandbox = $2 AND (lead_id = $3::uuid OR application_id IN (SELECT id FROM cases))
+    UNION SELECT stream_id FROM personal_data_keys
+           WHERE tenant_id = $1 AND person_id = $3::uuid AND stream_id NOT LIKE 'lead-%'
+  ) AS streams
+  WHERE s > $4 ORDER BY s LIMIT $5`;
+
+export interface PersonScope {
+  tenantId: string;
+  sandbox: boolean;
+  personId: string;
 }
 
-export async function ownedBy(
-  sql: Queryable,
-  tenantId: string,
-  sandbox: boolean,
-  leadId: string,
-  applicationIds: string[],
-): Promise<Owned> {
-  const ids = async (table: 'documents' | 'tasks' | 'invoices') =>
-    (
-      await sql.query<{ id: string }>(
-        `SELECT id FROM ${table} WHERE tenant_id = $1 AND sandbox = $2
-            AND (lead_id = $3 OR application_id = ANY($4::uuid[])) ORDER BY id`,
-        [tenantId, sandbox, leadId, applicationIds],
-      )
-    ).rows.map((r) => r.id);
-  return { documents: await ids('documents'), tasks: await ids('tasks'), invoices: await ids('invoices') };
+/** The person's streams, one bounded page at a time (never all of them in memory at once). */
+export async function* personStreams(sql: Queryable, scope: PersonScope, pageSize: number): AsyncGenerator<string[]> {
+  let after = '';
+  for (;;) {
+    const page = await sql.query<{ s: string }>(PERSON_STREAMS, [
+      scope.tenantId,
+      scope.sandbox,
+      scope.personId,
+      after,
+      pageSize,
+    ]);
+    if (page.rows.length === 0) return;
+    yield page.rows.map((r) => r.s);
+    if (page.rows.length < pageSize) return;
+    after = page.rows[page.rows.length - 1]!.s;
+  }
 }
+
+/** The events of these streams, opened, one bounded page at a time in (stream, revision) order. */
+export async function* eventsOf(
+  sql: Queryable,
+  streams: string[],
+  keys: PersonalDataKeys | undefined,
+  pageSize: number,
+): AsyncGenerator<{ events: StoredEvent[]; plaintext: number }> {
+  let after = { stream: '', revision: -1 };
+  for (;;) {
+    const page = await sql.query<KeyedEventRow>(
+      `SELECT ${OPENED_COLUMNS} FROM ${WITH_KEYS}
+        WHERE events.stream_id = ANY($1::text[]) AND (events.stream_id, events.revision) > ($2, $3)
+        ORDER BY events.stream_id, events.revision LIMIT $4`,
+      [streams, after.stream, after.revision, pageSize],
+    );
+    if (page.rows.length === 0) return;
+    // Events that hold personal values in the clear (written before encryption).
+    const plaintext = page.rows.filter((r) => !isSealed(r.data) && saysPersonalData(r.type, r.data)).length;
+    yield { events: page.rows.map((row) => toOpenedEvent(row, keys)), plaintext };
+    if (page.rows.length < pageSize) return;
+    const last = page.rows[page.rows.length - 1]!;
+    after = { stream: last.stream_id, revision: last.revision };
+  }
+}
+
+/** The read models re-projected by an erasure, by the prefix of their streams. */
+const REPROJECTED: Record<string, Projection> = {
+  document: documentsProjection,
+  task: tasksProjection,
+  invoice: invoicesProjection,
+};
+
+const kindOf = (stream: string): string => stream.slice(0, stream.indexOf('-'));
+const idsOf = (streams: string[], kind: string): string[] =>
+  streams.filter((s) => kindOf(s) === kind).map((s) => s.slice(kind.length + 1));
 
 /**
- * Projects the person's documents, tasks and invoices again from their events as they read once the keys are gone,
- * so their read models (and the durable task timers) hold exactly what a rebuild would: no file name, title, line
- * description or reason.
+ * Forgets the read-model rows of these documents, tasks and invoices (and the tasks' durable timers), which the
+ * erasure then projects again from their events as they read once the keys are gone: no file name, title, line
+ * description or reason, exactly what a rebuild would hold.
  */
-export async function reprojectErased(tx: StoreTransaction, owned: Owned): Promise<void> {
-  await tx.writes.query('DELETE FROM documents WHERE id = ANY($1::uuid[])', [owned.documents]);
-  await tx.writes.query('DELETE FROM tasks WHERE id = ANY($1::uuid[])', [owned.tasks]);
-  await tx.writes.query('DELETE FROM task_timers WHERE task_id = ANY($1::uuid[])', [owned.tasks]);
-  await tx.writes.query('DELETE FROM invoices WHERE id = ANY($1::uuid[])', [owned.invoices]);
-  const streams: [Projection, string][] = [
-    ...owned.documents.map((id): [Projection, string] => [documentsProjection, documentStream(id)]),
-    ...owned.tasks.map((id): [Projection, string] => [tasksProjection, taskStream(id)]),
-    ...owned.invoices.map((id): [Projection, string] => [invoicesProjection, invoiceStream(id)]),
-  ];
-  for (const [projection, stream] of streams)
-    for (const event of await tx.readStream(stream)) await projection.apply(tx.writes, event);
+export async function forgetReadRows(sql: Queryable, streams: string[]): Promise<void> {
+  const tasks = idsOf(streams, 'task');
+  await sql.query('DELETE FROM documents WHERE id = ANY($1::uuid[])', [idsOf(streams, 'document')]);
+  await sql.query('DELETE FROM tasks WHERE id = ANY($1::uuid[])', [tasks]);
+  await sql.query('DELETE FROM task_timers WHERE task_id = ANY($1::uuid[])', [tasks]);
+  await sql.query('DELETE FROM invoices WHERE id = ANY($1::uuid[])', [idsOf(streams, 'invoice')]);
+}
+
+/** Projects again the events of forgotten read rows (see forgetReadRows), in stream order. */
+export async function reproject(sql: Queryable, events: readonly StoredEvent[]): Promise<void> {
+  for (const event of events) {
+    const projection = REPROJECTED[kindOf(event.streamId)];
+    if (projection?.eventTypes.includes(event.type)) await projection.apply(sql, event);
+  }
+}
+
+/** The ids of the person's documents, one page at a time (their files go once the erasure has committed). */
+export async function* documentsOf(sql: Queryable, scope: PersonScope, pageSize: number): AsyncGenerator<string[]> {
+  for await (const streams of personStreams(sql, scope, pageSize)) {
+    const ids = idsOf(streams, 'document');
+    if (ids.length > 0) yield ids;
+  }
 }

@@ -3,7 +3,7 @@ import { RuleError } from '../../domain/rule-error.js';
 import type { CommandContext } from '../../events/types.js';
 import type { KeyLookup } from '../../keys/repository.js';
 import { checkLeadCreate } from '../../leads/check-create.js';
-import { findAnswer, requestHash } from '../../leads/idempotency.js';
+import { findAnswer, idempotencyScope, requestHash } from '../../leads/idempotency.js';
 import { spamReason } from '../../leads/spam.js';
 import type { LeadCreateBody, LeadSubmission } from '../../leads/submission.js';
 import type { Workspace } from '../../workspaces/workspace.js';
@@ -97,8 +97,8 @@ async function earlierAnswer(
   idempotency: { key: string; requestHash: string },
   now: Date,
 ): Promise<CaptureAnswer | undefined> {
-  const sandbox = request.key.mode === 'test';
-  const earlier = await findAnswer(services.pool, request.workspace.id, sandbox, idempotency.key, now);
+  const scope = idempotencyScope(request.workspace.id, request.key);
+  const earlier = await findAnswer(services.pool, scope, idempotency.key, now);
   if (!earlier) return undefined;
   if (earlier.requestHash !== idempotency.requestHash) throw new IdempotencyKeyReusedError();
   return { ...earlier, replayed: true };

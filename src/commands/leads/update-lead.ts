@@ -8,6 +8,7 @@ import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { runCommand } from '../run-command.js';
 import { NotFoundError } from '../errors.js';
+import { lockPerson } from '../subject.js';
 
 /** A PATCH /v1/leads/{id} as the route parsed it: the workspace and mode, the lead's id and the validated body. */
 export interface LeadUpdateRequest {
@@ -38,6 +39,7 @@ export async function updateLead(
     ctx,
     [stream],
     async (tx) => {
+      await lockPerson(tx, leadId);
       const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
       const now = settleTime(tx, intent, clock);
       if (!row) throw new NotFoundError('lead');

@@ -6,6 +6,7 @@ import type { CommandContext } from '../../events/types.js';
 import { taskStream } from '../../projections/tasks.js';
 import { runCommand } from '../run-command.js';
 import { loadTask } from './task-commands.js';
+import { lockPersonOfStream } from '../subject.js';
 
 export const TASK_TIMER_ACTOR = { type: 'system', name: 'task timer' } as const;
 
@@ -28,6 +29,8 @@ async function fireTimer(
   };
   const stream = taskStream(timer.task_id);
   return runCommand(store, context, [stream], async (tx) => {
+    // The person's lock before the timer row's: an erasure takes them in this order (it re-projects the timers).
+    await lockPersonOfStream(tx, stream);
     const claimed = await tx.sql.query(
       'SELECT task_id FROM task_timers WHERE task_id = $1 AND due_at <= $2 FOR UPDATE SKIP LOCKED',
       [timer.task_id, now],

@@ -12,7 +12,7 @@ import {
 } from '../../domain/tasks/index.js';
 import type { EventStore, StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { personOfSubject } from '../subject.js';
+import { lockPersonOfStream, personOfSubject } from '../subject.js';
 import { taskStream, toTaskEvent } from '../../projections/tasks.js';
 import { newId } from '../../shared/ids.js';
 import type { Workspace } from '../../workspaces/workspace.js';
@@ -77,6 +77,7 @@ export async function operateTask(
 ): Promise<TaskResult> {
   const stream = taskStream(id);
   return runCommand(store, context, [stream], async (tx) => {
+    await lockPersonOfStream(tx, stream);
     const { state, revision } = await loadTask(tx, id);
     const events = decide(state, command(tx.context.now));
     await tx.append(stream, revision, events);

@@ -78,7 +78,7 @@ export async function createEndpoint(
         url: input.url,
         description: input.description ?? null,
         events: input.events,
-        sealedSecret: services.secretBox.webhookSecrets.seal(secret),
+        sealedSecret: services.secretBox.webhookSecrets.sealFor(id, secret),
       });
       await tx.append(endpointStream(id), 'no_stream', events);
       await tx.sql.query(
@@ -156,11 +156,15 @@ export async function rotateEndpointSecret(
   const secret = generateSecret();
   await domainErrors(() =>
     runCommand(services.store, context, [endpointStream(id)], async (tx) => {
-      const { state } = await load(tx, context, id);
+      const { row, state } = await load(tx, context, id);
       await tx.append(
         endpointStream(id),
         'any',
-        decideRotateSecret(state, { sealedSecret: services.secretBox.webhookSecrets.seal(secret), now: context.now }),
+        decideRotateSecret(state, {
+          // Bound to the endpoint: its id as stored, the one the delivery worker opens it with.
+          sealedSecret: services.secretBox.webhookSecrets.sealFor(row.id, secret),
+          now: context.now,
+        }),
       );
     }),
   );

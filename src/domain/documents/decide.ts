@@ -120,7 +120,8 @@ function checkedReason(reason: string): string {
 
 /**
  * What a command on a document appends. A scan result is recorded only while the document waits for one, so two
- * scanners finishing the same document append one verdict. Only an available document can be rejected; rejecting a
+ * scanners finishing the same document append one verdict; a document the scanner could not scan is set aside only
+ * while it waits, too. Only an available document can be rejected; rejecting a
  * rejected one again appends nothing.
  */
 export function decide(state: Document, command: DocumentCommand): DocumentEvent[] {
@@ -133,6 +134,11 @@ export function decide(state: Document, command: DocumentCommand): DocumentEvent
       const after = evolve(state, { type: 'document.uploaded', data: { scanned_at } });
       return [{ type: 'document.uploaded', data: { scanned_at, payload: after } }];
     }
+    case 'set_aside': {
+      if (state.status !== 'pending_scan') return [];
+      const data = { failed_at: command.now.toISOString(), reason: command.reason, attempts: command.attempts };
+      return [{ type: 'document.scan_failed', data }];
+    }
     case 'reject': {
       const reason = checkedReason(command.reason);
       if (state.status === 'rejected') return [];
@@ -142,7 +148,9 @@ export function decide(state: Document, command: DocumentCommand): DocumentEvent
           'document_not_available',
           state.status === 'pending_scan'
             ? 'The document is still waiting for its virus scan'
-            : 'The document was refused by the virus scan',
+            : state.status === 'scan_failed'
+              ? 'The virus scanner could not scan the document; it was set aside'
+              : 'The document was refused by the virus scan',
         );
       const facts = { reason, rejected_at: command.now.toISOString() };
       const after = evolve(state, { type: 'document.rejected', data: facts });

@@ -20,6 +20,7 @@ export function evolve(state: Document | null, event: DocumentFact): Document {
       status: 'pending_scan',
       scan_signature: null,
       scanned_at: null,
+      scan_error: null,
       rejection_reason: null,
       rejected_at: null,
       created_at: d.received_at,
@@ -37,6 +38,14 @@ export function evolve(state: Document | null, event: DocumentFact): Document {
         scan_signature: event.data.signature,
         scanned_at: event.data.scanned_at,
         updated_at: event.data.scanned_at,
+      };
+    case 'document.scan_failed':
+      return {
+        ...state,
+        status: 'scan_failed',
+        scan_error: event.data.reason,
+        scanned_at: event.data.failed_at,
+        updated_at: event.data.failed_at,
       };
     case 'document.rejected':
       return {

@@ -9,9 +9,10 @@ export type DocumentContentType = (typeof DOCUMENT_CONTENT_TYPES)[number];
 /**
  * `pending_scan`: received, the scanner could not be reached yet (never downloadable, never announced);
  * `available`: passed the scan (document.uploaded); `rejected`: rejected by staff (document.rejected);
- * `infected`: the scan found a signature: refused, the file deleted, recorded only.
+ * `infected`: the scan found a signature: refused, the file deleted, recorded only; `scan_failed`: the scanner
+ * answered every try with an error about this file (document.scan_failed): set aside, never accepted, the file deleted.
  */
-export const DOCUMENT_STATUSES = ['pending_scan', 'available', 'rejected', 'infected'] as const;
+export const DOCUMENT_STATUSES = ['pending_scan', 'available', 'rejected', 'infected', 'scan_failed'] as const;
 export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number];
 
 /** A document type of the workspace (passport, transcript, offer letter, …) and its limits. */
@@ -40,6 +41,8 @@ export interface Document {
   /** The signature the scanner found (status infected); null otherwise. */
   scan_signature: string | null;
   scanned_at: string | null;
+  /** Why the scanner gave no verdict (status scan_failed); null otherwise. */
+  scan_error: string | null;
   rejection_reason: string | null;
   rejected_at: string | null;
   created_at: string;
@@ -76,26 +79,38 @@ export interface DocumentInfected {
   type: 'document.infected';
   data: { scanned_at: string; signature: string };
 }
+/** Internal: the scanner answered `attempts` tries with an error about this file; it is set aside, never accepted. */
+export interface DocumentScanFailed {
+  type: 'document.scan_failed';
+  data: { failed_at: string; reason: string; attempts: number };
+}
 /** The webhook event: staff rejected the document; `payload` is the Document as rejected. */
 export interface DocumentRejected {
   type: 'document.rejected';
   data: { reason: string; rejected_at: string; payload: Document };
 }
 
-export type DocumentEvent = DocumentReceived | DocumentUploaded | DocumentInfected | DocumentRejected;
+export type DocumentEvent =
+  DocumentReceived | DocumentUploaded | DocumentInfected | DocumentScanFailed | DocumentRejected;
 
 export const DOCUMENT_EVENT_TYPES: readonly DocumentEvent['type'][] = [
   'document.received',
   'document.uploaded',
   'document.infected',
+  'document.scan_failed',
   'document.rejected',
 ];
 
 /** What a scan found, as the domain sees it. */
 export type ScanResult = { kind: 'clean' } | { kind: 'infected'; signature: string };
 
+/** How many tries the scanner may answer with an error about one file before it is set aside. */
+export const SCAN_ATTEMPTS = 3;
+
 export type DocumentCommand =
-  { type: 'record_scan'; result: ScanResult; now: Date } | { type: 'reject'; reason: string; now: Date };
+  | { type: 'record_scan'; result: ScanResult; now: Date }
+  | { type: 'set_aside'; reason: string; attempts: number; now: Date }
+  | { type: 'reject'; reason: string; now: Date };
 
 /** A document operation the document refuses: the status and code the caller sees. */
 export class DocumentRefused extends RuleError {}

@@ -9,7 +9,7 @@ import {
   type IncomingUpload,
 } from '../../commands/documents/document-commands.js';
 import { subjectOf } from '../../commands/subject.js';
-import { documentTypesOf, MAX_DOCUMENT_BYTES } from '../../domain/documents/index.js';
+import { DOCUMENT_CONTENT_TYPES, documentTypesOf, MAX_DOCUMENT_BYTES } from '../../domain/documents/index.js';
 import { findDocument, listDocuments } from '../../projections/documents.js';
 import { ModeQuery } from '../../schemas/application.js';
 import type { AppServices } from '../../bootstrap.js';
@@ -208,9 +208,14 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
         headers: AdminUserHeaders,
         params: DocumentParams,
         querystring: ModeQuery,
-        produces: ['application/pdf', 'image/jpeg', 'image/png'],
         response: {
-          200: answer(Type.String({ format: 'binary' }), 'The file, streamed'),
+          // The file's own type for the file; refusals stay JSON (a `produces` list would say they were files too).
+          200: {
+            description: 'The file, streamed',
+            content: Object.fromEntries(
+              DOCUMENT_CONTENT_TYPES.map((type) => [type, { schema: Type.String({ format: 'binary' }) }]),
+            ),
+          },
           ...adminErrorResponses(400, 401, 403, 404, 409),
         },
       },

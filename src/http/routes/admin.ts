@@ -26,7 +26,7 @@ export async function registerAdminInterface(app: TypedApp, services: AppService
       await admin.register(
         async (v1: TypedApp) => {
           v1.decorateRequest('staff', null);
-          v1.addHook('onRequest', adminAuthentication(adminToken, services.pool));
+          v1.addHook('onRequest', adminAuthentication(adminToken, services));
           registerAdminApplicationRoutes(v1, services);
           registerAdminWebhookRoutes(v1, services);
           registerAdminTaskRoutes(v1, services);

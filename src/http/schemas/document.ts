@@ -26,10 +26,15 @@ export const Document = Type.Object(
       description:
         'pending_scan: waiting for the virus scan (never downloadable, never announced); available: passed it ' +
         '(document.uploaded); rejected: rejected by staff (document.rejected); infected: refused by the scan, the ' +
-        'file deleted',
+        'file deleted; scan_failed: the scanner answered every try with an error about this file (past its size ' +
+        'limit, say): set aside, never accepted, the file deleted (see scan_error)',
     }),
     scan_signature: Nullable(Type.String({ description: 'what the scan found (infected)' })),
     scanned_at: Nullable(DateTime),
+    // Optional: the documents announced before 2026-11-26 went out without it.
+    scan_error: Type.Optional(
+      Nullable(Type.String({ description: 'why the scanner gave no verdict (scan_failed); null otherwise' })),
+    ),
     rejection_reason: Nullable(Type.String({ description: 'empty once its person is erased' })),
     rejected_at: Nullable(DateTime),
     created_at: DateTime,

@@ -60,3 +60,79 @@ export function answer<T extends object>(schema: T, meaning: string): T {
 }
 
 export const COMMON_ERRORS = [400, 401, 402, 403, 429] as const;
+
+/**
+ * What any operation may answer whatever it does itself: Node's HTTP parser, the router, the body parser, load
+ * shedding, shutdown and the last-resort handler (src/http/wire.ts, errors.ts, observability.ts, app.ts).
+ */
+const EVERY_OPERATION: Record<number, string> = {
+  400:
+    '`invalid_request`: not valid HTTP/1.1 (a missing Host, a malformed path or header); `validation_failed` for a ' +
+    'control character in a header',
+  408: '`request_timeout`: the request did not arrive in time',
+  417: '`expectation_failed`: an `Expect` header other than `100-continue`',
+  431: '`headers_too_large`: the request line and headers are larger than 16 KB',
+  500: '`internal_error`: something went wrong on our side; quote the `request_id`',
+  503: '`overloaded` (with `Retry-After`) or `shutting_down`: retry in a moment',
+};
+
+/** What an operation with a path parameter may answer besides. */
+const WITH_PATH_PARAMETERS: Record<number, string> = {
+  404: '`not_found`: a path segment is not a well-formed id',
+  414: '`uri_too_long`: a path segment is longer than 100 characters',
+};
+
+/** What an operation whose method carries a body (POST, PUT, PATCH, DELETE) may answer besides. */
+const WITH_BODY: Record<number, string> = {
+  400: '`invalid_json`: the body is empty, not UTF-8 or not JSON',
+  413: '`payload_too_large`: the body is larger than this service reads',
+  415: '`unsupported_media_type`: a body type, charset or Content-Encoding this operation does not take',
+};
+
+/** What an operation behind an API key may answer besides (src/http/auth.ts). */
+const WITH_API_KEY: Record<number, string> = {
+  401: PUBLIC_ERRORS[401]!,
+  402: PUBLIC_ERRORS[402]!,
+  403: PUBLIC_ERRORS[403]!,
+  429: PUBLIC_ERRORS[429]!,
+};
+
+/** What an operation behind the staff credential may answer besides (src/http/admin-auth.ts). */
+const WITH_STAFF_TOKEN: Record<number, string> = {
+  401: '`invalid_admin_token`: the admin token is missing or wrong',
+  429: '`rate_limited` (with `retry_after` and `Retry-After`): too many failed authentications from this address',
+};
+
+export interface OperationTraits {
+  pathParameters: boolean;
+  body: boolean;
+  auth: 'api_key' | 'staff' | 'none';
+}
+
+type DescribedResponse = Record<string, unknown> & { 'x-response-description'?: string };
+
+/**
+ * An operation's responses with every status it can answer declared in the Error shape: those the route declares
+ * keep their schema, and a meaning they do not state yet is added to their description.
+ */
+export function withEveryAnswer(
+  responses: Record<string, DescribedResponse>,
+  traits: OperationTraits,
+): Record<string, DescribedResponse> {
+  const meanings = [
+    EVERY_OPERATION,
+    traits.pathParameters ? WITH_PATH_PARAMETERS : {},
+    traits.body ? WITH_BODY : {},
+    traits.auth === 'api_key' ? WITH_API_KEY : traits.auth === 'staff' ? WITH_STAFF_TOKEN : {},
+  ];
+  const completed = { ...responses };
+  for (const table of meanings)
+    for (const [status, meaning] of Object.entries(table)) {
+      const declared = completed[status];
+      const said = declared?.['x-response-description'];
+      if (!declared) completed[status] = { ...ErrorBody, 'x-response-description': meaning };
+      else if (said !== undefined && !said.includes(meaning))
+        completed[status] = { ...declared, 'x-response-description': `${said}; ${meaning}` };
+    }
+  return completed;
+}

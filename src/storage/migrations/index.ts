@@ -23,6 +23,10 @@ import * as personIndexWithoutLeads from './0044-person-index-without-leads.js';
 import * as dueIndexForDueReads from './0045-due-index-for-due-reads.js';
 import * as dueTestDeliveriesIndex from './0046-due-test-deliveries-index.js';
 import * as resendsByEvent from './0047-resends-by-event.js';
+import * as quotaCounters from './0050-quota-counters.js';
+import * as idempotencyByKeyKind from './0051-idempotency-by-key-kind.js';
+import * as endpointBoundWebhookSecrets from './0055-endpoint-bound-webhook-secrets.js';
+import * as erasureLedger from './0056-erasure-ledger.js';
 
 export interface Migration {
   version: number;
@@ -58,4 +62,8 @@ export const migrations: Migration[] = [
   { version: 45, ...dueIndexForDueReads },
   { version: 46, ...dueTestDeliveriesIndex },
   { version: 47, ...resendsByEvent },
+  { version: 50, ...quotaCounters },
+  { version: 51, ...idempotencyByKeyKind },
+  { version: 55, ...endpointBoundWebhookSecrets },
+  { version: 56, ...erasureLedger },
 ];

@@ -12,7 +12,7 @@ import { seedWorkspace, startApp, type SeededWorkspace, type TestApp } from '../
 import { TestReceiver } from './receiver.js';
 import { makeTestPki, type TestPki } from './tls.js';
 
-export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
 /** A resolver for test names: a table the test can change (DNS rebinding), with no outside network. */
 export class TestResolver {
