@@ -5,7 +5,6 @@ import { personalDataKeysOf } from '../events/personal-data.js';
 import type pg from 'pg';
 import { INTENT_EXPIRY_MS, inFlightFloorMsSql, intentPrefix } from '../leads/write-intents.js';
 import { inTransaction } from '../storage/transaction.js';
-import { quotaPeriod, quotaUsedSql } from '../workspaces/quota.js';
 
 /** The public Lead, from this workspace and mode only. */
 export async function findLead(
@@ -35,44 +34,30 @@ export async function findLeadRow(
 export interface CaptureLookup {
   /** The lead the phone or email already belongs to (the earliest created when they point at two), and what matched. */
   duplicate?: { lead: Lead; matchedOn: ('phone' | 'email')[] };
-  /** With `quota`: how much of the metric the workspace used in the quota's period. */
-  quotaUsed: number | null;
 }
 
-/** What a capture reads before it decides, in one statement: the person's lead, if any, and the quota used. */
+/** What a capture reads before it decides, in one statement: the person's lead, if any. */
 export async function captureLookup(
   sql: Queryable,
   tenantId: string,
   sandbox: boolean,
   phone: string | null,
   email: string | null,
-  quota: { metric: string; at: Date } | null,
 ): Promise<CaptureLookup> {
   // One lookup per unique index (an OR across both would not use them), the earliest-created lead first.
-  const result = await sql.query<{
-    body: Lead | null;
-    phone: string | null;
-    email: string | null;
-    quota_used: number | null;
-  }>(
-    `SELECT m.body, m.phone, m.email,
-            CASE WHEN $5::text IS NOT NULL THEN ${quotaUsedSql('$1', '$5', '$6')} END AS quota_used
-       FROM (SELECT 1) AS one
-       LEFT JOIN LATERAL (
-         SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3
-         UNION ALL
-         SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = $4
-         ORDER BY created_at, id LIMIT 1
-       ) AS m ON true`,
-    [tenantId, sandbox, phone, email, quota ? quotaPeriod(quota.at) : null, quota?.metric ?? null],
+  const result = await sql.query<{ body: Lead; phone: string | null; email: string | null }>(
+    `SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3
+     UNION ALL
+     SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = $4
+     ORDER BY created_at, id LIMIT 1`,
+    [tenantId, sandbox, phone, email],
   );
-  const row = result.rows[0]!;
-  const quotaUsed = quota ? (row.quota_used ?? 0) : null;
-  if (!row.body) return { quotaUsed };
+  const row = result.rows[0];
+  if (!row) return {};
   const matchedOn: ('phone' | 'email')[] = [];
   if (phone && row.phone === phone) matchedOn.push('phone');
   if (email && row.email === email) matchedOn.push('email');
-  return { duplicate: { lead: row.body, matchedOn }, quotaUsed };
+  return { duplicate: { lead: row.body, matchedOn } };
 }
 
 export interface ListOptions {
