@@ -13,13 +13,12 @@ import {
   type StoredAnswer,
 } from '../../leads/idempotency.js';
 import type { LeadSubmission } from '../../leads/submission.js';
-import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { captureLookup, type CaptureLookup } from '../../projections/leads-queries.js';
 import { monthlyLeadQuota } from '../../workspaces/plans.js';
 import { consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { CaptchaFailedError, IdempotencyKeyReusedError } from '../errors.js';
-import { runCommand } from '../run-command.js';
+import { runLeadWrite } from './lead-write.js';
 import { newId } from '../../shared/ids.js';
 
 export interface CaptureInput {
@@ -76,8 +75,7 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
   const keyScope = idempotencyScope(tenantId, key);
   if (idempotency) locks.push(idempotencyLock(keyScope, idempotency.key));
 
-  const intent = writeIntent(tenantId, sandbox, input.now);
-  const context = input.context(intent.at);
+  const context = input.context(input.now());
   const quotaLimit = sandbox ? null : monthlyLeadQuota(workspace);
   const source = leadSource(workspace, key);
   const consentSource =
@@ -101,7 +99,7 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
 
   const work = async (tx: StoreTransaction): Promise<CaptureAnswer> => {
     if (idempotency) {
-      const earlier = await findAnswer(tx.sql, keyScope, idempotency.key, intent.at);
+      const earlier = await findAnswer(tx.sql, keyScope, idempotency.key, tx.context.now);
       if (earlier) {
         if (earlier.requestHash !== idempotency.requestHash) throw new IdempotencyKeyReusedError();
         return { ...earlier, replayed: true };
@@ -110,7 +108,7 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
     if (input.captcha && !input.captcha.ok) throw new CaptchaFailedError();
 
     const found = await captureLookup(tx.sql, tenantId, sandbox, submission.phone, submission.email);
-    const now = settleTime(tx, intent, input.now);
+    const now = tx.context.now;
     const existing = found.duplicate ?? null;
     const decision = decide(existing, now);
 
@@ -128,5 +126,5 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
     if (idempotency) await saveAnswer(tx.writes, keyScope, idempotency.key, answer, now);
     return { ...answer, replayed: false };
   };
-  return runCommand(services.store, context, locks, work, { opening: intent.registration });
+  return runLeadWrite({ store: services.store, now: input.now }, context, locks, work);
 }
