@@ -13,11 +13,6 @@ export { applyProjections } from './apply-projections.js';
 
 export interface PostgresEventStoreOptions {
   /**
-   * False only for bench:append's baseline: events then carry 32 zero bytes instead of their chained hash (see
-   * chain.ts), which `audit verify` reports as broken. Never turn it off in the service.
-   */
-  chained?: boolean;
-  /**
    * Seal personal values with per-stream data keys (crypto-shredding, personal-data.ts) and open them on every read.
    * The service always sets it; without it events are stored as given (tests of the store alone, bench baselines).
    */
@@ -26,7 +21,6 @@ export interface PostgresEventStoreOptions {
 
 export class PostgresEventStore implements EventStore {
   private readonly commitListeners = new Set<() => void>();
-  private readonly chained: boolean;
   readonly personal: PersonalDataKeys | undefined;
 
   constructor(
@@ -34,7 +28,6 @@ export class PostgresEventStore implements EventStore {
     private readonly projections: readonly Projection[],
     options: PostgresEventStoreOptions = {},
   ) {
-    this.chained = options.chained ?? true;
     this.personal = options.personal;
     if (options.personal) registerPersonalDataKeys(pool, options.personal);
   }
@@ -55,7 +48,7 @@ export class PostgresEventStore implements EventStore {
       const result = await inTransaction(
         this.pool,
         async (sql) => {
-          const tx = new PostgresStoreTransaction(sql, context, streams, this.chained, this.personal);
+          const tx = new PostgresStoreTransaction(sql, context, streams, this.personal);
           const value = await work(tx);
           if (tx.appended.length > 0) await applyProjections(sql, this.projections, tx.appended);
           appended = tx.appended.length;

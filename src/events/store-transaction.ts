@@ -5,8 +5,8 @@ import { chainFrom, contentDigest, GENESIS, type ChainedContent } from './chain.
 import { COLUMNS, readStreamKeyed, toStoredEvent, type EventRow, type StreamKeyRow } from './event-rows.js';
 import { holdsPersonalData, saysPersonalData } from './personal-fields.js';
 import { personOfNewStream, sealEvent, type PersonalDataKeys } from './personal-data.js';
-import { RuleError } from '../domain/rule-error.js';
 import {
+  ErasedStreamError,
   WrongExpectedRevisionError,
   type CommandContext,
   type ExpectedRevision,
@@ -51,15 +51,6 @@ const APPEND_CHAINED = `
    ORDER BY input.ord
   RETURNING ${COLUMNS}`;
 
-// The benchmark's baseline without the chain: the previous statement's shape, every hash 32 zero bytes.
-const APPEND_UNCHAINED = `
-  WITH current AS (SELECT coalesce(max(revision), -1) AS revision FROM events WHERE stream_id = $2)
-  INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
-  SELECT e.id, $2, current.revision + e.ord, e.type, $3, $4, e.data, $5, $6, decode(repeat('00', 32), 'hex')
-    FROM current, unnest($1::uuid[], $7::text[], $8::jsonb[], $10::text[]) WITH ORDINALITY AS e(id, type, data, digest, ord)
-   WHERE $9::integer IS NULL OR current.revision = $9::integer
-  RETURNING ${COLUMNS}`;
-
 /** A new stream's events. */
 const APPEND_NEW_STREAM = `INSERT INTO events (id, stream_id, revision, type, data, tenant_id, sandbox, metadata, created_at, hash)
 SELECT e.id, $1, e.revision, e.type, e.data, $5, $6, $7, $8, decode(e.hash, 'hex')
@@ -99,8 +90,6 @@ export class PostgresStoreTransaction implements StoreTransaction {
     readonly sql: Queryable,
     private readonly baseContext: CommandContext,
     streams: string[],
-    /** False only for the benchmark's baseline: every hash is then 32 zero bytes, which `audit verify` reports. */
-    private readonly chained = true,
     /** Seals personal values with per-stream keys (personal-data.ts); absent: events are stored as given. */
     private readonly keys?: PersonalDataKeys,
   ) {
@@ -165,8 +154,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
     const key = this.streamKeys.get(streamId);
     if (key === 'erased') {
       // What says nothing personal (a stage move of an erased lead) is stored in the clear; anything else is refused.
-      if (events.some((e) => saysPersonalData(e.type, e.data)))
-        throw new RuleError('conflict', 'lead_erased', 'This lead was erased: it takes no personal data');
+      if (events.some((e) => saysPersonalData(e.type, e.data))) throw new ErasedStreamError(streamId);
       return null;
     }
     if (key instanceof Buffer) return key;
@@ -228,15 +216,13 @@ export class PostgresStoreTransaction implements StoreTransaction {
     const ids = events.map((event) => event.id ?? newId());
     const personal = this.keys !== undefined && events.some((e) => holdsPersonalData(e.type, e.data));
     const data = this.stored(streamId, ids, events, personal ? await this.existingStreamKey(streamId, events) : null);
-    const digests = this.chained
-      ? events.map((e, i) =>
-          contentDigest({ ...this.content(streamId, e), id: ids[i]!, data: data[i]! }).toString('hex'),
-        )
-      : null;
+    const digests = events.map((e, i) =>
+      contentDigest({ ...this.content(streamId, e), id: ids[i]!, data: data[i]! }).toString('hex'),
+    );
     let rows: EventRow[];
     try {
       // One statement: the stream's head (revision and hash), the expectation check, the chain and the insert.
-      const result = await this.sql.query<EventRow>(digests ? APPEND_CHAINED : APPEND_UNCHAINED, [
+      const result = await this.sql.query<EventRow>(APPEND_CHAINED, [
         ids,
         streamId,
         tenantId,
@@ -246,7 +232,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
         events.map((e) => e.type),
         data.map((d) => JSON.stringify(d)),
         expectedCurrent,
-        digests ?? events.map(() => ''),
+        digests,
       ]);
       rows = result.rows;
     } catch (error) {
@@ -292,13 +278,11 @@ export class PostgresStoreTransaction implements StoreTransaction {
       events,
       key?.key ?? null,
     );
-    const hashes = this.chained
-      ? chainFrom(
-          GENESIS,
-          0,
-          recorded.map((e, i) => contentDigest({ ...e, data: data[i]! })),
-        )
-      : recorded.map(() => GENESIS);
+    const hashes = chainFrom(
+      GENESIS,
+      0,
+      recorded.map((e, i) => contentDigest({ ...e, data: data[i]! })),
+    );
     const values = [
       streamId,
       recorded.map((e) => e.id),
