@@ -53,8 +53,8 @@ export async function createServices(
   now: () => Date = () => new Date(),
 ): Promise<AppServices> {
   const secretBox = await loadSecretBox(config);
-  await rewriteDerivedKeyRows(db.pool, secretBox);
   const personalData = PersonalDataKeys.of(secretBox);
+  await rewriteDerivedKeyRows(db.pool, personalData);
   const store = new PostgresEventStore(db.pool, projections, { personal: personalData });
   const metrics = new Metrics();
   metrics.observe({

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { randomFromPool } from '../shared/random-pool.js';
-import type { PurposeBox, SecretBox } from '../shared/secret-box.js';
+import { KEY_NONCE_BYTES, type PurposeBox, type SecretBox } from '../shared/secret-box.js';
 import { extractPersonal, restorePersonal, type Location } from './personal-fields.js';
 
 /*
@@ -113,6 +113,9 @@ export function personOfNewStream(
   return null;
 }
 
+/** The key derivations of the stored formats before 2026-11-26. */
+type DerivedFormats = Pick<SecretBox, 'personKeySeeds' | 'personKeyNonces'>;
+
 /** Keys kept at most: past it the cache starts over (unwrapping one again is one AES-GCM open). */
 const CACHE_LIMIT = 20_000;
 const KEY_BYTES = 32;
@@ -122,7 +125,7 @@ const KEY_BYTES = 32;
  * 32 random bytes sealed with the `person-key` box (`v2:`, AES-256-GCM under that purpose's key). Without
  * SECRET_ENCRYPTION_KEY a row opens nothing, and once it is deleted nothing gives the key back, which is all
  * crypto-shredding needs. (Rows of the derived formats written before 2026-11-26 are rewritten into this one at
- * start-up: person-key-rows.ts.)
+ * start-up, person-key-rows.ts; an import of an export of that time converts them, `inOneFormat`.)
  * The cache maps a stored value, as read from personal_data_keys together with the events, to its key; it is never
  * asked for a stream's key by name. Every read of events reads the stream's key row in the same statement, so once
  * an erasure has committed no process finds a stored value to look up, whatever its cache holds: a cache entry
@@ -131,11 +134,36 @@ const KEY_BYTES = 32;
 export class PersonalDataKeys {
   private readonly keys = new Map<string, Buffer>();
 
-  constructor(private readonly box: PurposeBox) {}
+  constructor(
+    private readonly box: PurposeBox,
+    /** The derivations of the formats before 2026-11-26, for `inOneFormat` only. */
+    private readonly derived?: DerivedFormats,
+  ) {}
 
   /** The keys made and read with a SecretBox's person-key box. */
-  static of<T extends PersonalDataKeys>(this: new (box: PurposeBox) => T, secrets: Pick<SecretBox, 'personKeys'>): T {
-    return new this(secrets.personKeys);
+  static of<T extends PersonalDataKeys>(
+    this: new (box: PurposeBox, derived?: DerivedFormats) => T,
+    secrets: Pick<SecretBox, 'personKeys'> & DerivedFormats,
+  ): T {
+    return new this(secrets.personKeys, secrets);
+  }
+
+  /**
+   * A stored value in the one format: a value of a derived format (`s1:` seed, `s2:` nonce; rows and exports
+   * written before 2026-11-26) becomes its key wrapped; any other is returned as it is.
+   */
+  inOneFormat(stored: string): string {
+    if (!/^s[12]:/.test(stored)) return stored;
+    if (!this.derived) throw new Error('A derived personal data key, and no derivation to read it');
+    const bytes = Buffer.from(stored.slice(3), 'base64');
+    const key =
+      stored.startsWith('s1:') && bytes.length === 16
+        ? this.derived.personKeySeeds.derive(bytes)
+        : stored.startsWith('s2:') && bytes.length === KEY_NONCE_BYTES
+          ? this.derived.personKeyNonces.derive(bytes)
+          : undefined;
+    if (!key) throw new Error('A derived personal data key of the wrong length');
+    return this.box.seal(key.toString('base64'));
   }
 
   /** A new data key and what its key row stores (the key, wrapped). */

@@ -210,6 +210,27 @@ t.test('data keys: stored wrapped in one format, never in the clear; another mas
   );
 });
 
+t.test(
+  'values of the derived formats (s1:, s2:) become their keys wrapped; the one format stays as it is',
+  async (t) => {
+    const keys = PersonalDataKeys.of(box);
+    const seed = randomBytes(16);
+    const nonce = randomBytes(12);
+    const s1 = keys.inOneFormat('s1:' + seed.toString('base64'));
+    const s2 = keys.inOneFormat('s2:' + nonce.toString('base64'));
+    t.match(s1, /^v2:/);
+    t.same(keys.keyOf(s1), box.personKeySeeds.derive(seed), 'the seed’s key, wrapped');
+    t.same(keys.keyOf(s2), box.personKeyNonces.derive(nonce), 'the nonce’s key, wrapped');
+    const { stored } = keys.newKey();
+    t.equal(keys.inOneFormat(stored), stored, 'a wrapped key is left as it is');
+    t.throws(
+      () => keys.inOneFormat('s1:' + Buffer.alloc(8).toString('base64')),
+      'a seed of the wrong length is refused',
+    );
+    t.throws(() => keys.inOneFormat('s2:' + Buffer.alloc(8).toString('base64')), 'a nonce of the wrong length too');
+  },
+);
+
 t.test("the nonce derivation is RFC 8452's: its AES-256 message-encryption key (Appendix C.2)", async (t) => {
   // The RFC's key-generating key and nonce (the service's key-generating key is the person-key-nonce purpose key).
   const kdf = new NonceKeyDerivation(Buffer.from('01'.padEnd(64, '0'), 'hex'));

@@ -151,10 +151,10 @@ t.test(
      VALUES ($1, $2, $3, NULL, now(), now())`,
       [erased, randomUUID(), erased.slice(5)],
     );
-    t.equal(await rewriteDerivedKeyRows(pool, box), 2, 'both derived rows rewritten');
+    t.equal(await rewriteDerivedKeyRows(pool, PersonalDataKeys.of(box)), 2, 'both derived rows rewritten');
     for (const stream of streams) t.match((await keyRows(pool, stream))[0]!.wrapped_key, /^v2:/, 'now wrapped');
     t.equal((await keyRows(pool, erased))[0]!.wrapped_key, null, 'an erased row stays erased');
-    t.equal(await rewriteDerivedKeyRows(pool, box), 0, 'nothing left the second time');
+    t.equal(await rewriteDerivedKeyRows(pool, PersonalDataKeys.of(box)), 0, 'nothing left the second time');
     const now = new PostgresEventStore(pool, [], { personal: PersonalDataKeys.of(box) });
     for (const [i, stream] of streams.entries())
       t.match((await now.readStream(stream))[0]!.data, { payload: { full_name: `Person ${i}` } }, 'its events open');

@@ -60,7 +60,7 @@ export async function importExport(
     const flush = async () => {
       if (batch.length === 0) return;
       await refuseForeignStreams(sql, batch);
-      await insertEvents(sql, batch, checker);
+      await insertEvents(sql, batch, checker, keys);
       // Projections see the events as said: personal values opened with the keys the export carried.
       for (const event of batch) await projectImported(sql, projections, openImported(event, keys));
       batch = [];
@@ -139,7 +139,12 @@ async function refuseSlugClash(sql: Queryable, ws: ExportHeader['workspace'], fi
 }
 
 /** Inserts checked events in their order, so the positions they get here keep the source's global order. */
-async function insertEvents(sql: Queryable, events: readonly CheckedEvent[], checker: ExportLineChecker) {
+async function insertEvents(
+  sql: Queryable,
+  events: readonly CheckedEvent[],
+  checker: ExportLineChecker,
+  keys: PersonalDataKeys | undefined,
+) {
   try {
     await sql.query(
       `INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
@@ -162,7 +167,7 @@ async function insertEvents(sql: Queryable, events: readonly CheckedEvent[], che
         events.map((e) => e.hash),
       ],
     );
-    await insertKeys(sql, events);
+    await insertKeys(sql, events, keys);
   } catch (error) {
     const code = (error as { code?: string }).code;
     // 22P05: a string PostgreSQL cannot store (NUL); no event the store wrote holds one.
@@ -215,12 +220,16 @@ async function settleAfterImport(sql: Queryable, tenantId: string, imported: num
  * The data keys of the imported streams (crypto-shredding), as the export carried them: wrapped keys open only where
  * SECRET_ENCRYPTION_KEY is the source's; an erasure travels as its tombstone and is never undone by an older line.
  */
-async function insertKeys(sql: Queryable, events: readonly CheckedEvent[]): Promise<void> {
-  const keys = new Map<string, { tenant: string; key: NonNullable<CheckedEvent['personalKey']>; at: Date }>();
+async function insertKeys(
+  sql: Queryable,
+  events: readonly CheckedEvent[],
+  keys: PersonalDataKeys | undefined,
+): Promise<void> {
+  const byStream = new Map<string, { tenant: string; key: NonNullable<CheckedEvent['personalKey']>; at: Date }>();
   for (const e of events)
-    if (e.personalKey) keys.set(e.streamId, { tenant: e.tenantId, key: e.personalKey, at: e.createdAt });
-  if (keys.size === 0) return;
-  const rows = [...keys.entries()];
+    if (e.personalKey) byStream.set(e.streamId, { tenant: e.tenantId, key: e.personalKey, at: e.createdAt });
+  if (byStream.size === 0) return;
+  const rows = [...byStream.entries()];
   await sql.query(
     `INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at, erased_at)
      SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::timestamptz[])
@@ -232,7 +241,8 @@ async function insertKeys(sql: Queryable, events: readonly CheckedEvent[]): Prom
       rows.map(([stream]) => stream),
       rows.map(([, r]) => r.tenant),
       rows.map(([, r]) => r.key.person),
-      rows.map(([, r]) => r.key.wrapped),
+      // Exports written before 2026-11-26 may carry a derived format: stored in the one format.
+      rows.map(([, r]) => (r.key.wrapped === null || !keys ? r.key.wrapped : keys.inOneFormat(r.key.wrapped))),
       rows.map(([, r]) => r.at),
       rows.map(([, r]) => r.key.erased_at),
     ],
@@ -244,7 +254,8 @@ function openImported(event: CheckedEvent, keys: PersonalDataKeys | undefined): 
   if (!isSealed(event.data)) return event;
   const wrapped = event.personalKey?.wrapped ?? null;
   if (wrapped !== null && !keys) throw new Error('Sealed personal data imported without the data keys');
-  return { ...event, data: openEvent(event, event.data, wrapped === null || !keys ? null : keys.keyOf(wrapped)) };
+  const key = wrapped === null || !keys ? null : keys.keyOf(keys.inOneFormat(wrapped));
+  return { ...event, data: openEvent(event, event.data, key) };
 }
 
 const refusedAt = (event: CheckedEvent, reason: string) =>
