@@ -11,7 +11,7 @@ import type {
 export interface TransactOptions {
   /**
    * A statement run first inside the transaction, right after BEGIN and before the stream locks (a lead write's
-   * registration, which readers must see before the transaction reads its time). Runs again on a retry.
+   * lead-sync gate, which it must hold before it reads its time). Runs again on a retry.
    */
   opening?: Statement;
 }
