@@ -1,7 +1,6 @@
 import type { AppServices } from '../../bootstrap.js';
 import { decideLead } from '../../domain/leads/decide.js';
 import { leadStream } from '../../domain/leads/lead.js';
-import { personalDataKeysOf } from '../../events/personal-data.js';
 import type { StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { findLeadRow } from '../../projections/leads-queries.js';
@@ -46,7 +45,7 @@ export const ERASURE_PAGE = { streams: 100, events: 500 };
  * erased lead answers the first erasure's time and appends nothing, but deletes any key left and scrubs again.
  */
 export async function eraseLead(
-  services: Pick<AppServices, 'store' | 'pool' | 'now' | 'documents'>,
+  services: Pick<AppServices, 'store' | 'pool' | 'now' | 'documents' | 'personalData'>,
   request: LeadErasureRequest,
 ): Promise<LeadErasure> {
   const { tenantId, sandbox, leadId } = request;
@@ -94,10 +93,10 @@ export async function eraseLead(
 async function scrubStreams(
   tx: StoreTransaction,
   scope: PersonScope,
-  services: Pick<AppServices, 'pool'>,
+  services: Pick<AppServices, 'personalData'>,
   now: Date,
 ): Promise<{ streams: number; plaintext: number }> {
-  const keys = personalDataKeysOf(services.pool);
+  const keys = services.personalData;
   let streams = 0;
   let plaintext = 0;
   for await (const page of personStreams(tx.sql, scope, ERASURE_PAGE.streams)) {
