@@ -1,8 +1,7 @@
-import type { StoreTransaction } from '../../events/event-store.js';
+import type { EventStore, StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { leadWriteGate } from '../../leads/sync-gate.js';
 import { runCommand } from '../run-command.js';
-import type { EventStore } from '../../events/event-store.js';
 
 /**
  * Runs a command that changes a lead (its updated_at): through the lead-sync gate (src/leads/sync-gate.ts), with the
