@@ -5,7 +5,7 @@
 // plans. Nothing is claimed by the EXPLAINs: they run in a transaction that is rolled back.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { claimDueDeliveries, claimStatements, type ClaimLimits, type ClaimedDelivery } from '../src/webhooks/claims.js';
+import { claimDueDeliveries, claimIn, type ClaimLimits, type ClaimedDelivery } from '../src/webhooks/claims.js';
 import { recordAttempts } from '../src/webhooks/deliveries.js';
 import { benchDatabase, postgresCpuMs } from './support.js';
 
@@ -52,14 +52,22 @@ async function explain(pool: pg.Pool, at: Date, label: string): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    const [lock, { text, values }] = claimStatements('explain', at, new Date(at.getTime() + 15_000), LIMITS);
-    await client.query(lock.text, lock.values);
-    const plan = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values);
-    const lines = plan.rows.map((r) => r['QUERY PLAN']);
-    console.log(
-      `\n${label}: ${lines.filter((l) => /Execution Time|Planning Time/.test(l)).join(', ')}, ${lines.find((l) => /Buffers/.test(l))?.trim()}`,
-    );
-    if (process.env.BENCH_CLAIM_PLAN) console.log(lines.join('\n'));
+    let step = 0;
+    // Each step of the claim explained (in a savepoint rolled back), then run, so the next step sees its effect.
+    const sql = {
+      async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []) {
+        await client.query('SAVEPOINT explained');
+        const plan = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values);
+        await client.query('ROLLBACK TO SAVEPOINT explained');
+        const lines = plan.rows.map((r) => r['QUERY PLAN']);
+        console.log(
+          `\n${label}, step ${++step}: ${lines.filter((l) => /Execution Time|Planning Time/.test(l)).join(', ')}, ${lines.find((l) => /Buffers/.test(l))?.trim()}`,
+        );
+        if (process.env.BENCH_CLAIM_PLAN) console.log(lines.join('\n'));
+        return client.query<R>(text, values);
+      },
+    };
+    await claimIn(sql, { owner: 'explain', now: at, leaseUntil: new Date(at.getTime() + 15_000), limits: LIMITS });
   } finally {
     await client.query('ROLLBACK');
     client.release();

@@ -37,7 +37,7 @@ import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import type { AppServices } from '../src/bootstrap.js';
 import { createKey, findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
-import { bulkImportLeads } from '../src/leads/bulk-import.js';
+import { bulkImportLeads } from './bulk-seed.js';
 import type { LeadCreateBody, LeadSubmission } from '../src/leads/submission.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 import { SCOPES } from '../src/shared/enums.js';

@@ -6,6 +6,7 @@ import { DiskDocumentStorage } from './documents/storage.js';
 import type { Config } from './config.js';
 import type { EventStore } from './events/event-store.js';
 import { PostgresEventStore } from './events/postgres-event-store.js';
+import { rewriteDerivedKeyRows } from './events/person-key-rows.js';
 import { Metrics } from './observability/metrics.js';
 import { KeyLookupCache } from './keys/key-cache.js';
 import { projections } from './projections/index.js';
@@ -52,12 +53,12 @@ export async function createServices(
   now: () => Date = () => new Date(),
 ): Promise<AppServices> {
   const secretBox = await loadSecretBox(config);
+  await rewriteDerivedKeyRows(db.pool, secretBox);
   const personalData = PersonalDataKeys.of(secretBox);
   const store = new PostgresEventStore(db.pool, projections, { personal: personalData });
   const metrics = new Metrics();
   metrics.observe({
     poolWaiting: () => db.pool.waitingCount,
-    sharedTransactions: () => store.sharedTransactionLoad(),
     deliveryBacklog: () => deliveryBacklog(db.pool, now()),
     fanOutLag: () => measureFanOutLag(db.pool, now()),
   });

@@ -15,6 +15,10 @@ export interface RunningService {
   stop(reason: string): Promise<void>;
 }
 
+/** Connections of the pool for the API's requests, and for the workers when they run in the process. */
+const API_CONNECTIONS = 20;
+const WORKER_CONNECTIONS = 8;
+
 /** Opens the database, builds the app, starts the workers and listens; `beforeListen` runs once the database is ready. */
 export async function startService(
   config: Config,
@@ -22,7 +26,10 @@ export async function startService(
 ): Promise<RunningService> {
   // Logs go to stderr: stdout carries only what a command prints, so `visa-crm --json demo` is one JSON document.
   const log = pino(loggerOptions(config.logLevel) as pino.LoggerOptions, pino.destination(2));
-  const db = await openDatabase(config, { log: (message) => log.debug({ component: 'postgres' }, message) });
+  const db = await openDatabase(config, {
+    poolSize: API_CONNECTIONS + (config.runWorkers ? WORKER_CONNECTIONS : 0),
+    log: (message) => log.debug({ component: 'postgres' }, message),
+  });
   log.info({ database: db.kind === 'external' ? 'DATABASE_URL' : `embedded in ${config.dataDir}` }, 'database ready');
   const services = await createServices(config, db);
   await services.keys.listen(db.url);

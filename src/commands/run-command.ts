@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import pRetry, { AbortError } from 'p-retry';
 import type { FastifyRequest } from 'fastify';
 import type { EventStore, StoreTransaction, TransactOptions } from '../events/event-store.js';
-import { WrongExpectedRevisionError, type Actor, type CommandContext } from '../events/types.js';
+import { ErasedStreamError, WrongExpectedRevisionError, type Actor, type CommandContext } from '../events/types.js';
+import { RuleError } from '../domain/rule-error.js';
 import { PgCode, pgErrorCode } from '../storage/postgres.js';
 
 /** Another writer got to a stream first, or the database broke a deadlock or a serialization conflict: decide again. */
@@ -30,7 +31,7 @@ export async function runCommand<T>(
   try {
     return await store.transact(context, streams, work, options);
   } catch (error) {
-    if (!retryable(error)) throw error;
+    if (!retryable(error)) throw refusal(error);
   }
   return pRetry(
     async () => {
@@ -43,7 +44,16 @@ export async function runCommand<T>(
     },
     // Five more attempts, the first of them at once (the conflicting writer has committed), then backing off.
     { retries: 4, minTimeout: 5, maxTimeout: 100, randomize: true },
-  );
+  ).catch((error: unknown) => {
+    throw refusal(error);
+  });
+}
+
+/** The domain refusal a store error stands for: personal data for an erased person is 409 lead_erased. */
+function refusal(error: unknown): unknown {
+  if (error instanceof ErasedStreamError)
+    return new RuleError('conflict', 'lead_erased', 'This lead was erased: it takes no personal data');
+  return error;
 }
 
 /** The command context of an API request: the calling key as actor, the request id as correlation id. */

@@ -14,15 +14,6 @@ export interface TransactOptions {
    * registration, which readers must see before the transaction reads its time). Runs again on a retry.
    */
   opening?: Statement;
-  /**
-   * Lets the transaction share one database transaction with others of the same group that wait at the same time
-   * (see TransactionCoalescer). Every command of a group must accept running beside the others: its locks are taken
-   * together with theirs, its reads may see their locks held, and only one opening runs, the one of lowest
-   * `openingRank`. Should the shared transaction fail, each command runs again alone.
-   */
-  coalesce?: string;
-  /** Which opening a shared transaction runs: the lowest. */
-  openingRank?: number;
 }
 
 /**
@@ -51,23 +42,17 @@ export interface StoreTransaction {
   readonly context: CommandContext;
   /**
    * The transaction's SQL connection, for read-model queries and writes that must commit with the events. BEGIN,
-   * the opening and the stream locks travel with its first query.
+   * the opening and the stream locks have run before the command's work starts.
    */
   readonly sql: Queryable;
-  /**
-   * For a command's trailing writes nobody reads back (quota counters, markers): sent at once without waiting for
-   * their answer, so they travel with the next read or with COMMIT. A failure among them fails the transaction.
-   */
+  /** The same connection as `sql`, for a command's trailing writes (quota counters, markers). */
   readonly writes: Queryable;
-  /** True once BEGIN and the `opening` statement have been answered, that is after the transaction's first read. */
+  /** True once BEGIN and the `opening` statement have been answered (always, inside the command's work). */
   readonly opened: boolean;
   /** Sets the time the events appended from now on carry (for commands that read their clock after their first query). */
   setTime(now: Date): void;
   readStream(streamId: string): Promise<StoredEvent[]>;
-  /**
-   * Appends to a stream. A new stream's first events (`no_stream`) are written with the transaction's trailing
-   * writes and COMMIT; a conflict then fails the commit with WrongExpectedRevisionError.
-   */
+  /** Appends to a stream; a conflict with `expected` (an existing stream for `no_stream`) fails with WrongExpectedRevisionError. */
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<RecordedEvent[]>;
   /** Everything appended so far in this transaction. */
   readonly appended: readonly RecordedEvent[];

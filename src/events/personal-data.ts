@@ -1,17 +1,11 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { randomFromPool } from '../shared/random-pool.js';
-import {
-  KEY_NONCE_BYTES,
-  type NonceKeyDerivation,
-  type PurposeBox,
-  type SecretBox,
-  type SeedDerivation,
-} from '../shared/secret-box.js';
+import type { PurposeBox, SecretBox } from '../shared/secret-box.js';
 import { extractPersonal, restorePersonal, type Location } from './personal-fields.js';
 
 /*
  * Crypto-shredding of personal data in the event log (docs/architecture.md, "Personal data and erasure"). Each stream
- * holding a person's data has a data key of its own (32 bytes, derived from a random seed kept in `personal_data_keys`). An
+ * holding a person's data has a data key of its own (32 random bytes, kept wrapped in `personal_data_keys`). An
  * event's personal values (personal-fields.ts) are taken out of its data, replaced by their erased values, and stored
  * sealed beside them under `_personal`: AES-256-GCM with the stream's key, bound (additional data) to the workspace,
  * stream and event id, so a sealed value copied to another event or stream does not open. The hash chain covers the
@@ -119,21 +113,16 @@ export function personOfNewStream(
   return null;
 }
 
-/** Keys kept at most: past it the cache starts over (deriving one is an AES call, unwrapping one an AES-GCM open). */
+/** Keys kept at most: past it the cache starts over (unwrapping one again is one AES-GCM open). */
 const CACHE_LIMIT = 20_000;
-/** A stored key row holding the nonce its key is derived from (AES, RFC 8452's derivation). */
-const NONCE_PREFIX = 's2:';
-/** Rows written before hold an HMAC seed (`s1:`) or the key wrapped (`v2:`). */
-const SEED_PREFIX = 's1:';
-const SEED_BYTES = 16;
-/** New keys derived at once: one AES call per this many new people. */
-const NEW_KEY_BATCH = 64;
+const KEY_BYTES = 32;
 
 /**
- * Makes and reads the stream data keys of `personal_data_keys`. A new key is derived from a random 12-byte nonce
- * (NonceKeyDerivation, under the `person-key-nonce` purpose key) and the row stores the nonce (`s2:` + base64); new
- * keys are derived NEW_KEY_BATCH at a time. Rows written before hold a 16-byte seed of an HMAC derivation (`s1:`) or
- * a random key wrapped with the `person-key` box (`v2:`); both still open. Deleting the row's value erases any kind.
+ * Makes and reads the stream data keys of `personal_data_keys`, whose `wrapped_key` holds each key in one format:
+ * 32 random bytes sealed with the `person-key` box (`v2:`, AES-256-GCM under that purpose's key). Without
+ * SECRET_ENCRYPTION_KEY a row opens nothing, and once it is deleted nothing gives the key back, which is all
+ * crypto-shredding needs. (Rows of the derived formats written before 2026-11-26 are rewritten into this one at
+ * start-up: person-key-rows.ts.)
  * The cache maps a stored value, as read from personal_data_keys together with the events, to its key; it is never
  * asked for a stream's key by name. Every read of events reads the stream's key row in the same statement, so once
  * an erasure has committed no process finds a stored value to look up, whatever its cache holds: a cache entry
@@ -141,75 +130,29 @@ const NEW_KEY_BATCH = 64;
  */
 export class PersonalDataKeys {
   private readonly keys = new Map<string, Buffer>();
-  /** Keys derived ahead for new people, taken from the end; each is handed out once. */
-  private readonly ready: { key: Buffer; stored: string }[] = [];
 
-  constructor(
-    private readonly box: PurposeBox,
-    private readonly seeds: SeedDerivation,
-    private readonly nonces: NonceKeyDerivation,
-  ) {}
+  constructor(private readonly box: PurposeBox) {}
 
-  /** The keys made and read with a SecretBox's person-key purposes. */
-  static of<T extends PersonalDataKeys>(
-    this: new (box: PurposeBox, seeds: SeedDerivation, nonces: NonceKeyDerivation) => T,
-    secrets: Pick<SecretBox, 'personKeys' | 'personKeySeeds' | 'personKeyNonces'>,
-  ): T {
-    return new this(secrets.personKeys, secrets.personKeySeeds, secrets.personKeyNonces);
+  /** The keys made and read with a SecretBox's person-key box. */
+  static of<T extends PersonalDataKeys>(this: new (box: PurposeBox) => T, secrets: Pick<SecretBox, 'personKeys'>): T {
+    return new this(secrets.personKeys);
   }
 
-  /**
-   * A new data key and what its key row stores (the nonce it is derived from). Not put in the cache: at a few
-   * thousand new leads a second the cache filled with keys nobody asked for again, and the collector paid for
-   * keeping them (main-thread collection per capture, above the unsealed service's, fell from 12.5 to 5.8 µs in a
-   * profile at 64 clients; docs/benchmarks.md, fourteenth session), where deriving one again is one AES call.
-   */
+  /** A new data key and what its key row stores (the key, wrapped). */
   newKey(): { key: Buffer; stored: string } {
-    if (this.ready.length === 0) this.deriveBatch();
-    return this.ready.pop()!;
+    const key = randomFromPool(KEY_BYTES);
+    return { key, stored: this.box.seal(key.toString('base64')) };
   }
 
-  private deriveBatch(): void {
-    const nonces = Array.from({ length: NEW_KEY_BATCH }, () => randomFromPool(KEY_NONCE_BYTES));
-    this.nonces
-      .deriveAll(nonces)
-      .forEach((key, i) => this.ready.push({ key, stored: NONCE_PREFIX + nonces[i]!.toString('base64') }));
-  }
-
-  /** The data key of a key row's stored value: derived from its nonce or seed, or unwrapped (the first version's rows). */
+  /** The data key a key row's stored value wraps. */
   keyOf(stored: string): Buffer {
     const cached = this.keys.get(stored);
     if (cached) return cached;
-    const key = stored.startsWith(NONCE_PREFIX)
-      ? this.fromNonce(stored)
-      : stored.startsWith(SEED_PREFIX)
-        ? this.fromSeed(stored)
-        : this.fromWrapped(stored);
-    this.remember(stored, key);
-    return key;
-  }
-
-  private fromNonce(stored: string): Buffer {
-    const nonce = Buffer.from(stored.slice(NONCE_PREFIX.length), 'base64');
-    if (nonce.length !== KEY_NONCE_BYTES) throw new Error('A personal data key nonce is not 12 bytes');
-    return this.nonces.derive(nonce);
-  }
-
-  private fromSeed(stored: string): Buffer {
-    const seed = Buffer.from(stored.slice(SEED_PREFIX.length), 'base64');
-    if (seed.length !== SEED_BYTES) throw new Error('A personal data key seed is not 16 bytes');
-    return this.seeds.derive(seed);
-  }
-
-  private fromWrapped(wrapped: string): Buffer {
-    const key = Buffer.from(this.box.open(wrapped), 'base64');
-    if (key.length !== 32) throw new Error('A personal data key is not 32 bytes');
-    return key;
-  }
-
-  private remember(stored: string, key: Buffer): void {
+    const key = Buffer.from(this.box.open(stored), 'base64');
+    if (key.length !== KEY_BYTES) throw new Error('A personal data key is not 32 bytes');
     if (this.keys.size >= CACHE_LIMIT) this.keys.clear();
     this.keys.set(stored, key);
+    return key;
   }
 
   /** For tests: how many keys the cache holds. */

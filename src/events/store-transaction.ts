@@ -1,14 +1,12 @@
-import { UnreadWrites, type TransactionChannel } from '../storage/pipeline.js';
-import { PgCode, pgConstraint, pgErrorCode, type Statement } from '../storage/postgres.js';
+import { PgCode, pgConstraint, pgErrorCode, type Queryable, type Statement } from '../storage/postgres.js';
 import { newId } from '../shared/ids.js';
 import type { StoreTransaction } from './event-store.js';
 import { chainFrom, contentDigest, GENESIS, type ChainedContent } from './chain.js';
 import { COLUMNS, readStreamKeyed, toStoredEvent, type EventRow, type StreamKeyRow } from './event-rows.js';
 import { holdsPersonalData, saysPersonalData } from './personal-fields.js';
 import { personOfNewStream, sealEvent, type PersonalDataKeys } from './personal-data.js';
-import { RuleError } from '../domain/rule-error.js';
-import { SharedTransactionAbandoned } from './shared-transaction.js';
 import {
+  ErasedStreamError,
   WrongExpectedRevisionError,
   type CommandContext,
   type ExpectedRevision,
@@ -53,15 +51,6 @@ const APPEND_CHAINED = `
    ORDER BY input.ord
   RETURNING ${COLUMNS}`;
 
-// The benchmark's baseline without the chain: the previous statement's shape, every hash 32 zero bytes.
-const APPEND_UNCHAINED = `
-  WITH current AS (SELECT coalesce(max(revision), -1) AS revision FROM events WHERE stream_id = $2)
-  INSERT INTO events (id, stream_id, revision, type, tenant_id, sandbox, data, metadata, created_at, hash)
-  SELECT e.id, $2, current.revision + e.ord, e.type, $3, $4, e.data, $5, $6, decode(repeat('00', 32), 'hex')
-    FROM current, unnest($1::uuid[], $7::text[], $8::jsonb[], $10::text[]) WITH ORDINALITY AS e(id, type, data, digest, ord)
-   WHERE $9::integer IS NULL OR current.revision = $9::integer
-  RETURNING ${COLUMNS}`;
-
 /** A new stream's events. */
 const APPEND_NEW_STREAM = `INSERT INTO events (id, stream_id, revision, type, data, tenant_id, sandbox, metadata, created_at, hash)
 SELECT e.id, $1, e.revision, e.type, e.data, $5, $6, $7, $8, decode(e.hash, 'hex')
@@ -74,8 +63,8 @@ function insertKeyRow(stream: string, tenant: string, person: string, stored: st
 }
 
 /**
- * A new person's stream: its data key row and its events in one statement instead of two (the key row's INSERT runs
- * although nothing reads it: a data-modifying WITH always runs to completion).
+ * A new person's stream: its data key row and its events in one statement (the key row's INSERT runs although
+ * nothing reads it: a data-modifying WITH always runs to completion).
  */
 const APPEND_NEW_STREAM_WITH_KEY = `WITH key_row AS (${insertKeyRow('$1', '$5', '$11', '$12', '$8')})
 ${APPEND_NEW_STREAM}`;
@@ -84,7 +73,7 @@ const NEW_STREAM_CONFLICT = /^Key \(stream_id(?:, revision)?\)=\((.*?)(?:, \d+)?
 /** A stream's first events meet an existing stream on its events or, written first, on its data key row. */
 const NEW_STREAM_CONSTRAINTS = new Set(['events_stream_revision', 'personal_data_keys_pkey']);
 
-/** The opening statement and the stream locks: what a transaction sends right after BEGIN. */
+/** The opening statement and the stream locks: what a transaction runs right after BEGIN. */
 export function openingStatements(first: Statement | undefined, streams: string[]): Statement[] {
   const lock = lockStatement(streams);
   return [...(first ? [first] : []), ...(lock ? [lock] : [])];
@@ -92,24 +81,18 @@ export function openingStatements(first: Statement | undefined, streams: string[
 
 export class PostgresStoreTransaction implements StoreTransaction {
   readonly appended: RecordedEvent[] = [];
-  readonly writes: UnreadWrites;
   private readonly locked = new Set<string>();
   /** Data keys of streams this transaction read or created (by stream), so an append after a read costs no query. */
   private readonly streamKeys = new Map<string, Buffer | 'erased' | 'none'>();
   private now: Date;
 
-  /** `shared`: the transaction is one command's part of a transaction shared with others (see shared-transaction.ts). */
   constructor(
-    readonly sql: TransactionChannel,
+    readonly sql: Queryable,
     private readonly baseContext: CommandContext,
     streams: string[],
-    private readonly shared = false,
-    /** False only for the benchmark's baseline: every hash is then 32 zero bytes, which `audit verify` reports. */
-    private readonly chained = true,
     /** Seals personal values with per-stream keys (personal-data.ts); absent: events are stored as given. */
     private readonly keys?: PersonalDataKeys,
   ) {
-    this.writes = new UnreadWrites(this.sql, shared);
     for (const stream of streams) this.locked.add(stream);
     this.now = baseContext.now;
   }
@@ -118,8 +101,14 @@ export class PostgresStoreTransaction implements StoreTransaction {
     return { ...this.baseContext, now: this.now };
   }
 
+  /** The same connection as `sql`: a command's trailing writes (quota counters, markers) run there too. */
+  get writes(): Queryable {
+    return this.sql;
+  }
+
+  /** BEGIN and the opening statement have run before the command's work is called. */
   get opened(): boolean {
-    return this.sql.opened;
+    return true;
   }
 
   setTime(now: Date): void {
@@ -165,19 +154,29 @@ export class PostgresStoreTransaction implements StoreTransaction {
     const key = this.streamKeys.get(streamId);
     if (key === 'erased') {
       // What says nothing personal (a stage move of an erased lead) is stored in the clear; anything else is refused.
-      if (events.some((e) => saysPersonalData(e.type, e.data)))
-        throw new RuleError('conflict', 'lead_erased', 'This lead was erased: it takes no personal data');
+      if (events.some((e) => saysPersonalData(e.type, e.data))) throw new ErasedStreamError(streamId);
       return null;
     }
     if (key instanceof Buffer) return key;
     return this.createKey(streamId, personOfNewStream(streamId, undefined));
   }
 
-  /** A new data key for a stream, filed under its person (written with the transaction's trailing writes). */
-  private createKey(streamId: string, person: string | null): Buffer | null {
+  /**
+   * True once the transaction has written (or locked a row): it then has its id, and locking a stream now would let
+   * that id sort before a commit it has already seen.
+   */
+  private async hasTransactionId(): Promise<boolean> {
+    const result = await this.sql.query<{ assigned: boolean }>(
+      'SELECT pg_current_xact_id_if_assigned() IS NOT NULL AS assigned',
+    );
+    return result.rows[0]!.assigned;
+  }
+
+  /** A new data key for a stream, filed under its person. */
+  private async createKey(streamId: string, person: string | null): Promise<Buffer | null> {
     const made = this.makeKey(streamId, person);
     if (made)
-      void this.writes.query(insertKeyRow('$1', '$2', '$3', '$4', '$5'), [
+      await this.sql.query(insertKeyRow('$1', '$2', '$3', '$4', '$5'), [
         streamId,
         this.baseContext.tenantId,
         person,
@@ -208,11 +207,8 @@ export class PostgresStoreTransaction implements StoreTransaction {
     if (!this.locked.has(streamId)) {
       // Locking after a write would let this transaction's id sort before a commit it has already seen.
       if (this.appended.length > 0) throw new Error(`Stream ${streamId} must be named when the transaction starts`);
-      if (this.sql.wrote) {
-        if (this.shared)
-          throw new SharedTransactionAbandoned(`stream ${streamId} is locked after another command of it wrote`);
+      if (await this.hasTransactionId())
         throw new Error(`Stream ${streamId} must be named when the transaction starts`);
-      }
       await this.lock([streamId]);
     }
     const { tenantId, sandbox, metadata } = this.baseContext;
@@ -220,15 +216,13 @@ export class PostgresStoreTransaction implements StoreTransaction {
     const ids = events.map((event) => event.id ?? newId());
     const personal = this.keys !== undefined && events.some((e) => holdsPersonalData(e.type, e.data));
     const data = this.stored(streamId, ids, events, personal ? await this.existingStreamKey(streamId, events) : null);
-    const digests = this.chained
-      ? events.map((e, i) =>
-          contentDigest({ ...this.content(streamId, e), id: ids[i]!, data: data[i]! }).toString('hex'),
-        )
-      : null;
+    const digests = events.map((e, i) =>
+      contentDigest({ ...this.content(streamId, e), id: ids[i]!, data: data[i]! }).toString('hex'),
+    );
     let rows: EventRow[];
     try {
-      // One round trip: the stream's head (revision and hash), the expectation check, the chain and the insert.
-      const result = await this.writes.query<EventRow>(digests ? APPEND_CHAINED : APPEND_UNCHAINED, [
+      // One statement: the stream's head (revision and hash), the expectation check, the chain and the insert.
+      const result = await this.sql.query<EventRow>(APPEND_CHAINED, [
         ids,
         streamId,
         tenantId,
@@ -238,7 +232,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
         events.map((e) => e.type),
         data.map((d) => JSON.stringify(d)),
         expectedCurrent,
-        digests ?? events.map(() => ''),
+        digests,
       ]);
       rows = result.rows;
     } catch (error) {
@@ -261,7 +255,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
 
   /**
    * A new stream's events need nothing read back: their revisions are 0, 1, …, and the unique (stream_id, revision)
-   * refuses them at COMMIT if the stream exists (no lock needed: any other writer of the stream fails the same way).
+   * refuses them if the stream exists (no lock needed: any other writer of the stream fails the same way).
    */
   private async appendNewStream(streamId: string, events: NewEvent[]): Promise<RecordedEvent[]> {
     const { tenantId, sandbox, metadata } = this.baseContext;
@@ -284,13 +278,11 @@ export class PostgresStoreTransaction implements StoreTransaction {
       events,
       key?.key ?? null,
     );
-    const hashes = this.chained
-      ? chainFrom(
-          GENESIS,
-          0,
-          recorded.map((e, i) => contentDigest({ ...e, data: data[i]! })),
-        )
-      : recorded.map(() => GENESIS);
+    const hashes = chainFrom(
+      GENESIS,
+      0,
+      recorded.map((e, i) => contentDigest({ ...e, data: data[i]! })),
+    );
     const values = [
       streamId,
       recorded.map((e) => e.id),
@@ -303,8 +295,12 @@ export class PostgresStoreTransaction implements StoreTransaction {
       data.map((d) => JSON.stringify(d)),
       hashes.map((h) => h.toString('hex')),
     ];
-    if (key) this.writes.send(APPEND_NEW_STREAM_WITH_KEY, [...values, person, key.stored]);
-    else this.writes.send(APPEND_NEW_STREAM, values);
+    try {
+      if (key) await this.sql.query(APPEND_NEW_STREAM_WITH_KEY, [...values, person, key.stored]);
+      else await this.sql.query(APPEND_NEW_STREAM, values);
+    } catch (error) {
+      throw newStreamConflict(error) ?? error;
+    }
     this.appended.push(...recorded);
     return recorded;
   }

@@ -71,3 +71,11 @@ export class WrongExpectedRevisionError extends Error {
     this.name = 'WrongExpectedRevisionError';
   }
 }
+
+/** An append of personal values to a stream whose data key was erased (crypto-shredded): nothing can seal them. */
+export class ErasedStreamError extends Error {
+  constructor(readonly streamId: string) {
+    super(`Stream ${streamId} was erased: it takes no personal data`);
+    this.name = 'ErasedStreamError';
+  }
+}

@@ -4,8 +4,6 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 export interface MetricSources {
   /** Requests waiting for a connection of the API's pool. */
   poolWaiting(): number;
-  /** Commands waiting for a shared transaction, and shared transactions running. */
-  sharedTransactions(): { waiting: number; active: number };
   /** Deliveries due and not leased, and deliveries leased (being sent) right now. */
   deliveryBacklog(): Promise<{ due: number; inFlight: number }>;
   /** How far the webhook fan-out is behind the head of the event log. */
@@ -93,12 +91,6 @@ export class Metrics {
       });
     const sources = () => this.sources;
     gauge('db_pool_waiting', 'Requests waiting for a connection of the API database pool', (s) => s.poolWaiting());
-    gauge(
-      'shared_transaction_waiting',
-      'Commands waiting for a shared transaction',
-      (s) => s.sharedTransactions().waiting,
-    );
-    gauge('shared_transaction_active', 'Shared transactions running', (s) => s.sharedTransactions().active);
     gauge(
       'webhook_deliveries_due',
       'Webhook deliveries due and not being sent',

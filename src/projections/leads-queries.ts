@@ -3,9 +3,7 @@ import type { Queryable } from '../storage/postgres.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../events/event-rows.js';
 import { personalDataKeysOf } from '../events/personal-data.js';
 import type pg from 'pg';
-import { INTENT_EXPIRY_MS, inFlightFloorMsSql, intentPrefix } from '../leads/write-intents.js';
-import { inTransaction } from '../storage/pipeline.js';
-import { quotaPeriod, quotaUsedSql } from '../workspaces/quota.js';
+import { waitForLeadWrites } from '../leads/sync-gate.js';
 
 /** The public Lead, from this workspace and mode only. */
 export async function findLead(
@@ -35,44 +33,30 @@ export async function findLeadRow(
 export interface CaptureLookup {
   /** The lead the phone or email already belongs to (the earliest created when they point at two), and what matched. */
   duplicate?: { lead: Lead; matchedOn: ('phone' | 'email')[] };
-  /** With `quota`: how much of the metric the workspace used in the quota's period. */
-  quotaUsed: number | null;
 }
 
-/** What a capture reads before it decides, in one statement: the person's lead, if any, and the quota used. */
+/** What a capture reads before it decides, in one statement: the person's lead, if any. */
 export async function captureLookup(
   sql: Queryable,
   tenantId: string,
   sandbox: boolean,
   phone: string | null,
   email: string | null,
-  quota: { metric: string; at: Date } | null,
 ): Promise<CaptureLookup> {
   // One lookup per unique index (an OR across both would not use them), the earliest-created lead first.
-  const result = await sql.query<{
-    body: Lead | null;
-    phone: string | null;
-    email: string | null;
-    quota_used: number | null;
-  }>(
-    `SELECT m.body, m.phone, m.email,
-            CASE WHEN $5::text IS NOT NULL THEN ${quotaUsedSql('$1', '$5', '$6')} END AS quota_used
-       FROM (SELECT 1) AS one
-       LEFT JOIN LATERAL (
-         SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3
-         UNION ALL
-         SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = $4
-         ORDER BY created_at, id LIMIT 1
-       ) AS m ON true`,
-    [tenantId, sandbox, phone, email, quota ? quotaPeriod(quota.at) : null, quota?.metric ?? null],
+  const result = await sql.query<{ body: Lead; phone: string | null; email: string | null }>(
+    `SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = $3
+     UNION ALL
+     SELECT body, phone, email, created_at, id FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = $4
+     ORDER BY created_at, id LIMIT 1`,
+    [tenantId, sandbox, phone, email],
   );
-  const row = result.rows[0]!;
-  const quotaUsed = quota ? (row.quota_used ?? 0) : null;
-  if (!row.body) return { quotaUsed };
+  const row = result.rows[0];
+  if (!row) return {};
   const matchedOn: ('phone' | 'email')[] = [];
   if (phone && row.phone === phone) matchedOn.push('phone');
   if (email && row.email === email) matchedOn.push('email');
-  return { duplicate: { lead: row.body, matchedOn }, quotaUsed };
+  return { duplicate: { lead: row.body, matchedOn } };
 }
 
 export interface ListOptions {
@@ -92,60 +76,48 @@ export interface LeadPage {
  * A page of up to `limit` leads ascending by (updated_at, id), built by PostgreSQL as one text: Node then parses one
  * row instead of one per lead (and no timestamps), the larger part of a page's cost in Node.
  *
- * Rows are held back unless they are older than every lead write of the workspace and mode still in flight and no
- * newer than `o.now` (read before the query is sent), so a page never shows a change that a write registered
- * earlier, or one not registered yet, could land behind. For that the writes in flight are read first, in a
- * statement of their own, and the rows after, in the next statement, whose snapshot is newer: a write that
- * commits in between is then either seen as registered or seen as committed, never missed both ways (as it could
- * be if one statement read both). One round trip: the floor is handed over in a setting local to the transaction.
+ * First it waits until no lead write of the workspace and mode is in flight (the lead-sync gate, src/leads/sync-gate.ts),
+ * then it reads the rows changed before `o.now` (read before this is called) in a statement of its own, whose snapshot
+ * holds every write that held the gate before: a change that commits later carries a time no lower than `o.now`, so
+ * it sorts after everything served (docs/architecture.md, "Sync never misses a change").
  */
 export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolean, o: ListOptions): Promise<LeadPage> {
-  // One transaction, so that the floor the first statement sets is there for the second; one round trip, because the
-  // page is handed back unread and COMMIT is sent behind it before anyone waits (a failure of either fails COMMIT).
-  const { page } = await inTransaction(pool, async (tx) => {
-    tx.send(
-      `SELECT set_config('vcrm.list_floor', coalesce(${inFlightFloorMsSql('$1::text', '$2::bigint')}::text, ''), true)`,
-      [intentPrefix(tenantId, sandbox), o.now.getTime() - INTENT_EXPIRY_MS],
-    );
-    // One row more than the page tells whether another follows; the stored body is exactly the public Lead (the
-    // projection writes nothing else), so it is passed on as it is. The page's last row gives the next cursor.
-    // Unnamed, so that it is planned for its own values each time (a generic plan would not use `updated_since` as an
-    // index bound).
-    const page = tx.queryUnprepared<{
-      json: string | null;
-      fetched: number;
-      last_ms: string | null;
-      last_id: string | null;
-    }>(
-      `SELECT string_agg(p.body::text, ',' ORDER BY p.n) FILTER (WHERE p.n <= $8) AS json,
-              count(*)::int AS fetched,
-              max(p.at_ms) FILTER (WHERE p.n = $8) AS last_ms,
-              max(p.id::text) FILTER (WHERE p.n = $8) AS last_id
-         FROM (SELECT body, id, floor(extract(epoch FROM updated_at) * 1000)::bigint AS at_ms,
-                      row_number() OVER (ORDER BY updated_at, id) AS n
-                 FROM leads
-                WHERE tenant_id = $1 AND sandbox = $2
-                  AND ($3::timestamptz IS NULL OR updated_at >= $3)
-                  AND ($4::timestamptz IS NULL OR (updated_at, id) > ($4, $5::uuid))
-                  AND updated_at < $6::timestamptz
-                  AND updated_at < coalesce(timestamptz 'epoch' + nullif(current_setting('vcrm.list_floor', true), '')::bigint * interval '1 millisecond', 'infinity')
-                ORDER BY updated_at, id
-                LIMIT $7) AS p`,
-      [
-        tenantId,
-        sandbox,
-        o.updatedSince ?? null,
-        o.after?.updatedAt ?? null,
-        o.after?.id ?? null,
-        o.now,
-        o.limit + 1,
-        o.limit,
-      ],
-    );
-    page.catch(() => undefined); // read below, once COMMIT has answered
-    return { page };
-  });
-  const row = (await page).rows[0]!;
+  await waitForLeadWrites(pool, tenantId, sandbox);
+  // One row more than the page tells whether another follows; the stored body is exactly the public Lead (the
+  // projection writes nothing else), so it is passed on as it is. The page's last row gives the next cursor.
+  // Unnamed, so that it is planned for its own values each time (a generic plan would not use `updated_since` as an
+  // index bound).
+  const result = await pool.query<{
+    json: string | null;
+    fetched: number;
+    last_ms: string | null;
+    last_id: string | null;
+  }>(
+    `SELECT string_agg(p.body::text, ',' ORDER BY p.n) FILTER (WHERE p.n <= $8) AS json,
+            count(*)::int AS fetched,
+            max(p.at_ms) FILTER (WHERE p.n = $8) AS last_ms,
+            max(p.id::text) FILTER (WHERE p.n = $8) AS last_id
+       FROM (SELECT body, id, floor(extract(epoch FROM updated_at) * 1000)::bigint AS at_ms,
+                    row_number() OVER (ORDER BY updated_at, id) AS n
+               FROM leads
+              WHERE tenant_id = $1 AND sandbox = $2
+                AND ($3::timestamptz IS NULL OR updated_at >= $3)
+                AND ($4::timestamptz IS NULL OR (updated_at, id) > ($4, $5::uuid))
+                AND updated_at < $6::timestamptz
+              ORDER BY updated_at, id
+              LIMIT $7) AS p`,
+    [
+      tenantId,
+      sandbox,
+      o.updatedSince ?? null,
+      o.after?.updatedAt ?? null,
+      o.after?.id ?? null,
+      o.now,
+      o.limit + 1,
+      o.limit,
+    ],
+  );
+  const row = result.rows[0]!;
   const next =
     row.fetched > o.limit && row.last_ms !== null && row.last_id !== null
       ? { updatedAt: new Date(Number(row.last_ms)), id: row.last_id }

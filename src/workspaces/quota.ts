@@ -1,9 +1,6 @@
-import { pgConstraint, type Queryable } from '../storage/postgres.js';
+import type { Queryable } from '../storage/postgres.js';
 
 export const LEADS_METRIC = 'leads_created';
-
-/** The CHECK of quota_counters (migration 50) that refuses a count past the limit it was taken against. */
-const WITHIN_ALLOWED = 'quota_counters_within_allowed';
 
 /** The calendar month (UTC) a quota counts in, e.g. `2026-11`. */
 export function quotaPeriod(now: Date): string {
@@ -11,19 +8,10 @@ export function quotaPeriod(now: Date): string {
 }
 
 /**
- * SQL for how much of a metric a workspace used in a period (0 when nothing), as committed (or counted earlier in
- * the same transaction). The arguments are the query's parameter references (`$1`), so queries that read other
- * things too can include it. A read only: the count itself refuses what this let through (`consumeQuota`).
- */
-export function quotaUsedSql(tenantId: string, period: string, metric: string): string {
-  return `coalesce((SELECT used FROM quota_counters WHERE tenant_id = ${tenantId} AND period = ${period} AND metric = ${metric}), 0)::bigint`;
-}
-
-/**
- * Counts one unit against `limit` (null: unlimited) in one statement: the workspace's counter row for the month is
- * incremented under its row lock, and its CHECK fails the statement, and so the transaction, when the count would
- * pass the limit (see `quotaRefusal`). Send it inside the transaction that creates what is counted, with its trailing
- * writes (after its reads and stream locks): a rollback uncounts it, and the row lock is held only until COMMIT.
+ * Takes one unit of `limit` (null: unlimited) in one atomic step: the workspace's counter row for the month is
+ * incremented only while it is below the limit, under its row lock, so concurrent captures queue on the row and each
+ * sees the count the one before it committed. Refused (nothing counted) with QuotaExceededError. Run it inside the
+ * transaction that creates what is counted: a rollback uncounts it. `allowed` keeps the limit last counted against.
  */
 export async function consumeQuota(
   sql: Queryable,
@@ -32,11 +20,15 @@ export async function consumeQuota(
   limit: number | null,
   now: Date,
 ): Promise<void> {
-  await sql.query(
-    `INSERT INTO quota_counters (tenant_id, period, metric, used, allowed) VALUES ($1, $2, $3, 1, $4)
-     ON CONFLICT (tenant_id, period, metric) DO UPDATE SET used = quota_counters.used + 1, allowed = EXCLUDED.allowed`,
+  const counted = await sql.query(
+    `INSERT INTO quota_counters (tenant_id, period, metric, used, allowed)
+     SELECT $1, $2, $3, 1, $4::bigint WHERE $4::bigint IS NULL OR $4::bigint > 0
+     ON CONFLICT (tenant_id, period, metric) DO UPDATE SET used = quota_counters.used + 1, allowed = EXCLUDED.allowed
+      WHERE EXCLUDED.allowed IS NULL OR quota_counters.used < EXCLUDED.allowed
+     RETURNING used`,
     [tenantId, quotaPeriod(now), metric, limit],
   );
+  if (counted.rowCount === 0) throw new QuotaExceededError(limit ?? 0);
 }
 
 /**
@@ -63,12 +55,7 @@ export class QuotaExceededError extends Error {
   }
 }
 
-/** Refuses with QuotaExceededError when the workspace has used its monthly live-lead quota. */
-export function assertWithinQuota(used: number, limit: number): void {
-  if (used >= limit) throw new QuotaExceededError(limit);
-}
-
-/** The quota refusal a failed transaction stands for, when its count was refused by `consumeQuota`'s CHECK. */
+/** The quota refusal a failed capture stands for (only where there is a limit). */
 export function quotaRefusal(error: unknown, limit: number | null): QuotaExceededError | undefined {
-  return limit !== null && pgConstraint(error) === WITHIN_ALLOWED ? new QuotaExceededError(limit) : undefined;
+  return limit !== null && error instanceof QuotaExceededError ? error : undefined;
 }

@@ -31,14 +31,11 @@ async function writeLog(store: PostgresEventStore, tenantId: ReturnType<typeof r
       { type: 'test.changed', data: { n: 4 } },
     ]),
   );
-  // Commands sharing one database transaction (the coalescer), each to a stream of its own.
+  // Concurrent commands, each to a stream of its own.
   await Promise.all(
     streams.map((stream, i) =>
-      store.transact(
-        context(tenantId),
-        [stream],
-        (tx) => tx.append(stream, 'any', [{ type: 'test.shared', data: { i } }]),
-        { coalesce: 'test' },
+      store.transact(context(tenantId), [stream], (tx) =>
+        tx.append(stream, 'any', [{ type: 'test.shared', data: { i } }]),
       ),
     ),
   );

@@ -187,35 +187,28 @@ t.test('values that already are their erased value are left in the clear, not se
   );
 });
 
-t.test(
-  'data keys: derived from a stored nonce, never stored themselves; another master key derives another',
-  async (t) => {
-    const keys = PersonalDataKeys.of(box);
-    const { key, stored } = keys.newKey();
-    t.match(stored, /^s2:[A-Za-z0-9+/]{16}$/, 'the row stores a 12-byte nonce');
-    t.equal(key.length, 32);
-    t.notMatch(stored, new RegExp(key.toString('base64').slice(0, 16).replace(/[+/]/g, '.')), 'not the key itself');
-    const fresh = PersonalDataKeys.of(box);
-    t.same(fresh.keyOf(stored), key, 'another process derives the same key from the nonce');
-    t.equal(fresh.cached, 1);
-    t.same(fresh.keyOf(stored), key, 'from its cache the second time');
-    const otherBox = new SecretBox(Buffer.alloc(32, 1));
-    const other = PersonalDataKeys.of(otherBox);
-    t.notSame(other.keyOf(stored), key, 'another SECRET_ENCRYPTION_KEY derives another key');
-    const where = place('lead.note_added');
-    const sealed = sealEvent(where, { at: 'x', note: 'call Ana' }, key);
-    t.throws(() => openEvent(where, sealed, other.keyOf(stored)), 'which opens nothing sealed under the first');
-    t.throws(() => keys.keyOf('s2:' + Buffer.alloc(8).toString('base64')), 'a nonce of the wrong length is refused');
-    // New keys come from batches derived ahead: across several batches, each is its nonce's key and none repeats.
-    const made = Array.from({ length: 200 }, () => keys.newKey());
-    t.equal(new Set([stored, ...made.map((m) => m.stored)]).size, 201, 'every key has its own nonce');
-    t.equal(new Set(made.map((m) => m.key.toString('hex'))).size, 200, 'and its own key');
-    t.ok(
-      made.every((m) => fresh.keyOf(m.stored).equals(m.key)),
-      'each derived again, alone, gives the key handed out',
-    );
-  },
-);
+t.test('data keys: stored wrapped in one format, never in the clear; another master key opens nothing', async (t) => {
+  const keys = PersonalDataKeys.of(box);
+  const { key, stored } = keys.newKey();
+  t.match(stored, /^v2:/, 'the row stores the key wrapped with the person-key box');
+  t.equal(key.length, 32);
+  t.notMatch(stored, new RegExp(key.toString('base64').slice(0, 16).replace(/[+/]/g, '.')), 'not the key itself');
+  const fresh = PersonalDataKeys.of(box);
+  t.same(fresh.keyOf(stored), key, 'another process unwraps the same key');
+  t.equal(fresh.cached, 1);
+  t.same(fresh.keyOf(stored), key, 'from its cache the second time');
+  const otherBox = new SecretBox(Buffer.alloc(32, 1));
+  const other = PersonalDataKeys.of(otherBox);
+  t.throws(() => other.keyOf(stored), 'another SECRET_ENCRYPTION_KEY opens no key');
+  t.throws(() => keys.keyOf('s2:' + randomBytes(12).toString('base64')), 'a derived format is no longer read');
+  const made = Array.from({ length: 200 }, () => keys.newKey());
+  t.equal(new Set([stored, ...made.map((m) => m.stored)]).size, 201, 'every row is its own');
+  t.equal(new Set(made.map((m) => m.key.toString('hex'))).size, 200, 'and every key');
+  t.ok(
+    made.every((m) => fresh.keyOf(m.stored).equals(m.key)),
+    'each unwrapped again gives the key handed out',
+  );
+});
 
 t.test("the nonce derivation is RFC 8452's: its AES-256 message-encryption key (Appendix C.2)", async (t) => {
   // The RFC's key-generating key and nonce (the service's key-generating key is the person-key-nonce purpose key).
@@ -231,17 +224,6 @@ t.test("the nonce derivation is RFC 8452's: its AES-256 message-encryption key (
     'a batch gives each nonce the key it gets alone',
   );
   t.throws(() => kdf.derive(randomBytes(16)), 'a nonce is 12 bytes');
-});
-
-t.test('data keys derived from an HMAC seed (s1:) by the version before still open', async (t) => {
-  const seed = randomBytes(16);
-  const key = box.personKeySeeds.derive(seed);
-  const stored = 's1:' + seed.toString('base64');
-  const keys = PersonalDataKeys.of(box);
-  t.same(keys.keyOf(stored), key, 'derived with the person-key-seed HMAC');
-  t.throws(() => keys.keyOf('s1:' + Buffer.alloc(8).toString('base64')), 'a seed of the wrong length is refused');
-  const otherBox = new SecretBox(Buffer.alloc(32, 1));
-  t.notSame(PersonalDataKeys.of(otherBox).keyOf(stored), key, 'another master key derives another');
 });
 
 t.test('data keys wrapped before seeds (v2:) still open, and only with their master key and purpose', async (t) => {

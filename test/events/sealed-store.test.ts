@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import t from 'tap';
 import { PersonalDataKeys } from '../../src/events/personal-data.js';
+import { rewriteDerivedKeyRows } from '../../src/events/person-key-rows.js';
 import { PostgresEventStore } from '../../src/events/postgres-event-store.js';
 import { WrongExpectedRevisionError } from '../../src/events/types.js';
 import { SecretBox } from '../../src/shared/secret-box.js';
@@ -54,10 +55,9 @@ t.test('a new lead stream: its key row goes in the events statement, and the eve
     ['BEGIN', 'WITH key_row AS', 'COMMIT'],
     'one statement writes the key row and the events',
   );
-  t.equal(tx![1]!.roundTrip, tx![2]!.roundTrip, 'sent with COMMIT, in one round trip');
   const rows = await keyRows(pool, stream);
   t.equal(rows.length, 1);
-  t.match(rows[0]!.wrapped_key, /^s2:/, 'the row holds a nonce');
+  t.match(rows[0]!.wrapped_key, /^v2:/, 'the row holds the key wrapped');
   t.equal(rows[0]!.person_id, leadId, 'filed under the lead');
   const stored = await pool.query<{ data: string }>('SELECT data::text FROM events WHERE stream_id = $1', [stream]);
   t.notMatch(stored.rows[0]!.data, /Priya|9812345678/, 'nothing personal in the clear');
@@ -122,6 +122,44 @@ t.test('keys wrapped by the earlier version keep sealing and opening their strea
   const notes = await pool.query<{ data: string }>('SELECT data::text FROM events WHERE stream_id = $1', [stream]);
   t.notMatch(notes.rows.map((r) => r.data).join(), /Ana|called/, 'both sealed');
 });
+
+t.test(
+  'key rows of the derived formats (s1:, s2:) are rewritten wrapped at start-up; their events still open',
+  async (t) => {
+    const { pool } = await freshDatabase(t);
+    const seed = randomBytes(16);
+    const nonce = randomBytes(12);
+    const derived = [
+      { stored: 's1:' + seed.toString('base64'), key: box.personKeySeeds.derive(seed) },
+      { stored: 's2:' + nonce.toString('base64'), key: box.personKeyNonces.derive(nonce) },
+    ];
+    const streams = derived.map(() => `lead-${randomUUID()}`);
+    for (const [i, { stored, key }] of derived.entries()) {
+      // As the version before wrote them: the events sealed under the derived key, the row holding what derives it.
+      const before = new PostgresEventStore(pool, [], {
+        personal: new (class extends PersonalDataKeys {
+          override newKey() {
+            return { key, stored };
+          }
+        })(box.personKeys),
+      });
+      await before.transact(context(), [], (tx) => tx.append(streams[i]!, 'no_stream', [created(`Person ${i}`)]));
+    }
+    const erased = `lead-${randomUUID()}`;
+    await pool.query(
+      `INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at, erased_at)
+     VALUES ($1, $2, $3, NULL, now(), now())`,
+      [erased, randomUUID(), erased.slice(5)],
+    );
+    t.equal(await rewriteDerivedKeyRows(pool, box), 2, 'both derived rows rewritten');
+    for (const stream of streams) t.match((await keyRows(pool, stream))[0]!.wrapped_key, /^v2:/, 'now wrapped');
+    t.equal((await keyRows(pool, erased))[0]!.wrapped_key, null, 'an erased row stays erased');
+    t.equal(await rewriteDerivedKeyRows(pool, box), 0, 'nothing left the second time');
+    const now = new PostgresEventStore(pool, [], { personal: PersonalDataKeys.of(box) });
+    for (const [i, stream] of streams.entries())
+      t.match((await now.readStream(stream))[0]!.data, { payload: { full_name: `Person ${i}` } }, 'its events open');
+  },
+);
 
 t.test('a new stream that exists already is the store conflict, naming the stream', async (t) => {
   const { pool } = await freshDatabase(t);

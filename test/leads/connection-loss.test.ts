@@ -9,7 +9,9 @@ t.test('a database session killed in the middle of a capture fails that request 
   const f = await leadsFixture(t);
   await f.pool.query(`CREATE FUNCTION slow_lead() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN IF NEW.body->>'full_name' = 'Slow Person' THEN PERFORM pg_sleep(5); END IF; RETURN NEW; END $$`);
-  await f.pool.query('CREATE TRIGGER slow_lead BEFORE INSERT ON leads FOR EACH ROW EXECUTE FUNCTION slow_lead()');
+  // Deferred to COMMIT: the session is killed while the capture's COMMIT is under way, when it may have committed.
+  await f.pool.query(`CREATE CONSTRAINT TRIGGER slow_lead AFTER INSERT ON leads DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION slow_lead()`);
 
   const slow = f.post(leadBody({ full_name: 'Slow Person' }));
   let killed = false;

@@ -1,13 +1,10 @@
 import fc from 'fast-check';
 import t from 'tap';
 import type pg from 'pg';
-import { PostgresEventStore } from '../../src/events/postgres-event-store.js';
-import { intentPrefix } from '../../src/leads/write-intents.js';
 import { quotaPeriod } from '../../src/workspaces/quota.js';
-import { context } from '../support/event-store-scenarios.js';
 import { checkProperty } from '../support/properties.js';
 import { seedWorkspace, startApp, type SeededWorkspace, type TestApp } from '../support/app.js';
-import { leadBody, leadsFixture, type LeadsFixture } from './helpers.js';
+import { leadBody } from './helpers.js';
 
 /**
  * Issue 29, item 2: a workspace's monthly quota holds exactly under concurrent captures. Before migration 50 the
@@ -201,91 +198,4 @@ t.test('a capture holding the last slot: its rollback gives the slot to the one 
   t.equal(await counted(app.pool, ws.workspace.id), 1, 'the rolled-back count is gone');
   const third = await post(app, ws.live, leadBody());
   t.same([third.status, third.body.error], [429, 'quota_exceeded'], 'and the quota is used up');
-});
-
-/** Holds both shared transactions of the workspace's live captures, so what is sent meanwhile runs as one batch. */
-async function queueAsOneBatch<T>(f: LeadsFixture, send: () => Promise<T>[]): Promise<T[]> {
-  const store = f.services.store;
-  if (!(store instanceof PostgresEventStore)) throw new Error('the PostgreSQL event store is expected');
-  const group = intentPrefix(f.workspace.id, false);
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  let holding = 0;
-  const holders = [0, 1].map(() =>
-    store.transact(
-      context(),
-      [],
-      async (tx) => {
-        await tx.sql.query('SELECT 1');
-        holding += 1;
-        await held;
-      },
-      { coalesce: group },
-    ),
-  );
-  while (holding < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-  const sent = send();
-  const deadline = Date.now() + 10_000;
-  while (store.waitingToCoalesce(group) < sent.length && Date.now() < deadline)
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  if (store.waitingToCoalesce(group) !== sent.length) throw new Error('the submissions did not queue together');
-  release();
-  await Promise.all(holders);
-  return Promise.all(sent);
-}
-
-t.test('a shared transaction that would pass the quota: each capture gets its answer alone, exactly', async (t) => {
-  const f = await leadsFixture(t, { definition: withQuota(3) });
-  const existing = await f.post(leadBody());
-  t.equal(existing.status, 201);
-  const existingPhone = (await f.get(`/v1/leads/${String(existing.body.id)}`)).body.phone as string;
-
-  const answers = await queueAsOneBatch(f, () => [
-    ...Array.from({ length: 4 }, () => f.post(leadBody())),
-    f.post(leadBody({ phone: existingPhone })),
-  ]);
-  t.same(
-    answers
-      .slice(0, 4)
-      .map((a) => a.status)
-      .sort(),
-    [201, 201, 429, 429],
-    'two of the four new people fit',
-  );
-  t.ok(
-    answers.filter((a) => a.status === 429).every((a) => a.body.error === 'quota_exceeded'),
-    'the others are refused',
-  );
-  t.same([answers[4]!.status, answers[4]!.body], [200, { id: existing.body.id, duplicate: true }], 'the duplicate');
-  t.equal(await leadCount(f.pool, f.workspace.id, false), 3);
-  t.equal(await counted(f.pool, f.workspace.id), 3);
-});
-
-t.test('a capture refused in a shared transaction uses no slot and its neighbours commit together', async (t) => {
-  const f = await leadsFixture(t, { definition: withQuota(2) });
-  const first = await f.post(leadBody());
-  const second = await f.post(leadBody());
-  const phones = await Promise.all(
-    [first, second].map(async (a) => (await f.get(`/v1/leads/${String(a.body.id)}`)).body.phone as string),
-  );
-
-  const answers = await queueAsOneBatch(f, () => [
-    f.post(leadBody()),
-    ...phones.map((phone) => f.post(leadBody({ phone }))),
-  ]);
-  t.same([answers[0]!.status, answers[0]!.body.error], [429, 'quota_exceeded'], 'the new person is refused');
-  t.same(
-    answers.slice(1).map((a) => [a.status, a.body.id]),
-    [
-      [200, first.body.id],
-      [200, second.body.id],
-    ],
-    'the duplicates are answered',
-  );
-  const txIds = await f.pool.query(
-    `SELECT DISTINCT tx_id FROM events WHERE stream_id = ANY($1::text[]) AND type = 'lead.enquiry_received'`,
-    [[first, second].map((a) => `lead-${String(a.body.id)}`)],
-  );
-  t.equal(txIds.rowCount, 1, 'both enquiries committed in the one shared transaction');
-  t.equal(await counted(f.pool, f.workspace.id), 2, 'the refusal counted nothing');
 });

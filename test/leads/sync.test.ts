@@ -1,9 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { recordSql, roundTrips, transactions } from '../support/sql-recorder.js';
+import { recordSql } from '../support/sql-recorder.js';
 import { TestClock, seedWorkspace } from '../support/app.js';
 import { leadBody, leadsFixture, type LeadsFixture } from './helpers.js';
-import { intentPrefix, settleTime, writeIntent } from '../../src/leads/write-intents.js';
 
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
@@ -141,132 +139,101 @@ t.test('tampered and foreign cursors answer 400', async (t) => {
   t.same((await page(f, '', other.live)).data, [], 'another workspace sees none of these leads');
 });
 
-/** A session of its own that opens a transaction registered as a lead write from `at`, as a writer in flight would. */
-async function inFlightWrite(
+/** The first server process whose current statement contains `text` and waits for a lock, polled up to 10 s. */
+async function waitingOn(f: LeadsFixture, text: string): Promise<number | null> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const result = await f.pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 IN query) > 0`,
+      [text],
+    );
+    if (result.rows[0]) return result.rows[0].pid;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return null;
+}
+
+/**
+ * A test-mode capture held open after it read its time and appended its lead: the test inserts, uncommitted, the
+ * Idempotency-Key answer the capture is about to save, so the capture waits on that row until the test ends its own
+ * transaction.
+ */
+async function heldCapture(
   f: LeadsFixture,
-  at: Date,
-  o: { sandbox?: boolean; tenantId?: string } = {},
-): Promise<{ end(how: 'COMMIT' | 'ROLLBACK'): Promise<void> }> {
-  const client = await f.pool.connect();
-  const { registration } = writeIntent(o.tenantId ?? f.workspace.id, o.sandbox ?? false, () => at);
-  await client.query('BEGIN');
-  await client.query(registration.text, registration.values);
+): Promise<{ release(): Promise<void>; answer: ReturnType<LeadsFixture['post']> }> {
+  const holder = await f.pool.connect();
+  await holder.query('BEGIN');
+  await holder.query(
+    `INSERT INTO lead_idempotency (tenant_id, sandbox, key_kind, key, request_hash, status, body, created_at, expires_at)
+     VALUES ($1, true, 'secret', 'held-capture', 'held', 201, '{}', now(), now() + interval '1 day')`,
+    [f.workspace.id],
+  );
+  const answer = f.post(leadBody(), { key: f.test, headers: { 'idempotency-key': 'held-capture' } });
+  if ((await waitingOn(f, 'lead_idempotency')) === null) throw new Error('the capture never reached its answer’s row');
   return {
-    async end(how) {
-      await client.query(how);
-      client.release();
+    answer,
+    async release() {
+      await holder.query('ROLLBACK');
+      holder.release();
     },
   };
 }
 
-/** The session names registered for this workspace's live leads, as any other connection sees them. */
-async function registered(f: LeadsFixture): Promise<string[]> {
-  const result = await f.pool.query<{ name: string }>(
-    'SELECT application_name AS name FROM pg_stat_activity WHERE starts_with(application_name, $1)',
-    [intentPrefix(f.workspace.id, false)],
+t.test('a list waits for the lead writes in flight of its workspace and mode, then shows them in order', async (t) => {
+  const clock = new TestClock();
+  const f = await leadsFixture(t, { now: clock.now });
+  const held = await heldCapture(f);
+  // A later write commits while the earlier one is still in flight: without the wait, a list now would serve the
+  // later lead alone, and a client syncing from its updated_at would never see the earlier one.
+  clock.advance(1);
+  const later = await f.post(leadBody(), { key: f.test });
+  t.equal(later.status, 201, 'writes do not wait for each other');
+  clock.advance(1);
+  let answered = false;
+  const listing = page(f, '', f.test).then((p) => {
+    answered = true;
+    return p;
+  });
+  t.not(await waitingOn(f, 'pg_advisory_xact_lock('), null, 'the list waits for the write in flight');
+  t.notOk(answered, 'and has not answered');
+  t.same((await page(f, '')).data, [], "the other mode's list does not wait");
+  const other = await seedWorkspace(f);
+  t.same((await page(f, '', other.test)).data, [], "another workspace's list does not wait");
+
+  await held.release();
+  const first = await held.answer;
+  t.equal(first.status, 201, 'the held capture committed');
+  t.same(
+    (await listing).data.map((l) => l.id),
+    [first.body.id, later.body.id],
+    'once it ended, the list shows both writes, the earlier first',
   );
-  return result.rows.map((r) => r.name);
-}
-
-t.test('a write in flight holds back the rows it could land behind', async (t) => {
-  const f = await leadsFixture(t);
-  await f.post(leadBody());
-  const inFlightAt = new Date();
-  await new Promise((r) => setTimeout(r, 5));
-  const later = await f.post(leadBody());
-
-  // As a write that registered (and read its clock) before `later` but has not committed yet.
-  const writer = await inFlightWrite(f, inFlightAt);
-  const held = await page(f, '');
-  t.equal(held.data.length, 1, 'the lead written after the in-flight write started is held back');
-  t.equal((await page(f, '', f.test)).data.length, 0, 'the sandbox is not affected either way');
-  const younger = await inFlightWrite(f, new Date());
-  t.equal((await page(f, '')).data.length, 1, 'with two writes in flight, the older one sets the limit');
-  await writer.end('COMMIT');
-  t.same((await page(f, '')).data.map((l) => l.id).includes(later.body.id), true, 'released once it commits');
-  await younger.end('ROLLBACK');
-  t.same(await registered(f), [], 'a committed or rolled-back write is no longer registered');
-
-  const others = [
-    await inFlightWrite(f, inFlightAt, { sandbox: true }),
-    await inFlightWrite(f, inFlightAt, { tenantId: randomUUID() }),
-  ];
-  t.equal((await page(f, '')).data.length, 2, "the other mode's and other workspaces' writes hold nothing back");
-  for (const other of others) await other.end('ROLLBACK');
-
-  const stuck = await inFlightWrite(f, new Date(Date.now() - 10 * 60_000));
-  t.equal((await page(f, '')).data.length, 2, 'a write stuck for more than two minutes stops holding rows back');
-  await stuck.end('ROLLBACK');
-
-  const client = await f.pool.connect();
-  await client.query('BEGIN');
-  await client.query("SELECT set_config('application_name', $1, true)", [`${intentPrefix(f.workspace.id, false)}x'1`]);
-  t.equal(
-    (await page(f, '')).data.length,
-    2,
-    'a session name that only starts like a registration is ignored, not an error',
-  );
-  await client.query('ROLLBACK');
-  client.release();
 });
 
-t.test(
-  'a lead write registers in its first round trip, reads its time after it, and is unregistered when it ends',
-  async (t) => {
-    const f = await leadsFixture(t);
-    const context = () => ({
-      tenantId: f.workspace.id,
-      sandbox: false,
-      metadata: { actor: { type: 'system' as const, name: 'test' }, correlation_id: randomUUID() },
-      now: new Date(),
-    });
-    const clock = () => new Date();
-
-    const intent = writeIntent(f.workspace.id, false, clock);
-    await f.services.store.transact(
-      context(),
-      [],
-      async (tx) => {
-        t.throws(
-          () => settleTime(tx, intent, clock),
-          /after its first query/,
-          'no time is read before the write is registered',
-        );
-        await tx.sql.query('SELECT 1');
-        t.same(
-          await registered(f),
-          [`${intentPrefix(f.workspace.id, false)}${intent.at.getTime()}`],
-          'after the first round trip other connections see the registration, while the transaction is still open',
-        );
-        const at = settleTime(tx, intent, () => new Date(intent.at.getTime() - 60_000));
-        t.equal(at.getTime(), intent.at.getTime(), 'the time is never before the registration');
-        t.equal(tx.context.now.getTime(), at.getTime(), "and is the time the transaction's events carry");
-      },
-      { opening: intent.registration },
-    );
-    t.same(await registered(f), [], 'gone when the write committed');
-
-    await t.rejects(
-      f.services.store.transact(
-        context(),
-        [],
-        async (tx) => {
-          await tx.sql.query('SELECT 1');
-          t.equal((await registered(f)).length, 1, 'registered');
-          throw new Error('boom');
-        },
-        { opening: writeIntent(f.workspace.id, false, clock).registration },
-      ),
-      /boom/,
-    );
-    t.same(await registered(f), [], 'a failed write is unregistered too');
-
-    // Real captures and updates leave nothing registered behind them.
-    const created = await f.post(leadBody());
-    t.equal((await f.patch(String(created.body.id), { note: 'called back' })).status, 200);
-    t.same(await registered(f), [], 'captures and updates leave no registration behind');
-  },
-);
+t.test('a lead write waiting behind a list gets a time after the list’s', async (t) => {
+  const clock = new TestClock();
+  const f = await leadsFixture(t, { now: clock.now });
+  const held = await heldCapture(f);
+  clock.advance(1);
+  const listing = page(f, '', f.test);
+  if ((await waitingOn(f, 'pg_advisory_xact_lock(')) === null) throw new Error('the list never waited');
+  // Asks for the gate behind the waiting list, with a clock that has not moved since the list read its time.
+  const behind = f.post(leadBody(), { key: f.test });
+  if ((await waitingOn(f, 'pg_advisory_xact_lock_shared(')) === null) throw new Error('the write never waited');
+  clock.advance(5);
+  const released = clock.now().getTime();
+  await held.release();
+  await held.answer;
+  const served = await listing;
+  const created = await behind;
+  t.equal(created.status, 201);
+  t.equal(served.data.length, 1, 'the list served the write it waited for');
+  const lead = (await f.get(`/v1/leads/${String(created.body.id)}`, f.test)).body;
+  t.ok(
+    Date.parse(String(lead.updated_at)) >= released,
+    'the write that waited read its time once the list was done, later than anything the list served',
+  );
+});
 
 t.test('a client syncing with updated_since misses no change while leads are updated during its walk', async (t) => {
   const f = await leadsFixture(t);
@@ -337,25 +304,19 @@ t.test(
   },
 );
 
-t.test(
-  'a list reads the writes in flight in a statement before the one that reads the rows, in one round trip',
-  async (t) => {
-    const f = await leadsFixture(t);
-    const sent = recordSql(t);
-    await page(f, '');
-    const list = transactions(sent).find((tx) => tx.some((s) => s.text.includes('pg_stat_get_activity')));
-    t.ok(list, 'the list runs in a transaction');
-    t.same(
-      list!.map((s) =>
-        s.text.includes('pg_stat_get_activity') ? 'registrations' : /FROM leads/.test(s.text) ? 'rows' : s.text,
-      ),
-      ['BEGIN', 'registrations', 'rows', 'COMMIT'],
-      'the registrations are read by a statement before the one that reads the rows, whose snapshot is newer',
-    );
-    t.equal(roundTrips(list!), 1, 'BEGIN, both reads and COMMIT travel in one round trip');
-    t.ok(
-      list!.every((s) => !s.values.some((v) => typeof v === 'string' && s.text.includes(v))),
-      'no value is part of the SQL text',
-    );
-  },
-);
+t.test('a list takes the gate in a statement of its own before the one that reads the rows', async (t) => {
+  const f = await leadsFixture(t);
+  const sent = recordSql(t);
+  await page(f, '');
+  const gate = sent.findIndex((s) => s.text.includes('pg_advisory_xact_lock('));
+  t.ok(gate >= 0, 'the list takes the gate');
+  t.match(sent[gate + 1]?.text ?? '', /FROM leads/, 'and reads the rows in the next statement, a newer snapshot');
+  t.notOk(
+    sent.some((s) => s.text === 'BEGIN' && s.connection === sent[gate]!.connection),
+    'outside any transaction, so the gate is released at once',
+  );
+  t.ok(
+    sent.every((s) => !s.values.some((v) => typeof v === 'string' && v.length > 2 && s.text.includes(v))),
+    'no value is part of the SQL text',
+  );
+});

@@ -94,8 +94,6 @@ t.test('after traffic, the scrape counts requests, leads, 429s and shows the gau
 
   for (const gauge of [
     'db_pool_waiting',
-    'shared_transaction_waiting',
-    'shared_transaction_active',
     'webhook_deliveries_due',
     'webhook_deliveries_in_flight',
     'webhook_fanout_lag_seconds',

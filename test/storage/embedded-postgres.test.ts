@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,6 +54,44 @@ t.test(
     t.equal(after, count, 'the data survives a restart');
   },
 );
+
+t.test('a process killed outright (kill -9): the next start takes over its data folder and its server', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vcrm-embedded-kill-'));
+  fs.chmodSync(dataDir, 0o755);
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve('src/storage/embedded-postgres.ts'))};
+    const server = await startEmbeddedPostgres(${JSON.stringify(dataDir)});
+    console.log(server.url);
+    setInterval(() => undefined, 1000);`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.on('exit', () => reject(new Error('the first process exited early')));
+  });
+  const pool = createPool(url, 1);
+  await pool.query('CREATE TABLE survivor (n int)');
+  await pool.query('INSERT INTO survivor VALUES (42)');
+  await pool.end();
+  const postmasterPid = Number(fs.readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  t.ok(fs.existsSync(path.join(dataDir, 'instance.lock')), 'the killed process left its lock behind');
+
+  const again = await startEmbeddedPostgres(dataDir);
+  t.teardown(() => again.stop());
+  t.throws(() => process.kill(postmasterPid, 0), 'the server the killed process left running was stopped');
+  const pool2 = createPool(again.url, 1);
+  t.same((await pool2.query('SELECT n FROM survivor')).rows, [{ n: 42 }], 'its data is there');
+  await pool2.end();
+});
 
 /** Every migration's version, ascending. Parallel branches take numbers from ranges of their own, so there are gaps. */
 async function migrationVersions(): Promise<number[]> {

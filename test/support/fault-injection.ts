@@ -1,7 +1,6 @@
 import pg from 'pg';
 import type { Test } from 'tap';
 import type { Statement } from '../../src/storage/postgres.js';
-import { RoundTrip } from '../../src/storage/round-trip.js';
 
 /** What an armed fault did. */
 export interface FiredFault {
@@ -13,9 +12,13 @@ export interface FiredFault {
 
 const FAULT: Statement = { text: 'SELECT 1 / 0 AS injected_fault', values: [] };
 
-/** The statements of a round trip, to replace one in place (a test-only reach into its private exchanges). */
-function exchangesOf(roundTrip: RoundTrip): { statement: Statement }[] {
-  return (roundTrip as unknown as { exchanges: { statement: Statement }[] }).exchanges;
+/** The statement of a `client.query(text, values)` or `client.query({ text, values })` call. */
+function statementOf(args: unknown[]): Statement | undefined {
+  const [first, second] = args;
+  if (typeof first === 'string') return { text: first, values: Array.isArray(second) ? second : [] };
+  if (typeof first === 'object' && first !== null && 'text' in first && typeof first.text === 'string')
+    return { text: first.text, values: 'values' in first && Array.isArray(first.values) ? first.values : [] };
+  return undefined;
 }
 
 /**
@@ -36,8 +39,8 @@ export function faultInjector(t: Test): {
   let counted: { client: pg.Client | null; sent: number; done: boolean } | null = null;
   let last: FiredFault | undefined;
 
-  const watch = (client: pg.Client, exchange: { statement: Statement }) => {
-    const text = exchange.statement.text;
+  /** Returns the statement to send instead, or undefined to send it as given. */
+  const watch = (client: pg.Client, text: string): Statement | undefined => {
     if (counted && !counted.done) {
       if (!counted.client && text === 'BEGIN') counted.client = client;
       else if (counted.client === client) {
@@ -45,7 +48,7 @@ export function faultInjector(t: Test): {
         if (/^(COMMIT|ROLLBACK)$/.test(text)) counted.done = true;
       }
     }
-    if (armedAt === null) return;
+    if (armedAt === null) return undefined;
     if (!counting && text === 'BEGIN') counting = { client, sent: 0 };
     else if (counting && counting.client === client) {
       counting.sent += 1;
@@ -53,15 +56,17 @@ export function faultInjector(t: Test): {
         last = { replaced: text, pid: (client as unknown as { processID: number }).processID };
         armedAt = null;
         counting = null;
-        exchange.statement = FAULT;
+        return FAULT;
       } else if (/^(COMMIT|ROLLBACK)$/.test(text)) counting = null;
     }
+    return undefined;
   };
 
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const first = args[0];
-    if (first instanceof RoundTrip) for (const exchange of exchangesOf(first)) watch(this, exchange);
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
+    const statement = statementOf(args);
+    const replaced = statement && watch(this, statement.text);
+    const sent = replaced ? [replaced.text, replaced.values] : args;
+    return (original as (...a: unknown[]) => unknown).apply(this, sent);
   } as typeof original;
   t.teardown(() => {
     pg.Client.prototype.query = original;

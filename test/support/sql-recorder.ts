@@ -1,6 +1,5 @@
 import pg from 'pg';
 import type { Test } from 'tap';
-import { RoundTrip } from '../../src/storage/round-trip.js';
 
 /** A statement as it went to the server. */
 export interface SentStatement {
@@ -8,21 +7,15 @@ export interface SentStatement {
   connection: number;
   text: string;
   values: unknown[];
-  /** The round trip it travelled in, counted over the whole process. */
-  roundTrip: number;
-  /** Sent as a prepared (named) statement of the extended protocol, parsed once per connection. */
+  /** Sent as a prepared (named) statement, parsed once per connection. */
   prepared: boolean;
 }
 
-/**
- * Records every statement this process sends while the test runs (every pg Client, every pool): the statements of
- * a transaction's round trips (each RoundTrip is one), and single queries sent through pg directly.
- */
+/** Records every statement this process sends through pg while the test runs (every pg Client, every pool). */
 export function recordSql(t: Test): SentStatement[] {
   const sent: SentStatement[] = [];
   const ids = new WeakMap<pg.Client, number>();
   let connections = 0;
-  let roundTrips = 0;
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     let connection = ids.get(this);
@@ -30,16 +23,14 @@ export function recordSql(t: Test): SentStatement[] {
       connection = ++connections;
       ids.set(this, connection);
     }
-    const roundTrip = ++roundTrips;
     const first = args[0];
-    if (first instanceof RoundTrip) {
-      for (const { text, values, prepared } of first.statements)
-        sent.push({ connection, text, values, roundTrip, prepared });
-    } else {
-      const config = (typeof first === 'string' ? { text: first } : first) as { text: string; values?: unknown[] };
-      const values = Array.isArray(config.values) ? config.values : Array.isArray(args[1]) ? args[1] : [];
-      sent.push({ connection, text: config.text, values, roundTrip, prepared: false });
-    }
+    const config = (typeof first === 'string' ? { text: first } : first) as {
+      text: string;
+      values?: unknown[];
+      name?: string;
+    };
+    const values = Array.isArray(config.values) ? config.values : Array.isArray(args[1]) ? args[1] : [];
+    sent.push({ connection, text: config.text, values, prepared: config.name !== undefined });
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
   t.teardown(() => {
@@ -63,9 +54,4 @@ export function transactionAt(sent: readonly SentStatement[], index: number): Se
 /** Every transaction recorded, each as its statements. */
 export function transactions(sent: readonly SentStatement[]): SentStatement[][] {
   return sent.flatMap((s, i) => (s.text === 'BEGIN' ? [transactionAt(sent, i)] : []));
-}
-
-/** How many round trips a transaction's statements took. */
-export function roundTrips(statements: readonly SentStatement[]): number {
-  return new Set(statements.map((s) => s.roundTrip)).size;
 }

@@ -345,10 +345,10 @@ t.test('a claim that fails at any statement leases nothing and leaves its tenant
   const limits = { limit: 10, perEndpoint: 8, perTenant: 5 };
   const count = faults.count();
   t.equal((await claimDueDeliveries(pool, 'probe', NOW, LEASE_UNTIL, limits)).length, 5, 'the tenant cap: 5');
-  t.equal(count(), 3, 'the locks, the claim, COMMIT');
+  t.equal(count(), 4, "the locks, the endpoints' load, the leases, COMMIT");
   const later = new Date(LEASE_UNTIL.getTime() + 1);
   const laterLease = new Date(later.getTime() + 15_000);
-  for (const position of [1, 2, 3]) {
+  for (const position of [1, 2, 3, 4]) {
     faults.arm(position);
     await t.rejects(claimDueDeliveries(pool, `failing-${position}`, later, laterLease, limits), `fault at ${position}`);
     t.ok(faults.fired(), `the fault at statement ${position} fired`);
@@ -407,7 +407,7 @@ t.test(
       sampling = false;
       return sampler.catch(() => undefined);
     });
-    // Two sets of workers on pools of their own, as two processes: 2 × 16 slots, which A's endpoints (12 × 3 with the
+    // Two sets of workers, as two processes would run: 2 × 16 slots, which A's endpoints (12 × 3 with the
     // per-endpoint cap alone) could fill entirely.
     const options = {
       concurrency: 16,

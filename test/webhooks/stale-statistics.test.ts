@@ -1,13 +1,12 @@
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { prepareValue } from 'pg/lib/utils';
 import t from 'tap';
-import { claimStatements } from '../../src/webhooks/claims.js';
+import { claimIn } from '../../src/webhooks/claims.js';
 import { recordingStatement } from '../../src/webhooks/deliveries.js';
 import { checkProperty } from '../support/properties.js';
 import { clearWebhookRows, insertEndpointRow } from './support/endpoint-rows.js';
-import { BODY, NOW, connection, rolledBack, rowsRead } from './support/plan-reads.js';
+import { BODY, NOW, connection, explainingEach, rolledBack, rowsRead } from './support/plan-reads.js';
 
 // The claim and the recording of attempts must read what they touch (the deliveries claimed or recorded, and those in
 // flight), not the backlog, whether PostgreSQL's statistics describe it or lag behind it. A backlog grows faster than
@@ -148,15 +147,16 @@ t.test(
       'claim reads',
       fc.asyncProperty(backlogs, async (backlog) => {
         const { pausedId, tests } = await writeBacklog(client, backlog);
-        const [lock, claim] = claimStatements(OWNER, NOW, new Date(NOW.getTime() + 15_000), {
-          limit,
-          perEndpoint: 64,
-          perTenant: 64,
-        });
-        // As claimDueDeliveries sends them (in one transaction, each planned for its own values).
+        // As claimDueDeliveries runs its steps (in one transaction, each planned for its own values).
+        const { sql, reads } = explainingEach(client);
         const read = await rolledBack(client, async () => {
-          const locking = await rowsRead(client, lock.text, lock.values);
-          const claiming = await rowsRead(client, claim.text, claim.values);
+          await claimIn(sql, {
+            owner: OWNER,
+            now: NOW,
+            leaseUntil: new Date(NOW.getTime() + 15_000),
+            limits: { limit, perEndpoint: 64, perTenant: 64 },
+          });
+          const total = (of: 'deliveries' | 'endpoints') => reads.reduce((sum, r) => sum + r[of], 0);
           const leased = await client.query<{ id: string; endpoint_id: string }>(
             'SELECT id, endpoint_id FROM webhook_deliveries WHERE lease_owner = $1',
             [OWNER],
@@ -166,9 +166,10 @@ t.test(
           const testsOnly = ofPaused.length === tests.length && ofPaused.every((id) => tests.includes(id));
           const ok = leased.rowCount === limit && testsOnly;
           return {
-            deliveries: ok ? locking.deliveries + claiming.deliveries : Number.POSITIVE_INFINITY,
-            endpoints: locking.endpoints + claiming.endpoints,
-            countingLeases: claiming.deliveriesIn('leases'),
+            deliveries: ok ? total('deliveries') : Number.POSITIVE_INFINITY,
+            endpoints: total('endpoints'),
+            // The second step counts the leases.
+            countingLeases: reads[1]?.deliveriesIn('leases') ?? Number.POSITIVE_INFINITY,
           };
         });
         most = {
@@ -196,6 +197,11 @@ t.test(
     t.comment(`most rows read by one claim of ${limit}: ${most.deliveries} deliveries, ${most.endpoints} endpoints`);
   },
 );
+
+/** The text form of an array of strings (each element quoted, its quotes and backslashes escaped). */
+function arrayLiteral(items: unknown[]): string {
+  return `{${items.map((item) => `"${String(item).replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+}
 
 t.test('recording attempts reads the deliveries recorded, not the backlog, on a prepared plan', async (t) => {
   const client = await connection(t);
@@ -236,7 +242,7 @@ t.test('recording attempts reads the deliveries recorded, not the backlog, on a 
         })),
       );
       // EXECUTE takes no parameters of its own: the values go as literals, in the text form pg would send them.
-      const literals = values.map((v) => (v === null ? 'NULL' : client.escapeLiteral(String(prepareValue(v)))));
+      const literals = values.map((v) => client.escapeLiteral(Array.isArray(v) ? arrayLiteral(v) : String(v)));
       const read = await rolledBack(client, async () => {
         const rows = (await rowsRead(client, `EXECUTE recording(${literals.join(', ')})`)).deliveries;
         const recorded = await client.query(

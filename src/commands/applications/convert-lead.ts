@@ -9,9 +9,8 @@ import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { markLeadConverted } from '../leads/convert-lead.js';
-import { runCommand } from '../run-command.js';
+import { runLeadWrite } from '../leads/lead-write.js';
 import { lockPerson } from '../subject.js';
-import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { nextApplicationNumber } from './application-numbers.js';
 import { applicationStream } from './load-application.js';
 import { newId } from '../../shared/ids.js';
@@ -28,24 +27,17 @@ export async function convertLeadToApplication(
 ): Promise<ApplicationState> {
   const id = newId();
   const stream = applicationStream(id);
-  // The lead's updated_at changes: register the write first, so lead syncs cannot pass it (src/leads/write-intents.ts).
-  const intent = writeIntent(commandContext.tenantId, commandContext.sandbox, services.now);
-  const context = { ...commandContext, now: intent.at };
+  const context = commandContext;
   const workflow = workspace.settings.application_workflow;
   workflowStages(workflow); // refuses before a case number is taken
-  return runCommand(
-    services.store,
-    context,
-    [`lead-${leadId}`, stream],
-    async (tx) => {
-      await lockPerson(tx, leadId);
-      const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
-      const now = settleTime(tx, intent, services.now);
-      await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });
-      const events = openApplication({ application_id: id, lead_id: leadId, number, workflow, now });
-      await tx.append(stream, 'no_stream', events);
-      return fold(events)!;
-    },
-    { opening: intent.registration },
-  );
+  // The lead's updated_at changes: a lead write (runLeadWrite), so lead syncs cannot pass it.
+  return runLeadWrite(services, context, [`lead-${leadId}`, stream], async (tx) => {
+    await lockPerson(tx, leadId);
+    const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
+    const now = tx.context.now;
+    await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });
+    const events = openApplication({ application_id: id, lead_id: leadId, number, workflow, now });
+    await tx.append(stream, 'no_stream', events);
+    return fold(events)!;
+  });
 }

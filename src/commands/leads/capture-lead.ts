@@ -13,13 +13,12 @@ import {
   type StoredAnswer,
 } from '../../leads/idempotency.js';
 import type { LeadSubmission } from '../../leads/submission.js';
-import { intentPrefix, settleTime, writeIntent } from '../../leads/write-intents.js';
 import { captureLookup, type CaptureLookup } from '../../projections/leads-queries.js';
 import { monthlyLeadQuota } from '../../workspaces/plans.js';
-import { assertWithinQuota, consumeQuota, LEADS_METRIC, quotaRefusal } from '../../workspaces/quota.js';
+import { consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { CaptchaFailedError, IdempotencyKeyReusedError } from '../errors.js';
-import { runCommand } from '../run-command.js';
+import { runLeadWrite } from './lead-write.js';
 import { newId } from '../../shared/ids.js';
 
 export interface CaptureInput {
@@ -62,9 +61,8 @@ export function identityLocks(
 /**
  * The write of a lead submission that passed the checks before it (`submitLead`): replays the first answer of a
  * repeated Idempotency-Key, else refuses a failed captcha, else creates a lead or adds an enquiry to the lead the person already has. Everything happens while holding the person's phone and
- * email locks and the idempotency key's lock, so simultaneous submissions make one lead and one answer. Two round
- * trips: (BEGIN, the write's registration, the locks, the lookup), then (the writes and COMMIT). Under load, captures
- * of one workspace and mode share transactions (see TransactionCoalescer).
+ * email locks and the idempotency key's lock, so simultaneous submissions make one lead and one answer. A new live
+ * lead takes its slot of the monthly quota in the same transaction (`consumeQuota`), before its events are written.
  */
 export async function captureLead(services: Pick<AppServices, 'store'>, input: CaptureInput): Promise<CaptureAnswer> {
   const { workspace, key, submission, idempotency } = input;
@@ -77,8 +75,7 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
   const keyScope = idempotencyScope(tenantId, key);
   if (idempotency) locks.push(idempotencyLock(keyScope, idempotency.key));
 
-  const intent = writeIntent(tenantId, sandbox, input.now);
-  const context = input.context(intent.at);
+  const context = input.context(input.now());
   const quotaLimit = sandbox ? null : monthlyLeadQuota(workspace);
   const source = leadSource(workspace, key);
   const consentSource =
@@ -87,9 +84,9 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
     decideCapture({ leadId, submission, existing, source, consentSource, settings: workspace.settings, now });
 
   const create = async (tx: StoreTransaction, decision: CaptureDecision, now: Date): Promise<StoredAnswer> => {
+    // The check and the count in one step: refused past the limit, the transaction rolls back (429 quota_exceeded).
+    if (!sandbox) await consumeQuota(tx.sql, tenantId, LEADS_METRIC, quotaLimit, now);
     await tx.append(leadStream(leadId), 'no_stream', decision.events);
-    // The check that holds under concurrency: refused past the limit, the transaction fails (quotaRefusal below).
-    if (!sandbox) await consumeQuota(tx.writes, tenantId, LEADS_METRIC, quotaLimit, now);
     const body = {
       id: leadId,
       status: decision.lead.stage.key,
@@ -102,7 +99,7 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
 
   const work = async (tx: StoreTransaction): Promise<CaptureAnswer> => {
     if (idempotency) {
-      const earlier = await findAnswer(tx.sql, keyScope, idempotency.key, intent.at);
+      const earlier = await findAnswer(tx.sql, keyScope, idempotency.key, tx.context.now);
       if (earlier) {
         if (earlier.requestHash !== idempotency.requestHash) throw new IdempotencyKeyReusedError();
         return { ...earlier, replayed: true };
@@ -110,17 +107,9 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
     }
     if (input.captcha && !input.captcha.ok) throw new CaptchaFailedError();
 
-    const found = await captureLookup(
-      tx.sql,
-      tenantId,
-      sandbox,
-      submission.phone,
-      submission.email,
-      quotaLimit === null ? null : { metric: LEADS_METRIC, at: intent.at },
-    );
-    const now = settleTime(tx, intent, input.now);
+    const found = await captureLookup(tx.sql, tenantId, sandbox, submission.phone, submission.email);
+    const now = tx.context.now;
     const existing = found.duplicate ?? null;
-    if (!existing && quotaLimit !== null) assertWithinQuota(found.quotaUsed ?? 0, quotaLimit);
     const decision = decide(existing, now);
 
     let answer: StoredAnswer;
@@ -137,14 +126,5 @@ export async function captureLead(services: Pick<AppServices, 'store'>, input: C
     if (idempotency) await saveAnswer(tx.writes, keyScope, idempotency.key, answer, now);
     return { ...answer, replayed: false };
   };
-  // Captures of one workspace and mode arriving together share database transactions (one registration: theirs
-  // is the same but for the time, and the earliest covers them all).
-  const options = {
-    opening: intent.registration,
-    openingRank: intent.at.getTime(),
-    coalesce: intentPrefix(tenantId, sandbox),
-  };
-  return runCommand(services.store, context, locks, work, options).catch((error: unknown) => {
-    throw quotaRefusal(error, quotaLimit) ?? error;
-  });
+  return runLeadWrite({ store: services.store, now: input.now }, context, locks, work);
 }

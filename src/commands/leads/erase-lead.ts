@@ -4,11 +4,10 @@ import { leadStream } from '../../domain/leads/lead.js';
 import { personalDataKeysOf } from '../../events/personal-data.js';
 import type { StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { findLeadRow } from '../../projections/leads-queries.js';
 import type { LeadErasure } from '../../schemas/lead.js';
 import { NotFoundError } from '../errors.js';
-import { runCommand } from '../run-command.js';
+import { runLeadWrite } from './lead-write.js';
 import { lockPersonToErase, passGate } from '../subject.js';
 import {
   documentsOf,
@@ -51,40 +50,32 @@ export async function eraseLead(
   request: LeadErasureRequest,
 ): Promise<LeadErasure> {
   const { tenantId, sandbox, leadId } = request;
-  const clock = services.now;
   const stream = leadStream(leadId);
   const scope: PersonScope = { tenantId, sandbox, personId: leadId };
-  const intent = writeIntent(tenantId, sandbox, clock);
-  const erasure = await runCommand(
-    services.store,
-    request.context(intent.at),
-    [stream],
-    async (tx) => {
-      if (!(await lockPersonToErase(tx.sql, tenantId, sandbox, leadId))) throw new NotFoundError('lead');
-      await passGate('erasure-locked', leadId);
-      const row = await findLeadRow(tx.sql, tenantId, sandbox, leadId);
-      if (!row) throw new NotFoundError('lead');
-      const before = await erasedAt(tx.sql, tenantId, leadId);
-      const live = await liveKeys(tx.sql, tenantId, leadId);
-      const now = settleTime(tx, intent, clock);
-      if (!before) await tx.append(stream, row.revision, decideLead(row.lead, { type: 'erase', now }));
-      await passGate('erasure-keys', leadId);
-      await eraseKeys(tx.writes, { tenantId, personId: leadId, streams: [stream], now });
-      await scrubPersonRows(tx.writes, { tenantId, sandbox, leadId });
-      const scrubbed = await scrubStreams(tx, scope, services, now);
-      // The erasure ledger: exports carry it and imports apply it, so no restore brings the person back.
-      await recordErasure(tx.writes, tenantId, leadId, before ?? now);
-      await passGate('erasure-commit', leadId);
-      return {
-        lead_id: leadId,
-        erased_at: (before ?? now).toISOString(),
-        erased_now: before === undefined,
-        streams: before ? live : scrubbed.streams,
-        plaintext_events: scrubbed.plaintext,
-      };
-    },
-    { opening: intent.registration },
-  );
+  const erasure = await runLeadWrite(services, request.context(services.now()), [stream], async (tx) => {
+    if (!(await lockPersonToErase(tx.sql, tenantId, sandbox, leadId))) throw new NotFoundError('lead');
+    await passGate('erasure-locked', leadId);
+    const row = await findLeadRow(tx.sql, tenantId, sandbox, leadId);
+    if (!row) throw new NotFoundError('lead');
+    const before = await erasedAt(tx.sql, tenantId, leadId);
+    const live = await liveKeys(tx.sql, tenantId, leadId);
+    const now = tx.context.now;
+    if (!before) await tx.append(stream, row.revision, decideLead(row.lead, { type: 'erase', now }));
+    await passGate('erasure-keys', leadId);
+    await eraseKeys(tx.writes, { tenantId, personId: leadId, streams: [stream], now });
+    await scrubPersonRows(tx.writes, { tenantId, sandbox, leadId });
+    const scrubbed = await scrubStreams(tx, scope, services, now);
+    // The erasure ledger: exports carry it and imports apply it, so no restore brings the person back.
+    await recordErasure(tx.writes, tenantId, leadId, before ?? now);
+    await passGate('erasure-commit', leadId);
+    return {
+      lead_id: leadId,
+      erased_at: (before ?? now).toISOString(),
+      erased_now: before === undefined,
+      streams: before ? live : scrubbed.streams,
+      plaintext_events: scrubbed.plaintext,
+    };
+  });
   // After COMMIT: a crash before this leaves files whose names and events are already unreadable; erasing again
   // deletes them.
   for await (const ids of documentsOf(services.pool, scope, ERASURE_PAGE.streams))

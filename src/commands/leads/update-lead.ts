@@ -3,10 +3,9 @@ import { evolve } from '../../domain/leads/evolve.js';
 import { leadStream, type Lead } from '../../domain/leads/lead.js';
 import type { CommandContext } from '../../events/types.js';
 import type { AppServices } from '../../bootstrap.js';
-import { settleTime, writeIntent } from '../../leads/write-intents.js';
 import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
-import { runCommand } from '../run-command.js';
+import { runLeadWrite } from './lead-write.js';
 import { NotFoundError } from '../errors.js';
 import { lockPerson } from '../subject.js';
 
@@ -30,29 +29,20 @@ export async function updateLead(
   request: LeadUpdateRequest,
 ): Promise<Lead> {
   const { workspace, sandbox, leadId, patch } = request;
-  const clock = services.now;
   const stream = leadStream(leadId);
-  const intent = writeIntent(workspace.id, sandbox, clock);
-  const ctx = request.context(intent.at);
-  return runCommand(
-    services.store,
-    ctx,
-    [stream],
-    async (tx) => {
-      await lockPerson(tx, leadId);
-      const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
-      const now = settleTime(tx, intent, clock);
-      if (!row) throw new NotFoundError('lead');
-      const events = decideUpdate({
-        lead: row.lead,
-        patch,
-        settings: workspace.settings,
-        author: ctx.metadata.actor,
-        now,
-      });
-      await tx.append(stream, row.revision, events);
-      return events.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
-    },
-    { opening: intent.registration },
-  );
+  const ctx = request.context(services.now());
+  return runLeadWrite(services, ctx, [stream], async (tx) => {
+    await lockPerson(tx, leadId);
+    const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
+    if (!row) throw new NotFoundError('lead');
+    const events = decideUpdate({
+      lead: row.lead,
+      patch,
+      settings: workspace.settings,
+      author: ctx.metadata.actor,
+      now: tx.context.now,
+    });
+    await tx.append(stream, row.revision, events);
+    return events.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
+  });
 }

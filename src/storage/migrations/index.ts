@@ -27,6 +27,7 @@ import * as quotaCounters from './0050-quota-counters.js';
 import * as idempotencyByKeyKind from './0051-idempotency-by-key-kind.js';
 import * as endpointBoundWebhookSecrets from './0055-endpoint-bound-webhook-secrets.js';
 import * as erasureLedger from './0056-erasure-ledger.js';
+import * as derivedKeyRowsIndex from './0090-derived-key-rows-index.js';
 
 export interface Migration {
   version: number;
@@ -66,4 +67,5 @@ export const migrations: Migration[] = [
   { version: 51, ...idempotencyByKeyKind },
   { version: 55, ...endpointBoundWebhookSecrets },
   { version: 56, ...erasureLedger },
+  { version: 90, ...derivedKeyRowsIndex },
 ];

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Test } from 'tap';
+import type { Queryable } from '../../../src/storage/postgres.js';
 import { freshDatabase } from '../../support/db.js';
 
 /*
@@ -71,6 +72,23 @@ export async function rowsRead(client: pg.ClientBase, sql: string, values: unkno
       return rowsReadOf(sub, 'webhook_deliveries');
     },
   };
+}
+
+/**
+ * A Queryable on `client` that runs each statement twice: first under EXPLAIN ANALYZE in a savepoint rolled back at
+ * once (its reads are recorded in `reads`), then for real, so a function of several statements runs as it would.
+ */
+export function explainingEach(client: pg.ClientBase): { sql: Queryable; reads: RowsRead[] } {
+  const reads: RowsRead[] = [];
+  const sql: Queryable = {
+    async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []) {
+      await client.query('SAVEPOINT explained');
+      reads.push(await rowsRead(client, text, values));
+      await client.query('ROLLBACK TO SAVEPOINT explained');
+      return client.query<R>(text, values);
+    },
+  };
+  return { sql, reads };
 }
 
 export async function rolledBack<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { decideCapture } from '../domain/leads/decide.js';
-import { leadStream, type Lead, type Named } from '../domain/leads/lead.js';
-import { contentDigest, GENESIS, link } from '../events/chain.js';
-import type { Actor } from '../events/types.js';
-import { withTransaction } from '../storage/postgres.js';
-import type { Workspace } from '../workspaces/workspace.js';
-import type { LeadSubmission } from './submission.js';
-import { newId } from '../shared/ids.js';
+import { decideCapture } from '../src/domain/leads/decide.js';
+import { leadStream, type Lead, type Named } from '../src/domain/leads/lead.js';
+import { contentDigest, GENESIS, link } from '../src/events/chain.js';
+import type { Actor } from '../src/events/types.js';
+import { withTransaction } from '../src/storage/postgres.js';
+import type { Workspace } from '../src/workspaces/workspace.js';
+import type { LeadSubmission } from '../src/leads/submission.js';
+import { newId } from '../src/shared/ids.js';
 
 /**
- * The bulk path for imports and benchmarks: many new leads in one transaction, written as their lead.created events
- * and `leads` rows with two multi-row inserts (what the store and the projection would write one by one). Each lead
- * is a new stream, so no stream lock is needed. It skips duplicate detection, idempotency and the quota; the
- * unique phone and email indexes still refuse a person who already has a lead.
+ * The benchmark's seeding only, never a real import: many synthetic leads in one transaction, written as their
+ * lead.created events and `leads` rows with two multi-row inserts. Their personal values are stored unsealed with no
+ * data key row, so erasure could not shred them; the service writes leads only through captureLead. It skips
+ * duplicate detection, idempotency and the quota; the unique phone and email indexes still refuse a repeated person.
  */
 // Every event of the bulk path is a lead's first: the capture decision's one event for a new lead.
 const CREATED = 'lead.created';

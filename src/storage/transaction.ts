@@ -1,0 +1,112 @@
+import type pg from 'pg';
+import type { Queryable, Statement } from './postgres.js';
+
+/** COMMIT answered ROLLBACK: the transaction had failed, though no statement's own error reached us. */
+export class TransactionRolledBack extends Error {
+  constructor() {
+    super('The transaction was rolled back by the server instead of committed');
+    this.name = 'TransactionRolledBack';
+  }
+}
+
+/**
+ * One transaction's connection. Statements go through pg's `client.query` with their values as bind parameters.
+ * Once one has failed, nothing more is sent (the server would refuse it): every later query gets that first failure.
+ */
+export class Transaction implements Queryable {
+  private failure: unknown = undefined;
+
+  constructor(private readonly client: pg.PoolClient) {}
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
+    if (this.failure !== undefined) throw this.failure;
+    try {
+      return await this.client.query<R>(text, values);
+    } catch (error) {
+      this.failure = error;
+      throw error;
+    }
+  }
+
+  /** The first statement's failure, if any. */
+  get failed(): unknown {
+    return this.failure;
+  }
+}
+
+/**
+ * Runs `work` in one READ COMMITTED transaction on a connection from the pool: BEGIN, then `opening` (statements the
+ * transaction runs first), then `work`, then COMMIT. On any failure it rolls back.
+ *
+ * A connection on which a statement failed (or whose ROLLBACK failed) is destroyed with pg's `release(error)`, never
+ * returned to the pool: whatever state the failure left it in cannot reach the next caller.
+ *
+ * When the connection was lost before COMMIT was sent (a pooled connection whose server process was ended, say),
+ * nothing can have been committed, so `work` runs again on another connection, until the pool has had the chance to
+ * hand out every connection it held. `work` must therefore do nothing but SQL through `tx` (and pure computation).
+ */
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (tx: Transaction) => Promise<T>,
+  opening: readonly Statement[] = [],
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await pool.connect();
+    const tx = new Transaction(client);
+    let commitSent = false;
+    let unfit: Error | undefined;
+    try {
+      await tx.query('BEGIN');
+      for (const statement of opening) await tx.query(statement.text, statement.values);
+      const result = await work(tx);
+      // A statement failed though `work` went on: the server would answer COMMIT with ROLLBACK.
+      if (tx.failed !== undefined) throw tx.failed;
+      commitSent = true;
+      if ((await tx.query('COMMIT')).command !== 'COMMIT') throw new TransactionRolledBack();
+      return result;
+    } catch (error) {
+      unfit = await rollBack(tx, error);
+      if (!commitSent && connectionLost(tx.failed) && attempt <= retriesAfterLoss(pool)) continue;
+      throw error;
+    } finally {
+      client.release(unfit);
+    }
+  }
+}
+
+/** Ends a failed transaction; returns why the connection must be destroyed, or undefined when it is fit for reuse. */
+async function rollBack(tx: Transaction, error: unknown): Promise<Error | undefined> {
+  if (error instanceof TransactionRolledBack) return error;
+  if (tx.failed !== undefined) return asError(tx.failed);
+  try {
+    await tx.query('ROLLBACK');
+    return undefined;
+  } catch (failure) {
+    return asError(failure);
+  }
+}
+
+/** How often an operation that lost its connection before it could have changed anything runs again. */
+export function retriesAfterLoss(pool: pg.Pool): number {
+  return Math.min(pool.options.max ?? 10, 20);
+}
+
+const LOST = /Connection terminated|not queryable|Connection ended|ECONNRESET|EPIPE|socket hang up/i;
+
+/**
+ * True for an error that means the session is gone rather than that a statement failed: the connection broke, or
+ * the server ended the session (SQLSTATE class 57P, operator intervention, or 08, connection exception).
+ */
+export function connectionLost(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = 'code' in error && typeof error.code === 'string' ? error.code : '';
+  if (/^(57P|08)/.test(code) || ['ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code)) return true;
+  return error instanceof Error && LOST.test(error.message);
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
