@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import { authenticate, type AuthContext, type RouteAuth } from './auth.js';
 import { isServiceDateTime, CANONICAL_UUID, withEdgeChecks } from './edge-values.js';
 import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
-import { loggerOptions } from './logging.js';
+import { bindRequestLog, loggerOptions, RequestLog } from './logging.js';
 import { registerLoadShedding, registerMetrics } from './observability.js';
 import { registerPublicDocument } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
@@ -54,6 +54,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
   const app = Fastify({
     logger: options.logger ?? loggerOptions(services.config.logLevel),
     genReqId: newRequestId,
+    logController: new RequestLog(),
     bodyLimit: services.config.bodyLimitBytes,
     trustProxy: proxyTrust(services.config.trustProxy),
     // Requests arriving while the server closes get the Error body from the onRequest hook below, not fastify's own.
@@ -126,8 +127,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
       failureLimit: services.config.authFailureLimit,
       now: services.now,
     });
-    // The reply's logger writes the "request completed" line, so it gets the same bindings.
-    request.log = reply.log = request.log.child({
+    bindRequestLog(request.log, {
       tenant_id: request.auth.workspace.id,
       key_id: request.auth.key.id,
       sandbox: request.auth.sandbox,
