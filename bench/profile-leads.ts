@@ -84,6 +84,11 @@ const at = (f: Frame, file: string) => f.url.includes(file);
 
 /** Steps of the request path, by the function that runs them; a sample goes to the innermost one on its stack. */
 const STEPS: [string, (f: Frame) => boolean][] = [
+  // Hooks that call `done` synchronously have the answer's write below them.
+  [
+    'answer written to the socket (fastify, node)',
+    (f) => f.functionName === 'onSendEnd' && at(f, 'fastify/lib/reply.js'),
+  ],
   ['body parsing (wire.ts, JSON.parse)', (f) => at(f, 'src/http/wire.ts')],
   ['authentication + rate limits', (f) => f.functionName === 'authenticate' || at(f, 'src/ratelimit/')],
   ['app hooks (onRequest minus auth, onSend)', (f) => at(f, 'src/http/app.ts')],
