@@ -23,6 +23,7 @@ import * as personIndexWithoutLeads from './0044-person-index-without-leads.js';
 import * as dueIndexForDueReads from './0045-due-index-for-due-reads.js';
 import * as dueTestDeliveriesIndex from './0046-due-test-deliveries-index.js';
 import * as resendsByEvent from './0047-resends-by-event.js';
+import * as staffIdentity from './0080-staff-identity.js';
 
 export interface Migration {
   version: number;
@@ -58,4 +59,5 @@ export const migrations: Migration[] = [
   { version: 45, ...dueIndexForDueReads },
   { version: 46, ...dueTestDeliveriesIndex },
   { version: 47, ...resendsByEvent },
+  { version: 80, ...staffIdentity },
 ];
