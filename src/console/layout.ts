@@ -20,6 +20,7 @@ function nav(frame: PageFrame): Html | string {
       ${
         ws
           ? [
+              link(`/console/w/${ws.slug}/leads`, 'Leads'),
               link(`/console/w/${ws.slug}/keys`, 'API keys'),
               link(`/console/w/${ws.slug}/webhooks`, 'Webhooks'),
               link(`/console/w/${ws.slug}/members`, 'Members'),
@@ -146,4 +147,10 @@ table { border-collapse: collapse; width: 100%; display: block; overflow-x: auto
 th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid #c4c4c4; vertical-align: top; }
 pre { white-space: pre-wrap; word-break: break-all; background: #f3f3f3; padding: 0.5rem; }
 fieldset { border: 1px solid #767676; margin: 0.75rem 0; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; }
+ol.timeline li { margin-bottom: 0.5rem; }
+ol.timeline p { margin: 0; }
+label.inline { display: inline; font-weight: normal; }
 `;

@@ -12,6 +12,7 @@ import { CONSOLE_CSS, notice, page } from './layout.js';
 import { registerAccountPages } from './pages/account.js';
 import { registerAuthPages } from './pages/auth.js';
 import { registerKeyPages } from './pages/keys.js';
+import { registerLeadPages } from './pages/leads.js';
 import { registerMemberPages } from './pages/members.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 
@@ -122,6 +123,7 @@ export async function registerConsole(app: TypedApp, services: AppServices): Pro
       registerKeyPages(scope, services);
       registerWebhookPages(scope, services);
       registerMemberPages(scope, services);
+      registerLeadPages(scope, services);
     },
     { prefix: '/console' },
   );

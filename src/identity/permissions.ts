@@ -89,6 +89,7 @@ export const PERMISSIONS = {
   }),
   'applications.view': rule('Read a case', ALL, { admin: ['getApplication'] }),
   'applications.convert': rule('Convert a lead into a case', STAFF, {
+    console: true,
     admin: ['convertLead'],
     cli: ['application convert'],
   }),
@@ -122,6 +123,7 @@ export const PERMISSIONS = {
   'documents.upload': rule('Upload a document', STAFF, { admin: ['uploadDocument'], cli: ['document upload'] }),
   'documents.reject': rule('Reject a document', STAFF, { admin: ['rejectDocument'], cli: ['document reject'] }),
   'history.view': rule('Read the history of a lead or case, and either as of a time', ALL, {
+    console: true,
     admin: ['getLeadHistory', 'getApplicationHistory', 'getLeadAsOf', 'getApplicationAsOf'],
   }),
   'tasks.view': rule('List and read tasks', ALL, { admin: ['listTasks', 'getTask'] }),
@@ -139,6 +141,7 @@ export const PERMISSIONS = {
     cli: ['invoice refund', 'invoice refund-paid'],
   }),
   'leads.erase': rule('Erase a person (crypto-shredding)', ADMINS, {
+    console: true,
     admin: ['eraseLead'],
     cli: ['lead erase'],
     recentSignIn: true,
@@ -146,6 +149,12 @@ export const PERMISSIONS = {
   'workspace.export': rule('Export the workspace’s whole event log', ADMINS, {
     admin: ['exportWorkspaceLog'],
     recentSignIn: true,
+  }),
+  'leads.view': rule('List, search and read leads with their timelines (the whole workspace, every branch)', ALL, {
+    console: true,
+  }),
+  'leads.change': rule('Change a lead’s stage, owner, follow-up date and notes (the rules of PATCH)', STAFF, {
+    console: true,
   }),
 } satisfies Record<string, OperationRule>;
 

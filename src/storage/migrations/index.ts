@@ -24,6 +24,7 @@ import * as dueIndexForDueReads from './0045-due-index-for-due-reads.js';
 import * as dueTestDeliveriesIndex from './0046-due-test-deliveries-index.js';
 import * as resendsByEvent from './0047-resends-by-event.js';
 import * as staffIdentity from './0080-staff-identity.js';
+import * as leadSearchTrigrams from './0095-lead-search-trigrams.js';
 
 export interface Migration {
   version: number;
@@ -60,4 +61,5 @@ export const migrations: Migration[] = [
   { version: 46, ...dueTestDeliveriesIndex },
   { version: 47, ...resendsByEvent },
   { version: 80, ...staffIdentity },
+  { version: 95, ...leadSearchTrigrams },
 ];
