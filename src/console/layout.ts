@@ -21,6 +21,7 @@ function nav(frame: PageFrame): Html | string {
         ws
           ? [
               link(`/console/w/${ws.slug}/leads`, 'Leads'),
+              link(`/console/w/${ws.slug}/applications`, 'Applications'),
               link(`/console/w/${ws.slug}/keys`, 'API keys'),
               link(`/console/w/${ws.slug}/webhooks`, 'Webhooks'),
               link(`/console/w/${ws.slug}/members`, 'Members'),
@@ -153,4 +154,7 @@ dl.facts dd { margin: 0; }
 ol.timeline li { margin-bottom: 0.5rem; }
 ol.timeline p { margin: 0; }
 label.inline { display: inline; font-weight: normal; }
+form.inline { display: inline-block; margin: 0 0.25rem 0.25rem 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+ol.stages li[aria-current] { font-weight: bold; }
 `;

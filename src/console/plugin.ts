@@ -10,6 +10,7 @@ import { ConsoleRefusal, frameOf, formOf, sendPage, SESSION_COOKIE, sessionCsrf 
 import { html } from './html.js';
 import { CONSOLE_CSS, notice, page } from './layout.js';
 import { registerAccountPages } from './pages/account.js';
+import { registerApplicationPages } from './pages/applications.js';
 import { registerAuthPages } from './pages/auth.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerLeadPages } from './pages/leads.js';
@@ -124,6 +125,7 @@ export async function registerConsole(app: TypedApp, services: AppServices): Pro
       registerWebhookPages(scope, services);
       registerMemberPages(scope, services);
       registerLeadPages(scope, services);
+      registerApplicationPages(scope, services);
     },
     { prefix: '/console' },
   );

@@ -87,13 +87,14 @@ export const PERMISSIONS = {
     console: true,
     recentSignIn: true,
   }),
-  'applications.view': rule('Read a case', ALL, { admin: ['getApplication'] }),
+  'applications.view': rule('Read a case', ALL, { console: true, admin: ['getApplication'] }),
   'applications.convert': rule('Convert a lead into a case', STAFF, {
     console: true,
     admin: ['convertLead'],
     cli: ['application convert'],
   }),
   'applications.change': rule('Move, set status or outcome, change modules of a case', STAFF, {
+    console: true,
     admin: [
       'moveApplicationStage',
       'setApplicationStatus',
