@@ -25,6 +25,7 @@ function nav(frame: PageFrame): Html | string {
               link(`/console/w/${ws.slug}/keys`, 'API keys'),
               link(`/console/w/${ws.slug}/webhooks`, 'Webhooks'),
               link(`/console/w/${ws.slug}/members`, 'Members'),
+              link(`/console/w/${ws.slug}/audit`, 'Audit'),
             ]
           : ''
       }

@@ -11,6 +11,7 @@ import { html } from './html.js';
 import { CONSOLE_CSS, notice, page } from './layout.js';
 import { registerAccountPages } from './pages/account.js';
 import { registerApplicationPages } from './pages/applications.js';
+import { registerAuditPages } from './pages/audit.js';
 import { registerAuthPages } from './pages/auth.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerLeadPages } from './pages/leads.js';
@@ -126,6 +127,7 @@ export async function registerConsole(app: TypedApp, services: AppServices): Pro
       registerMemberPages(scope, services);
       registerLeadPages(scope, services);
       registerApplicationPages(scope, services);
+      registerAuditPages(scope, services);
     },
     { prefix: '/console' },
   );

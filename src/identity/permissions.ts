@@ -148,6 +148,7 @@ export const PERMISSIONS = {
     recentSignIn: true,
   }),
   'workspace.export': rule('Export the workspace’s whole event log', ADMINS, {
+    console: true,
     admin: ['exportWorkspaceLog'],
     recentSignIn: true,
   }),
@@ -157,6 +158,7 @@ export const PERMISSIONS = {
   'leads.change': rule('Change a lead’s stage, owner, follow-up date and notes (the rules of PATCH)', STAFF, {
     console: true,
   }),
+  'audit.verify': rule('Verify the workspace’s hash chains and check a kept head', OVERSIGHT, { console: true }),
 } satisfies Record<string, OperationRule>;
 
 export type Operation = keyof typeof PERMISSIONS;
