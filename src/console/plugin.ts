@@ -16,6 +16,7 @@ import { registerAuthPages } from './pages/auth.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerLeadPages } from './pages/leads.js';
 import { registerMemberPages } from './pages/members.js';
+import { registerTaskPages } from './pages/tasks.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
@@ -128,6 +129,7 @@ export async function registerConsole(app: TypedApp, services: AppServices): Pro
       registerLeadPages(scope, services);
       registerApplicationPages(scope, services);
       registerAuditPages(scope, services);
+      registerTaskPages(scope, services);
     },
     { prefix: '/console' },
   );

@@ -127,8 +127,9 @@ export const PERMISSIONS = {
     console: true,
     admin: ['getLeadHistory', 'getApplicationHistory', 'getLeadAsOf', 'getApplicationAsOf'],
   }),
-  'tasks.view': rule('List and read tasks', ALL, { admin: ['listTasks', 'getTask'] }),
+  'tasks.view': rule('List and read tasks', ALL, { console: true, admin: ['listTasks', 'getTask'] }),
   'tasks.change': rule('Create, change, complete and reopen tasks', STAFF, {
+    console: true,
     admin: ['createTask', 'changeTask', 'completeTask', 'reopenTask'],
     cli: ['task create', 'task change', 'task complete', 'task reopen'],
   }),

@@ -45,6 +45,13 @@ const PROBES: Partial<
     ),
   'leads.erase': async (f, c, _o, n) =>
     c.post(`/console/w/${f.ws.workspace.slug}/leads/${await freshLead(f, n)}/erase`, { confirm: 'yes' }),
+  'tasks.view': (f, c) => c.get(`/console/w/${f.ws.workspace.slug}/tasks?show=all`),
+  'tasks.change': async (f, c, _o, n) =>
+    c.post(`/console/w/${f.ws.workspace.slug}/tasks`, {
+      lead_id: await freshLead(f, n),
+      title: 'Probe task',
+      due_at: '2099-01-01T09:00',
+    }),
   'audit.verify': (f, c) => c.post(`/console/w/${f.ws.workspace.slug}/audit/verify`, {}),
   'workspace.export': (f, c) => c.post(`/console/w/${f.ws.workspace.slug}/audit/export`, {}),
 };

@@ -413,8 +413,9 @@ async function leadPage(
     : '';
   return page(
     view.frame(lead.full_name || 'Erased person', 'Leads'),
-    html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''} ${applicationLinks} ${leadFacts(lead)}
-      ${change} ${convert}
+    html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''} ${applicationLinks}
+      <p><a href="/console/w/${view.workspace.slug}/tasks?lead=${leadId}">Tasks of this lead</a></p>
+      ${leadFacts(lead)} ${change} ${convert}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
         ${timeline(history.data)}
