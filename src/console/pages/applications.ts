@@ -19,7 +19,7 @@ import { findLead } from '../../projections/leads-queries.js';
 import type { AdminApplication } from '../../schemas/application.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
 import { html, type Html } from '../html.js';
-import { csrfField, field, notice, page } from '../layout.js';
+import { csrfField, notice, page } from '../layout.js';
 import { listConsoleApplications } from '../queries/applications.js';
 import { choice, contextOf, idParam, refusalErrors, timeline, when } from './leads.js';
 
@@ -251,14 +251,20 @@ async function applicationPage(services: AppServices, view: MemberView, id: stri
       <section aria-labelledby="asof">
         <h2 id="asof">As of a past moment</h2>
         <form method="get" action="${base(view)}/${id}">
-          ${field({
-            name: 'as_of',
-            label: 'Moment (UTC)',
-            type: 'datetime-local',
-            value: o.asOf ?? '',
-            hint: 'The application and its lead as they were then, replayed from the log.',
-            error: errors.as_of,
-          })}
+          <div class="field${errors.as_of ? ' invalid' : ''}">
+            <label for="f-as_of">Moment (UTC)</label>
+            <p class="hint" id="f-as_of-hint">The application and its lead as they were then, replayed from the log.</p>
+            <input
+              id="f-as_of"
+              name="as_of"
+              type="datetime-local"
+              step="0.001"
+              value="${(o.asOf ?? '').replace(/Z$/, '')}"
+              aria-describedby="f-as_of-hint${errors.as_of ? ' f-as_of-error' : ''}"
+              ${errors.as_of ? html`aria-invalid="true"` : ''}
+            />
+            ${errors.as_of ? html`<p class="error" id="f-as_of-error">${errors.as_of}</p>` : ''}
+          </div>
           <button type="submit">Show it as it was</button>
         </form>
         ${asOf}
