@@ -23,6 +23,7 @@ function nav(frame: PageFrame): Html | string {
               link(`/console/w/${ws.slug}/leads`, 'Leads'),
               link(`/console/w/${ws.slug}/applications`, 'Applications'),
               link(`/console/w/${ws.slug}/tasks`, 'Tasks'),
+              link(`/console/w/${ws.slug}/invoices`, 'Invoices'),
               link(`/console/w/${ws.slug}/keys`, 'API keys'),
               link(`/console/w/${ws.slug}/webhooks`, 'Webhooks'),
               link(`/console/w/${ws.slug}/members`, 'Members'),

@@ -13,6 +13,7 @@ import { registerAccountPages } from './pages/account.js';
 import { registerApplicationPages } from './pages/applications.js';
 import { registerAuditPages } from './pages/audit.js';
 import { registerAuthPages } from './pages/auth.js';
+import { registerInvoicePages } from './pages/invoices.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerLeadPages } from './pages/leads.js';
 import { registerMemberPages } from './pages/members.js';
@@ -130,6 +131,7 @@ export async function registerConsole(app: TypedApp, services: AppServices): Pro
       registerApplicationPages(scope, services);
       registerAuditPages(scope, services);
       registerTaskPages(scope, services);
+      registerInvoicePages(scope, services);
     },
     { prefix: '/console' },
   );

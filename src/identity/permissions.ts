@@ -133,12 +133,14 @@ export const PERMISSIONS = {
     admin: ['createTask', 'changeTask', 'completeTask', 'reopenTask'],
     cli: ['task create', 'task change', 'task complete', 'task reopen'],
   }),
-  'invoices.view': rule('List and read invoices', OVERSIGHT, { admin: ['listInvoices', 'getInvoice'] }),
+  'invoices.view': rule('List and read invoices', OVERSIGHT, { console: true, admin: ['listInvoices', 'getInvoice'] }),
   'invoices.issue': rule('Issue an invoice and record a payment', STAFF, {
+    console: true,
     admin: ['issueInvoice', 'recordPayment'],
     cli: ['invoice issue', 'invoice pay'],
   }),
   'invoices.refund': rule('Create a refund and mark it paid', MANAGERS, {
+    console: true,
     admin: ['createRefund', 'markRefundPaid'],
     cli: ['invoice refund', 'invoice refund-paid'],
   }),

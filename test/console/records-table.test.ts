@@ -21,6 +21,20 @@ async function freshApplication(f: Fixture, owner: ConsoleClient, n: number): Pr
   return /applications\/([0-9a-f-]{36})/.exec(converted.headers.get('location')!)![1]!;
 }
 
+const INVOICE = { currency: 'INR', description: 'Fee', quantity: '1', unit_amount: '100', due_date: '2099-01-01' };
+
+/** A fresh paid invoice (issued and paid by the owner): its path and its payment's id. */
+async function paidInvoice(f: Fixture, owner: ConsoleClient, n: number): Promise<{ path: string; payment: string }> {
+  const issued = await owner.post(`/console/w/${f.ws.workspace.slug}/invoices`, {
+    ...INVOICE,
+    lead_id: await freshLead(f, n),
+  });
+  const path = new URL(issued.headers.get('location')!, f.app.baseUrl).pathname;
+  await owner.post(`${path}/payments`, { amount: '100', method: 'cash' });
+  const page = await owner.get(path);
+  return { path, payment: /payments\/([0-9a-f-]{36})\/refunds/.exec(page.text)![1]! };
+}
+
 /** One console request per operation of the records pages: what a member of a role asks for. */
 const PROBES: Partial<
   Record<
@@ -52,6 +66,13 @@ const PROBES: Partial<
       title: 'Probe task',
       due_at: '2099-01-01T09:00',
     }),
+  'invoices.view': (f, c) => c.get(`/console/w/${f.ws.workspace.slug}/invoices`),
+  'invoices.issue': async (f, c, _o, n) =>
+    c.post(`/console/w/${f.ws.workspace.slug}/invoices`, { ...INVOICE, lead_id: await freshLead(f, n) }),
+  'invoices.refund': async (f, c, o, n) => {
+    const invoice = await paidInvoice(f, o, n);
+    return c.post(`${invoice.path}/payments/${invoice.payment}/refunds`, { amount: '10' });
+  },
   'audit.verify': (f, c) => c.post(`/console/w/${f.ws.workspace.slug}/audit/verify`, {}),
   'workspace.export': (f, c) => c.post(`/console/w/${f.ws.workspace.slug}/audit/export`, {}),
 };

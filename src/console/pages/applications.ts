@@ -243,7 +243,11 @@ async function applicationPage(services: AppServices, view: MemberView, id: stri
         Lead:
         <a href="/console/w/${view.workspace.slug}/leads/${now.lead_id}">${lead?.full_name || '(erased)'}</a>
       </p>
-      <p><a href="/console/w/${view.workspace.slug}/tasks?application=${id}">Tasks of this application</a></p>
+      <p>
+        <a href="/console/w/${view.workspace.slug}/tasks?application=${id}">Tasks of this application</a> ·
+        <a href="/console/w/${view.workspace.slug}/invoices?application=${id}">Invoices of this application</a> ·
+        <a href="/console/w/${view.workspace.slug}/documents?application=${id}">Documents of this application</a>
+      </p>
       ${summaryOf(now)}
       <h2>Stages</h2>
       ${stagesOf(now)} ${errors.module ? notice(errors.module, 'alert') : ''} ${modulesTable(view, now, editable)}

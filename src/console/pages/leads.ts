@@ -414,7 +414,11 @@ async function leadPage(
   return page(
     view.frame(lead.full_name || 'Erased person', 'Leads'),
     html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''} ${applicationLinks}
-      <p><a href="/console/w/${view.workspace.slug}/tasks?lead=${leadId}">Tasks of this lead</a></p>
+      <p>
+        <a href="/console/w/${view.workspace.slug}/tasks?lead=${leadId}">Tasks of this lead</a> ·
+        <a href="/console/w/${view.workspace.slug}/invoices?lead=${leadId}">Invoices of this lead</a> ·
+        <a href="/console/w/${view.workspace.slug}/documents?lead=${leadId}">Documents of this lead</a>
+      </p>
       ${leadFacts(lead)} ${change} ${convert}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
