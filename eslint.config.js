@@ -36,7 +36,7 @@ const layer = (files, ignores, patterns) => ({
   ignores,
   rules: { 'no-restricted-imports': ['error', { patterns }] },
 });
-const HTTP = ['src/http/**', 'src/widget/routes.ts'];
+const HTTP = ['src/http/**', 'src/widget/routes.ts', 'src/console/**'];
 const APPLICATION = ['src/commands/**', 'src/subscribers/**'];
 const ENTRY = ['src/main.ts', 'src/cli/**'];
 const layers = [

@@ -15,7 +15,7 @@ import { RedisRateLimitStore } from './ratelimit/redis-store.js';
 import type { RateLimitStore } from './ratelimit/token-bucket.js';
 import { PersonalDataKeys } from './events/personal-data.js';
 import { loadSecretBox, type SecretBox } from './shared/secret-box.js';
-import type { Database } from './storage/database.js';
+import { directConnections, type Database, type DirectConnections } from './storage/database.js';
 import { measureFanOutLag } from './subscribers/fanout-lag.js';
 import { deliveryBacklog } from './webhooks/deliveries.js';
 import { systemWebhookRuntime, type WebhookRuntime } from './webhooks/runtime.js';
@@ -28,6 +28,8 @@ import { WorkspaceCache } from './workspaces/repository.js';
 export interface AppServices {
   config: Config;
   pool: pg.Pool;
+  /** Connections to the server itself (DATABASE_DIRECT_URL), only for what needs a session of its own: LISTEN. */
+  direct: DirectConnections;
   store: EventStore;
   workspaces: WorkspaceCache;
   /** Recent key lookups, dropped on every auth change. */
@@ -65,6 +67,7 @@ export async function createServices(
   return {
     config,
     pool: db.pool,
+    direct: directConnections(db),
     store,
     workspaces: new WorkspaceCache(db.pool),
     keys: new KeyLookupCache(),

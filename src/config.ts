@@ -7,6 +7,11 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string | undefined;
+  /**
+   * The PostgreSQL server itself when DATABASE_URL names a transaction pooler (DATABASE_DIRECT_URL): what needs a
+   * session of its own connects here (the migrations' lock, LISTEN). Unset: DATABASE_URL.
+   */
+  databaseDirectUrl: string | undefined;
   dataDir: string;
   redisUrl: string | undefined;
   logLevel: string;
@@ -166,6 +171,16 @@ function smtpUrl(value: string | undefined): string | undefined {
   return value;
 }
 
+/** DATABASE_DIRECT_URL names the server behind DATABASE_URL's pooler; alone it would name nothing the service uses. */
+function databaseDirectUrl(env: NodeJS.ProcessEnv): string | undefined {
+  if (!env.DATABASE_DIRECT_URL) return env.DATABASE_URL || undefined;
+  if (!env.DATABASE_URL)
+    throw new Error(
+      'DATABASE_DIRECT_URL is set without DATABASE_URL: it names the PostgreSQL server behind the pooler DATABASE_URL names',
+    );
+  return env.DATABASE_DIRECT_URL;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const production = env.NODE_ENV === 'production';
   const webhookAllowLoopback = bool(env.WEBHOOK_ALLOW_LOOPBACK, false);
@@ -178,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     port,
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseDirectUrl: databaseDirectUrl(env),
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
     redisUrl: env.REDIS_URL || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',

@@ -32,7 +32,7 @@ export async function startService(
   });
   log.info({ database: db.kind === 'external' ? 'DATABASE_URL' : `embedded in ${config.dataDir}` }, 'database ready');
   const services = await createServices(config, db);
-  await services.keys.listen(db.url);
+  await services.keys.listen(services.direct.url);
   let ready = false;
   const app = await buildApp(services, {
     isReady: () => ready,

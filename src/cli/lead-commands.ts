@@ -62,7 +62,7 @@ export function registerLeadCommands(program: Command, json: () => boolean): voi
       requireId(leadId, 'lead');
       const result = await withServices(async (s) => {
         const ws = await requireWorkspace(s, idOrSlug);
-        const actor = staffActor(ws, o.as);
+        const actor = staffActor(ws, o.as, 'leads.erase');
         const sandbox = o.sandbox ?? false;
         return eraseLead(s, {
           tenantId: ws.id,

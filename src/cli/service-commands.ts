@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
+import { inviteFirstOwner } from '../identity/invitations.js';
 import { startService } from '../main.js';
 import { projections } from '../projections/index.js';
 import { rebuildReadModels } from '../projections/rebuild.js';
@@ -26,29 +27,36 @@ export function registerServiceCommands(program: Command, json: () => boolean): 
       const def = await readDefinitionFile(path.join(projectRoot(), 'definitions', 'demo-workspace.json'));
       const origin = `http://localhost:${config.port}`;
       let demo: DemoKeys | undefined;
+      let way: { email: string; link: string } | undefined;
       const running = await startService(config, async (services) => {
         const { workspace } = await applyDefinition(services.pool, def, services.secretBox);
         demo = await renewDemoKeys(services, workspace.id, [origin, `http://127.0.0.1:${config.port}`]);
+        way = await inviteFirstOwner(services, workspace);
       });
       const { keys, revoked } = demo!;
-      output(json(), { url: running.url, keys, revoked_keys: revoked }, () =>
-        [
-          '',
-          `visa-crm-api is running at ${running.url} with the demo workspace (${def.name}).`,
-          '',
-          `  secret live key:  ${keys.secret_live}`,
-          `  secret test key:  ${keys.secret_test}`,
-          `  public live key:  ${keys.public_live}   (origins ${origin}, http://127.0.0.1:${config.port})`,
-          `  public test key:  ${keys.public_test}`,
-          '',
-          `  API docs:     ${running.url}/docs`,
-          `  Widget demo:  http://localhost:${config.port}/widget/demo?key=${keys.public_test}`,
-          `  Try it:       curl -H "Authorization: Bearer ${keys.secret_test}" ${running.url}/v1/leads`,
-          '',
-          'These keys are new on every demo start and shown only here; the next start revokes them. Stop with Ctrl-C.',
-          revokedText(revoked),
-          '',
-        ].join('\n'),
+      output(
+        json(),
+        { url: running.url, keys, revoked_keys: revoked, console: `${running.url}/console`, owner_link: way!.link },
+        () =>
+          [
+            '',
+            `visa-crm-api is running at ${running.url} with the demo workspace (${def.name}).`,
+            '',
+            `  secret live key:  ${keys.secret_live}`,
+            `  secret test key:  ${keys.secret_test}`,
+            `  public live key:  ${keys.public_live}   (origins ${origin}, http://127.0.0.1:${config.port})`,
+            `  public test key:  ${keys.public_test}`,
+            '',
+            `  Console:      ${running.url}/console`,
+            `  Sign in as ${way!.email}: choose a password at ${way!.link} (works once, for seven days)`,
+            `  API docs:     ${running.url}/docs`,
+            `  Widget demo:  http://localhost:${config.port}/widget/demo?key=${keys.public_test}`,
+            `  Try it:       curl -H "Authorization: Bearer ${keys.secret_test}" ${running.url}/v1/leads`,
+            '',
+            'These keys are new on every demo start and shown only here; the next start revokes them. Stop with Ctrl-C.',
+            revokedText(revoked),
+            '',
+          ].join('\n'),
       );
     });
 

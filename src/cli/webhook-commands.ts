@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { staffContext } from '../commands/run-command.js';
 import { resumeEndpoint, rotateEndpointSecret, sendTestEvent } from '../commands/webhooks/endpoints.js';
-import type { Actor } from '../events/types.js';
+import type { Operation } from '../identity/permissions.js';
 import type { AppServices } from '../bootstrap.js';
 import {
   findEndpoint,
@@ -14,13 +14,7 @@ import type { Workspace } from '../workspaces/workspace.js';
 import { requireWorkspace, withServices } from './context.js';
 import { requireId } from './ids.js';
 import { CliError, output, table } from './output.js';
-
-/** The staff member acting (recorded as the events' actor): an active user of the workspace, as in the admin interface. */
-function actorOf(workspace: Workspace, email: string): Actor {
-  const user = workspace.settings.users.find((u) => u.email === email.toLowerCase() && u.active);
-  if (!user) throw new CliError(`--as must be the email of an active user of the workspace ${workspace.slug}`);
-  return { type: 'user', user_id: user.id, email: user.email, name: user.name };
-}
+import { staffActor } from './staff.js';
 
 async function endpointIn(
   s: AppServices,
@@ -39,12 +33,13 @@ async function onEndpoint<T>(
   idOrSlug: string,
   endpointId: string,
   as: string,
+  operation: Operation,
   work: (s: AppServices, row: EndpointRow, context: ReturnType<typeof staffContext>) => Promise<T>,
 ): Promise<T> {
   requireId(endpointId, 'webhook endpoint');
   return withServices(async (s) => {
     const { workspace, row } = await endpointIn(s, idOrSlug, endpointId);
-    return work(s, row, staffContext(workspace.id, row.sandbox, actorOf(workspace, as), s.now()));
+    return work(s, row, staffContext(workspace.id, row.sandbox, staffActor(workspace, as, operation), s.now()));
   });
 }
 
@@ -95,7 +90,10 @@ export function registerWebhookCommands(program: Command, json: () => boolean): 
     });
 
   const asOption = (c: Command) =>
-    c.requiredOption('--as <email>', 'the staff member acting (an active user of the workspace)');
+    c.requiredOption(
+      '--as <email>',
+      'the staff member acting (an active user of the workspace whose role allows this)',
+    );
 
   asOption(
     webhook
@@ -103,7 +101,7 @@ export function registerWebhookCommands(program: Command, json: () => boolean): 
       .description('send a delivery again: same event id and body, new delivery id'),
   ).action(async (idOrSlug: string, endpointId: string, deliveryId: string, o: { as: string }) => {
     requireId(deliveryId, 'delivery');
-    const resent = await onEndpoint(idOrSlug, endpointId, o.as, async (s, row) => {
+    const resent = await onEndpoint(idOrSlug, endpointId, o.as, 'webhooks.resend', async (s, row) => {
       const result = await resendDelivery(s.pool, row.id, deliveryId, s.now());
       if (!result) throw new CliError(`No delivery ${deliveryId} for that endpoint`);
       return result;
@@ -116,7 +114,7 @@ export function registerWebhookCommands(program: Command, json: () => boolean): 
       .command('resume <workspace> <endpointId>')
       .description('resume a paused endpoint; what waited for it is sent'),
   ).action(async (idOrSlug: string, endpointId: string, o: { as: string }) => {
-    const endpoint = await onEndpoint(idOrSlug, endpointId, o.as, (s, row, context) =>
+    const endpoint = await onEndpoint(idOrSlug, endpointId, o.as, 'webhooks.resume', (s, row, context) =>
       resumeEndpoint(s, context, row.id),
     );
     output(json(), endpoint, () => `Endpoint ${endpoint.id} is ${endpoint.status}`);
@@ -127,7 +125,7 @@ export function registerWebhookCommands(program: Command, json: () => boolean): 
       .command('rotate-secret <workspace> <endpointId>')
       .description('rotate the signing secret; the old one keeps signing beside it for 24 hours'),
   ).action(async (idOrSlug: string, endpointId: string, o: { as: string }) => {
-    const rotated = await onEndpoint(idOrSlug, endpointId, o.as, (s, row, context) =>
+    const rotated = await onEndpoint(idOrSlug, endpointId, o.as, 'webhooks.rotate_secret', (s, row, context) =>
       rotateEndpointSecret(s, context, row.id),
     );
     output(
@@ -141,7 +139,9 @@ export function registerWebhookCommands(program: Command, json: () => boolean): 
   asOption(
     webhook.command('test <workspace> <endpointId>').description('send a webhook.test event to the endpoint'),
   ).action(async (idOrSlug: string, endpointId: string, o: { as: string }) => {
-    const sent = await onEndpoint(idOrSlug, endpointId, o.as, (s, row, context) => sendTestEvent(s, context, row.id));
+    const sent = await onEndpoint(idOrSlug, endpointId, o.as, 'webhooks.test', (s, row, context) =>
+      sendTestEvent(s, context, row.id),
+    );
     output(json(), sent, () => `Sent webhook.test event ${sent.event_id}`);
   });
 }

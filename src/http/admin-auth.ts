@@ -1,14 +1,17 @@
 import { staffContext } from '../commands/run-command.js';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../events/types.js';
 import type { AppServices } from '../bootstrap.js';
+import type { Queryable } from '../storage/postgres.js';
 import { findWorkspace } from '../workspaces/repository.js';
+import { ACCESS_TOKEN_PREFIX, useAccessToken } from '../identity/access-tokens.js';
+import { activeMember } from '../identity/members.js';
+import { sameSecret } from '../identity/secrets.js';
+import { can, operationOfAdminRoute, type Role } from '../identity/permissions.js';
 import type { Workspace } from '../workspaces/workspace.js';
-import { failed } from './auth.js';
 import { CANONICAL_UUID } from './edge-values.js';
-import { ApiError, fieldsFromValidation, notFound, validationFailed } from './errors.js';
-import { AdminUserHeaders } from './schemas/admin.js';
+import { ApiError, notFound } from './errors.js';
+import { failed, type AuthDeps } from './auth.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,15 +23,8 @@ declare module 'fastify' {
 export interface StaffContext {
   workspace: Workspace;
   actor: Actor;
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
-
-/** Compares two secrets in constant time (hashing first makes the lengths equal). */
-export function secretsEqual(presented: string, expected: string): boolean {
-  return timingSafeEqual(digest(presented), digest(expected));
+  role: Role;
+  accountId: string;
 }
 
 const BEARER = /^Bearer (\S+)$/i;
@@ -49,7 +45,7 @@ export async function checkOperatorToken(
 ): Promise<void> {
   const presented = BEARER.exec(request.headers.authorization ?? '')?.[1];
   if (!presented) throw refusal();
-  if (secretsEqual(presented, expected)) return;
+  if (sameSecret(presented, expected)) return;
   throw await failed(
     request,
     { rateLimits: services.rateLimits, failureLimit: services.config.authFailureLimit },
@@ -57,40 +53,54 @@ export async function checkOperatorToken(
   );
 }
 
-const invalidAdminToken = () => new ApiError(401, 'invalid_admin_token', 'The admin token is missing or wrong');
-
 /** What a workspace can be named by in a path: its slug (src/workspaces/definition.ts) or its id. */
 const SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 
-/**
- * The admin interface's one authentication step, run as its `onRequest` hook before anything else of a request:
- * the staff credential (`Authorization: Bearer $ADMIN_TOKEN`, never an API key; see checkOperatorToken), then the
- * staff member acting (`X-Admin-User`, a well-formed email), then that the workspace the path names exists (404) and
- * the email is one of its active users (403). The staff member is recorded as the actor of what the request changes.
- */
-export function adminAuthentication(adminToken: string, services: TokenServices & Pick<AppServices, 'pool'>) {
-  return async function authenticateStaff(request: FastifyRequest): Promise<void> {
-    await checkOperatorToken(request, adminToken, services, invalidAdminToken);
+const invalidToken = () =>
+  new ApiError(401, 'invalid_admin_token', 'The access token is missing, wrong, expired or revoked');
 
-    const validHeaders = request.compileValidationSchema(AdminUserHeaders, 'headers');
-    if (!validHeaders(request.headers)) {
-      const errors = (validHeaders.errors ?? []) as Parameters<typeof fieldsFromValidation>[0];
-      throw validationFailed(fieldsFromValidation(errors, 'x-admin-user'));
-    }
+/** The bearer value of a request, if any. */
+export function bearerOf(request: FastifyRequest): string | undefined {
+  return BEARER.exec(request.headers.authorization ?? '')?.[1];
+}
+
+/**
+ * The admin interface's one authentication step, run as its `onRequest` hook before anything else of a request: a
+ * staff member's personal access token (src/identity/access-tokens.ts; never an API key, never ADMIN_TOKEN), then
+ * that the workspace the path names exists (404) and is the token's (403), that its member is still active with the
+ * role the token carries (401), and that the permission table lets that role do the route's operation (403). The
+ * member is recorded as the actor of what the request changes. A wrong token counts as a failed authentication.
+ */
+export function adminAuthentication(
+  deps: Pick<AuthDeps, 'rateLimits' | 'failureLimit'> & { sql: Queryable; now: () => Date },
+) {
+  return async function authenticateStaff(request: FastifyRequest): Promise<void> {
+    const presented = bearerOf(request);
+    if (!presented) throw invalidToken();
+    // A valid token is never refused for what others sent from its address: only a wrong one meets the limit.
+    const token = presented.startsWith(ACCESS_TOKEN_PREFIX)
+      ? await useAccessToken(deps.sql, presented, deps.now())
+      : undefined;
+    if (!token) throw await failed(request, deps, invalidToken);
 
     // Every admin operation acts on the workspace its path names (`/admin/v1/workspaces/:workspace/…`).
     const ref = String((request.params as { workspace?: unknown }).workspace ?? '');
-    const workspace = SLUG.test(ref) || CANONICAL_UUID.test(ref) ? await findWorkspace(services.pool, ref) : undefined;
+    const workspace = SLUG.test(ref) || CANONICAL_UUID.test(ref) ? await findWorkspace(deps.sql, ref) : undefined;
     if (!workspace) throw notFound('workspace');
-    const email = String(request.headers['x-admin-user']).toLowerCase();
-    const user = workspace.settings.users.find((u) => u.email.toLowerCase() === email && u.active);
-    if (!user)
-      throw new ApiError(
-        403,
-        'unknown_staff_user',
-        'X-Admin-User must be the email of an active user of the workspace',
-      );
-    request.staff = { workspace, actor: { type: 'user', user_id: user.id, email: user.email, name: user.name } };
+    if (workspace.id !== token.tenant_id)
+      throw new ApiError(403, 'forbidden', 'This access token belongs to another workspace');
+    const user = activeMember(workspace, token.email);
+    if (!user) throw new ApiError(403, 'forbidden', 'The member of this token is not active in the workspace');
+    if (user.role !== token.role) throw invalidToken();
+    const operation = operationOfAdminRoute(request.routeOptions.schema?.operationId);
+    if (!operation || !can(user.role, operation))
+      throw new ApiError(403, 'forbidden', `The role ${user.role} may not do this (${operation ?? 'unlisted'})`);
+    request.staff = {
+      workspace,
+      role: user.role,
+      accountId: token.account_id,
+      actor: { type: 'user', user_id: user.id, email: user.email, name: user.name },
+    };
   };
 }
 

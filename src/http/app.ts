@@ -1,11 +1,11 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type onRequestAsyncHookHandler } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
-import { authenticate, type AuthContext, type RouteAuth } from './auth.js';
+import { authenticate, type AuthContext, type AuthDeps, type RouteAuth } from './auth.js';
 import { isServiceDateTime, CANONICAL_UUID, withEdgeChecks } from './edge-values.js';
 import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
-import { loggerOptions } from './logging.js';
+import { bindRequestLog, loggerOptions, RequestLog } from './logging.js';
 import { registerLoadShedding, registerMetrics } from './observability.js';
 import { registerPublicDocument } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
@@ -44,6 +44,48 @@ function proxyTrust(setting: Config['trustProxy']): false | string[] | ((address
   return typeof setting === 'number' ? (_address, hop) => hop < setting : setting;
 }
 
+/**
+ * Each route with a `config.auth` rule gets its own onRequest hook, ahead of any hook of its own, built once with the
+ * rule and its dependencies: no request reads its route's options or builds them again.
+ */
+function registerAuthentication(app: TypedApp, services: AppServices): void {
+  // Read from the services at each use: tests replace a service (the rate-limit store, say) after the build.
+  const deps: AuthDeps = {
+    get sql() {
+      return services.pool;
+    },
+    get keys() {
+      return services.keys;
+    },
+    get workspaces() {
+      return services.workspaces;
+    },
+    get rateLimits() {
+      return services.rateLimits;
+    },
+    get failureLimit() {
+      return services.config.authFailureLimit;
+    },
+    get now() {
+      return services.now;
+    },
+  };
+  app.addHook('onRoute', (route) => {
+    const rule = route.config?.auth;
+    if (!rule) return;
+    const check: onRequestAsyncHookHandler = async (request) => {
+      request.auth = await authenticate(request, rule, deps);
+      bindRequestLog(request.log, {
+        tenant_id: request.auth.workspace.id,
+        key_id: request.auth.key.id,
+        sandbox: request.auth.sandbox,
+      });
+    };
+    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [check, ...own];
+  });
+}
+
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   /** Readiness: false while starting or shutting down. */
@@ -54,6 +96,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
   const app = Fastify({
     logger: options.logger ?? loggerOptions(services.config.logLevel),
     genReqId: newRequestId,
+    logController: new RequestLog(),
     bodyLimit: services.config.bodyLimitBytes,
     trustProxy: proxyTrust(services.config.trustProxy),
     // Requests arriving while the server closes get the Error body from the onRequest hook below, not fastify's own.
@@ -97,6 +140,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
 
   await registerLoadShedding(app, services);
   registerMetrics(app, services);
+  registerAuthentication(app, services);
 
   // While closing, answers in flight end their keep-alive connection, so shutdown does not wait out keep-alive timeouts.
   let closing = false;
@@ -104,37 +148,18 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     closing = true;
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('request-id', request.id);
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
-      throw new ApiError(400, 'invalid_request', 'HTTP/1.1 requests need a Host header');
+      return done(new ApiError(400, 'invalid_request', 'HTTP/1.1 requests need a Host header'));
     if (closing)
-      throw new ApiError(
-        503,
-        'shutting_down',
-        'The service is restarting; retry in a moment',
-        {},
-        { 'retry-after': '1' },
+      return done(
+        new ApiError(503, 'shutting_down', 'The service is restarting; retry in a moment', {}, { 'retry-after': '1' }),
       );
-    const rule = request.routeOptions.config.auth;
-    if (!rule) return;
-    request.auth = await authenticate(request, rule, {
-      sql: services.pool,
-      keys: services.keys,
-      workspaces: services.workspaces,
-      rateLimits: services.rateLimits,
-      failureLimit: services.config.authFailureLimit,
-      now: services.now,
-    });
-    // The reply's logger writes the "request completed" line, so it gets the same bindings.
-    request.log = reply.log = request.log.child({
-      tenant_id: request.auth.workspace.id,
-      key_id: request.auth.key.id,
-      sandbox: request.auth.sandbox,
-    });
+    done();
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
     const status = reply.statusCode;
     // The spec says both "every answer" and "every 2xx answer except 204": every answer with a body given after the
@@ -144,7 +169,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
       reply.header('ratelimit-remaining', request.auth.rate.remaining);
       reply.header('ratelimit-reset', request.auth.rate.resetSeconds);
     }
-    return payload;
+    done(null, payload);
   });
 
   await registerPublicDocument(app, services.config);

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { DoneFuncWithErrOrRes, FastifyReply, FastifyRequest } from 'fastify';
 import { originAllowance } from '../keys/repository.js';
 import { failed, failureGate, requestOrigin } from './auth.js';
 import { ApiError } from './errors.js';
@@ -72,16 +72,25 @@ export function registerCors(app: TypedApp, services: AppServices): void {
     });
   }
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.method === 'OPTIONS') return payload;
-    const route = request.routeOptions.url;
-    // The answer of a browser endpoint depends on the Origin, whether or not it carries the CORS headers.
-    if (route !== undefined && route in BROWSER_ROUTES) appendVary(reply, 'Origin');
-    const origin = request.corsOrigin;
-    if (origin) {
-      reply.header('access-control-allow-origin', origin);
-      reply.header('access-control-expose-headers', EXPOSED_HEADERS.join(', '));
-    }
-    return payload;
+  // The answer of a browser endpoint depends on the Origin, whether or not it carries the CORS headers.
+  app.addHook('onRoute', (route) => {
+    if (!(route.url in BROWSER_ROUTES) || [route.method].flat().includes('OPTIONS')) return;
+    const own = route.onSend === undefined ? [] : [route.onSend].flat();
+    route.onSend = [...own, varyOnOrigin];
   });
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const origin = request.corsOrigin;
+    if (origin && request.method !== 'OPTIONS') {
+      reply.header('access-control-allow-origin', origin);
+      reply.header('access-control-expose-headers', EXPOSED_HEADER_LIST);
+    }
+    done(null, payload);
+  });
+}
+
+const EXPOSED_HEADER_LIST = EXPOSED_HEADERS.join(', ');
+
+function varyOnOrigin(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: DoneFuncWithErrOrRes) {
+  appendVary(reply, 'Origin');
+  done(null, payload);
 }

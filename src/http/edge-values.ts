@@ -75,6 +75,27 @@ export function valueProblems(root: unknown): EdgeProblem[] {
   return problems;
 }
 
+/** Whether `valueProblems` would find anything: the same walk, with no paths or problems built on the way. */
+export function hasValueProblems(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (UNENCODABLE.test(value)) return true;
+    } else if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return true;
+    } else if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+    } else if (value !== null && typeof value === 'object') {
+      for (const key of Object.keys(value)) {
+        if (UNENCODABLE.test(key)) return true;
+        stack.push((value as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
+
 /** A uuid in its canonical 8-4-4-4-12 hexadecimal form, any case (no `urn:uuid:` prefix, no braces). */
 export const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -154,7 +175,7 @@ export function withEdgeChecks(validate: Validator, schema: unknown, lowercaseUu
   const check = Object.assign(
     (data: unknown): boolean => {
       const valid = validate(data);
-      const problems = valueProblems(data);
+      const problems = hasValueProblems(data) ? valueProblems(data) : [];
       if (valid && problems.length === 0) {
         check.errors = null;
         const record = (data ?? {}) as Record<string, unknown>;

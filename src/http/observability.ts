@@ -1,5 +1,6 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Metrics } from '../observability/metrics.js';
 import { poolTimedOut } from '../storage/postgres.js';
 import { checkOperatorToken } from './admin-auth.js';
 import { ApiError, overloaded } from './errors.js';
@@ -37,6 +38,26 @@ export async function registerLoadShedding(app: TypedApp, services: AppServices)
   });
 }
 
+type Labels = { method: string; route: string; status: string };
+type AnswerHook = (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
+
+/** An onResponse hook counting a route's answers; its label sets are made once per method and status. */
+function countAnswers(metrics: Metrics, route: string): AnswerHook {
+  const labelSets = new Map<string, Map<number, Labels>>();
+  return (request, reply, done) => {
+    let byStatus = labelSets.get(request.method);
+    if (!byStatus) labelSets.set(request.method, (byStatus = new Map()));
+    let labels = byStatus.get(reply.statusCode);
+    if (!labels) {
+      labels = { method: request.method, route, status: String(reply.statusCode) };
+      byStatus.set(reply.statusCode, labels);
+    }
+    metrics.requests.inc(labels);
+    metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
+  };
+}
+
 const invalidMetricsToken = () => new ApiError(401, 'invalid_metrics_token', 'The metrics token is missing or wrong');
 
 /**
@@ -46,14 +67,16 @@ const invalidMetricsToken = () => new ApiError(401, 'invalid_metrics_token', 'Th
  */
 export function registerMetrics(app: TypedApp, services: AppServices): void {
   const { metrics } = services;
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status: String(reply.statusCode),
-    };
-    metrics.requests.inc(labels);
-    metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
+  // Each route counts its own answers, with its template bound once; answers no route chose count as `unmatched`.
+  app.addHook('onRoute', (route) => {
+    const count = countAnswers(metrics, route.url);
+    const own = route.onResponse === undefined ? [] : [route.onResponse].flat();
+    route.onResponse = [...own, count];
+  });
+  const unmatched = countAnswers(metrics, 'unmatched');
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) unmatched(request, reply, done);
+    else done();
   });
   const token = services.config.metricsToken;
   if (!token) return;

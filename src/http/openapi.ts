@@ -49,8 +49,9 @@ const ADMIN_DESCRIPTION = [
   "The staff operations of the workspace UI's back end: converting leads and working on cases, tasks, invoices,",
   'payments and refunds, and the webhook delivery log, resend, resume, secret rotation and test events.',
   '',
-  'Every operation takes the staff credential (`Authorization: Bearer $ADMIN_TOKEN`, never an API key) and',
-  '`X-Admin-User`, the email of the active workspace user acting, who is recorded as the actor of every change.',
+  "Every operation takes a staff member's personal access token (`Authorization: Bearer vcrm_pat_…`, made in the",
+  'console, never an API key): the member is recorded as the actor of every change, and their role must allow the',
+  'operation (the permission table in docs/decisions.md).',
 ].join('\n');
 
 const ADMIN_TAGS = [
@@ -144,7 +145,7 @@ function adminDocument(config: Config): SwaggerOptions {
           adminToken: {
             type: 'http',
             scheme: 'bearer',
-            description: 'The staff credential ADMIN_TOKEN of this deployment, never an API key',
+            description: "A staff member's personal access token for this workspace, never an API key",
           },
         },
       },

@@ -152,8 +152,7 @@ const isIdentity = (encoding: string) =>
 export function jsonBodyParser(parseText: FastifyBodyParser<string>): FastifyBodyParser<Buffer> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   return (request: FastifyRequest, body: Buffer, done) => {
-    const takesBody = request.routeOptions.schema?.body !== undefined;
-    if (body.length === 0 && !takesBody) return done(null, undefined);
+    if (body.length === 0 && request.routeOptions.schema?.body === undefined) return done(null, undefined);
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && !isIdentity(encoding))
       return done(

@@ -22,8 +22,8 @@ export function checkLeadCreate(
   settings: WorkspaceSettings,
   now: Date,
 ): CreateCheck {
-  const problems: Record<string, string> = { ...schemaProblems };
-  delete problems.consent;
+  const problems: Record<string, string> = {};
+  for (const field in schemaProblems) if (field !== 'consent') problems[field] = schemaProblems[field]!;
   if (!raw || typeof raw !== 'object' || Array.isArray(raw))
     return {
       problems: Object.keys(problems).length ? problems : { body: 'must be a JSON object' },

@@ -162,7 +162,8 @@ async function acquireLock(dataDir: string): Promise<void> {
   throw new Error(`Could not take the lock on ${dataDir}`);
 }
 
-async function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 at the time of asking. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();

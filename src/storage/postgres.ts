@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { inTransaction } from './transaction.js';
 
@@ -42,31 +41,6 @@ export function survivingLostConnections(pool: pg.Pool): pg.Pool {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
-}
-
-/**
- * Sends one statement outside a transaction as a prepared statement (pg's `name` option): each connection parses
- * and plans it once, where `pool.query(text)` parses and plans it on every call. For statements run often whose plan
- * does not depend on their values, such as the webhook worker's recording of attempts.
- */
-export function queryPrepared<R extends pg.QueryResultRow = pg.QueryResultRow>(
-  pool: pg.Pool,
-  text: string,
-  values: unknown[],
-): Promise<pg.QueryResult<R>> {
-  return pool.query<R>({ name: statementName(text), text, values });
-}
-
-const names = new Map<string, string>();
-
-/** A stable statement name per text. */
-function statementName(text: string): string {
-  let name = names.get(text);
-  if (!name) {
-    name = `vcrm_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
-    names.set(text, name);
-  }
-  return name;
 }
 
 /**

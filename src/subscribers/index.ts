@@ -83,7 +83,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
           { pollIntervalMs: options.mailPollIntervalMs },
         )
       : undefined;
-  const listener = listen(services.pool, log, {
+  const listener = listen(services.direct.pool, log, {
     [DELIVERIES_CHANNEL]: () => worker.wake(),
     [NOTICES_CHANNEL]: () => mailer?.wake(),
   });

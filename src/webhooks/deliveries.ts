@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { queryPrepared, type Queryable, type Statement } from '../storage/postgres.js';
+import type { Queryable, Statement } from '../storage/postgres.js';
 import { SLOW_ATTEMPT_MS, SPEED_MEMORY_MS } from './claims.js';
 
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
@@ -35,10 +35,9 @@ export async function recordAttempts(
   records: readonly AttemptRecord[],
 ): Promise<Map<string, number | null>> {
   const { text, values } = recordingStatement(owner, records);
-  // Prepared: planning this statement costs about as much as running it for a few attempts, and its plan (driven by
-  // the attempts given, joined by primary key) depends neither on their values nor on the statistics of the moment
-  // (test/webhooks/stale-statistics.test.ts).
-  const result = await queryPrepared<{ id: string; consecutive_failures: number | null }>(pool, text, values);
+  // Unnamed, as every statement: behind a transaction pooler a named one would meet server sessions that lack it or
+  // already hold it. Its plan joins the attempts by primary key whatever the statistics (stale-statistics.test.ts).
+  const result = await pool.query<{ id: string; consecutive_failures: number | null }>(text, values);
   return new Map(result.rows.map((row) => [row.id, row.consecutive_failures]));
 }
 

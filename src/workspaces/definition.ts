@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { ROLES } from '../identity/permissions.js';
 import { MetaField } from '../schemas/meta-field.js';
 import { PLANS, SCOPES, StringEnum, VISA_TYPES } from '../shared/enums.js';
 import { DOCUMENT_CONTENT_TYPES, MAX_DOCUMENT_BYTES } from '../domain/documents/index.js';
@@ -31,7 +32,7 @@ export const WorkspaceDefinition = Type.Object(
         {
           name: Type.String({ minLength: 1 }),
           email: Type.String({ format: 'email' }),
-          role: StringEnum(['owner', 'admin', 'manager', 'counsellor'] as const),
+          role: StringEnum(ROLES),
           branch: Type.String(),
           active: Type.Optional(Type.Boolean()),
         },

@@ -1,3 +1,4 @@
+import type { Role } from '../identity/permissions.js';
 import type { MetaField } from '../schemas/meta-field.js';
 import type { Plan, Scope, VisaType } from '../shared/enums.js';
 import type { DocumentTypeDef } from '../domain/documents/index.js';
@@ -11,7 +12,7 @@ export interface WorkspaceUser {
   id: string;
   name: string;
   email: string;
-  role: 'owner' | 'admin' | 'manager' | 'counsellor';
+  role: Role;
   branch_id: string;
   active: boolean;
 }

@@ -13,7 +13,7 @@ export interface AppFixture {
   ws: SeededWorkspace;
   /** A lead created through POST /v1/leads with the given key (live secret by default); returns its id. */
   lead(key?: string): Promise<string>;
-  /** A request to the admin interface of this workspace as a staff member. */
+  /** A request to the admin interface of this workspace as a staff member (the owner's access token by default). */
   admin(
     path: string,
     init?: { method?: string; json?: unknown; user?: string; sandbox?: boolean; token?: string; workspace?: string },
@@ -47,11 +47,9 @@ export function fixtureFor(app: TestApp, ws: SeededWorkspace): AppFixture {
         throw new Error(`POST /v1/leads answered ${response.status}: ${await response.text()}`);
       return ((await response.json()) as { id: string }).id;
     },
-    admin(path, init = {}) {
-      const headers: Record<string, string> = {
-        authorization: `Bearer ${init.token ?? ADMIN_TOKEN}`,
-        'x-admin-user': init.user ?? STAFF,
-      };
+    async admin(path, init = {}) {
+      const token = init.token ?? (init.user ? await ws.tokenFor(init.user) : ws.staffToken);
+      const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       const query = init.sandbox ? '?sandbox=true' : '';
       return app.request(`/admin/v1/workspaces/${init.workspace ?? ws.workspace.slug}${path}${query}`, {
         method: init.method ?? 'GET',

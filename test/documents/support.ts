@@ -6,8 +6,8 @@ import type { Document } from '../../src/domain/documents/index.js';
 import type { WorkspaceDefinition } from '../../src/workspaces/definition.js';
 import { seedWorkspace, startApp, type TestApp } from '../support/app.js';
 import { TestClamd } from '../support/clamd.js';
-import { ADMIN_TOKEN, fixtureFor, STAFF, type AppFixture } from '../applications/support.js';
-import { ADMIN_TOKEN as HARNESS_ADMIN_TOKEN, webhookHarness, type Harness } from '../webhooks/support/harness.js';
+import { ADMIN_TOKEN, fixtureFor, type AppFixture } from '../applications/support.js';
+import { webhookHarness, type Harness } from '../webhooks/support/harness.js';
 
 /** What an upload form holds: a lead or a case, a document type, a file. */
 export interface UploadForm {
@@ -33,7 +33,7 @@ async function scannerAndFolder(
 function postUpload(
   request: TestApp['request'],
   slug: string,
-  adminToken: string,
+  staffToken: string,
   form: UploadForm,
   options: { sandbox?: boolean } = {},
 ): Promise<Response> {
@@ -49,7 +49,7 @@ function postUpload(
     );
   return request(`/admin/v1/workspaces/${slug}/documents${options.sandbox ? '?sandbox=true' : ''}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}`, 'x-admin-user': STAFF },
+    headers: { authorization: `Bearer ${staffToken}` },
     body,
   });
 }
@@ -87,7 +87,7 @@ export async function documentFixture(
     ...base,
     clamd,
     dataDir,
-    upload: (form, o = {}) => postUpload(app.request, ws.workspace.slug, ADMIN_TOKEN, form, o),
+    upload: (form, o = {}) => postUpload(app.request, ws.workspace.slug, ws.staffToken, form, o),
     files: () => ({ incoming: list('incoming'), stored: list('stored') }),
   };
 }
@@ -105,7 +105,7 @@ export async function documentWebhookHarness(
     h,
     clamd,
     dataDir,
-    upload: (form) => postUpload(h.request, h.ws.workspace.slug, HARNESS_ADMIN_TOKEN, form),
+    upload: (form) => postUpload(h.request, h.ws.workspace.slug, h.ws.staffToken, form),
   };
 }
 

@@ -6,7 +6,7 @@ import t from 'tap';
 import { importExport } from '../../src/commands/export/import-log.js';
 import { runCommand } from '../../src/commands/run-command.js';
 import { projections } from '../../src/projections/index.js';
-import { appFixture, ADMIN_TOKEN, STAFF, type AppFixture } from '../applications/support.js';
+import { appFixture, type AppFixture } from '../applications/support.js';
 import { makeBusy, readModelRows } from '../support/busy-workspace.js';
 import { freshDatabase } from '../support/db.js';
 import { each } from '../support/export.js';
@@ -41,7 +41,7 @@ function rawGet(
   return new Promise((resolve, reject) => {
     const request = http.get(
       `${f.app.baseUrl}/admin/v1/workspaces/${f.ws.workspace.slug}${path}`,
-      { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': STAFF, 'accept-encoding': acceptEncoding } },
+      { headers: { authorization: `Bearer ${f.ws.staffToken}`, 'accept-encoding': acceptEncoding } },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (c: Buffer) => chunks.push(c));

@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { CANONICAL_UUID, dateTimeInstant, printable, textProblem, valueProblems } from '../../src/http/edge-values.js';
+import {
+  CANONICAL_UUID,
+  dateTimeInstant,
+  hasValueProblems,
+  printable,
+  textProblem,
+  valueProblems,
+} from '../../src/http/edge-values.js';
 import { fieldName } from '../../src/http/errors.js';
 import { dateTimeParts, expectedInstant, renderDateTime } from '../support/date-times.js';
 import { badText, checkProperty, goodText } from '../support/properties.js';
@@ -128,4 +135,19 @@ t.test('valueProblems finds exactly the unstorable strings, keys and numbers, at
   let deep: unknown = 'x\u0000';
   for (let i = 0; i < 200_000; i++) deep = [deep];
   t.equal(valueProblems(deep).length, 1, 'nesting 200,000 deep does not exhaust the stack');
+});
+
+t.test('hasValueProblems answers whether valueProblems finds anything', async (t) => {
+  await checkProperty(
+    t,
+    'the quick check agrees with the full walk',
+    fc.property(taggedTree, ({ value, bad }) => {
+      if (hasValueProblems(value) !== bad.length > 0)
+        throw new Error(`expected ${bad.length > 0}, found ${!(bad.length > 0)} for ${JSON.stringify(bad)}`);
+    }),
+    3000,
+  );
+  let deep: unknown = 'x\u0000';
+  for (let i = 0; i < 200_000; i++) deep = [deep];
+  t.equal(hasValueProblems(deep), true, 'nesting 200,000 deep does not exhaust the stack');
 });

@@ -125,7 +125,7 @@ t.test('no API key, webhook secret, captcha secret or admin token reaches the lo
   t.equal(testEndpoint.status, 201, 'a test endpoint is created');
   const rotated = await api.request(`/admin/v1/workspaces/${ws.workspace.slug}/webhooks/${endpoint.id}/rotate-secret`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': 'asha@northstar.example' },
+    headers: { authorization: `Bearer ${ws.staffToken}` },
   });
   t.equal(rotated.status, 200, 'the secret is rotated');
   const secrets = [

@@ -121,7 +121,7 @@ t.test('issue, pay in parts, refund and mark refunds paid through the admin inte
   t.equal((await f.admin(`/invoices/${invoice.id}`, { sandbox: true })).status, 404, 'not in the sandbox');
   const other = await seedWorkspace(f.app, { slug: 'other-consultancy', name: 'Other' });
   t.equal(
-    (await f.admin(`/invoices/${invoice.id}`, { workspace: other.workspace.slug })).status,
+    (await f.admin(`/invoices/${invoice.id}`, { workspace: other.workspace.slug, token: other.staffToken })).status,
     404,
     'not in another workspace',
   );

@@ -2,7 +2,7 @@ import t from 'tap';
 import { projections } from '../../src/projections/index.js';
 import { rebuildReadModels } from '../../src/projections/rebuild.js';
 import type { Test } from 'tap';
-import { ADMIN_TOKEN, appFixture, STAFF, type AppFixture } from '../applications/support.js';
+import { appFixture, type AppFixture } from '../applications/support.js';
 import { runCliJson } from '../support/cli.js';
 import { fireDueTimers } from '../../src/commands/tasks/fire-timers.js';
 
@@ -138,7 +138,7 @@ async function buildHistory(t: Test, f: AppFixture): Promise<string[]> {
   form.set('file', new Blob([Buffer.from('%PDF-1.4\n%%EOF\n')], { type: 'application/pdf' }), 'passport.pdf');
   const upload = await app.request(`/admin/v1/workspaces/${ws.workspace.slug}/documents`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': STAFF },
+    headers: { authorization: `Bearer ${ws.staffToken}` },
     body: form,
   });
   t.equal(upload.status, 202, 'a document waits for its scan');

@@ -10,6 +10,8 @@ import { buildApp, type BuildOptions } from '../../src/http/app.js';
 import type { AppServices } from '../../src/bootstrap.js';
 import type { TypedApp } from '../../src/http/typed-app.js';
 import { createKey } from '../../src/keys/repository.js';
+import { ensureAccount } from '../../src/identity/accounts.js';
+import { createAccessToken } from '../../src/identity/access-tokens.js';
 import type { Scope } from '../../src/shared/enums.js';
 import { validateDefinition, type WorkspaceDefinition } from '../../src/workspaces/definition.js';
 import { applyDefinition } from '../../src/workspaces/repository.js';
@@ -115,6 +117,10 @@ export interface SeededWorkspace {
   /** Public live and test keys allowed from https://www.example.com. */
   publicLive: string;
   publicTest: string;
+  /** A personal access token of the owner asha@northstar.example (the admin interface's credential). */
+  staffToken: string;
+  /** A personal access token of another member (created once per email, carrying their role). */
+  tokenFor(email: string): Promise<string>;
   /** Creates another key on this workspace. */
   key(options: {
     kind?: 'secret' | 'public';
@@ -150,12 +156,42 @@ export async function seedWorkspace(
     });
     return { id: record.id, value };
   };
+  const tokens = new Map<string, Promise<string>>();
+  const tokenFor = (email: string) => {
+    const lower = email.toLowerCase();
+    if (!tokens.has(lower)) tokens.set(lower, staffAccessToken(testApp, workspace, lower));
+    return tokens.get(lower)!;
+  };
+  const owner = workspace.settings.users.find((u) => u.role === 'owner' && u.active)!;
   return {
     workspace,
+    staffToken: await tokenFor(owner.email),
+    tokenFor,
     live: (await key({ mode: 'live' })).value,
     test: (await key({ mode: 'test' })).value,
     publicLive: (await key({ kind: 'public', mode: 'live' })).value,
     publicTest: (await key({ kind: 'public', mode: 'test' })).value,
     key,
   };
+}
+
+/** A personal access token for a member of the workspace (any user of it, active or not), valid for a year. */
+export async function staffAccessToken(
+  testApp: Pick<TestApp, 'pool' | 'services'>,
+  workspace: Workspace,
+  email: string,
+): Promise<string> {
+  const user = workspace.settings.users.find((u) => u.email === email.toLowerCase());
+  if (!user) throw new Error(`${email} is not a user of ${workspace.slug}`);
+  const now = testApp.services.now();
+  const account = await ensureAccount(testApp.pool, user, now);
+  const { value } = await createAccessToken(testApp.pool, {
+    accountId: account.id,
+    tenantId: workspace.id,
+    role: user.role,
+    name: 'tests',
+    expiresAt: new Date(now.getTime() + 365 * 24 * 3600_000),
+    now,
+  });
+  return value;
 }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { ADMIN_TOKEN, STAFF, type AppFixture } from '../applications/support.js';
+import { type AppFixture } from '../applications/support.js';
 import { projections } from '../../src/projections/index.js';
 import { configureWebhookRuntime } from '../../src/webhooks/runtime.js';
 
@@ -101,7 +101,7 @@ export async function makeBusy(f: AppFixture, leads = 9): Promise<string[]> {
   form.set('file', new Blob([Buffer.from('%PDF-1.4\n%%EOF\n')], { type: 'application/pdf' }), 'passport.pdf');
   const upload = await f.app.request(`/admin/v1/workspaces/${f.ws.workspace.slug}/documents`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': STAFF },
+    headers: { authorization: `Bearer ${f.ws.staffToken}` },
     body: form,
   });
   if (upload.status !== 202) throw new Error(`document upload answered ${upload.status}: ${await upload.text()}`);

@@ -105,7 +105,7 @@ t.test('staff create, read, list, change, complete and reopen tasks through the 
 
   // The other workspace cannot see or touch it.
   const other = await seedWorkspace(f.app, { slug: 'other-consultancy', name: 'Other' });
-  const foreign = await f.admin(`/tasks/${task.id}`, { workspace: other.workspace.slug });
+  const foreign = await f.admin(`/tasks/${task.id}`, { workspace: other.workspace.slug, token: other.staffToken });
   t.equal(foreign.status, 404);
 });
 
@@ -252,7 +252,7 @@ t.test('real time: the timer fires within seconds of the due time', async (t) =>
   const dueAt = new Date(Date.now() + 1500);
   const created = await app.request(`/admin/v1/workspaces/${ws.workspace.slug}/tasks`, {
     method: 'POST',
-    headers: { authorization: 'Bearer admin-token-for-tests-0123456789', 'x-admin-user': STAFF },
+    headers: { authorization: `Bearer ${ws.staffToken}` },
     json: { lead_id: leadId, title: 'Real time', due_at: dueAt.toISOString() },
   });
   const task = (await created.json()) as Task;

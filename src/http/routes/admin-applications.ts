@@ -19,7 +19,7 @@ import {
   SaveModuleBody,
   SetStatusBody,
 } from '../../schemas/application.js';
-import { adminErrorResponses, AdminUserHeaders } from '../schemas/admin.js';
+import { adminErrorResponses } from '../schemas/admin.js';
 import { answer } from '../schemas/error.js';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../typed-app.js';
@@ -44,7 +44,6 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
         tags: TAGS,
         operationId: 'convertLead',
         summary: 'Convert a lead into an application (APP-<number>); the lead becomes converted and locked',
-        headers: AdminUserHeaders,
         params: AdminLeadParams,
         querystring: ModeQuery,
         response: { 201: answer(AdminApplication, 'The case opened from the lead'), ...ERRORS },
@@ -64,7 +63,6 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
         tags: TAGS,
         operationId: 'getApplication',
         summary: 'Read a case with its stages and every module',
-        headers: AdminUserHeaders,
         params: AdminApplicationParams,
         querystring: ModeQuery,
         response: { 200: answer(AdminApplication, 'The case'), ...ERRORS },
@@ -91,14 +89,12 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
 
   const caseRoute = {
     tags: TAGS,
-    headers: AdminUserHeaders,
     params: AdminApplicationParams,
     querystring: ModeQuery,
     response: { 200: CASE_AFTER, ...ERRORS },
   };
   const moduleRoute = {
     tags: TAGS,
-    headers: AdminUserHeaders,
     params: AdminModuleParams,
     querystring: ModeQuery,
     response: { 200: CASE_AFTER, ...ERRORS },

@@ -15,7 +15,7 @@ import { ModeQuery } from '../../schemas/application.js';
 import type { AppServices } from '../../bootstrap.js';
 import { staffScope } from '../admin-auth.js';
 import { ApiError, notFound } from '../errors.js';
-import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
+import { adminErrorResponses, AdminWorkspaceParams } from '../schemas/admin.js';
 import {
   Document,
   DocumentList,
@@ -113,7 +113,6 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
             'when the scanner is back (never accepted unscanned). Infected: 422 `document_infected`, the file ' +
             'deleted and the attempt recorded, nothing sent.',
           consumes: ['multipart/form-data'],
-          headers: AdminUserHeaders,
           params: AdminWorkspaceParams,
           querystring: ModeQuery,
           body: UploadDocumentBody,
@@ -161,7 +160,6 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
         tags: TAGS,
         operationId: 'listDocuments',
         summary: 'List the documents of a lead or an application (or all), oldest first',
-        headers: AdminUserHeaders,
         params: AdminWorkspaceParams,
         querystring: DocumentListQuery,
         response: { 200: answer(DocumentList, 'The documents'), ...ERRORS },
@@ -181,7 +179,6 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
         tags: TAGS,
         operationId: 'getDocument',
         summary: 'Read a document',
-        headers: AdminUserHeaders,
         params: DocumentParams,
         querystring: ModeQuery,
         response: { 200: answer(Document, 'The document'), ...ERRORS },
@@ -205,7 +202,6 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
         description:
           'Available and rejected documents only: one waiting for its scan or refused by it answers 409 ' +
           '`document_not_available`.',
-        headers: AdminUserHeaders,
         params: DocumentParams,
         querystring: ModeQuery,
         response: {
@@ -256,7 +252,6 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
         tags: TAGS,
         operationId: 'rejectDocument',
         summary: 'Reject an available document with a reason: document.rejected',
-        headers: AdminUserHeaders,
         params: DocumentParams,
         querystring: ModeQuery,
         body: RejectDocumentBody,

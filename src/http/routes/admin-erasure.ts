@@ -4,7 +4,7 @@ import { staffContext } from '../../commands/run-command.js';
 import { AdminLeadParams, ModeQuery } from '../../schemas/application.js';
 import { LeadErasure } from '../../schemas/lead.js';
 import { staffOf } from '../admin-auth.js';
-import { adminErrorResponses, AdminUserHeaders } from '../schemas/admin.js';
+import { adminErrorResponses } from '../schemas/admin.js';
 import { answer } from '../schemas/error.js';
 import type { TypedApp } from '../typed-app.js';
 
@@ -21,7 +21,6 @@ export function registerAdminErasureRoutes(app: TypedApp, services: AppServices)
         operationId: 'eraseLead',
         summary:
           "Erase a lead's person: their data keys are deleted, so no personal value of the lead or its applications can be read back; idempotent",
-        headers: AdminUserHeaders,
         params: AdminLeadParams,
         querystring: ModeQuery,
         response: { 200: answer(LeadErasure, 'What the erasure did'), ...adminErrorResponses(400, 401, 403, 404) },

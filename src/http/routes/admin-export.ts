@@ -7,7 +7,7 @@ import { parsePositionToken } from '../../commands/export/position-token.js';
 import { ExportQuery } from '../../schemas/export.js';
 import { staffOf } from '../admin-auth.js';
 import { validationFailed } from '../errors.js';
-import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
+import { adminErrorResponses, AdminWorkspaceParams } from '../schemas/admin.js';
 import type { TypedApp } from '../typed-app.js';
 
 const NDJSON = 'application/x-ndjson';
@@ -40,7 +40,6 @@ export function registerAdminExportRoutes(app: TypedApp, services: AppServices):
           'to continue later with nothing lost or repeated) and the workspace head, as `visa-crm export` writes them. ' +
           'Compressed with gzip (`Content-Encoding: gzip`) when Accept-Encoding allows it. A response without its ' +
           'trailer line was cut short.',
-        headers: AdminUserHeaders,
         params: AdminWorkspaceParams,
         querystring: ExportQuery,
         response: {

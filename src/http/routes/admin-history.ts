@@ -17,7 +17,7 @@ import {
   LeadHistoryParams,
 } from '../../schemas/history.js';
 import { staffOf } from '../admin-auth.js';
-import { adminErrorResponses, AdminUserHeaders } from '../schemas/admin.js';
+import { adminErrorResponses } from '../schemas/admin.js';
 import { answer } from '../schemas/error.js';
 import type { TypedApp } from '../typed-app.js';
 
@@ -48,7 +48,6 @@ export function registerAdminHistoryRoutes(app: TypedApp, services: AppServices)
         tags: TAGS,
         operationId: 'getLeadHistory',
         summary: 'The history of a lead, oldest first: event id, type, time, actor and facts (paged)',
-        headers: AdminUserHeaders,
         params: LeadHistoryParams,
         querystring: HistoryQuery,
         response: { 200: answer(HistoryPage, 'One page of the history'), ...ERRORS },
@@ -64,7 +63,6 @@ export function registerAdminHistoryRoutes(app: TypedApp, services: AppServices)
         tags: TAGS,
         operationId: 'getApplicationHistory',
         summary: 'The history of an application, oldest first: event id, type, time, actor and facts (paged)',
-        headers: AdminUserHeaders,
         params: ApplicationHistoryParams,
         querystring: HistoryQuery,
         response: { 200: answer(HistoryPage, 'One page of the history'), ...ERRORS },
@@ -80,7 +78,6 @@ export function registerAdminHistoryRoutes(app: TypedApp, services: AppServices)
         tags: TAGS,
         operationId: 'getLeadAsOf',
         summary: 'A lead as it was at an instant, replayed from its events',
-        headers: AdminUserHeaders,
         params: LeadHistoryParams,
         querystring: AsOfQuery,
         response: { 200: answer(LeadAsOf, 'The lead at that instant'), ...ERRORS },
@@ -100,7 +97,6 @@ export function registerAdminHistoryRoutes(app: TypedApp, services: AppServices)
         tags: TAGS,
         operationId: 'getApplicationAsOf',
         summary: 'An application as it was at an instant, replayed from its events',
-        headers: AdminUserHeaders,
         params: ApplicationHistoryParams,
         querystring: AsOfQuery,
         response: { 200: answer(ApplicationAsOf, 'The application at that instant'), ...ERRORS },

@@ -7,7 +7,7 @@ import { newId } from '../../shared/ids.js';
 import { staffScope } from '../admin-auth.js';
 import { notFound } from '../errors.js';
 import { ModeQuery } from '../../schemas/application.js';
-import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
+import { adminErrorResponses, AdminWorkspaceParams } from '../schemas/admin.js';
 import { answer } from '../schemas/error.js';
 import {
   Invoice,
@@ -42,7 +42,6 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
         tags: TAGS,
         operationId: 'issueInvoice',
         summary: 'Issue an invoice for a lead or an application (INV-<n>, amounts in minor units): invoice.issued',
-        headers: AdminUserHeaders,
         params: AdminWorkspaceParams,
         querystring: ModeQuery,
         body: IssueInvoiceBody,
@@ -70,7 +69,6 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
         tags: TAGS,
         operationId: 'listInvoices',
         summary: 'List the invoices of a lead or an application (or all), newest first',
-        headers: AdminUserHeaders,
         params: AdminWorkspaceParams,
         querystring: InvoiceListQuery,
         response: { 200: answer(InvoiceList, 'The invoices'), ...ERRORS },
@@ -90,7 +88,6 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
         tags: TAGS,
         operationId: 'getInvoice',
         summary: 'Read an invoice with its payments and refunds',
-        headers: AdminUserHeaders,
         params: InvoiceParams,
         querystring: ModeQuery,
         response: { 200: answer(Invoice, 'The invoice'), ...ERRORS },
@@ -122,7 +119,6 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
         operationId: 'recordPayment',
         summary:
           'Record a payment (partial payments allowed; over the balance: 409 overpayment; another currency: 400 currency_mismatch): payment.received',
-        headers: AdminUserHeaders,
         params: InvoiceParams,
         querystring: ModeQuery,
         body: PaymentBody,
@@ -152,7 +148,6 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
         operationId: 'createRefund',
         summary:
           'Create a refund of a payment, pending until paid (never more than the payment less its other refunds)',
-        headers: AdminUserHeaders,
         params: PaymentParams,
         querystring: ModeQuery,
         body: RefundBody,
@@ -179,7 +174,6 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
         tags: TAGS,
         operationId: 'markRefundPaid',
         summary: 'Mark a refund paid out: refund.paid (the balance grows by its amount)',
-        headers: AdminUserHeaders,
         params: RefundParams,
         querystring: ModeQuery,
         response: { 200: answer(Invoice, 'The invoice with the refund paid'), ...ERRORS },

@@ -6,7 +6,7 @@ import { findTask, listTasks } from '../../projections/tasks.js';
 import { staffScope } from '../admin-auth.js';
 import { notFound } from '../errors.js';
 import { ModeQuery } from '../../schemas/application.js';
-import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
+import { adminErrorResponses, AdminWorkspaceParams } from '../schemas/admin.js';
 import { answer } from '../schemas/error.js';
 import { ChangeTaskBody, CreateTaskBody, Task, TaskList, TaskListQuery, TaskParams } from '../schemas/task.js';
 import type { AppServices } from '../../bootstrap.js';
@@ -31,7 +31,6 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
         tags: TAGS,
         operationId: 'createTask',
         summary: 'Create a task for a lead or an application (title, assignee, due time)',
-        headers: AdminUserHeaders,
         params: AdminWorkspaceParams,
         querystring: ModeQuery,
         body: CreateTaskBody,
@@ -58,7 +57,6 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
         tags: TAGS,
         operationId: 'listTasks',
         summary: 'List the tasks of a lead or an application (or all), by due time',
-        headers: AdminUserHeaders,
         params: AdminWorkspaceParams,
         querystring: TaskListQuery,
         response: { 200: answer(TaskList, 'The tasks'), ...ERRORS },
@@ -78,7 +76,6 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
         tags: TAGS,
         operationId: 'getTask',
         summary: 'Read a task',
-        headers: AdminUserHeaders,
         params: TaskParams,
         querystring: ModeQuery,
         response: { 200: answer(Task, 'The task'), ...ERRORS },
@@ -99,7 +96,6 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
         tags: TAGS,
         operationId: 'changeTask',
         summary: 'Change the title, assignee or due time (a new due time re-arms task.overdue)',
-        headers: AdminUserHeaders,
         params: TaskParams,
         querystring: ModeQuery,
         body: ChangeTaskBody,
@@ -137,7 +133,6 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
           tags: TAGS,
           operationId,
           summary,
-          headers: AdminUserHeaders,
           params: TaskParams,
           querystring: ModeQuery,
           response: { 200: answer(Task, 'The task after the operation'), ...ERRORS },

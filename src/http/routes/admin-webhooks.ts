@@ -5,7 +5,7 @@ import { findEndpoint, listAllEndpoints, toPublicEndpoint } from '../../projecti
 import { listDeliveries, resendDelivery } from '../../webhooks/deliveries.js';
 import { staffOf } from '../admin-auth.js';
 import { notFound } from '../errors.js';
-import { adminErrorResponses, AdminUserHeaders, AdminWorkspaceParams } from '../schemas/admin.js';
+import { adminErrorResponses, AdminWorkspaceParams } from '../schemas/admin.js';
 import { answer } from '../schemas/error.js';
 import {
   AdminDeliveryParams,
@@ -24,7 +24,7 @@ import type { TypedApp } from '../typed-app.js';
 /** Under the admin interface's prefix (/admin/v1, src/http/routes/admin.ts). */
 const BASE = '/workspaces/:workspace/webhooks';
 const ERRORS = adminErrorResponses(400, 401, 403, 404);
-const ROUTE = { tags: ['webhooks'], headers: AdminUserHeaders };
+const ROUTE = { tags: ['webhooks'] };
 
 /**
  * The workspace UI's webhook operations, for staff (authenticated by the admin interface's hook, recorded as the

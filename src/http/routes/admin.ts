@@ -10,6 +10,7 @@ import { registerAdminHistoryRoutes } from './admin-history.js';
 import { registerAdminInvoiceRoutes } from './admin-invoices.js';
 import { registerAdminTaskRoutes } from './admin-tasks.js';
 import { registerAdminWebhookRoutes } from './admin-webhooks.js';
+import { registerOperatorRoutes } from './admin-operator.js';
 
 /**
  * The admin interface (the workspace UI's back end) as one encapsulated plugin: its OpenAPI document at
@@ -23,10 +24,19 @@ export async function registerAdminInterface(app: TypedApp, services: AppService
   await app.register(
     async (admin: TypedApp) => {
       await registerAdminDocument(admin, services.config);
+      registerOperatorRoutes(admin, services, adminToken);
       await admin.register(
         async (v1: TypedApp) => {
           v1.decorateRequest('staff', null);
-          v1.addHook('onRequest', adminAuthentication(adminToken, services));
+          v1.addHook(
+            'onRequest',
+            adminAuthentication({
+              sql: services.pool,
+              rateLimits: services.rateLimits,
+              failureLimit: services.config.authFailureLimit,
+              now: services.now,
+            }),
+          );
           registerAdminApplicationRoutes(v1, services);
           registerAdminWebhookRoutes(v1, services);
           registerAdminTaskRoutes(v1, services);

@@ -3,6 +3,7 @@ import type { TypedApp } from '../typed-app.js';
 import { registerCors } from '../cors.js';
 import { registerWidgetAssetRoutes } from '../../widget/routes.js';
 import { registerAdminInterface } from './admin.js';
+import { registerConsole } from '../../console/plugin.js';
 import { registerApplicationRoutes } from './applications.js';
 import { registerLeadRoutes } from './leads.js';
 import { registerMetaRoutes } from './meta.js';
@@ -19,6 +20,7 @@ export async function registerRoutes(app: TypedApp, services: AppServices): Prom
   registerWebhookRoutes(app, services);
   registerWidgetAssetRoutes(app, services);
   await registerAdminInterface(app, services);
+  await registerConsole(app, services);
   void app;
   void services;
 }

@@ -35,8 +35,14 @@ function bodyProblems(request: FastifyRequest): Record<string, string> {
   return fieldsFromValidation(error.validation, 'body');
 }
 
+const OUTCOME_LABELS = {
+  created: { outcome: 'created' },
+  duplicate: { outcome: 'duplicate' },
+  replayed: { outcome: 'replayed' },
+} as const;
+
 function send(reply: FastifyReply, answer: CaptureAnswer, metrics: Metrics) {
-  metrics.leads.inc({ outcome: leadOutcome(answer) });
+  metrics.leads.inc(OUTCOME_LABELS[leadOutcome(answer)]);
   if (answer.replayed) reply.header('idempotent-replayed', 'true');
   return reply.status(answer.status).send(answer.body);
 }
@@ -78,7 +84,10 @@ function registerCreateLead(app: TypedApp, services: AppServices): void {
         workspace: auth.workspace,
         key: auth.key,
         origin: auth.origin,
-        remoteIp: request.ip,
+        // Only a captcha check reads it, and request.ip is worked out from the forwarding headers at each read.
+        get remoteIp() {
+          return request.ip;
+        },
         body: request.body,
         schemaProblems: bodyProblems(request),
         idempotencyKey: typeof header === 'string' ? header : null,

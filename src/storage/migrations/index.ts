@@ -27,7 +27,9 @@ import * as quotaCounters from './0050-quota-counters.js';
 import * as idempotencyByKeyKind from './0051-idempotency-by-key-kind.js';
 import * as endpointBoundWebhookSecrets from './0055-endpoint-bound-webhook-secrets.js';
 import * as erasureLedger from './0056-erasure-ledger.js';
+import * as staffIdentity from './0080-staff-identity.js';
 import * as derivedKeyRowsIndex from './0090-derived-key-rows-index.js';
+import * as leadSearchTrigrams from './0095-lead-search-trigrams.js';
 
 export interface Migration {
   version: number;
@@ -67,5 +69,7 @@ export const migrations: Migration[] = [
   { version: 51, ...idempotencyByKeyKind },
   { version: 55, ...endpointBoundWebhookSecrets },
   { version: 56, ...erasureLedger },
+  { version: 80, ...staffIdentity },
   { version: 90, ...derivedKeyRowsIndex },
+  { version: 95, ...leadSearchTrigrams },
 ];

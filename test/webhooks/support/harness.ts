@@ -112,7 +112,7 @@ export async function webhookHarness(
     admin(method, path, json) {
       return testApp.request(`/admin/v1/workspaces/${ws.workspace.slug}${path}`, {
         method,
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': 'asha@northstar.example' },
+        headers: { authorization: `Bearer ${ws.staffToken}` },
         ...(json !== undefined ? { json } : {}),
       });
     },

@@ -1,0 +1,148 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppServices } from '../bootstrap.js';
+import { activeMember } from '../identity/members.js';
+import { can, needsRecentSignIn, PERMISSIONS, type Operation, type Role } from '../identity/permissions.js';
+import { csrfTokenOf, isRecentSignIn, markAuthenticated, type StaffSession } from '../identity/sessions.js';
+import { findAccountByEmail } from '../identity/accounts.js';
+import { passwordMatches } from '../identity/passwords.js';
+import { findWorkspace } from '../workspaces/repository.js';
+import type { Workspace, WorkspaceUser } from '../workspaces/workspace.js';
+import type { PageFrame } from './layout.js';
+
+export const SESSION_COOKIE = 'vcrm_session';
+
+/** The signed-in staff member of a console request (set by the console's session hook). */
+export interface SignedIn {
+  sessionId: string;
+  session: StaffSession;
+  csrf: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    signedIn: SignedIn | null;
+  }
+}
+
+/** A refusal the console shows in words: next to `field` when it names one, else at the top of the page. */
+export class ConsoleRefusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'ConsoleRefusal';
+  }
+}
+
+/** The member in view: the workspace the path names, where the signed-in account is an active member. */
+export interface MemberView {
+  signedIn: SignedIn;
+  workspace: Workspace;
+  member: WorkspaceUser;
+  role: Role;
+  frame: (title: string, current?: string) => PageFrame;
+}
+
+export function signedInOf(request: FastifyRequest): SignedIn {
+  if (!request.signedIn) throw new ConsoleRefusal(401, 'Sign in first');
+  return request.signedIn;
+}
+
+export function frameOf(request: FastifyRequest, title: string, current?: string): PageFrame {
+  const s = request.signedIn;
+  return { title, current, ...(s ? { who: { name: s.session.name, csrf: s.csrf } } : {}) };
+}
+
+/** The workspace of `:slug` as its member sees it; not a member (or no such workspace): not found, alike. */
+export async function memberView(services: AppServices, request: FastifyRequest): Promise<MemberView> {
+  const signedIn = signedInOf(request);
+  const slug = String((request.params as { slug?: string }).slug ?? '');
+  const workspace = /^[a-z0-9][a-z0-9-]{1,62}$/.test(slug) ? await findWorkspace(services.pool, slug) : undefined;
+  const member = workspace ? activeMember(workspace, signedIn.session.email) : undefined;
+  if (!workspace || !member) throw new ConsoleRefusal(404, 'No workspace of yours has this name');
+  return {
+    signedIn,
+    workspace,
+    member,
+    role: member.role,
+    frame: (title, current) => ({
+      title,
+      current,
+      who: { name: signedIn.session.name, csrf: signedIn.csrf },
+      workspace: { slug: workspace.slug, name: workspace.name, role: member.role },
+    }),
+  };
+}
+
+/** The permission table's answer for the member in view: a refusal in words when their role may not. */
+export function allow(view: Pick<MemberView, 'role'>, operation: Operation): void {
+  if (!can(view.role, operation))
+    throw new ConsoleRefusal(
+      403,
+      `Your role (${view.role}) does not allow this: ${PERMISSIONS[operation].description.toLowerCase()}.`,
+    );
+}
+
+/**
+ * An operation that asks for a recent sign-in: when the password was not entered lately, the form's `password` field
+ * must hold it (its form shows that field; see `needsPassword`).
+ */
+export async function allowRecent(
+  services: AppServices,
+  view: Pick<MemberView, 'role' | 'signedIn'>,
+  operation: Operation,
+  body: Record<string, string | undefined>,
+): Promise<void> {
+  allow(view, operation);
+  if (!needsRecentSignIn(operation)) return;
+  await confirmRecentSignIn(services, view.signedIn, body);
+}
+
+export async function confirmRecentSignIn(
+  services: AppServices,
+  signedIn: SignedIn,
+  body: Record<string, string | undefined>,
+): Promise<void> {
+  const now = services.now();
+  if (isRecentSignIn(signedIn.session, now)) return;
+  const account = await findAccountByEmail(services.pool, signedIn.session.email);
+  const password = body.password ?? '';
+  if (!password)
+    throw new ConsoleRefusal(403, 'Enter your password again: this asks for a recent sign-in.', 'password');
+  if (!account?.password_hash || !(await passwordMatches(account.password_hash, password)))
+    throw new ConsoleRefusal(403, 'That is not your password.', 'password');
+  await markAuthenticated(services.pool, signedIn.sessionId, now);
+  signedIn.session.authenticated_at = now;
+}
+
+/** Whether a form for this operation must ask for the password (no recent sign-in). */
+export function needsPassword(services: AppServices, signedIn: SignedIn, operation: Operation): boolean {
+  return needsRecentSignIn(operation) && !isRecentSignIn(signedIn.session, services.now());
+}
+
+export function sessionCsrf(sessionId: string): string {
+  return csrfTokenOf(sessionId);
+}
+
+/** A console page's answer: HTML, never cached when it may show a secret. */
+export function sendPage(reply: FastifyReply, body: string, status = 200): FastifyReply {
+  return reply.status(status).type('text/html; charset=utf-8').send(body);
+}
+
+/** The form body (urlencoded), as text values. */
+export function formOf(request: FastifyRequest): Record<string, string | undefined> {
+  const body = request.body;
+  if (!body || typeof body !== 'object') return {};
+  return Object.fromEntries(
+    Object.entries(body as Record<string, unknown>).map(([k, v]) => [k, Array.isArray(v) ? String(v[0]) : String(v)]),
+  );
+}
+
+/** Every value of a multi-valued form field (checkboxes). */
+export function formList(request: FastifyRequest, name: string): string[] {
+  const value = (request.body as Record<string, unknown> | undefined)?.[name];
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).map(String);
+}

@@ -1,0 +1,27 @@
+/** Markup already escaped (or written here): interpolated as is. */
+export class Html {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escape(value: unknown): string {
+  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+function part(value: unknown): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof Html) return value.text;
+  if (Array.isArray(value)) return value.map(part).join('');
+  return escape(value);
+}
+
+/** A template whose every interpolated value is escaped, unless it is Html (or a list of it). */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  return new Html(strings.reduce((out, s, i) => out + s + (i < values.length ? part(values[i]) : ''), ''));
+}
+
+export const raw = (text: string) => new Html(text);

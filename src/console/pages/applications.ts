@@ -1,0 +1,374 @@
+import type { FastifyRequest } from 'fastify';
+import type { AppServices } from '../../bootstrap.js';
+import { applicationView } from '../../commands/applications/application-view.js';
+import { applyApplicationOperation } from '../../commands/applications/apply-operation.js';
+import { isCommandError } from '../../commands/errors.js';
+import { readApplicationAsOf, readHistoryPage, readLeadAsOf } from '../../commands/history/history.js';
+import {
+  APPLICATION_STATUSES,
+  OUTCOMES,
+  type ApplicationCommand,
+  type ApplicationStatusValue,
+  type Outcome,
+} from '../../domain/applications/types.js';
+import type { Lead } from '../../domain/leads/lead.js';
+import type { TypedApp } from '../../http/typed-app.js';
+import { can } from '../../identity/permissions.js';
+import { findApplication } from '../../projections/applications.js';
+import { findLead } from '../../projections/leads-queries.js';
+import type { AdminApplication } from '../../schemas/application.js';
+import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
+import { html, type Html } from '../html.js';
+import { csrfField, notice, page } from '../layout.js';
+import { listConsoleApplications } from '../queries/applications.js';
+import { choice, contextOf, idParam, refusalErrors, timeline, when } from './leads.js';
+
+const PAGE_SIZE = 50;
+const MODULE_KEY = /^[a-z][a-z0-9_]{0,59}$/;
+const base = (view: MemberView) => `/console/w/${view.workspace.slug}/applications`;
+
+const MESSAGES: Record<string, string> = {
+  converted: 'The lead was converted: this is its application.',
+  changed: 'The application was changed.',
+};
+
+/** A moment typed as UTC (yyyy-mm-ddThh:mm, seconds and milliseconds optional), or why it is not one. */
+export function momentOf(value: string): Date | string {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z?$/.test(value))
+    return 'Enter a date and time (UTC), such as 2026-11-26T09:30.';
+  const at = new Date(value.endsWith('Z') ? value : `${value}Z`);
+  return Number.isNaN(at.getTime()) ? 'Enter a date and time that exists.' : at;
+}
+
+async function listPage(services: AppServices, view: MemberView, query: Record<string, string | undefined>) {
+  allow(view, 'applications.view');
+  const before = /^\d{1,9}$/.test(query.before ?? '') ? Number(query.before) : undefined;
+  const found = await listConsoleApplications(services.pool, view.workspace.id, {
+    beforeNumber: before,
+    limit: PAGE_SIZE,
+  });
+  return page(
+    view.frame('Applications', 'Applications'),
+    html`<table>
+        <caption>
+          Applications, newest first
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Case</th>
+            <th scope="col">Person</th>
+            <th scope="col">Stage</th>
+            <th scope="col">Progress</th>
+            <th scope="col">Status</th>
+            <th scope="col">Outcome</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${found.rows.map(
+            (a) =>
+              html`<tr>
+                <td><a href="${base(view)}/${a.id}">${a.case_ref}</a></td>
+                <td>${a.full_name || '(erased)'}</td>
+                <td>${a.stage}</td>
+                <td>${a.progress}%</td>
+                <td>${a.status}</td>
+                <td>${a.outcome ?? '—'}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      ${found.rows.length === 0 ? html`<p>No application yet: convert a lead to open one.</p>` : ''}
+      ${found.next !== null ? html`<p><a href="${base(view)}?before=${found.next}" rel="next">Older applications</a></p>` : ''}`,
+  );
+}
+
+function stagesOf(app: AdminApplication): Html {
+  return html`<ol class="stages">
+    ${app.stages.map(
+      (s) =>
+        html`<li ${s.key === app.stage.key ? html`aria-current="step"` : ''}>
+          ${s.name}${s.key === app.stage.key ? html` <strong>(current)</strong>` : ''}
+        </li>`,
+    )}
+  </ol>`;
+}
+
+function summaryOf(app: AdminApplication): Html {
+  return html`<dl class="facts">
+    <dt>Case</dt>
+    <dd>${app.case_ref}</dd>
+    <dt>Stage</dt>
+    <dd>${app.stage.name}</dd>
+    <dt>Progress</dt>
+    <dd>${app.progress}%</dd>
+    <dt>Status</dt>
+    <dd>${app.status}</dd>
+    <dt>Outcome</dt>
+    <dd>${app.outcome ?? '—'}</dd>
+    <dt>Current module</dt>
+    <dd>${app.current_module?.name ?? '—'}</dd>
+    <dt>Opened</dt>
+    <dd>${when(app.opened_at)}</dd>
+  </dl>`;
+}
+
+function modulesTable(view: MemberView, app: AdminApplication, editable: boolean): Html {
+  const csrf = csrfField(view.signedIn.csrf);
+  const action = (m: AdminApplication['roadmap'][number], to: string, label: string) =>
+    html`<form method="post" action="${base(view)}/${app.id}/modules/${m.key}/${to}" class="inline">
+      ${csrf}<button type="submit">${label}<span class="visually-hidden"> ${m.name}</span></button>
+    </form>`;
+  return html`<table>
+    <caption>
+      Modules
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Module</th>
+        <th scope="col">Stages</th>
+        <th scope="col">State</th>
+        <th scope="col">Switched</th>
+        ${editable ? html`<th scope="col">Work on it</th>` : ''}
+      </tr>
+    </thead>
+    <tbody>
+      ${app.roadmap.map(
+        (m) =>
+          html`<tr>
+            <td>${m.name}${m.optional ? ' (optional)' : ''}</td>
+            <td>${m.stages.join(', ')}</td>
+            <td>${m.state}</td>
+            <td>${m.selected ? 'on' : 'off'}</td>
+            ${
+              editable
+                ? html`<td>
+                    ${m.selected ? action(m, m.state === 'pending' ? 'updated' : 'pending', m.state === 'pending' ? 'Mark updated' : 'Mark pending') : ''}
+                    ${m.optional ? action(m, m.selected ? 'deselect' : 'select', m.selected ? 'Switch off' : 'Switch on') : ''}
+                    ${m.custom ? '' : action(m, 'restore', 'Restore')}
+                  </td>`
+                : ''
+            }
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+function leadThen(lead: Lead): Html {
+  return html`<dl class="facts">
+    <dt>Name</dt>
+    <dd>${lead.full_name || '(erased)'}</dd>
+    <dt>Stage</dt>
+    <dd>${lead.stage.name}</dd>
+    <dt>Owner</dt>
+    <dd>${lead.owner?.name ?? '—'}</dd>
+    <dt>Converted</dt>
+    <dd>${lead.converted ? 'yes' : 'no'}</dd>
+    <dt>Last changed</dt>
+    <dd>${when(lead.updated_at)}</dd>
+  </dl>`;
+}
+
+interface State {
+  errors?: Record<string, string>;
+  message?: string;
+  asOf?: string;
+}
+
+async function applicationPage(services: AppServices, view: MemberView, id: string, o: State = {}): Promise<string> {
+  allow(view, 'applications.view');
+  const row = await findApplication(services.pool, view.workspace.id, false, id);
+  if (!row) throw new ConsoleRefusal(404, 'There is no such application in this workspace.');
+  const now = applicationView(row.state, false);
+  const errors = o.errors ?? {};
+  const scope = { tenantId: view.workspace.id, sandbox: false };
+  const editable = can(view.role, 'applications.change');
+  const csrf = csrfField(view.signedIn.csrf);
+  const lead = await findLead(services.pool, view.workspace.id, false, now.lead_id);
+
+  let asOf: Html | string = '';
+  if (o.asOf) {
+    const at = momentOf(o.asOf);
+    if (typeof at === 'string') errors.as_of = at;
+    else if (at.getTime() > services.now().getTime())
+      errors.as_of = 'Pick a moment in the past: later events may still come.';
+    else {
+      const appThen = await readApplicationAsOf(services, scope, id, at).catch((e: unknown) => {
+        if (isCommandError(e) && e.refusal === 'not_found') return undefined;
+        throw e;
+      });
+      const leadThenFound = await readLeadAsOf(services, scope, now.lead_id, at).catch((e: unknown) => {
+        if (isCommandError(e) && e.refusal === 'not_found') return undefined;
+        throw e;
+      });
+      asOf = html`<section aria-labelledby="then" class="as-of">
+        <h2 id="then">As it was at ${when(at)}</h2>
+        ${
+          appThen
+            ? html`${summaryOf(appThen.application)}${stagesOf(appThen.application)}${modulesTable(view, appThen.application, false)}`
+            : html`<p>The application did not exist yet at that moment.</p>`
+        }
+        <h3>Its lead then</h3>
+        ${leadThenFound ? leadThen(leadThenFound.lead) : html`<p>The lead did not exist yet at that moment.</p>`}
+      </section>`;
+    }
+  }
+
+  const history = await readHistoryPage(services, scope, 'application', id, { limit: 10_000 });
+  const statusForms = editable
+    ? html`<section aria-labelledby="work">
+        <h2 id="work">Work on the case</h2>
+        ${errors.form ? notice(errors.form, 'alert') : ''}
+        <form method="post" action="${base(view)}/${id}/stage">
+          ${csrf}
+          ${choice({ name: 'stage', label: 'Move to stage', options: now.stages.map((s) => [s.key, s.name]), value: now.stage.key, error: errors.stage })}
+          <button type="submit">Move</button>
+        </form>
+        <form method="post" action="${base(view)}/${id}/status">
+          ${csrf}
+          ${choice({ name: 'status', label: 'Status', options: APPLICATION_STATUSES.map((s) => [s, s]), value: now.status, error: errors.status })}
+          <button type="submit">Set the status</button>
+        </form>
+        <form method="post" action="${base(view)}/${id}/outcome">
+          ${csrf}
+          ${choice({ name: 'outcome', label: 'Outcome', options: OUTCOMES.map((s) => [s, s]), value: now.outcome ?? undefined, error: errors.outcome })}
+          <button type="submit">Record the outcome</button>
+        </form>
+      </section>`
+    : '';
+  return page(
+    view.frame(`Application ${now.case_ref}`, 'Applications'),
+    html`${notice(o.message)}
+      <p>
+        Lead:
+        <a href="/console/w/${view.workspace.slug}/leads/${now.lead_id}">${lead?.full_name || '(erased)'}</a>
+      </p>
+      <p>
+        <a href="/console/w/${view.workspace.slug}/tasks?application=${id}">Tasks of this application</a> ·
+        <a href="/console/w/${view.workspace.slug}/invoices?application=${id}">Invoices of this application</a> ·
+        <a href="/console/w/${view.workspace.slug}/documents?application=${id}">Documents of this application</a>
+      </p>
+      ${summaryOf(now)}
+      <h2>Stages</h2>
+      ${stagesOf(now)} ${errors.module ? notice(errors.module, 'alert') : ''} ${modulesTable(view, now, editable)}
+      ${statusForms}
+      <section aria-labelledby="asof">
+        <h2 id="asof">As of a past moment</h2>
+        <form method="get" action="${base(view)}/${id}">
+          <div class="field${errors.as_of ? ' invalid' : ''}">
+            <label for="f-as_of">Moment (UTC)</label>
+            <p class="hint" id="f-as_of-hint">The application and its lead as they were then, replayed from the log.</p>
+            <input
+              id="f-as_of"
+              name="as_of"
+              type="datetime-local"
+              step="0.001"
+              value="${(o.asOf ?? '').replace(/Z$/, '')}"
+              aria-describedby="f-as_of-hint${errors.as_of ? ' f-as_of-error' : ''}"
+              ${errors.as_of ? html`aria-invalid="true"` : ''}
+            />
+            ${errors.as_of ? html`<p class="error" id="f-as_of-error">${errors.as_of}</p>` : ''}
+          </div>
+          <button type="submit">Show it as it was</button>
+        </form>
+        ${asOf}
+      </section>
+      <section aria-labelledby="timeline">
+        <h2 id="timeline">Timeline, newest first</h2>
+        ${timeline(history.data, `${base(view)}/${id}`)}
+      </section>`,
+  );
+}
+
+export function registerApplicationPages(app: TypedApp, services: AppServices): void {
+  app.get('/w/:slug/applications', async (request, reply) => {
+    const view = await memberView(services, request);
+    return sendPage(reply, await listPage(services, view, request.query as Record<string, string | undefined>));
+  });
+
+  app.get('/w/:slug/applications/:id', async (request, reply) => {
+    const view = await memberView(services, request);
+    const query = request.query as Record<string, string | undefined>;
+    const body = await applicationPage(services, view, idParam(request), {
+      message: MESSAGES[query.done ?? ''],
+      asOf: query.as_of || undefined,
+    });
+    return sendPage(reply, body, body.includes('id="f-as_of-error"') ? 400 : 200);
+  });
+
+  /** Runs one command on the case, then back to its page; a refusal is shown by the form it came from. */
+  async function operate(
+    request: FastifyRequest,
+    field: string,
+    command: (form: Record<string, string | undefined>) => ApplicationCommand | string,
+  ) {
+    const view = await memberView(services, request);
+    allow(view, 'applications.change');
+    const id = idParam(request);
+    if (!(await findApplication(services.pool, view.workspace.id, false, id)))
+      throw new ConsoleRefusal(404, 'There is no such application in this workspace.');
+    const wanted = command(formOf(request));
+    const refuse = async (status: number, errors: Record<string, string>) =>
+      ({ status, body: await applicationPage(services, view, id, { errors }) }) as const;
+    if (typeof wanted === 'string') return refuse(400, { [field]: wanted });
+    try {
+      await applyApplicationOperation(services.store, contextOf(view)(services.now()), id, wanted);
+    } catch (error) {
+      if (!isCommandError(error)) throw error;
+      const refused = refusalErrors(error, {}, field);
+      return refuse(refused.status, refused.errors);
+    }
+    return { status: 303, body: `${base(view)}/${id}?done=changed` } as const;
+  }
+  const answer = (reply: import('fastify').FastifyReply, result: { status: number; body: string }) =>
+    result.status === 303 ? reply.redirect(result.body, 303) : sendPage(reply, result.body, result.status);
+
+  app.post('/w/:slug/applications/:id/stage', async (request, reply) =>
+    answer(
+      reply,
+      await operate(request, 'stage', (f) => (f.stage ? { type: 'move_to_stage', stage: f.stage } : 'Choose a stage.')),
+    ),
+  );
+  app.post('/w/:slug/applications/:id/status', async (request, reply) =>
+    answer(
+      reply,
+      await operate(request, 'status', (f) =>
+        (APPLICATION_STATUSES as readonly string[]).includes(f.status ?? '')
+          ? { type: 'set_status', status: f.status as ApplicationStatusValue }
+          : 'Choose a status.',
+      ),
+    ),
+  );
+  app.post('/w/:slug/applications/:id/outcome', async (request, reply) =>
+    answer(
+      reply,
+      await operate(request, 'outcome', (f) =>
+        (OUTCOMES as readonly string[]).includes(f.outcome ?? '')
+          ? { type: 'record_outcome', outcome: f.outcome as Outcome }
+          : 'Choose an outcome.',
+      ),
+    ),
+  );
+  app.post('/w/:slug/applications/:id/modules/:module/:action', async (request, reply) => {
+    const { module, action } = request.params as { module: string; action: string };
+    return answer(
+      reply,
+      await operate(request, 'module', (): ApplicationCommand | string => {
+        if (!MODULE_KEY.test(module)) return 'There is no such module.';
+        switch (action) {
+          case 'updated':
+          case 'pending':
+            return { type: 'set_module_state', module_key: module, state: action };
+          case 'select':
+            return { type: 'select_module', module_key: module };
+          case 'deselect':
+            return { type: 'deselect_module', module_key: module };
+          case 'restore':
+            return { type: 'restore_module', module_key: module };
+          default:
+            return 'There is no such change of a module.';
+        }
+      }),
+    );
+  });
+}

@@ -1,0 +1,174 @@
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import type { AppServices } from '../../bootstrap.js';
+import { exportLines } from '../../commands/export/export-log.js';
+import { anchorText, parseAnchor, verifyChains, type VerifyResult } from '../../events/verify-chain.js';
+import type { TypedApp } from '../../http/typed-app.js';
+import { can } from '../../identity/permissions.js';
+import {
+  allow,
+  allowRecent,
+  ConsoleRefusal,
+  formOf,
+  memberView,
+  needsPassword,
+  sendPage,
+  type MemberView,
+} from '../context.js';
+import { html, type Html } from '../html.js';
+import { csrfField, field, page } from '../layout.js';
+
+/** The copy buttons' script: the only script of these pages (CSP script-src 'self'); without it the head is still selectable text. */
+export const COPY_SCRIPT = `document.querySelectorAll('button[data-copy]').forEach(function (button) {
+  button.hidden = false;
+  button.addEventListener('click', function () {
+    var source = document.getElementById(button.getAttribute('data-copy'));
+    var said = document.getElementById(button.getAttribute('data-copy') + '-copied');
+    navigator.clipboard.writeText(source.textContent.trim()).then(
+      function () { said.textContent = 'Copied.'; },
+      function () { said.textContent = 'Could not copy: select the text and copy it.'; }
+    );
+  });
+});
+`;
+
+const REASONS: Record<NonNullable<VerifyResult['broken']>['reason'], string> = {
+  revision_gap: 'an event is missing or out of order in its stream (its revision does not follow the one before)',
+  hash_mismatch: 'the event’s stored hash is not the one its content and the event before it give: it was changed',
+  anchor_mismatch: 'the head at the kept position is not the head you kept: something up to then was changed',
+};
+
+/** A verification's outcome in words: the head to keep, or the first broken link named. */
+function outcome(result: VerifyResult, checkedAnchor: boolean): Html {
+  if (result.broken) {
+    const b = result.broken;
+    return html`<div class="notice alert" role="alert" id="verify-outcome">
+      <p><strong>A chain is broken.</strong> ${REASONS[b.reason]}.</p>
+      <p>
+        First broken link: event <code>${b.eventId}</code>, stream <code>${b.streamId}</code>, revision ${b.revision},
+        position ${b.position.txId}/${b.position.position}.
+      </p>
+      <p class="hint">${b.detail}</p>
+    </div>`;
+  }
+  const anchor = anchorText(result.head, result.at);
+  return html`<div class="notice status" role="status" id="verify-outcome">
+    <p>
+      <strong>Every chain verifies</strong>: ${result.events} event(s) in ${result.streams}
+      stream(s)${checkedAnchor ? ', and nothing up to the kept head changed' : ''}.
+    </p>
+    <p>The head to keep (a later check against it proves nothing before it changed):</p>
+    <p class="secret" id="head">${anchor}</p>
+    <button type="button" data-copy="head" hidden>Copy the head</button>
+    <span id="head-copied" role="status"></span>
+  </div>`;
+}
+
+function auditPage(
+  services: AppServices,
+  view: MemberView,
+  o: { result?: VerifyResult; anchor?: string; errors?: Record<string, string> } = {},
+): string {
+  allow(view, 'audit.verify');
+  const csrf = csrfField(view.signedIn.csrf);
+  const errors = o.errors ?? {};
+  const base = `/console/w/${view.workspace.slug}/audit`;
+  const exportForm = can(view.role, 'workspace.export')
+    ? html`<section aria-labelledby="export">
+        <h2 id="export">Export the log</h2>
+        <p>
+          The workspace’s whole event log as NDJSON, compressed with gzip. Its last line (the trailer) holds the head as
+          of the export’s end: keep it, and check it here later. A file without that line was cut short.
+        </p>
+        <form method="post" action="${base}/export">
+          ${csrf}
+          ${
+            needsPassword(services, view.signedIn, 'workspace.export') || errors.password
+              ? field({
+                  name: 'password',
+                  label: 'Your password (exporting asks for a recent sign-in)',
+                  type: 'password',
+                  autocomplete: 'current-password',
+                  error: errors.password,
+                })
+              : ''
+          }
+          <button type="submit">Download the export</button>
+        </form>
+      </section>`
+    : '';
+  return page(
+    view.frame('Audit', 'Audit'),
+    html`<p>
+        Every event is chained to the one before it in its stream by a hash, and the workspace’s streams to one head.
+        Verifying recomputes every hash from the stored events.
+      </p>
+      <section aria-labelledby="verify">
+        <h2 id="verify">Verify the chains</h2>
+        <form method="post" action="${base}/verify">
+          ${csrf}
+          ${field({
+            name: 'anchor',
+            label: 'A head you kept (optional)',
+            value: o.anchor ?? '',
+            hint: 'As verify or an export printed it: <64 hex characters>@<transaction>/<position>.',
+            error: errors.anchor,
+          })}
+          <button type="submit">Verify</button>
+        </form>
+        ${o.result ? outcome(o.result, Boolean(o.anchor)) : ''}
+      </section>
+      ${exportForm}
+      <script src="/console/assets/copy.js"></script>`,
+  );
+}
+
+export function registerAuditPages(app: TypedApp, services: AppServices): void {
+  app.get('/assets/copy.js', async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(COPY_SCRIPT),
+  );
+
+  app.get('/w/:slug/audit', async (request, reply) => {
+    const view = await memberView(services, request);
+    return sendPage(reply, auditPage(services, view));
+  });
+
+  app.post('/w/:slug/audit/verify', async (request, reply) => {
+    const view = await memberView(services, request);
+    allow(view, 'audit.verify');
+    const text = (formOf(request).anchor ?? '').trim();
+    const anchor = text ? parseAnchor(text) : undefined;
+    if (anchor === null)
+      return sendPage(
+        reply,
+        auditPage(services, view, {
+          anchor: text,
+          errors: { anchor: 'This is not a head: it reads <64 hex characters>@<transaction>/<position>.' },
+        }),
+        400,
+      );
+    const result = await verifyChains(services.pool, view.workspace.id, anchor);
+    return sendPage(reply, auditPage(services, view, { result, anchor: text }), result.broken ? 409 : 200);
+  });
+
+  app.post('/w/:slug/audit/export', async (request, reply) => {
+    const view = await memberView(services, request);
+    try {
+      await allowRecent(services, view, 'workspace.export', formOf(request));
+    } catch (error) {
+      if (error instanceof ConsoleRefusal && error.field)
+        return sendPage(reply, auditPage(services, view, { errors: { [error.field]: error.message } }), error.status);
+      throw error;
+    }
+    const now = services.now();
+    const lines = Readable.from(exportLines(services.pool, view.workspace, null, now));
+    const gzip = zlib.createGzip();
+    lines.on('error', (error) => gzip.destroy(error));
+    const name = `${view.workspace.slug}-log-${now.toISOString().slice(0, 19).replaceAll(':', '')}Z.ndjson.gz`;
+    reply
+      .type('application/gzip')
+      .header('content-disposition', `attachment; filename="${name}"`)
+      .header('content-security-policy', "default-src 'none'");
+    return reply.send(lines.pipe(gzip));
+  });
+}

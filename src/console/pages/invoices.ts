@@ -1,0 +1,382 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppServices } from '../../bootstrap.js';
+import { isCommandError } from '../../commands/errors.js';
+import { issueInvoiceCommand, operateInvoice } from '../../commands/invoices/invoice-commands.js';
+import { subjectOf } from '../../commands/subject.js';
+import { PAYMENT_METHODS, type InvoiceCommand, type PaymentMethod } from '../../domain/invoices/types.js';
+import type { InvoiceView } from '../../http/schemas/invoice.js';
+import type { TypedApp } from '../../http/typed-app.js';
+import { can } from '../../identity/permissions.js';
+import { findInvoice, listInvoices } from '../../projections/invoices.js';
+import { newId } from '../../shared/ids.js';
+import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
+import { html, type Html } from '../html.js';
+import { csrfField, field, notice, page } from '../layout.js';
+import { formatMoney, parseMoney } from '../money.js';
+import { choice, contextOf, idParam, refusalErrors, when } from './leads.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const base = (view: MemberView) => `/console/w/${view.workspace.slug}/invoices`;
+type Form = Record<string, string | undefined>;
+type Errors = Record<string, string>;
+
+const MESSAGES: Record<string, string> = {
+  issued: 'The invoice was issued.',
+  paid: 'The payment was recorded.',
+  refunded: 'The refund was created; mark it paid once the money has gone back.',
+  refund_paid: 'The refund was marked paid.',
+};
+
+function subjectLink(view: MemberView, invoice: InvoiceView): Html {
+  return invoice.lead_id
+    ? html`<a href="/console/w/${view.workspace.slug}/leads/${invoice.lead_id}">the lead</a>`
+    : html`<a href="/console/w/${view.workspace.slug}/applications/${invoice.application_id}">the application</a>`;
+}
+
+async function listPage(
+  services: AppServices,
+  view: MemberView,
+  query: Form,
+  o: { errors?: Errors; values?: Form } = {},
+) {
+  allow(view, 'invoices.view');
+  const subject = {
+    lead_id: UUID.test(query.lead ?? '') ? query.lead : undefined,
+    application_id: UUID.test(query.application ?? '') ? query.application : undefined,
+  };
+  const invoices = await listInvoices(services.pool, view.workspace.id, false, subject);
+  const errors = o.errors ?? {};
+  const v = o.values ?? {};
+  const bySubject = Boolean(subject.lead_id || subject.application_id);
+  const issue =
+    bySubject && can(view.role, 'invoices.issue')
+      ? html`<section aria-labelledby="issue">
+          <h2 id="issue">Issue an invoice</h2>
+          ${errors.form ? notice(errors.form, 'alert') : ''}
+          <form method="post" action="${base(view)}">
+            ${csrfField(view.signedIn.csrf)}
+            ${subject.lead_id ? html`<input type="hidden" name="lead_id" value="${subject.lead_id}" />` : html`<input type="hidden" name="application_id" value="${subject.application_id}" />`}
+            ${field({ name: 'currency', label: 'Currency (ISO 4217)', value: v.currency ?? 'INR', required: true, error: errors.currency })}
+            ${field({ name: 'description', label: 'Item', value: v.description, required: true, error: errors.description })}
+            ${field({ name: 'quantity', label: 'Quantity', type: 'number', value: v.quantity ?? '1', required: true, error: errors.quantity })}
+            ${field({ name: 'unit_amount', label: 'Price of one', value: v.unit_amount, required: true, hint: 'In the currency’s major units, such as 15000 or 15000.50.', error: errors.unit_amount })}
+            ${field({ name: 'tax_percent', label: 'Tax rate (%)', value: v.tax_percent ?? '0', error: errors.tax_percent })}
+            ${field({ name: 'due_date', label: 'Due date', type: 'date', value: v.due_date, required: true, error: errors.due_date })}
+            <button type="submit">Issue the invoice</button>
+          </form>
+        </section>`
+      : '';
+  return page(
+    view.frame('Invoices', 'Invoices'),
+    html`<table>
+        <caption>
+          ${bySubject ? `Invoices of this ${subject.lead_id ? 'lead' : 'application'}` : 'Invoices, newest first'}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Number</th>
+            <th scope="col">For</th>
+            <th scope="col">Total</th>
+            <th scope="col">Paid</th>
+            <th scope="col">Balance</th>
+            <th scope="col">Status</th>
+            <th scope="col">Due</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${invoices.map(
+            (i) =>
+              html`<tr>
+                <td><a href="${base(view)}/${i.id}">${i.number}</a></td>
+                <td>${subjectLink(view, i)}</td>
+                <td>${formatMoney(i.total, i.currency)}</td>
+                <td>${formatMoney(i.amount_paid, i.currency)}</td>
+                <td>${formatMoney(i.balance, i.currency)}</td>
+                <td>${i.status.replace('_', ' ')}</td>
+                <td>${i.due_date}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      ${invoices.length === 0 ? html`<p>No invoice here.</p>` : ''} ${issue}`,
+  );
+}
+
+async function invoicePage(
+  services: AppServices,
+  view: MemberView,
+  id: string,
+  o: { errors?: Errors; values?: Form; message?: string } = {},
+) {
+  allow(view, 'invoices.view');
+  const invoice = await findInvoice(services.pool, view.workspace.id, false, id);
+  if (!invoice) throw new ConsoleRefusal(404, 'There is no such invoice in this workspace.');
+  const errors = o.errors ?? {};
+  const v = o.values ?? {};
+  const money = (amount: number) => formatMoney(amount, invoice.currency);
+  const csrf = csrfField(view.signedIn.csrf);
+  const mayRefund = can(view.role, 'invoices.refund');
+  const pay =
+    can(view.role, 'invoices.issue') && invoice.balance > 0
+      ? html`<section aria-labelledby="pay">
+          <h2 id="pay">Record a payment</h2>
+          <form method="post" action="${base(view)}/${id}/payments">
+            ${csrf}
+            ${field({ name: 'amount', label: `Amount (${invoice.currency})`, value: v.amount, required: true, error: errors.amount })}
+            ${choice({ name: 'method', label: 'Method', options: PAYMENT_METHODS.map((m) => [m, m.replace('_', ' ')]), value: v.method ?? 'bank_transfer', error: errors.method })}
+            ${field({ name: 'reference', label: 'Reference (optional)', value: v.reference, error: errors.reference })}
+            <button type="submit">Record the payment</button>
+          </form>
+        </section>`
+      : '';
+  return page(
+    view.frame(`Invoice ${invoice.number}`, 'Invoices'),
+    html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
+      <p>For ${subjectLink(view, invoice)}; issued ${when(invoice.issued_at)}, due ${invoice.due_date}.</p>
+      <table>
+        <caption>
+          Items
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Item</th>
+            <th scope="col">Quantity</th>
+            <th scope="col">Price of one</th>
+            <th scope="col">Amount</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${invoice.line_items.map(
+            (item) =>
+              html`<tr>
+                <td>${item.description || '(erased)'}</td>
+                <td>${item.quantity}</td>
+                <td>${money(item.unit_amount)}</td>
+                <td>${money(item.amount)}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      <dl class="facts">
+        <dt>Subtotal</dt>
+        <dd>${money(invoice.subtotal)}</dd>
+        <dt>Tax (${invoice.tax_rate_basis_points / 100}%)</dt>
+        <dd>${money(invoice.tax_amount)}</dd>
+        <dt>Total</dt>
+        <dd id="total">${money(invoice.total)}</dd>
+        <dt>Paid</dt>
+        <dd id="paid">${money(invoice.amount_paid)}</dd>
+        <dt>Balance</dt>
+        <dd id="balance">${money(invoice.balance)}</dd>
+        <dt>Status</dt>
+        <dd>${invoice.status.replace('_', ' ')}</dd>
+      </dl>
+      <h2>Payments</h2>
+      ${invoice.payments.length === 0 ? html`<p>No payment yet.</p>` : ''}
+      ${invoice.payments.map(
+        (p) =>
+          html`<section aria-label="Payment of ${money(p.amount)}" class="payment">
+            <p>
+              <strong>${money(p.amount)}</strong> by
+              ${p.method.replace('_', ' ')}${p.reference ? `, reference ${p.reference}` : ''}, ${when(p.received_at)};
+              refunded ${money(p.refunded_amount)}.
+            </p>
+            <ul>
+              ${p.refunds.map(
+                (r) =>
+                  html`<li>
+                    Refund of ${money(r.amount)}${r.reason ? ` (${r.reason})` : ''}: ${r.status}
+                    ${
+                      r.status === 'pending' && mayRefund
+                        ? html`<form method="post" action="${base(view)}/${id}/refunds/${r.id}/paid" class="inline">
+                            ${csrf}<button type="submit">
+                              Mark paid<span class="visually-hidden"> the refund of ${money(r.amount)}</span>
+                            </button>
+                          </form>`
+                        : ''
+                    }
+                  </li>`,
+              )}
+            </ul>
+            ${
+              mayRefund
+                ? html`<form method="post" action="${base(view)}/${id}/payments/${p.id}/refunds">
+                    ${csrf}
+                    <div class="field${errors[`refund-${p.id}`] ? ' invalid' : ''}">
+                      <label for="refund-${p.id}">Refund amount (${invoice.currency})</label>
+                      <input
+                        id="refund-${p.id}"
+                        name="amount"
+                        ${errors[`refund-${p.id}`] ? html`aria-invalid="true" aria-describedby="refund-${p.id}-error"` : ''}
+                      />
+                      ${errors[`refund-${p.id}`] ? html`<p class="error" id="refund-${p.id}-error">${errors[`refund-${p.id}`]}</p>` : ''}
+                    </div>
+                    <div class="field">
+                      <label for="reason-${p.id}">Reason (optional)</label>
+                      <input id="reason-${p.id}" name="reason" />
+                    </div>
+                    <button type="submit">
+                      Refund<span class="visually-hidden"> the payment of ${money(p.amount)}</span>
+                    </button>
+                  </form>`
+                : ''
+            }
+          </section>`,
+      )}
+      ${pay}`,
+  );
+}
+
+const ISSUE_FIELDS: Record<string, string> = {
+  currency: 'currency',
+  line_items: 'description',
+  'line_items/0/description': 'description',
+  'line_items/0/quantity': 'quantity',
+  'line_items/0/unit_amount': 'unit_amount',
+  tax_rate_basis_points: 'tax_percent',
+  due_date: 'due_date',
+};
+
+function issueInput(form: Form): { errors: Errors; input?: Parameters<typeof issueInvoiceCommand>[2] } {
+  const errors: Errors = {};
+  const currency = (form.currency ?? '').trim().toUpperCase();
+  const unit = parseMoney(form.unit_amount ?? '', currency, 0);
+  if (typeof unit === 'string') errors[unit === 'Choose a currency.' ? 'currency' : 'unit_amount'] = unit;
+  const quantity = Number(form.quantity);
+  if (!Number.isInteger(quantity) || quantity < 1) errors.quantity = 'Enter a whole number, 1 or more.';
+  const description = (form.description ?? '').trim();
+  if (!description) errors.description = 'Say what the invoice is for.';
+  const tax = /^\d{1,3}(\.\d{1,2})?$/.exec((form.tax_percent ?? '0').trim());
+  if (!tax) errors.tax_percent = 'Enter a percentage such as 18 or 12.5.';
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(form.due_date ?? '')) errors.due_date = 'Enter a date.';
+  if (Object.keys(errors).length) return { errors };
+  const [whole, part = ''] = tax![0].split('.');
+  return {
+    errors,
+    input: {
+      subject: subjectOf({ lead_id: form.lead_id || undefined, application_id: form.application_id || undefined }),
+      currency,
+      line_items: [{ description, quantity, unit_amount: unit as number }],
+      tax_rate_basis_points: Number(whole) * 100 + Number(part.padEnd(2, '0')),
+      due_date: form.due_date!,
+    },
+  };
+}
+
+export function registerInvoicePages(app: TypedApp, services: AppServices): void {
+  app.get('/w/:slug/invoices', async (request, reply) => {
+    const view = await memberView(services, request);
+    return sendPage(reply, await listPage(services, view, request.query as Form));
+  });
+
+  app.get('/w/:slug/invoices/:id', async (request, reply) => {
+    const view = await memberView(services, request);
+    const done = MESSAGES[(request.query as Form).done ?? ''];
+    return sendPage(reply, await invoicePage(services, view, idParam(request), { message: done }));
+  });
+
+  app.post('/w/:slug/invoices', async (request, reply) => {
+    const view = await memberView(services, request);
+    allow(view, 'invoices.issue');
+    const form = formOf(request);
+    const query = { lead: form.lead_id, application: form.application_id };
+    const refuse = async (status: number, errors: Errors) =>
+      sendPage(reply, await listPage(services, view, query, { errors, values: form }), status);
+    const { errors, input } = issueInput(form);
+    if (!input) return refuse(400, errors);
+    try {
+      const invoice = await issueInvoiceCommand(services.store, contextOf(view)(services.now()), input);
+      return reply.redirect(`${base(view)}/${invoice.id}?done=issued`, 303);
+    } catch (error) {
+      if (!isCommandError(error)) throw error;
+      const refused = refusalErrors(error, ISSUE_FIELDS);
+      return refuse(refused.status, refused.errors);
+    }
+  });
+
+  type Build = (invoice: InvoiceView, form: Form) => ((now: Date) => InvoiceCommand) | Errors;
+
+  /** One operation on an invoice, then back to its page; a refusal next to the field it concerns. */
+  async function operate(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    o: { operation: 'invoices.issue' | 'invoices.refund'; field: string; done: string },
+    build: Build,
+  ) {
+    const view = await memberView(services, request);
+    allow(view, o.operation);
+    const id = idParam(request);
+    const form = formOf(request);
+    const invoice = await findInvoice(services.pool, view.workspace.id, false, id);
+    if (!invoice) throw new ConsoleRefusal(404, 'There is no such invoice in this workspace.');
+    const refuse = async (status: number, errors: Errors) =>
+      sendPage(reply, await invoicePage(services, view, id, { errors, values: form }), status);
+    const command = build(invoice, form);
+    if (typeof command !== 'function') return refuse(400, command);
+    try {
+      await operateInvoice(services.store, contextOf(view)(services.now()), id, command);
+    } catch (error) {
+      if (!isCommandError(error)) throw error;
+      const refused = refusalErrors(error, { amount: o.field, method: 'method', reference: 'reference' }, o.field);
+      return refuse(refused.status, refused.errors);
+    }
+    return reply.redirect(`${base(view)}/${id}?done=${o.done}`, 303);
+  }
+
+  app.post('/w/:slug/invoices/:id/payments', (request, reply) =>
+    operate(
+      request,
+      reply,
+      { operation: 'invoices.issue', field: 'amount', done: 'paid' },
+      (invoice, form): ReturnType<Build> => {
+        const amount = parseMoney(form.amount ?? '', invoice.currency);
+        if (typeof amount === 'string') return { amount };
+        if (!(PAYMENT_METHODS as readonly string[]).includes(form.method ?? '')) return { method: 'Choose a method.' };
+        return (now) => ({
+          type: 'record_payment',
+          payment_id: newId(now.getTime()),
+          amount,
+          currency: invoice.currency,
+          method: form.method as PaymentMethod,
+          reference: form.reference?.trim() || null,
+          now,
+        });
+      },
+    ),
+  );
+
+  app.post('/w/:slug/invoices/:id/payments/:paymentId/refunds', (request, reply) => {
+    const paymentId = idParam(request, 'paymentId');
+    return operate(
+      request,
+      reply,
+      { operation: 'invoices.refund', field: `refund-${paymentId}`, done: 'refunded' },
+      (invoice, form): ReturnType<Build> => {
+        const amount = parseMoney(form.amount ?? '', invoice.currency);
+        if (typeof amount === 'string') return { [`refund-${paymentId}`]: amount };
+        return (now) => ({
+          type: 'create_refund',
+          refund_id: newId(now.getTime()),
+          payment_id: paymentId,
+          amount,
+          reason: form.reason?.trim() || null,
+          now,
+        });
+      },
+    );
+  });
+
+  app.post('/w/:slug/invoices/:id/refunds/:refundId/paid', (request, reply) => {
+    const refundId = idParam(request, 'refundId');
+    return operate(
+      request,
+      reply,
+      { operation: 'invoices.refund', field: 'form', done: 'refund_paid' },
+      () => (now) => ({
+        type: 'mark_refund_paid',
+        refund_id: refundId,
+        now,
+      }),
+    );
+  });
+}

@@ -1,0 +1,254 @@
+import type { FastifyRequest } from 'fastify';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../../http/typed-app.js';
+import { createKey, KeyRuleError, listKeys, revokeKey } from '../../keys/repository.js';
+import { sandboxSubmissions } from '../../projections/leads-queries.js';
+import { SCOPES, type Scope } from '../../shared/enums.js';
+import {
+  allow,
+  allowRecent,
+  ConsoleRefusal,
+  formList,
+  formOf,
+  memberView,
+  needsPassword,
+  sendPage,
+  type MemberView,
+} from '../context.js';
+import { html } from '../html.js';
+import { csrfField, field, notice, page, select } from '../layout.js';
+
+const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
+const lines = (text: string | undefined) =>
+  (text ?? '')
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+async function keysPage(
+  services: AppServices,
+  request: FastifyRequest,
+  view: MemberView,
+  o: { errors?: Record<string, string>; values?: Record<string, string | undefined> } = {},
+): Promise<string> {
+  allow(view, 'keys.view');
+  const keys = await listKeys(services.pool, view.workspace.id);
+  const errors = o.errors ?? {};
+  const v = o.values ?? {};
+  const base = `/console/w/${view.workspace.slug}/keys`;
+  return page(
+    view.frame('API keys', 'API keys'),
+    html`<table>
+        <caption>
+          Keys of this workspace
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Ends in</th>
+            <th scope="col">Type</th>
+            <th scope="col">Mode</th>
+            <th scope="col">Scopes</th>
+            <th scope="col">Expires</th>
+            <th scope="col">State</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${keys.map(
+            (k) =>
+              html`<tr>
+                <td>${k.mode === 'test' ? html`<a href="${base}/${k.id}">${k.name}</a>` : k.name}</td>
+                <td>…${k.last4}</td>
+                <td>${k.kind}</td>
+                <td>${k.mode}</td>
+                <td>${k.scopes.join(', ')}</td>
+                <td>${when(k.expires_at)}</td>
+                <td>
+                  ${
+                    k.revoked_at
+                      ? 'revoked'
+                      : html`<a href="${base}/${k.id}/revoke">Revoke<span class="visually-hidden"> ${k.name}</span></a>`
+                  }
+                </td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      <section aria-labelledby="new">
+        <h2 id="new">Create a key</h2>
+        <form method="post" action="${base}">
+          ${csrfField(view.signedIn.csrf)}
+          ${field({ name: 'name', label: 'Name', value: v.name ?? '', required: true, error: errors.name })}
+          ${select({ name: 'type', label: 'Type', options: ['secret', 'public'], value: v.type ?? 'secret', error: errors.type })}
+          ${select({ name: 'mode', label: 'Mode', options: ['test', 'live'], value: v.mode ?? 'test', error: errors.mode })}
+          <fieldset>
+            <legend>Scopes (none chosen: every scope for a secret key, leads:create for a public one)</legend>
+            ${SCOPES.map((s) => html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}" /> <label for="scope-${s}" class="inline">${s}</label></div>`)}
+            ${errors.scopes ? html`<p class="error">${errors.scopes}</p>` : ''}
+          </fieldset>
+          ${field({ name: 'origins', label: 'Allowed origins (public keys)', value: v.origins ?? '', hint: 'Separated by spaces or commas, e.g. https://www.example.com', error: errors.origins })}
+          ${field({ name: 'ips', label: 'Allowed IP addresses or ranges', value: v.ips ?? '', hint: 'Separated by spaces or commas; empty: any.', error: errors.ips })}
+          ${field({ name: 'expires', label: 'Expires at', type: 'datetime-local', value: v.expires ?? '', hint: 'UTC; empty: never.', error: errors.expires })}
+          ${needsPassword(services, view.signedIn, 'keys.create_live_secret') ? field({ name: 'password', label: 'Your password (a live secret key asks for it again)', type: 'password', autocomplete: 'current-password', error: errors.password }) : ''}
+          <button type="submit">Create key</button>
+        </form>
+      </section>`,
+  );
+}
+
+export function registerKeyPages(app: TypedApp, services: AppServices): void {
+  app.get('/w/:slug/keys', async (request, reply) => {
+    const view = await memberView(services, request);
+    return sendPage(reply, await keysPage(services, request, view));
+  });
+
+  app.post('/w/:slug/keys', async (request, reply) => {
+    const view = await memberView(services, request);
+    const form = formOf(request);
+    const refuse = async (errors: Record<string, string>) =>
+      sendPage(reply, await keysPage(services, request, view, { errors, values: form }), 400);
+    const kind = form.type === 'public' ? 'public' : form.type === 'secret' ? 'secret' : undefined;
+    const mode = form.mode === 'live' ? 'live' : form.mode === 'test' ? 'test' : undefined;
+    if (!kind) return refuse({ type: 'Choose secret or public.' });
+    if (!mode) return refuse({ mode: 'Choose test or live.' });
+    const operation = kind === 'secret' && mode === 'live' ? 'keys.create_live_secret' : 'keys.create';
+    try {
+      await allowRecent(services, view, operation, form);
+    } catch (error) {
+      if (error instanceof ConsoleRefusal && error.field) return refuse({ [error.field]: error.message });
+      throw error;
+    }
+    const chosen = formList(request, 'scopes');
+    const unknown = chosen.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    if (unknown.length) return refuse({ scopes: `Unknown scope: ${unknown.join(', ')}.` });
+    const scopes = (chosen.length ? chosen : kind === 'public' ? ['leads:create'] : [...SCOPES]) as Scope[];
+    let expiresAt: Date | null = null;
+    if (form.expires) {
+      expiresAt = new Date(`${form.expires}Z`);
+      if (Number.isNaN(expiresAt.getTime())) return refuse({ expires: 'Enter a date and time.' });
+      if (expiresAt.getTime() <= services.now().getTime()) return refuse({ expires: 'Choose a time in the future.' });
+    }
+    const name = (form.name ?? '').trim();
+    if (!name || name.length > 100) return refuse({ name: 'Give the key a name of up to 100 characters.' });
+    let created;
+    try {
+      created = await createKey(services.pool, {
+        tenantId: view.workspace.id,
+        name,
+        kind,
+        mode,
+        scopes,
+        allowedOrigins: lines(form.origins),
+        ipAllowlist: lines(form.ips),
+        expiresAt,
+      });
+    } catch (error) {
+      if (error instanceof KeyRuleError) {
+        const about = /origin/i.test(error.message)
+          ? 'origins'
+          : /ip|cidr|address/i.test(error.message)
+            ? 'ips'
+            : /scope/i.test(error.message)
+              ? 'scopes'
+              : 'name';
+        return refuse({ [about]: error.message });
+      }
+      if (error instanceof TypeError)
+        return refuse({ origins: 'Each origin must be a full address like https://www.example.com.' });
+      throw error;
+    }
+    // The value is on this answer only: never cached (the console's every page is no-store), never shown again.
+    return sendPage(
+      reply,
+      page(
+        view.frame('Your new key', 'API keys'),
+        html`<div role="status">
+            <p>
+              The ${mode} ${kind} key <strong>${name}</strong> is ready. Copy it now: it is shown this once and never
+              again.
+            </p>
+            <p class="secret" id="new-key">${created.value}</p>
+          </div>
+          <p><a href="/console/w/${view.workspace.slug}/keys">Back to the keys</a></p>`,
+      ),
+      201,
+    );
+  });
+
+  app.get('/w/:slug/keys/:id/revoke', async (request, reply) => {
+    const view = await memberView(services, request);
+    allow(view, 'keys.revoke');
+    const key = (await listKeys(services.pool, view.workspace.id)).find(
+      (k) => k.id === (request.params as { id: string }).id,
+    );
+    if (!key) throw new ConsoleRefusal(404, 'No such key in this workspace.');
+    return sendPage(
+      reply,
+      page(
+        view.frame('Revoke a key', 'API keys'),
+        html`<p>
+            Revoke the ${key.mode} ${key.kind} key <strong>${key.name}</strong> (ending ${key.last4})? Requests with it
+            are refused from now on; this cannot be undone.
+          </p>
+          <form method="post" action="/console/w/${view.workspace.slug}/keys/${key.id}/revoke">
+            ${csrfField(view.signedIn.csrf)} <button type="submit" class="danger">Revoke the key</button>
+            <a href="/console/w/${view.workspace.slug}/keys">Keep it</a>
+          </form>`,
+      ),
+    );
+  });
+
+  app.post('/w/:slug/keys/:id/revoke', async (request, reply) => {
+    const view = await memberView(services, request);
+    allow(view, 'keys.revoke');
+    const id = (request.params as { id: string }).id;
+    if (!/^[0-9a-f-]{36}$/.test(id) || !(await revokeKey(services.pool, view.workspace.id, id)))
+      throw new ConsoleRefusal(404, 'No such key in this workspace.');
+    return reply.redirect(`/console/w/${view.workspace.slug}/keys`, 303);
+  });
+
+  app.get('/w/:slug/keys/:id', async (request, reply) => {
+    const view = await memberView(services, request);
+    allow(view, 'sandbox.view');
+    const key = (await listKeys(services.pool, view.workspace.id)).find(
+      (k) => k.id === (request.params as { id: string }).id,
+    );
+    if (!key || key.mode !== 'test') throw new ConsoleRefusal(404, 'No such test key in this workspace.');
+    const submissions = await sandboxSubmissions(services.pool, view.workspace.id, key.id);
+    return sendPage(
+      reply,
+      page(
+        view.frame(`Test key ${key.name}`, 'API keys'),
+        html`<p>Ends in …${key.last4}; scopes ${key.scopes.join(', ')}.</p>
+          <h2>Sandbox submissions</h2>
+          ${submissions.length === 0 ? notice('Nothing has been sent with this key yet.') : ''}
+          <table>
+            <caption>
+              Leads sent with this key, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Received</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Name</th>
+                <th scope="col">Email</th>
+                <th scope="col">Phone</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${submissions.map(
+                (s) =>
+                  html`<tr>
+                    <td>${when(s.received_at)}</td>
+                    <td>${s.outcome}</td>
+                    <td>${s.full_name}</td>
+                    <td>${s.email ?? ''}</td>
+                    <td>${s.phone ?? ''}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`,
+      ),
+    );
+  });
+}

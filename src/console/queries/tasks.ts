@@ -1,0 +1,31 @@
+import type { Task } from '../../http/schemas/task.js';
+import type { Queryable } from '../../storage/postgres.js';
+
+/** Which tasks the tasks page lists. */
+export interface TaskFilter {
+  /** Only the member's own (their user id as assignee). */
+  assigneeId?: string;
+  /** Only open tasks due before this moment. */
+  overdueAt?: Date;
+  leadId?: string;
+  applicationId?: string;
+}
+
+/** The workspace's live tasks by the filter, soonest due first (at most 200). */
+export async function listConsoleTasks(sql: Queryable, tenantId: string, filter: TaskFilter): Promise<Task[]> {
+  const values: unknown[] = [tenantId];
+  const where = ['tenant_id = $1', 'NOT sandbox'];
+  const add = (fragment: (n: string) => string, value: unknown) => {
+    values.push(value);
+    where.push(fragment(`$${values.length}`));
+  };
+  if (filter.assigneeId) add((n) => `body->'assignee'->>'user_id' = ${n}`, filter.assigneeId);
+  if (filter.overdueAt) add((n) => `body->>'status' = 'open' AND due_at < ${n}`, filter.overdueAt);
+  if (filter.leadId) add((n) => `lead_id = ${n}::uuid`, filter.leadId);
+  if (filter.applicationId) add((n) => `application_id = ${n}::uuid`, filter.applicationId);
+  const result = await sql.query<{ body: Task }>(
+    `SELECT body FROM tasks WHERE ${where.join(' AND ')} ORDER BY due_at, id LIMIT 200`,
+    values,
+  );
+  return result.rows.map((r) => r.body);
+}

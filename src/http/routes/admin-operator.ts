@@ -1,0 +1,38 @@
+import type { FastifyRequest } from 'fastify';
+import type { AppServices } from '../../bootstrap.js';
+import { inviteFirstOwner } from '../../identity/invitations.js';
+import { DefinitionError, validateDefinition } from '../../workspaces/definition.js';
+import { applyDefinition, findWorkspace } from '../../workspaces/repository.js';
+import { checkOperatorToken } from '../admin-auth.js';
+import { ApiError } from '../errors.js';
+import type { TypedApp } from '../typed-app.js';
+
+/**
+ * The platform operator's one operation: create a workspace from its definition and invite its first owner (the
+ * link is in the answer, once, and mailed when SMTP is set). ADMIN_TOKEN opens this and nothing else; everything a
+ * workspace's staff do goes through their own sign-in or personal access tokens.
+ */
+export function registerOperatorRoutes(app: TypedApp, services: AppServices, adminToken: string): void {
+  const refuse = () => new ApiError(401, 'invalid_admin_token', 'The operator token is missing or wrong');
+  const authenticateOperator = (request: FastifyRequest) => checkOperatorToken(request, adminToken, services, refuse);
+
+  app.post('/v1/workspaces', { schema: { hide: true }, onRequest: authenticateOperator }, async (request, reply) => {
+    let definition;
+    try {
+      definition = validateDefinition(request.body);
+    } catch (error) {
+      if (!(error instanceof DefinitionError)) throw error;
+      throw new ApiError(400, 'validation_failed', 'The workspace definition is invalid', {
+        fields: Object.fromEntries(error.problems.map((p, i) => [String(i), p])),
+      });
+    }
+    if (await findWorkspace(services.pool, definition.slug))
+      throw new ApiError(409, 'workspace_exists', 'A workspace with this slug exists; its owners change it');
+    const { workspace } = await applyDefinition(services.pool, definition, services.secretBox);
+    const owner = await inviteFirstOwner(services, workspace);
+    return reply.status(201).send({
+      workspace: { id: workspace.id, slug: workspace.slug, name: workspace.name },
+      owner: { email: owner.email, invitation_url: owner.link, mailed: owner.mailed },
+    });
+  });
+}

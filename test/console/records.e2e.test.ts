@@ -1,0 +1,218 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import t, { type Test } from 'tap';
+import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
+import { projectRoot } from '../../src/shared/paths.js';
+import { everyRole, memberOf } from '../identity/support.js';
+import { webhookHarness } from '../webhooks/support/harness.js';
+import { waitFor } from '../webhooks/support/receiver.js';
+import { PASSWORD } from './support.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const IMAGES = path.join(projectRoot(), 'docs', 'images');
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  help: string;
+  nodes: { target: string[] }[];
+}
+// Browser globals used by the callbacks handed to page.evaluate (the project compiles without the DOM library).
+declare const axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
+declare const document: { activeElement: { id: string; textContent: string | null; tagName: string } | null };
+
+async function launch(t: Test): Promise<BrowserContext> {
+  const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-console-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    viewport: { width: 1100, height: 900 },
+    locale: 'en-GB',
+    // axe is injected as an inline script, which the console's CSP (script-src 'self') would rightly refuse.
+    bypassCSP: true,
+  });
+  t.teardown(async () => {
+    await context.close();
+    rmSync(userDataDir, { recursive: true, force: true });
+  });
+  return context;
+}
+
+/** axe-core's WCAG 2.2 AA rules on the page as it is: no violation. */
+async function accessible(t: Test, page: Page, name: string): Promise<void> {
+  await page.addScriptTag({ content: AXE });
+  const result = await page.evaluate(() =>
+    axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } }),
+  );
+  t.same(
+    result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
+    [],
+    `${name}: no WCAG 2.2 AA violation`,
+  );
+}
+
+/** Tab (only the keyboard) until the focused element is the one wanted; at most `limit` presses. */
+async function tabTo(page: Page, wanted: (el: { id: string; text: string; tag: string }) => boolean, limit = 80) {
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press('Tab');
+    const el = await page.evaluate(() => ({
+      id: document.activeElement?.id ?? '',
+      text: (document.activeElement?.textContent ?? '').trim(),
+      tag: document.activeElement?.tagName ?? '',
+    }));
+    if (wanted(el)) return el;
+  }
+  throw new Error('not reached by Tab');
+}
+
+const timelineTypes = (page: Page) => page.locator('ol.timeline > li strong').allTextContents();
+
+t.test(
+  'the records pages in Chromium: search, lose, deliver, convert, as of, verify, erase; axe and keyboard',
+  { skip: existsSync(CHROMIUM) ? false : `Chromium is not installed at ${CHROMIUM}` },
+  async (t) => {
+    const h = await webhookHarness(t, { definition: everyRole() });
+    for (const user of h.ws.workspace.settings.users) {
+      const account = await ensureAccount(h.pool, user, h.services.now());
+      await setPassword(h.pool, account.id, PASSWORD, h.services.now());
+    }
+    await h.createEndpoint({ url: h.receiver.url('127.0.0.1', '/lost'), events: ['lead.lost'] });
+    await h.startWorkers();
+    const person = { full_name: 'Farah Siddiqui', phone: '+919845012345', email: 'farah.s@example.org' };
+    const created = await h.request('/v1/leads', {
+      method: 'POST',
+      key: h.ws.live,
+      json: { ...person, consent: true },
+    });
+    const leadId = ((await created.json()) as { id: string }).id;
+    const slug = h.ws.workspace.slug;
+    mkdirSync(IMAGES, { recursive: true });
+
+    const context = await launch(t);
+    const page = await context.newPage();
+    await page.goto(`${h.baseUrl}/console/sign-in`);
+    await page.fill('#f-email', memberOf('admin'));
+    await page.fill('#f-password', PASSWORD);
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/console$/);
+
+    // The lead list, by keyboard alone: the search field, a part of the phone, Enter, then the lead's link.
+    await page.goto(`${h.baseUrl}/console/w/${slug}/leads`);
+    await accessible(t, page, 'the lead list');
+    await tabTo(page, (el) => el.id === 'f-q');
+    await page.keyboard.type('50123');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/q=50123/);
+    t.equal(await page.locator('tbody tr').count(), 1, 'one lead has 50123 in its phone');
+    await page.screenshot({ path: path.join(IMAGES, 'console-leads.png'), fullPage: true });
+    await tabTo(page, (el) => el.text === person.full_name);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(new RegExp(`/leads/${leadId}$`));
+    await accessible(t, page, "a lead's page");
+
+    // The lead's page by keyboard: a note typed and saved, then shown atop the timeline.
+    await tabTo(page, (el) => el.id === 'f-note');
+    await page.keyboard.type('Asked for a call after six');
+    await tabTo(page, (el) => el.text === 'Save the changes');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/done=changed/);
+    t.equal((await timelineTypes(page))[0], 'lead.note_added', 'the note is on top of the timeline');
+
+    // Lost with a reason: on top of the timeline, and lead.lost at the HTTPS receiver.
+    await page.selectOption('#f-stage', 'lost');
+    await page.selectOption('#f-lost_reason', 'not_reachable');
+    await page.click('text=Save the changes');
+    await page.waitForURL(/done=changed/);
+    t.equal((await timelineTypes(page))[0], 'lead.lost');
+    const delivered = await waitFor(
+      () => h.receiver.requests.find((r) => r.path === '/lost' && r.body.includes(leadId)),
+      'lead.lost arrives at the receiver',
+    );
+    const envelope = JSON.parse(delivered.body) as { event: string; data: { stage: { key: string } } };
+    t.equal(envelope.event, 'lead.lost');
+    t.equal(envelope.data.stage.key, 'lost');
+    await page.screenshot({ path: path.join(IMAGES, 'console-lead.png'), fullPage: true });
+
+    // Back to contacted, then converted; a module advanced.
+    await page.selectOption('#f-stage', 'contacted');
+    await page.click('text=Save the changes');
+    await page.waitForURL(/done=changed/);
+    await new Promise((r) => setTimeout(r, 50));
+    const beforeConversion = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 50));
+    await page.click(`text=Convert ${person.full_name} to an application`);
+    await page.waitForURL(/\/applications\/[0-9a-f-]{36}\?done=converted$/);
+    const applicationPath = new URL(page.url()).pathname;
+    await page.click('button:has-text("Mark updated"):has-text("Profile review")');
+    await page.waitForURL(/done=changed/);
+    t.match(await page.locator('tr:has-text("Profile review")').first().textContent(), /updated/);
+    t.ok(
+      (await timelineTypes(page)).slice(0, 2).includes('application.module_updated'),
+      'the module update on top (with the stage change it caused)',
+    );
+    await accessible(t, page, "an application's page");
+    await page.screenshot({ path: path.join(IMAGES, 'console-application.png'), fullPage: true });
+
+    // As of a moment before the conversion: no application yet, the lead unconverted.
+    await page.fill('#f-as_of', beforeConversion.replace('Z', ''));
+    await page.click('text=Show it as it was');
+    await page.waitForURL(/as_of=/);
+    const then = page.locator('section.as-of');
+    t.match(await then.textContent(), /The application did not exist yet at that moment/);
+    t.match(await then.locator('dt:has-text("Converted") + dd').textContent(), 'no');
+    await accessible(t, page, "an application's page as of a moment");
+
+    // Tasks and the applications list pass axe too.
+    await page.goto(`${h.baseUrl}/console/w/${slug}/tasks?lead=${leadId}`);
+    await accessible(t, page, "a lead's tasks");
+    await page.goto(`${h.baseUrl}/console/w/${slug}/applications`);
+    await accessible(t, page, 'the applications list');
+
+    // Verify the chains, then change an event row and see the broken link named.
+    await page.goto(`${h.baseUrl}/console/w/${slug}/audit`);
+    await accessible(t, page, 'the audit page');
+    await page.click('button:has-text("Verify")');
+    t.match(await page.locator('#verify-outcome').textContent(), /Every chain verifies/);
+    t.ok(await page.locator('button[data-copy="head"]').isVisible(), 'the copy button is shown by its script');
+    await accessible(t, page, 'the audit page with a head');
+    await page.screenshot({ path: path.join(IMAGES, 'console-audit.png'), fullPage: true });
+    const victim = await h.pool.query<{ id: string }>(
+      `SELECT id FROM events WHERE stream_id = $1 AND type = 'lead.lost'`,
+      [`lead-${leadId}`],
+    );
+    await h.pool.query(`UPDATE events SET created_at = created_at + interval '1 second' WHERE id = $1`, [
+      victim.rows[0]!.id,
+    ]);
+    await page.click('button:has-text("Verify")');
+    const broken = await page.locator('#verify-outcome').textContent();
+    t.match(broken, /A chain is broken/);
+    t.match(broken, victim.rows[0]!.id, 'verify names the changed event');
+    await accessible(t, page, 'the audit page with a broken link');
+
+    // Erase the person: nothing personal on any page afterwards, and no search finds them.
+    await page.goto(`${h.baseUrl}/console/w/${slug}/leads/${leadId}`);
+    await page.check('#f-confirm');
+    await page.click('button:has-text("Erase this person")');
+    await page.waitForURL(/done=erased/);
+    for (const p of [
+      `/console/w/${slug}/leads/${leadId}`,
+      `/console/w/${slug}/leads`,
+      applicationPath,
+      `/console/w/${slug}/applications`,
+      `/console/w/${slug}/tasks?lead=${leadId}`,
+    ]) {
+      await page.goto(`${h.baseUrl}${p}`);
+      const text = (await page.content()).toLowerCase();
+      for (const personal of ['farah', 'siddiqui', 'farah.s@example.org', '9845012345', 'call after six'])
+        t.notOk(text.includes(personal), `${p} shows no ${personal}`);
+    }
+    for (const part of ['farah', '50123', 'example.org']) {
+      await page.goto(`${h.baseUrl}/console/w/${slug}/leads?q=${part}`);
+      t.equal(await page.locator('tbody tr').count(), 0, `a search for ${part} finds nobody`);
+    }
+  },
+);

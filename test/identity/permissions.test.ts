@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import t from 'tap';
+import type { Command } from 'commander';
+import { buildProgram } from '../../src/cli/program.js';
+import { cliOperation, staffActor } from '../../src/cli/staff.js';
+import {
+  can,
+  OPERATIONS,
+  operationOfAdminRoute,
+  PERMISSIONS,
+  permissionTableMarkdown,
+  ROLES,
+} from '../../src/identity/permissions.js';
+import { seedWorkspace, startApp } from '../support/app.js';
+import { operationsOf, servedDocument } from '../support/openapi.js';
+import { everyRole, memberOf } from './support.js';
+
+/** A Markdown table's rows as trimmed cells (prettier aligns the columns; the words are what must agree). */
+function cells(markdown: string): string[][] {
+  return markdown
+    .trim()
+    .split('\n')
+    .filter((line) => line.startsWith('|') && !/^\|[\s-|]+\|$/.test(line))
+    .map((line) =>
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((c) => c.trim()),
+    );
+}
+
+t.test('docs/decisions.md holds the permission table the code enforces', async (t) => {
+  const doc = readFileSync('docs/decisions.md', 'utf8');
+  const between = /<!-- permission-table:start -->([\s\S]*?)<!-- permission-table:end -->/.exec(doc);
+  t.ok(between, 'the doc marks its copy of the table');
+  t.same(cells(between![1]!), cells(permissionTableMarkdown()), 'the same operations, roles and doors');
+});
+
+/** Every command of the program, with its `group name` path. */
+function commandsOf(program: Command): Command[] {
+  return program.commands.flatMap((c) => [c, ...commandsOf(c)]);
+}
+
+t.test(
+  'the CLI: every command taking --as is in the table, and the table names only commands that exist',
+  async (t) => {
+    const commands = commandsOf(buildProgram());
+    const withAs = commands.filter((c) => c.options.some((o) => o.long === '--as'));
+    t.ok(withAs.length >= 20, `${withAs.length} commands act as a staff member`);
+    for (const command of withAs)
+      t.doesNotThrow(() => cliOperation(command), `${command.parent?.name()} ${command.name()}`);
+    const paths = new Set(withAs.map((c) => `${c.parent?.name()} ${c.name()}`));
+    for (const op of OPERATIONS) for (const cli of PERMISSIONS[op].cli) t.ok(paths.has(cli), `${op}: ${cli} exists`);
+  },
+);
+
+t.test('every role × every operation through the admin HTTP interface, as the table says', async (t) => {
+  const app = await startApp(t, { config: { adminToken: 'operator-token-for-tests-0123456789abcdef' } });
+  const ws = await seedWorkspace(app, everyRole());
+  const document = await servedDocument(app, '/admin/openapi.json');
+  const routes = operationsOf(document);
+  const listed = new Set(routes.map((r) => r.operation.operationId));
+  for (const op of OPERATIONS)
+    for (const id of PERMISSIONS[op].admin) t.ok(listed.has(id), `${op}: ${id} is an operation of the document`);
+  for (const route of routes) {
+    const operation = operationOfAdminRoute(route.operation.operationId);
+    t.ok(operation, `${route.operation.operationId} is in the table`);
+    const url = route.path
+      .replace('{workspace}', ws.workspace.slug)
+      .replace(/\{(id|leadId|deliveryId)\}/g, () => randomUUID())
+      .replace('{module}', 'sop');
+    for (const role of ROLES) {
+      const response = await app.request(url, {
+        method: route.method.toUpperCase(),
+        headers: { authorization: `Bearer ${await ws.tokenFor(memberOf(role))}` },
+        ...(route.method === 'get' ? {} : { json: {} }),
+      });
+      const body = (await response.json().catch(() => ({}))) as { error?: string };
+      const refused = response.status === 403 && body.error === 'forbidden';
+      t.equal(refused, !can(role, operation!), `${role} ${route.operation.operationId}: ${response.status}`);
+    }
+  }
+});
+
+t.test('every role × every operation through the CLI door (staffActor, which every --as command calls)', async (t) => {
+  const app = await startApp(t);
+  const ws = await seedWorkspace(app, everyRole());
+  for (const op of OPERATIONS.filter((o) => PERMISSIONS[o].cli.length > 0))
+    for (const role of ROLES) {
+      const act = () => staffActor(ws.workspace, memberOf(role).toUpperCase(), op);
+      if (can(role, op)) t.match(act(), { type: 'user', email: memberOf(role) }, `${role} may ${op}`);
+      else t.throws(act, /permission table does not let/, `${role} may not ${op}`);
+    }
+  t.throws(() => staffActor(ws.workspace, 'former@northstar.example', 'tasks.change'), /active user/);
+});
