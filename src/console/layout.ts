@@ -127,7 +127,7 @@ nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: 0.75rem; padding
 nav form { display: inline; }
 a { color: #0b4fa8; }
 a[aria-current="page"] { font-weight: bold; }
-.skip { position: absolute; left: -999px; }
+.skip, .visually-hidden { position: absolute; left: -9999px; width: 1px; height: 1px; overflow: hidden; }
 .skip:focus { left: 1rem; top: 0.5rem; background: #fff; padding: 0.25rem; }
 :focus-visible { outline: 3px solid #b35c00; outline-offset: 2px; }
 .field { margin: 0.75rem 0; }

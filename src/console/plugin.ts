@@ -13,6 +13,7 @@ import { registerAccountPages } from './pages/account.js';
 import { registerAuthPages } from './pages/auth.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerMemberPages } from './pages/members.js';
+import { registerPasskeyPages } from './pages/passkeys.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
@@ -28,7 +29,12 @@ const CSP = [
 ].join('; ');
 
 /** Forms anyone may post without a session (they start one, or need none); every other form needs the CSRF token. */
-const OPEN_FORMS = [/^\/console\/sign-in$/, /^\/console\/forgot$/, /^\/console\/(invitation|reset)\/[^/]+$/];
+const OPEN_FORMS = [
+  /^\/console\/sign-in$/,
+  /^\/console\/passkeys\/sign-in(\/options)?$/,
+  /^\/console\/forgot$/,
+  /^\/console\/(invitation|reset)\/[^/]+$/,
+];
 
 function sameOrigin(request: FastifyRequest): boolean {
   const own = `${request.protocol}://${request.host}`;
@@ -45,6 +51,9 @@ function sameOrigin(request: FastifyRequest): boolean {
 
 /** A refusal page in words: never a stack or a database message. */
 function errorPage(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply {
+  // The passkey script posts JSON and reads the refusal's words from JSON.
+  if (request.headers['content-type']?.startsWith('application/json'))
+    return reply.status(status).send({ error: 'refused', message });
   return sendPage(
     reply,
     page(
@@ -122,6 +131,7 @@ export async function registerConsole(app: TypedApp, services: AppServices): Pro
       registerKeyPages(scope, services);
       registerWebhookPages(scope, services);
       registerMemberPages(scope, services);
+      registerPasskeyPages(scope, services);
     },
     { prefix: '/console' },
   );

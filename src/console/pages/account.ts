@@ -4,6 +4,7 @@ import type { TypedApp } from '../../http/typed-app.js';
 import { createAccessToken, listAccessTokens, revokeAccessToken } from '../../identity/access-tokens.js';
 import { findAccountByEmail, setPassword } from '../../identity/accounts.js';
 import { membershipsOf } from '../../identity/members.js';
+import { passkeysOf } from '../../identity/passkeys.js';
 import { passwordMatches } from '../../identity/passwords.js';
 import { IDENTITY_POLICY } from '../../identity/policy.js';
 import { endEverySession, listSessions, startSession } from '../../identity/sessions.js';
@@ -36,6 +37,7 @@ async function accountPage(
   const current = secretHash(signedIn.sessionId);
   const memberships = await membershipsOf(services.pool, account.email);
   const tokens = await listAccessTokens(services.pool, account.id);
+  const passkeys = await passkeysOf(services.pool, account.id);
   const recent =
     services.now().getTime() - signedIn.session.authenticated_at.getTime() <= IDENTITY_POLICY.recentSignInMs;
   const passwordAgain = recent
@@ -59,6 +61,25 @@ async function accountPage(
           ${newPasswordFields({ password: errors.new })}
           <button type="submit">Change password</button>
         </form>
+      </section>
+      <section aria-labelledby="pks">
+        <h2 id="pks">Passkeys</h2>
+        <ul>
+          ${passkeys.map(
+            (p) =>
+              html`<li>
+                ${p.name}, last used ${when(p.last_used_at)}
+                <form method="post" action="/console/passkeys/${p.credential_id}/remove">
+                  ${csrfField(signedIn.csrf)}<button type="submit" class="danger">
+                    Remove<span class="visually-hidden"> ${p.name}</span>
+                  </button>
+                </form>
+              </li>`,
+          )}
+        </ul>
+        <button type="button" id="add-passkey" data-csrf="${signedIn.csrf}">Add a passkey</button>
+        <p id="passkey-status" role="status"></p>
+        <script src="/console/assets/passkeys.js" defer></script>
       </section>
       <section aria-labelledby="ss">
         <h2 id="ss">Sessions</h2>
