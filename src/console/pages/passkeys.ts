@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
@@ -27,8 +28,14 @@ import { signIn } from './auth.js';
 
 const CHALLENGE_COOKIE = 'vcrm_challenge';
 const require = createRequire(import.meta.url);
-/** @simplewebauthn/browser's bundle, served from the console's own origin (CSP: script-src 'self'). */
-const BROWSER_BUNDLE = readFileSync(require.resolve('@simplewebauthn/browser/dist/bundle/index.umd.min.js'), 'utf8');
+/**
+ * @simplewebauthn/browser's published browser bundle (the file its README links on unpkg), served from the console's
+ * own origin (CSP: script-src 'self'). Its package exports only its modules, so the bundle is found beside them.
+ */
+const BROWSER_BUNDLE = readFileSync(
+  path.join(path.dirname(require.resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle', 'index.umd.min.js'),
+  'utf8',
+);
 
 /** The script of the passkey buttons: the WebAuthn ceremony, then a JSON post to the console. */
 export const PASSKEY_SCRIPT = `'use strict';
