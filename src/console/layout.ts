@@ -105,7 +105,7 @@ export function select(o: {
   return html`<div class="field${o.error ? ' invalid' : ''}">
     <label for="${id}">${o.label}</label>
     <select id="${id}" name="${o.name}" ${o.error ? html`aria-invalid="true" aria-describedby="${id}-error"` : ''}>
-      ${o.options.map((v) => html`<option value="${v}" ${v === o.value ? html`selected` : ''}>${v}</option>`)}
+      ${o.options.map((v) => html`<option value="${v}" ${v === o.value ? html`selected` : ''}>${v || 'any'}</option>`)}
     </select>
     ${o.error ? html`<p class="error" id="${id}-error">${o.error}</p>` : ''}
   </div>`;
