@@ -235,6 +235,17 @@ t.test('the console in headless Chromium', { skip: process.env.CI ? false : miss
     const headers = Object.fromEntries(Object.entries(test.headers).map(([k, v]) => [k, String(v)]));
     t.ok(new Webhook(secret).verify(test.body, headers), 'the new secret verifies');
     t.ok(new Webhook(endpoint.secret).verify(test.body, headers), 'and the old one, during the overlap');
+
+    await page.goto(`${base}/console/w/${h.ws.workspace.slug}/webhooks/${endpoint.id}?status=failed`);
+    const summaries = await page.locator('details summary').allTextContents();
+    t.ok(summaries.length >= 1, 'the failed delivery is listed');
+    t.ok(
+      summaries.every((s) => s.includes('· failed ·')),
+      'and only failed ones',
+    );
+    await page.goto(`${base}/console/w/${h.ws.workspace.slug}/webhooks/${endpoint.id}?event=webhook.test`);
+    const tests = await page.locator('details summary').allTextContents();
+    t.ok(tests.length >= 1 && tests.every((s) => s.startsWith('webhook.test')), 'filtered by event type');
   });
 
   await t.test('members', async (t) => {
