@@ -60,6 +60,7 @@ export function page(frame: PageFrame, body: Html): string {
           ${body}
         </main>
         <footer><p>visa-crm-api</p></footer>
+        <script src="/console/assets/passkeys.js" defer></script>
       </body>
     </html>`.text;
 }
@@ -147,3 +148,16 @@ th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid #c4c
 pre { white-space: pre-wrap; word-break: break-all; background: #f3f3f3; padding: 0.5rem; }
 fieldset { border: 1px solid #767676; margin: 0.75rem 0; }
 `;
+
+/**
+ * What an operation asking for a recent sign-in adds to its form when the password was not entered lately: the
+ * password field, and a button that confirms with one of the member's passkeys instead.
+ */
+export function signInAgain(csrf: string, error?: string): Html {
+  return html`<fieldset>
+    <legend>Confirm it is you</legend>
+    ${field({ name: 'password', label: 'Your password', type: 'password', autocomplete: 'current-password', error })}
+    <button type="button" id="passkey-confirm" data-csrf="${csrf}">Or confirm with a passkey</button>
+    <p id="passkey-confirm-status" role="status"></p>
+  </fieldset>`;
+}

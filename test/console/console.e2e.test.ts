@@ -248,6 +248,22 @@ t.test('the console in headless Chromium', { skip: process.env.CI ? false : miss
     t.ok(tests.length >= 1 && tests.every((s) => s.startsWith('webhook.test')), 'filtered by event type');
   });
 
+  await t.test('a recent sign-in confirmed with the passkey', async (t) => {
+    clock.advance(11 * 60_000);
+    await page.goto(`${base}/console/w/${h.ws.workspace.slug}/keys`);
+    t.ok(await page.isVisible('#passkey-confirm'), 'eleven minutes on, a live secret key asks who you are');
+    await accessible(t, page, 'keys asking for a recent sign-in');
+    await page.click('#passkey-confirm');
+    await page.waitForLoadState('load');
+    await page.waitForFunction(() => !document.activeElement || true);
+    await page.waitForSelector('#passkey-confirm', { state: 'detached' });
+    await page.fill('#f-name', 'Live key');
+    await page.selectOption('#f-mode', 'live');
+    await page.click('button:has-text("Create key")');
+    await page.waitForSelector('#new-key');
+    t.match((await page.textContent('#new-key'))!, /^key_live_/, 'made after the passkey confirmed it');
+  });
+
   await t.test('members', async (t) => {
     await page.goto(`${base}/console/w/${h.ws.workspace.slug}/members`);
     await accessible(t, page, 'members');

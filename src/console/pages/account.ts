@@ -20,7 +20,7 @@ import {
   type SignedIn,
 } from '../context.js';
 import { html } from '../html.js';
-import { csrfField, field, notice, page, select } from '../layout.js';
+import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 import { newPasswordFields, passwordProblem } from './auth.js';
 
 const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
@@ -40,15 +40,7 @@ async function accountPage(
   const passkeys = await passkeysOf(services.pool, account.id);
   const recent =
     services.now().getTime() - signedIn.session.authenticated_at.getTime() <= IDENTITY_POLICY.recentSignInMs;
-  const passwordAgain = recent
-    ? ''
-    : field({
-        name: 'password',
-        label: 'Your password (asked again for this)',
-        type: 'password',
-        autocomplete: 'current-password',
-        error: errors.password,
-      });
+  const passwordAgain = recent ? '' : signInAgain(signedIn.csrf, errors.password);
   return page(
     frameOf(request, 'Your account', 'Account'),
     html`${notice(o.message)}
@@ -79,7 +71,6 @@ async function accountPage(
         </ul>
         <button type="button" id="add-passkey" data-csrf="${signedIn.csrf}">Add a passkey</button>
         <p id="passkey-status" role="status"></p>
-        <script src="/console/assets/passkeys.js" defer></script>
       </section>
       <section aria-labelledby="ss">
         <h2 id="ss">Sessions</h2>

@@ -45,8 +45,7 @@ function signInPage(request: FastifyRequest, o: { email?: string; message?: stri
         <h2 id="pk">Or with a passkey</h2>
         <button type="button" id="passkey-sign-in">Sign in with a passkey</button>
         <p id="passkey-status" role="status"></p>
-      </section>
-      <script src="/console/assets/passkeys.js" defer></script>`,
+      </section>`,
   );
 }
 

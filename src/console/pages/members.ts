@@ -15,7 +15,7 @@ import {
   type MemberView,
 } from '../context.js';
 import { html } from '../html.js';
-import { csrfField, field, notice, page, select } from '../layout.js';
+import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 
 async function membersPage(
   services: AppServices,
@@ -28,13 +28,7 @@ async function membersPage(
   const base = `/console/w/${view.workspace.slug}/members`;
   const csrf = csrfField(view.signedIn.csrf);
   const password = needsPassword(services, view.signedIn, 'members.change')
-    ? field({
-        name: 'password',
-        label: 'Your password (asked again for member changes)',
-        type: 'password',
-        autocomplete: 'current-password',
-        error: errors.password,
-      })
+    ? signInAgain(view.signedIn.csrf, errors.password)
     : '';
   return page(
     view.frame('Members', 'Members'),

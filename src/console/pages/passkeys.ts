@@ -23,6 +23,7 @@ import {
   savePasskey,
   takeChallenge,
 } from '../../identity/passkeys.js';
+import { markAuthenticated } from '../../identity/sessions.js';
 import { ConsoleRefusal, signedInOf } from '../context.js';
 import { signIn } from './auth.js';
 
@@ -41,7 +42,7 @@ const BROWSER_BUNDLE = readFileSync(
 export const PASSKEY_SCRIPT = `'use strict';
 (function () {
   var W = window.SimpleWebAuthnBrowser;
-  function say(text) { var s = document.getElementById('passkey-status'); if (s) s.textContent = text; }
+  function say(text, id) { var s = document.getElementById(id || 'passkey-status'); if (s) s.textContent = text; }
   function post(url, body) {
     return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' })
       .then(function (r) { return r.json().then(function (j) { if (!r.ok) throw new Error(j.message || 'refused'); return j; }); });
@@ -54,6 +55,15 @@ export const PASSKEY_SCRIPT = `'use strict';
       .then(function (response) { return post('/console/passkeys/register', { _csrf: csrf, response: response }); })
       .then(function () { window.location.reload(); })
       .catch(function (e) { say('The passkey was not added: ' + e.message); });
+  });
+  var confirm = document.getElementById('passkey-confirm');
+  if (confirm) confirm.addEventListener('click', function () {
+    var csrf = confirm.getAttribute('data-csrf');
+    post('/console/passkeys/confirm/options', { _csrf: csrf })
+      .then(function (options) { return W.startAuthentication({ optionsJSON: options }); })
+      .then(function (response) { return post('/console/passkeys/confirm', { _csrf: csrf, response: response }); })
+      .then(function () { window.location.reload(); })
+      .catch(function (e) { say('The passkey did not confirm it is you: ' + e.message, 'passkey-confirm-status'); });
   });
   var use = document.getElementById('passkey-sign-in');
   if (use) use.addEventListener('click', function () {
@@ -185,6 +195,57 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
     if (!account || (await membershipsOf(services.pool, account.email)).length === 0) throw refused;
     await signIn(services, request, reply, account.id);
     return { redirect: '/console' };
+  });
+
+  // A recent sign-in by passkey: one of the signed-in account's own passkeys, asked for again.
+  app.post('/passkeys/confirm/options', async (request, reply) => {
+    const { session } = signedInOf(request);
+    const { rpID } = party(request);
+    const mine = await passkeysOf(services.pool, session.account_id);
+    if (mine.length === 0) throw new ConsoleRefusal(400, 'You have no passkey; enter your password instead.');
+    const options = await generateAuthenticationOptions({
+      rpID,
+      userVerification: 'preferred',
+      allowCredentials: mine.map((p) => ({ id: p.credential_id, transports: p.transports })),
+    });
+    challengeCookie(
+      reply,
+      request,
+      await keepChallenge(services.pool, options.challenge, session.account_id, services.now()),
+    );
+    return options;
+  });
+
+  app.post('/passkeys/confirm', async (request, reply) => {
+    const signedIn = signedInOf(request);
+    const taken = await challengeOf(services, request, reply);
+    const response = bodyOf(request).response as AuthenticationResponseJSON | undefined;
+    const passkey = typeof response?.id === 'string' ? await findPasskey(services.pool, response.id) : undefined;
+    if (!passkey || passkey.account_id !== signedIn.session.account_id || taken.account_id !== passkey.account_id)
+      throw new ConsoleRefusal(401, 'That passkey is not one of yours.');
+    const { rpID, origin } = party(request);
+    const verified = await verifyAuthenticationResponse({
+      response: response!,
+      expectedChallenge: taken.challenge,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      credential: {
+        id: passkey.credential_id,
+        publicKey: new Uint8Array(passkey.public_key),
+        counter: passkey.counter,
+        transports: passkey.transports,
+      },
+      requireUserVerification: false,
+    }).catch(() => ({ verified: false as const }));
+    if (!verified.verified) throw new ConsoleRefusal(401, 'That passkey is not one of yours.');
+    await recordPasskeyUse(
+      services.pool,
+      passkey.credential_id,
+      verified.authenticationInfo.newCounter,
+      services.now(),
+    );
+    await markAuthenticated(services.pool, signedIn.sessionId, services.now());
+    return { confirmed: true };
   });
 
   app.post('/passkeys/:id/remove', async (request, reply) => {

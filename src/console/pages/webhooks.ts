@@ -16,7 +16,7 @@ import {
   type MemberView,
 } from '../context.js';
 import { html } from '../html.js';
-import { csrfField, field, notice, page, select } from '../layout.js';
+import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DAY_MS = 24 * 3600_000;
@@ -193,7 +193,7 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
           <form method="post" action="${base}/test">${csrf}<button type="submit">Send a test event</button></form>
           <form method="post" action="${base}/rotate-secret">
             ${csrf}
-            ${needsPassword(services, view.signedIn, 'webhooks.rotate_secret') ? field({ name: 'password', label: 'Your password (rotating asks for it again)', type: 'password', autocomplete: 'current-password', error: errors.password }) : ''}
+            ${needsPassword(services, view.signedIn, 'webhooks.rotate_secret') ? signInAgain(view.signedIn.csrf, errors.password) : ''}
             <button type="submit">Rotate the secret</button>
           </form>
           <form method="get" action="${base}/retry-failed">
