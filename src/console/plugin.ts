@@ -72,6 +72,10 @@ function errorPage(request: FastifyRequest, reply: FastifyReply, status: number,
 export async function registerConsole(app: TypedApp, services: AppServices): Promise<void> {
   await app.register(
     async (scope: TypedApp) => {
+      // Pages, not API operations: none of them belongs in an OpenAPI document.
+      scope.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
       await scope.register(cookie);
       await scope.register(formbody, { bodyLimit: 64 * 1024 });
       scope.decorateRequest('signedIn', null);
