@@ -23,7 +23,7 @@ const DAY_MS = 24 * 3600_000;
 const STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
 
 /** Succeeded and failed deliveries of the last day, per endpoint of the workspace. */
-async function recentOutcomes(
+export async function recentOutcomes(
   services: AppServices,
   tenantId: string,
 ): Promise<Map<string, { ok: number; failed: number }>> {
