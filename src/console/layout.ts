@@ -65,6 +65,7 @@ export function page(frame: PageFrame, body: Html): string {
           ${body}
         </main>
         <footer><p>visa-crm-api</p></footer>
+        <script src="/console/assets/passkeys.js" defer></script>
       </body>
     </html>`.text;
 }
@@ -110,7 +111,7 @@ export function select(o: {
   return html`<div class="field${o.error ? ' invalid' : ''}">
     <label for="${id}">${o.label}</label>
     <select id="${id}" name="${o.name}" ${o.error ? html`aria-invalid="true" aria-describedby="${id}-error"` : ''}>
-      ${o.options.map((v) => html`<option value="${v}" ${v === o.value ? html`selected` : ''}>${v}</option>`)}
+      ${o.options.map((v) => html`<option value="${v}" ${v === o.value ? html`selected` : ''}>${v || 'any'}</option>`)}
     </select>
     ${o.error ? html`<p class="error" id="${id}-error">${o.error}</p>` : ''}
   </div>`;
@@ -132,7 +133,7 @@ nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: 0.75rem; padding
 nav form { display: inline; }
 a { color: #0b4fa8; }
 a[aria-current="page"] { font-weight: bold; }
-.skip { position: absolute; left: -999px; }
+.skip, .visually-hidden { position: absolute; left: -9999px; width: 1px; height: 1px; overflow: hidden; }
 .skip:focus { left: 1rem; top: 0.5rem; background: #fff; padding: 0.25rem; }
 :focus-visible { outline: 3px solid #b35c00; outline-offset: 2px; }
 .field { margin: 0.75rem 0; }
@@ -161,3 +162,16 @@ form.inline { display: inline-block; margin: 0 0.25rem 0.25rem 0; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 ol.stages li[aria-current] { font-weight: bold; }
 `;
+
+/**
+ * What an operation asking for a recent sign-in adds to its form when the password was not entered lately: the
+ * password field, and a button that confirms with one of the member's passkeys instead.
+ */
+export function signInAgain(csrf: string, error?: string): Html {
+  return html`<fieldset>
+    <legend>Confirm it is you</legend>
+    ${field({ name: 'password', label: 'Your password', type: 'password', autocomplete: 'current-password', error })}
+    <button type="button" id="passkey-confirm" data-csrf="${csrf}">Or confirm with a passkey</button>
+    <p id="passkey-confirm-status" role="status"></p>
+  </fieldset>`;
+}

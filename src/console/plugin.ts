@@ -18,6 +18,7 @@ import { registerKeyPages } from './pages/keys.js';
 import { registerLeadPages } from './pages/leads.js';
 import { registerMemberPages } from './pages/members.js';
 import { registerTaskPages } from './pages/tasks.js';
+import { registerPasskeyPages } from './pages/passkeys.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
@@ -33,7 +34,12 @@ const CSP = [
 ].join('; ');
 
 /** Forms anyone may post without a session (they start one, or need none); every other form needs the CSRF token. */
-const OPEN_FORMS = [/^\/console\/sign-in$/, /^\/console\/forgot$/, /^\/console\/(invitation|reset)\/[^/]+$/];
+const OPEN_FORMS = [
+  /^\/console\/sign-in$/,
+  /^\/console\/passkeys\/sign-in(\/options)?$/,
+  /^\/console\/forgot$/,
+  /^\/console\/(invitation|reset)\/[^/]+$/,
+];
 
 function sameOrigin(request: FastifyRequest): boolean {
   const own = `${request.protocol}://${request.host}`;
@@ -50,6 +56,9 @@ function sameOrigin(request: FastifyRequest): boolean {
 
 /** A refusal page in words: never a stack or a database message. */
 function errorPage(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply {
+  // The passkey script posts JSON and reads the refusal's words from JSON.
+  if (request.headers['content-type']?.startsWith('application/json'))
+    return reply.status(status).send({ error: 'refused', message });
   return sendPage(
     reply,
     page(
@@ -68,6 +77,10 @@ function errorPage(request: FastifyRequest, reply: FastifyReply, status: number,
 export async function registerConsole(app: TypedApp, services: AppServices): Promise<void> {
   await app.register(
     async (scope: TypedApp) => {
+      // Pages, not API operations: none of them belongs in an OpenAPI document.
+      scope.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
       await scope.register(cookie);
       await scope.register(formbody, { bodyLimit: 64 * 1024 });
       scope.decorateRequest('signedIn', null);
@@ -132,6 +145,7 @@ export async function registerConsole(app: TypedApp, services: AppServices): Pro
       registerAuditPages(scope, services);
       registerTaskPages(scope, services);
       registerInvoicePages(scope, services);
+      registerPasskeyPages(scope, services);
     },
     { prefix: '/console' },
   );

@@ -1,9 +1,9 @@
 import type { AppServices } from '../bootstrap.js';
 import { withTransaction } from '../storage/postgres.js';
 import type { Workspace, WorkspaceUser } from '../workspaces/workspace.js';
-import { ensureAccount, findAccountByEmail, setPassword } from './accounts.js';
+import { ensureAccount, setPassword } from './accounts.js';
 import { staffMailer } from './mail.js';
-import { activeMember, changeMembers, membershipsOf } from './members.js';
+import { changeMembers, membershipsOf } from './members.js';
 import { consumeOneTimeToken, issueOneTimeToken, peekOneTimeToken, type OneTimePurpose } from './one-time-tokens.js';
 import type { Role } from './permissions.js';
 import { IDENTITY_POLICY } from './policy.js';
@@ -104,5 +104,3 @@ export async function inviteFirstOwner(
   const owner = workspace.settings.users.find((u) => u.role === 'owner' && u.active)!;
   return { email: owner.email, ...(await sendInvitation(services, workspace, owner)) };
 }
-
-export { activeMember, findAccountByEmail };

@@ -160,7 +160,15 @@ interface DeliveryRow {
 export async function listDeliveries(
   sql: Queryable,
   endpointId: string,
-  options: { limit: number; before?: string; now: Date },
+  options: {
+    limit: number;
+    before?: string;
+    now: Date;
+    /** The console's filters: only deliveries in this status, of this event type, created at or after `since`. */
+    status?: DeliveryLogEntry['status'];
+    event?: string;
+    since?: Date;
+  },
 ): Promise<{ data: DeliveryLogEntry[]; next_cursor: string | null }> {
   const since = new Date(options.now.getTime() - DELIVERY_LOG_RETENTION_MS);
   const result = await sql.query<DeliveryRow>(
@@ -172,9 +180,19 @@ export async function listDeliveries(
        FROM webhook_deliveries d
       WHERE d.endpoint_id = $1 AND d.created_at >= $2
         AND ($3::uuid IS NULL OR (d.created_at, d.id) < (SELECT created_at, id FROM webhook_deliveries WHERE id = $3))
+        AND ($5::text IS NULL OR d.status = $5) AND ($6::text IS NULL OR d.event_type = $6)
+        AND ($7::timestamptz IS NULL OR d.created_at >= $7)
       ORDER BY d.created_at DESC, d.id DESC
       LIMIT $4`,
-    [endpointId, since, options.before ?? null, options.limit + 1],
+    [
+      endpointId,
+      since,
+      options.before ?? null,
+      options.limit + 1,
+      options.status ?? null,
+      options.event ?? null,
+      options.since ?? null,
+    ],
   );
   const rows = result.rows.slice(0, options.limit);
   return {

@@ -35,6 +35,28 @@ t.test('a test secret key: shown once with no-store, works on /v1/leads, never s
   t.match(refusedOrigin.text, /class="error" id="f-origins-error"/, 'the refusal is next to its field');
 });
 
+t.test(
+  'a recent sign-in: ten minutes on, a live secret key asks for the password again, next to its field',
+  async (t) => {
+    const clock = new TestClock(new Date());
+    const f = await consoleFixture(t, { clock });
+    const c = f.client();
+    await c.signIn(memberOf('owner'));
+    clock.advance(11 * 60_000);
+    const keys = `/console/w/${f.ws.workspace.slug}/keys`;
+    t.match((await c.get(keys)).text, /id="f-password"/, 'the form asks for it');
+    const live = { name: 'Live', type: 'secret', mode: 'live' };
+    const without = await c.post(keys, live);
+    t.equal(without.status, 400);
+    t.match(without.text, /id="f-password-error">Enter your password again/);
+    const wrong = await c.post(keys, { ...live, password: 'not it at all' });
+    t.match(wrong.text, /id="f-password-error">That is not your password/);
+    t.equal((await c.post(keys, { ...live, password: PASSWORD })).status, 201);
+    t.equal((await c.post(keys, live)).status, 201, 'then recent for ten minutes');
+    t.equal((await c.post(keys, { name: 'Test', type: 'secret', mode: 'test' })).status, 201);
+  },
+);
+
 t.test('a viewer sees members but may not create keys; a counsellor may not see keys', async (t) => {
   const f = await consoleFixture(t);
   const viewer = f.client();

@@ -99,6 +99,14 @@ t.test('the sign-in throttle: after five failures for an account even the right 
   t.equal((await c.signIn(memberOf('manager'))).status, 303, 'another account from the same address still signs in');
 });
 
+t.test('the sign-in throttle per address: twenty failures over any accounts, then every sign-in waits', async (t) => {
+  const f = await consoleFixture(t);
+  const c = f.client();
+  for (let i = 0; i < 20; i += 1)
+    t.equal((await c.signIn(`nobody-${i % 5}@northstar.example`, `wrong ${i}`)).status, 401);
+  t.equal((await c.signIn(memberOf('owner'))).status, 429, 'even an account with no failures of its own');
+});
+
 t.test('idle and absolute expiry', async (t) => {
   const clock = new TestClock();
   const f = await consoleFixture(t, { clock });

@@ -4,6 +4,7 @@ import type { TypedApp } from '../../http/typed-app.js';
 import { createAccessToken, listAccessTokens, revokeAccessToken } from '../../identity/access-tokens.js';
 import { findAccountByEmail, setPassword } from '../../identity/accounts.js';
 import { membershipsOf } from '../../identity/members.js';
+import { passkeysOf } from '../../identity/passkeys.js';
 import { passwordMatches } from '../../identity/passwords.js';
 import { IDENTITY_POLICY } from '../../identity/policy.js';
 import { endEverySession, listSessions, startSession } from '../../identity/sessions.js';
@@ -19,7 +20,7 @@ import {
   type SignedIn,
 } from '../context.js';
 import { html } from '../html.js';
-import { csrfField, field, notice, page, select } from '../layout.js';
+import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 import { newPasswordFields, passwordProblem } from './auth.js';
 
 const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
@@ -36,17 +37,10 @@ async function accountPage(
   const current = secretHash(signedIn.sessionId);
   const memberships = await membershipsOf(services.pool, account.email);
   const tokens = await listAccessTokens(services.pool, account.id);
+  const passkeys = await passkeysOf(services.pool, account.id);
   const recent =
     services.now().getTime() - signedIn.session.authenticated_at.getTime() <= IDENTITY_POLICY.recentSignInMs;
-  const passwordAgain = recent
-    ? ''
-    : field({
-        name: 'password',
-        label: 'Your password (asked again for this)',
-        type: 'password',
-        autocomplete: 'current-password',
-        error: errors.password,
-      });
+  const passwordAgain = recent ? '' : signInAgain(signedIn.csrf, errors.password);
   return page(
     frameOf(request, 'Your account', 'Account'),
     html`${notice(o.message)}
@@ -59,6 +53,24 @@ async function accountPage(
           ${newPasswordFields({ password: errors.new })}
           <button type="submit">Change password</button>
         </form>
+      </section>
+      <section aria-labelledby="pks">
+        <h2 id="pks">Passkeys</h2>
+        <ul>
+          ${passkeys.map(
+            (p) =>
+              html`<li>
+                ${p.name}, last used ${when(p.last_used_at)}
+                <form method="post" action="/console/passkeys/${p.credential_id}/remove">
+                  ${csrfField(signedIn.csrf)}<button type="submit" class="danger">
+                    Remove<span class="visually-hidden"> ${p.name}</span>
+                  </button>
+                </form>
+              </li>`,
+          )}
+        </ul>
+        <button type="button" id="add-passkey" data-csrf="${signedIn.csrf}">Add a passkey</button>
+        <p id="passkey-status" role="status"></p>
       </section>
       <section aria-labelledby="ss">
         <h2 id="ss">Sessions</h2>

@@ -40,7 +40,12 @@ function signInPage(request: FastifyRequest, o: { email?: string; message?: stri
         ${field({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password' })}
         <button type="submit">Sign in</button>
       </form>
-      <p><a href="/console/forgot">Forgot your password?</a></p>`,
+      <p><a href="/console/forgot">Forgot your password?</a></p>
+      <section aria-labelledby="pk">
+        <h2 id="pk">Or with a passkey</h2>
+        <button type="button" id="passkey-sign-in">Sign in with a passkey</button>
+        <p id="passkey-status" role="status"></p>
+      </section>`,
   );
 }
 

@@ -16,7 +16,7 @@ import {
   type MemberView,
 } from '../context.js';
 import { html } from '../html.js';
-import { csrfField, field, notice, page, select } from '../layout.js';
+import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 
 const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
 const lines = (text: string | undefined) =>
@@ -89,7 +89,7 @@ async function keysPage(
           ${field({ name: 'origins', label: 'Allowed origins (public keys)', value: v.origins ?? '', hint: 'Separated by spaces or commas, e.g. https://www.example.com', error: errors.origins })}
           ${field({ name: 'ips', label: 'Allowed IP addresses or ranges', value: v.ips ?? '', hint: 'Separated by spaces or commas; empty: any.', error: errors.ips })}
           ${field({ name: 'expires', label: 'Expires at', type: 'datetime-local', value: v.expires ?? '', hint: 'UTC; empty: never.', error: errors.expires })}
-          ${needsPassword(services, view.signedIn, 'keys.create_live_secret') ? field({ name: 'password', label: 'Your password (a live secret key asks for it again)', type: 'password', autocomplete: 'current-password', error: errors.password }) : ''}
+          ${needsPassword(services, view.signedIn, 'keys.create_live_secret') ? signInAgain(view.signedIn.csrf, errors.password) : ''}
           <button type="submit">Create key</button>
         </form>
       </section>`,

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { inviteMember } from '../../identity/invitations.js';
@@ -15,7 +15,7 @@ import {
   type MemberView,
 } from '../context.js';
 import { html } from '../html.js';
-import { csrfField, field, notice, page, select } from '../layout.js';
+import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 
 async function membersPage(
   services: AppServices,
@@ -28,13 +28,7 @@ async function membersPage(
   const base = `/console/w/${view.workspace.slug}/members`;
   const csrf = csrfField(view.signedIn.csrf);
   const password = needsPassword(services, view.signedIn, 'members.change')
-    ? field({
-        name: 'password',
-        label: 'Your password (asked again for member changes)',
-        type: 'password',
-        autocomplete: 'current-password',
-        error: errors.password,
-      })
+    ? signInAgain(view.signedIn.csrf, errors.password)
     : '';
   return page(
     view.frame('Members', 'Members'),
@@ -111,11 +105,16 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
     return sendPage(reply, await membersPage(services, request, view));
   });
 
-  async function change(request: FastifyRequest, build: (form: Record<string, string | undefined>) => MemberChange) {
+  /** Decides and makes a member change; the page again with the refusal in words, or back to the members. */
+  async function change(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    build: (form: Record<string, string | undefined>) => MemberChange,
+  ) {
     const view = await memberView(services, request);
     const form = formOf(request);
     const refuse = async (errors: Record<string, string>, status = 400) =>
-      ({ status, body: await membersPage(services, request, view, { errors }) }) as const;
+      sendPage(reply, await membersPage(services, request, view, { errors }), status);
     const wanted = build(form);
     if ((wanted.type === 'invite' || wanted.type === 'set_role') && !(ROLES as readonly string[]).includes(wanted.role))
       return refuse({ role: 'Choose one of the roles.' });
@@ -129,15 +128,16 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
         if (!wanted.name) return refuse({ name: 'Enter their name.' });
         const sent = await inviteMember(services, view.workspace, wanted);
         const fresh = await memberView(services, request);
-        return {
-          status: 201,
-          body: await membersPage(services, request, fresh, {
+        return sendPage(
+          reply,
+          await membersPage(services, request, fresh, {
             message: sent.mailed
               ? `An invitation is on its way to ${sent.member.email}.`
               : `${sent.member.email} is invited.`,
             link: sent.mailed ? undefined : sent.link,
           }),
-        } as const;
+          201,
+        );
       }
       await changeMembers(services.pool, view.workspace.id, wanted, services.now());
     } catch (error) {
@@ -149,40 +149,25 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
         );
       throw error;
     }
-    return { status: 303, body: '' } as const;
+    return reply.redirect(`/console/w/${view.workspace.slug}/members`, 303);
   }
 
-  const answer =
-    (slug: string) => async (result: { status: number; body: string }, reply: import('fastify').FastifyReply) =>
-      result.status === 303
-        ? reply.redirect(`/console/w/${slug}/members`, 303)
-        : sendPage(reply, result.body, result.status);
-
   app.post('/w/:slug/members/invite', async (request, reply) =>
-    answer((request.params as { slug: string }).slug)(
-      await change(request, (f) => ({
-        type: 'invite',
-        email: (f.email ?? '').trim().toLowerCase(),
-        name: (f.name ?? '').trim(),
-        role: f.role as Role,
-      })),
-      reply,
-    ),
+    change(request, reply, (f) => ({
+      type: 'invite',
+      email: (f.email ?? '').trim().toLowerCase(),
+      name: (f.name ?? '').trim(),
+      role: f.role as Role,
+    })),
   );
   app.post('/w/:slug/members/:id/role', async (request, reply) =>
-    answer((request.params as { slug: string }).slug)(
-      await change(request, (f) => ({
-        type: 'set_role',
-        user_id: (request.params as { id: string }).id,
-        role: f.role as Role,
-      })),
-      reply,
-    ),
+    change(request, reply, (f) => ({
+      type: 'set_role',
+      user_id: (request.params as { id: string }).id,
+      role: f.role as Role,
+    })),
   );
   app.post('/w/:slug/members/:id/deactivate', async (request, reply) =>
-    answer((request.params as { slug: string }).slug)(
-      await change(request, () => ({ type: 'deactivate', user_id: (request.params as { id: string }).id })),
-      reply,
-    ),
+    change(request, reply, () => ({ type: 'deactivate', user_id: (request.params as { id: string }).id })),
   );
 }

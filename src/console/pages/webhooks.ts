@@ -16,13 +16,14 @@ import {
   type MemberView,
 } from '../context.js';
 import { html } from '../html.js';
-import { csrfField, field, notice, page, select } from '../layout.js';
+import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DAY_MS = 24 * 3600_000;
+const STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
 
 /** Succeeded and failed deliveries of the last day, per endpoint of the workspace. */
-async function recentOutcomes(
+export async function recentOutcomes(
   services: AppServices,
   tenantId: string,
 ): Promise<Map<string, { ok: number; failed: number }>> {
@@ -128,14 +129,25 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
     const { row } = await endpointOf(services, view, request);
     const now = services.now();
     const p = toPublicEndpoint(row, now);
-    const q = request.query as { status?: string; event?: string; since?: string };
+    const q = request.query as { status?: string; event?: string; since?: string; cursor?: string };
     const since = parseSince(q.since);
-    const log = await listDeliveries(services.pool, row.id, { limit: 200, now });
-    const shown = log.data
-      .filter((d) => !q.status || d.status === q.status)
-      .filter((d) => !q.event || d.event === q.event)
-      .filter((d) => !since || new Date(d.created_at) >= since)
-      .slice(0, 50);
+    const status = STATUSES.find((value) => value === q.status);
+    const log = await listDeliveries(services.pool, row.id, {
+      limit: 50,
+      now,
+      before: q.cursor && UUID.test(q.cursor) ? q.cursor : undefined,
+      ...(status ? { status } : {}),
+      ...(q.event ? { event: q.event.slice(0, 100) } : {}),
+      ...(since ? { since } : {}),
+    });
+    const shown = log.data;
+    const lastFailures =
+      p.status === 'paused'
+        ? (await listDeliveries(services.pool, row.id, { limit: 5, now, status: 'failed' })).data
+        : [];
+    const older = log.next_cursor
+      ? `?${new URLSearchParams({ ...(q.status ? { status: q.status } : {}), ...(q.event ? { event: q.event } : {}), ...(q.since ? { since: q.since } : {}), cursor: log.next_cursor })}`
+      : undefined;
     const base = `/console/w/${view.workspace.slug}/webhooks/${row.id}`;
     const csrf = csrfField(view.signedIn.csrf);
     const errors = o.errors ?? {};
@@ -163,15 +175,12 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
                   in a row.
                 </p>
                 <ul>
-                  ${log.data
-                    .filter((d) => d.status === 'failed')
-                    .slice(0, 5)
-                    .map(
-                      (d) =>
-                        html`<li>
-                          ${d.event} ${d.created_at}: ${d.log.at(-1)?.response_status ?? d.log.at(-1)?.error ?? ''}
-                        </li>`,
-                    )}
+                  ${lastFailures.map(
+                    (d) =>
+                      html`<li>
+                        ${d.event} ${d.created_at}: ${d.log.at(-1)?.response_status ?? d.log.at(-1)?.error ?? ''}
+                      </li>`,
+                  )}
                 </ul>
                 <form method="post" action="${base}/resume">
                   ${csrf}<button type="submit">Resume the endpoint</button>
@@ -184,7 +193,7 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
           <form method="post" action="${base}/test">${csrf}<button type="submit">Send a test event</button></form>
           <form method="post" action="${base}/rotate-secret">
             ${csrf}
-            ${needsPassword(services, view.signedIn, 'webhooks.rotate_secret') ? field({ name: 'password', label: 'Your password (rotating asks for it again)', type: 'password', autocomplete: 'current-password', error: errors.password }) : ''}
+            ${needsPassword(services, view.signedIn, 'webhooks.rotate_secret') ? signInAgain(view.signedIn.csrf, errors.password) : ''}
             <button type="submit">Rotate the secret</button>
           </form>
           <form method="get" action="${base}/retry-failed">
@@ -233,6 +242,8 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
                 </form>
               </details>`,
           )}
+          ${shown.length === 0 ? notice('No delivery matches.') : ''}
+          ${older ? html`<p><a href="${base}${older}">Older deliveries</a></p>` : ''}
         </section>`,
     );
   }

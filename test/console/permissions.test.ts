@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import t from 'tap';
+import { can, OPERATIONS, PERMISSIONS, ROLES, type Operation } from '../../src/identity/permissions.js';
+import { memberOf } from '../identity/support.js';
+import { consoleFixture } from './support.js';
+
+/** One console request per operation of the table's console door; `form` for a POST. */
+function consoleRequests(
+  slug: string,
+  testKeyId: string,
+): Record<string, { path: string; form?: Record<string, string> }> {
+  const w = `/console/w/${slug}`;
+  const endpoint = `${w}/webhooks/${randomUUID()}`;
+  return {
+    'workspace.view': { path: '/console' },
+    'access_tokens.manage': {
+      path: '/console/account/tokens',
+      form: { workspace: slug, name: 'door test', days: '1' },
+    },
+    'keys.view': { path: `${w}/keys` },
+    'keys.create': { path: `${w}/keys`, form: { name: 'door test', type: 'secret', mode: 'test' } },
+    'keys.create_live_secret': { path: `${w}/keys`, form: { name: 'door test', type: 'secret', mode: 'live' } },
+    'keys.revoke': { path: `${w}/keys/${randomUUID()}/revoke`, form: {} },
+    'sandbox.view': { path: `${w}/keys/${testKeyId}` },
+    'webhooks.view': { path: `${w}/webhooks` },
+    'webhooks.resend': { path: `${endpoint}/deliveries/${randomUUID()}/resend`, form: {} },
+    'webhooks.retry_failed': { path: `${endpoint}/retry-failed`, form: { since: '2026-11-01T00:00' } },
+    'webhooks.test': { path: `${endpoint}/test`, form: {} },
+    'webhooks.resume': { path: `${endpoint}/resume`, form: {} },
+    'webhooks.rotate_secret': { path: `${endpoint}/rotate-secret`, form: {} },
+    'members.view': { path: `${w}/members` },
+    'members.invite': {
+      path: `${w}/members/invite`,
+      form: { name: 'Door Test', email: `door-${randomUUID().slice(0, 8)}@northstar.example`, role: 'viewer' },
+    },
+    'members.change': { path: `${w}/members/${randomUUID()}/role`, form: { role: 'viewer' } },
+    'members.manage_owners': { path: `${w}/members/${randomUUID()}/role`, form: { role: 'owner' } },
+  };
+}
+
+t.test('every role × every console operation: refused in words exactly when the table refuses', async (t) => {
+  const f = await consoleFixture(t);
+  const testKey = await f.ws.key({ mode: 'test' });
+  const consoleOps = OPERATIONS.filter((op) => PERMISSIONS[op].console);
+  for (const role of ROLES) {
+    const c = f.client();
+    t.equal((await c.signIn(memberOf(role))).status, 303, `${role} signs in`);
+    const requests = consoleRequests(f.ws.workspace.slug, testKey.id);
+    for (const op of consoleOps) {
+      const request = requests[op];
+      t.ok(request, `${op} has a console request`);
+      const answer = request!.form ? await c.post(request!.path, request!.form) : await c.get(request!.path);
+      const refused = answer.status === 403 && /does not allow this/.test(answer.text);
+      // The owner-only operation also needs members.change, which every owner has.
+      const allowed = can(role, op as Operation) && (op !== 'members.manage_owners' || can(role, 'members.change'));
+      t.equal(refused, !allowed, `${role} ${op}: ${answer.status}`);
+      t.notMatch(answer.text, /at \S+\.ts:\d+|SELECT .+ FROM|syntax error at/, `${role} ${op}: no stack or SQL`);
+    }
+  }
+});
