@@ -25,6 +25,7 @@ import * as dueTestDeliveriesIndex from './0046-due-test-deliveries-index.js';
 import * as resendsByEvent from './0047-resends-by-event.js';
 import * as staffIdentity from './0080-staff-identity.js';
 import * as leadSearchTrigrams from './0095-lead-search-trigrams.js';
+import * as leadListFilterIndexes from './0096-lead-list-filter-indexes.js';
 
 export interface Migration {
   version: number;
@@ -62,4 +63,5 @@ export const migrations: Migration[] = [
   { version: 47, ...resendsByEvent },
   { version: 80, ...staffIdentity },
   { version: 95, ...leadSearchTrigrams },
+  { version: 96, ...leadListFilterIndexes },
 ];
