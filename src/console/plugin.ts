@@ -13,6 +13,7 @@ import { registerAccountPages } from './pages/account.js';
 import { registerApplicationPages } from './pages/applications.js';
 import { registerAuditPages } from './pages/audit.js';
 import { registerAuthPages } from './pages/auth.js';
+import { registerDocumentPages } from './pages/documents.js';
 import { registerInvoicePages } from './pages/invoices.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerLeadPages } from './pages/leads.js';
@@ -146,6 +147,7 @@ export async function registerConsole(app: TypedApp, services: AppServices): Pro
       registerTaskPages(scope, services);
       registerInvoicePages(scope, services);
       registerPasskeyPages(scope, services);
+      registerDocumentPages(scope, services);
     },
     { prefix: '/console' },
   );

@@ -119,10 +119,19 @@ export const PERMISSIONS = {
     ],
   }),
   'documents.view': rule('List, read and download documents', ALL, {
+    console: true,
     admin: ['listDocuments', 'getDocument', 'downloadDocument'],
   }),
-  'documents.upload': rule('Upload a document', STAFF, { admin: ['uploadDocument'], cli: ['document upload'] }),
-  'documents.reject': rule('Reject a document', STAFF, { admin: ['rejectDocument'], cli: ['document reject'] }),
+  'documents.upload': rule('Upload a document', STAFF, {
+    console: true,
+    admin: ['uploadDocument'],
+    cli: ['document upload'],
+  }),
+  'documents.reject': rule('Reject a document', STAFF, {
+    console: true,
+    admin: ['rejectDocument'],
+    cli: ['document reject'],
+  }),
   'history.view': rule('Read the history of a lead or case, and either as of a time', ALL, {
     console: true,
     admin: ['getLeadHistory', 'getApplicationHistory', 'getLeadAsOf', 'getApplicationAsOf'],

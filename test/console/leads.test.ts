@@ -1,6 +1,6 @@
 import t from 'tap';
 import { memberOf } from '../identity/support.js';
-import { TestClock } from '../support/app.js';
+import { seedWorkspace, TestClock } from '../support/app.js';
 import { consoleFixture } from './support.js';
 
 type Fixture = Awaited<ReturnType<typeof consoleFixture>>;
@@ -129,4 +129,31 @@ t.test('erasing asks for a recent sign-in: the password next to its field', asyn
     (await owner.post(`${path}/erase`, { confirm: 'yes', password: 'correct horse battery staple' })).status,
     303,
   );
+});
+
+t.test("another workspace's records are not found, alike, through every records page", async (t) => {
+  const f = await consoleFixture(t);
+  const other = await seedWorkspace(f.app);
+  const response = await f.app.request('/v1/leads', {
+    method: 'POST',
+    key: other.live,
+    json: { full_name: 'Other Tenant', phone: '+919800099999', consent: true },
+  });
+  const foreign = ((await response.json()) as { id: string }).id;
+  const owner = f.client();
+  await owner.signIn(memberOf('owner'));
+  const w = `/console/w/${f.ws.workspace.slug}`;
+  for (const [method, path] of [
+    ['get', `${w}/leads/${foreign}`],
+    ['post', `${w}/leads/${foreign}`],
+    ['post', `${w}/leads/${foreign}/convert`],
+    ['post', `${w}/leads/${foreign}/erase`],
+  ] as const) {
+    const answer =
+      method === 'get' ? await owner.get(path) : await owner.post(path, { note: 'x', confirm: 'yes', stage: 'lost' });
+    t.equal(answer.status, 404, `${method} ${path}`);
+    t.notMatch(answer.text, 'Other Tenant');
+  }
+  t.notMatch((await owner.get(`${w}/leads?q=Other`)).text, 'Other Tenant', 'nor found by a search');
+  t.equal((await owner.get(`/console/w/${other.workspace.slug}/leads`)).status, 404, 'nor its workspace');
 });

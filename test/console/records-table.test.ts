@@ -73,6 +73,8 @@ const PROBES: Partial<
     const invoice = await paidInvoice(f, o, n);
     return c.post(`${invoice.path}/payments/${invoice.payment}/refunds`, { amount: '10' });
   },
+  'documents.view': async (f, c, _o, n) =>
+    c.get(`/console/w/${f.ws.workspace.slug}/documents?lead=${await freshLead(f, n)}`),
   'audit.verify': (f, c) => c.post(`/console/w/${f.ws.workspace.slug}/audit/verify`, {}),
   'workspace.export': (f, c) => c.post(`/console/w/${f.ws.workspace.slug}/audit/export`, {}),
 };

@@ -171,6 +171,21 @@ t.test(
     await accessible(t, page, "a lead's tasks");
     await page.goto(`${h.baseUrl}/console/w/${slug}/applications`);
     await accessible(t, page, 'the applications list');
+    await page.goto(`${h.baseUrl}/console/w/${slug}/tasks?show=all`);
+    await accessible(t, page, 'every task');
+    await page.goto(`${h.baseUrl}/console/w/${slug}/documents?lead=${leadId}`);
+    await accessible(t, page, "a lead's documents");
+    await page.goto(`${h.baseUrl}/console/w/${slug}/invoices?lead=${leadId}`);
+    await page.fill('#f-description', 'Counselling package');
+    await page.fill('#f-unit_amount', '15,000.50');
+    await page.fill('#f-due_date', '2026-12-31');
+    await page.click('text=Issue the invoice');
+    await page.waitForURL(/done=issued/);
+    t.equal(await page.locator('#total').textContent(), '₹15,000.50');
+    await accessible(t, page, 'an invoice');
+    await page.screenshot({ path: path.join(IMAGES, 'console-invoice.png'), fullPage: true });
+    await page.goto(`${h.baseUrl}/console/w/${slug}/invoices`);
+    await accessible(t, page, 'every invoice');
 
     // Verify the chains, then change an event row and see the broken link named.
     await page.goto(`${h.baseUrl}/console/w/${slug}/audit`);
@@ -204,6 +219,9 @@ t.test(
       applicationPath,
       `/console/w/${slug}/applications`,
       `/console/w/${slug}/tasks?lead=${leadId}`,
+      `/console/w/${slug}/invoices?lead=${leadId}`,
+      `/console/w/${slug}/invoices`,
+      `/console/w/${slug}/documents?lead=${leadId}`,
     ]) {
       await page.goto(`${h.baseUrl}${p}`);
       const text = (await page.content()).toLowerCase();

@@ -23,7 +23,7 @@ export async function listConsoleApplications(
             a.status->>'outcome' AS outcome, (a.status->>'progress')::int AS progress,
             coalesce(l.body->>'full_name', '') AS full_name
        FROM applications a LEFT JOIN leads l ON l.id = a.lead_id AND l.tenant_id = a.tenant_id
-      WHERE a.tenant_id = $1 AND NOT a.sandbox AND ($2::int IS NULL OR a.number < $2)
+      WHERE a.tenant_id = $1 AND a.sandbox = false AND ($2::int IS NULL OR a.number < $2)
       ORDER BY a.number DESC LIMIT $3`,
     [tenantId, page.beforeNumber ?? null, page.limit + 1],
   );

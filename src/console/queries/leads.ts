@@ -40,7 +40,7 @@ export async function listConsoleLeads(
   page: { after?: ListPosition; limit: number },
 ): Promise<LeadListPage> {
   const values: unknown[] = [tenantId];
-  const where = ['tenant_id = $1', 'NOT sandbox'];
+  const where = ['tenant_id = $1', 'sandbox = false'];
   const add = (fragment: (n: string) => string, value: unknown) => {
     values.push(value);
     where.push(fragment(`$${values.length}`));
@@ -82,7 +82,7 @@ export async function applicationsOfLead(
 ): Promise<{ id: string; case_ref: string }[]> {
   const result = await sql.query<{ id: string; case_ref: string }>(
     `SELECT id, case_ref FROM applications
-      WHERE tenant_id = $1 AND NOT sandbox AND lead_id = $2 ORDER BY number`,
+      WHERE tenant_id = $1 AND sandbox = false AND lead_id = $2 ORDER BY number`,
     [tenantId, leadId],
   );
   return result.rows;

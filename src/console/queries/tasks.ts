@@ -14,7 +14,7 @@ export interface TaskFilter {
 /** The workspace's live tasks by the filter, soonest due first (at most 200). */
 export async function listConsoleTasks(sql: Queryable, tenantId: string, filter: TaskFilter): Promise<Task[]> {
   const values: unknown[] = [tenantId];
-  const where = ['tenant_id = $1', 'NOT sandbox'];
+  const where = ['tenant_id = $1', 'sandbox = false'];
   const add = (fragment: (n: string) => string, value: unknown) => {
     values.push(value);
     where.push(fragment(`$${values.length}`));

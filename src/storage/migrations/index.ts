@@ -30,6 +30,7 @@ import * as erasureLedger from './0056-erasure-ledger.js';
 import * as staffIdentity from './0080-staff-identity.js';
 import * as derivedKeyRowsIndex from './0090-derived-key-rows-index.js';
 import * as leadSearchTrigrams from './0095-lead-search-trigrams.js';
+import * as leadListFilterIndexes from './0096-lead-list-filter-indexes.js';
 
 export interface Migration {
   version: number;
@@ -72,4 +73,5 @@ export const migrations: Migration[] = [
   { version: 80, ...staffIdentity },
   { version: 90, ...derivedKeyRowsIndex },
   { version: 95, ...leadSearchTrigrams },
+  { version: 96, ...leadListFilterIndexes },
 ];

@@ -1,0 +1,184 @@
+/**
+ * The console's records pages with LEADS leads (100,000 unless set) for one user: the lead list with one filter, a
+ * search by part of a phone and of an email, a lead's page with a 200-event timeline and an application "as of" a
+ * past moment, each as the page over HTTP (signed in, p99) beside its database reads alone. `npm run bench:console`.
+ */
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createServices } from '../src/bootstrap.js';
+import { convertLeadToApplication } from '../src/commands/applications/convert-lead.js';
+import { readApplicationAsOf, readHistoryPage, readLeadAsOf } from '../src/commands/history/history.js';
+import { updateLead } from '../src/commands/leads/update-lead.js';
+import { staffContext } from '../src/commands/run-command.js';
+import { loadConfig } from '../src/config.js';
+import { applicationsOfLead, listConsoleLeads } from '../src/console/queries/leads.js';
+import { buildApp } from '../src/http/app.js';
+import { ensureAccount, setPassword } from '../src/identity/accounts.js';
+import { bulkImportLeads } from './bulk-seed.js';
+import type { LeadSubmission } from '../src/leads/submission.js';
+import { findLead } from '../src/projections/leads-queries.js';
+import { validateDefinition } from '../src/workspaces/definition.js';
+import { applyDefinition } from '../src/workspaces/repository.js';
+import { benchDatabase, measure, row } from './support.js';
+
+const LEADS = Number(process.env.LEADS ?? 100_000);
+const REQUESTS = Number(process.env.REQUESTS ?? 300);
+const SEED_BATCH = 5000;
+const TIMELINE = 200;
+const PASSWORD = 'bench password long enough';
+
+function submission(i: number): LeadSubmission {
+  const n = String(i).padStart(9, '0');
+  return {
+    full_name: `Seeded Person ${n}`,
+    phone: `+919${n}`,
+    alt_phone: null,
+    email: `seed-${n}@example.com`,
+    city: i % 2 ? 'Bengaluru' : 'Delhi',
+    state: null,
+    country_interest: 'CA',
+    visa_type: (['student', 'work', 'pr', 'visitor'] as const)[i % 4]!,
+    intake: null,
+    course: null,
+    date_of_birth: null,
+    highest_qualification: null,
+    score_percent: null,
+    english_test: null,
+    work_experience_years: null,
+    passport_available: null,
+    previous_refusals: null,
+    utm: null,
+    landing_page_url: null,
+    custom_fields: {},
+    message: null,
+  };
+}
+
+async function main(): Promise<void> {
+  const db = await benchDatabase(10);
+  const { pool } = db;
+  const config = {
+    ...loadConfig({
+      DATABASE_URL: db.url,
+      SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
+      LOG_LEVEL: 'silent',
+    }),
+    runWorkers: false,
+  };
+  const services = await createServices(config, { pool, url: db.url, kind: 'external', close: async () => undefined });
+  try {
+    const demo = JSON.parse(
+      readFileSync(new URL('../definitions/demo-workspace.json', import.meta.url), 'utf8'),
+    ) as object;
+    const def = validateDefinition({ ...demo, slug: `bench-${randomBytes(3).toString('hex')}`, plan: 'enterprise' });
+    const { workspace } = await applyDefinition(pool, def, services.secretBox);
+    const owner = workspace.settings.users.find((u) => u.role === 'owner')!;
+    const account = await ensureAccount(pool, owner, new Date());
+    await setPassword(pool, account.id, PASSWORD, new Date());
+
+    const seeded = performance.now();
+    const base = Date.now() - LEADS * 1000 - 3_600_000;
+    for (let from = 0; from < LEADS; from += SEED_BATCH) {
+      const items = Array.from({ length: Math.min(SEED_BATCH, LEADS - from) }, (_, j) => ({
+        submission: submission(from + j),
+        at: new Date(base + (from + j) * 1000),
+      }));
+      await bulkImportLeads(
+        pool,
+        workspace,
+        false,
+        { key: 'api', name: 'API' },
+        { type: 'system', name: 'bench' },
+        items,
+      );
+    }
+    // One lead with a 200-event timeline: notes, then its conversion.
+    const target = (
+      await pool.query<{ id: string }>('SELECT id FROM leads WHERE tenant_id = $1 LIMIT 1', [workspace.id])
+    ).rows[0]!.id;
+    const actor = { type: 'user' as const, user_id: owner.id, email: owner.email, name: owner.name };
+    const context = (now: Date) => staffContext(workspace.id, false, actor, now);
+    for (let i = 0; i < TIMELINE - 2; i++)
+      await updateLead(services, { workspace, sandbox: false, leadId: target, patch: { note: `Note ${i}` }, context });
+    const beforeConversion = new Date();
+    await new Promise((r) => setTimeout(r, 5));
+    const application = await convertLeadToApplication(services, context(new Date()), workspace, target);
+    await pool.query('VACUUM (ANALYZE) leads, events, applications');
+    console.log(
+      `Database: ${db.where}; ${LEADS.toLocaleString('en')} leads seeded in ${((performance.now() - seeded) / 1000).toFixed(1)} s; one lead with ${TIMELINE} events`,
+    );
+
+    const app = await buildApp(services, { logger: false });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address() as { port: number };
+    const origin = `http://127.0.0.1:${address.port}`;
+    const signIn = await fetch(`${origin}/console/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+      body: new URLSearchParams({ email: owner.email, password: PASSWORD }),
+    });
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const page = async (path: string) => {
+      const response = await fetch(origin + path, { headers: { cookie } });
+      if (response.status !== 200) throw new Error(`${path}: ${response.status}`);
+      await response.arrayBuffer();
+    };
+    const w = `/console/w/${workspace.slug}`;
+    const scope = { tenantId: workspace.id, sandbox: false };
+    const phonePart = (i: number) =>
+      String(10_000 + ((i * 7919) % (LEADS - 10_000)))
+        .padStart(6, '0')
+        .slice(-6);
+    const emailPart = (i: number) => `seed-${String((i * 104_729) % LEADS).padStart(9, '0')}`;
+    const asOf = beforeConversion.toISOString();
+    const steps: [string, (i: number) => Promise<unknown>, (i: number) => Promise<unknown>][] = [
+      [
+        'lead list, one filter (visa type)',
+        () => page(`${w}/leads?visa_type=work`),
+        () => listConsoleLeads(pool, workspace.id, { visaType: 'work' }, { limit: 50 }),
+      ],
+      [
+        'search by part of a phone',
+        (i) => page(`${w}/leads?q=${phonePart(i)}`),
+        (i) => listConsoleLeads(pool, workspace.id, { q: phonePart(i) }, { limit: 50 }),
+      ],
+      [
+        'search by part of an email',
+        (i) => page(`${w}/leads?q=${emailPart(i)}`),
+        (i) => listConsoleLeads(pool, workspace.id, { q: emailPart(i) }, { limit: 50 }),
+      ],
+      [
+        `a lead's page, ${TIMELINE}-event timeline`,
+        () => page(`${w}/leads/${target}`),
+        () =>
+          Promise.all([
+            findLead(pool, workspace.id, false, target),
+            readHistoryPage(services, scope, 'lead', target, { limit: 10_000 }),
+            applicationsOfLead(pool, workspace.id, target),
+          ]),
+      ],
+      [
+        'an application as of before its conversion',
+        () => page(`${w}/applications/${application.id}?as_of=${encodeURIComponent(asOf)}`),
+        () =>
+          Promise.all([
+            readApplicationAsOf(services, scope, application.id, beforeConversion).catch(() => undefined),
+            readLeadAsOf(services, scope, target, beforeConversion),
+            readHistoryPage(services, scope, 'application', application.id, { limit: 10_000 }),
+          ]),
+      ],
+    ];
+    for (const [label, viaPage, reads] of steps) {
+      await measure(20, 1, 30, viaPage); // warm
+      console.log(row(`${label}: page`, await measure(REQUESTS, 1, 60, viaPage)));
+      console.log(row(`${label}: reads alone`, await measure(REQUESTS, 1, 60, reads)));
+    }
+    await app.close();
+  } finally {
+    await services.rateLimits.close();
+    await db.close();
+  }
+}
+
+await main();

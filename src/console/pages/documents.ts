@@ -1,0 +1,267 @@
+import multipart, { type MultipartFile } from '@fastify/multipart';
+import contentDisposition from 'content-disposition';
+import type { FastifyRequest } from 'fastify';
+import type { AppServices } from '../../bootstrap.js';
+import { operateDocument, receiveUpload, recordUpload } from '../../commands/documents/document-commands.js';
+import { isCommandError } from '../../commands/errors.js';
+import { subjectOf } from '../../commands/subject.js';
+import { documentTypesOf, MAX_DOCUMENT_BYTES, type Document } from '../../domain/documents/index.js';
+import type { TypedApp } from '../../http/typed-app.js';
+import { can } from '../../identity/permissions.js';
+import { findDocument, listDocuments } from '../../projections/documents.js';
+import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
+import { html, type Html } from '../html.js';
+import { csrfField, notice, page } from '../layout.js';
+import { choice, contextOf, idParam, refusalErrors, textArea } from './leads.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const base = (view: MemberView) => `/console/w/${view.workspace.slug}/documents`;
+type Form = Record<string, string | undefined>;
+type Errors = Record<string, string>;
+
+/** Each status in words: a file waiting for the scanner is never called accepted. */
+const VERDICT: Record<Document['status'], string> = {
+  pending_scan: 'Waiting for the virus scan: not accepted yet, and not downloadable',
+  available: 'Scanned clean and accepted',
+  infected: 'Refused by the virus scan; the file was deleted',
+  rejected: 'Rejected by staff',
+  scan_failed: 'The virus scanner could not read this file: set aside, never accepted; the file was deleted',
+};
+
+const MESSAGES: Record<string, string> = {
+  available: 'The file was scanned clean and accepted.',
+  pending_scan:
+    'The file was received and is waiting for the virus scanner: it is not accepted until the scan passes. Check again shortly.',
+  rejected: 'The document was rejected.',
+};
+
+interface PendingUpload {
+  upload: Awaited<ReturnType<typeof receiveUpload>>;
+  filename: string;
+  mimetype: string;
+  recorded: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The file of a console upload, streamed into the incoming area as it arrives (as the admin route does). */
+    consoleUpload: PendingUpload | null;
+  }
+}
+
+async function documentsPage(
+  services: AppServices,
+  view: MemberView,
+  query: Form,
+  o: { errors?: Errors; message?: string } = {},
+): Promise<string> {
+  allow(view, 'documents.view');
+  const subject = {
+    lead_id: UUID.test(query.lead ?? '') ? query.lead : undefined,
+    application_id: UUID.test(query.application ?? '') ? query.application : undefined,
+  };
+  const bySubject = Boolean(subject.lead_id || subject.application_id);
+  const documents = bySubject ? await listDocuments(services.pool, view.workspace.id, false, subject) : [];
+  const errors = o.errors ?? {};
+  const types = documentTypesOf(view.workspace.settings);
+  const csrf = csrfField(view.signedIn.csrf);
+  const self = `${base(view)}?${subject.lead_id ? `lead=${subject.lead_id}` : `application=${subject.application_id}`}`;
+  const upload =
+    bySubject && can(view.role, 'documents.upload')
+      ? html`<section aria-labelledby="upload">
+          <h2 id="upload">Upload a document</h2>
+          <form method="post" action="${self}" enctype="multipart/form-data">
+            ${csrf}
+            ${choice({ name: 'type', label: 'Type', options: types.map((t) => [t.key, t.name]), error: errors.type })}
+            <div class="field${errors.file ? ' invalid' : ''}">
+              <label for="f-file">File (PDF, JPEG or PNG)</label>
+              <input
+                id="f-file"
+                name="file"
+                type="file"
+                required
+                ${errors.file ? html`aria-invalid="true" aria-describedby="f-file-error"` : ''}
+              />
+              ${errors.file ? html`<p class="error" id="f-file-error" role="alert">${errors.file}</p>` : ''}
+            </div>
+            <button type="submit">Upload and scan</button>
+          </form>
+        </section>`
+      : '';
+  const row = (d: Document): Html =>
+    html`<tr>
+      <td>${d.filename || '(erased)'}</td>
+      <td>${d.type}</td>
+      <td>${d.size} bytes</td>
+      <td class="verdict-${d.status}">
+        ${VERDICT[d.status]}${d.scan_signature ? ` (${d.scan_signature})` : ''}${d.rejection_reason ? `: ${d.rejection_reason}` : ''}
+        ${d.status === 'pending_scan' ? html`<a href="${self}">Check again</a>` : ''}
+      </td>
+      <td>
+        ${
+          d.status === 'available' || d.status === 'rejected'
+            ? html`<a href="${base(view)}/${d.id}/content" download
+                >Download<span class="visually-hidden"> ${d.filename}</span></a
+              >`
+            : ''
+        }
+        ${d.status === 'available' && can(view.role, 'documents.reject') ? html`<a href="${base(view)}/${d.id}">Reject…<span class="visually-hidden"> ${d.filename}</span></a>` : ''}
+      </td>
+    </tr>`;
+  return page(
+    view.frame('Documents', 'Documents'),
+    html`${notice(o.message)}
+    ${
+      bySubject
+        ? html`<table>
+              <caption>
+                Documents of this ${subject.lead_id ? 'lead' : 'application'}
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">File</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Scan and verdict</th>
+                  <th scope="col">Do</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${documents.map(row)}
+              </tbody>
+            </table>
+            ${documents.length === 0 ? html`<p>No document yet.</p>` : ''}`
+        : html`<p>Documents belong to a lead or an application: open them from its page.</p>`
+    }
+    ${upload}`,
+  );
+}
+
+async function rejectPage(services: AppServices, view: MemberView, id: string, errors: Errors = {}) {
+  allow(view, 'documents.reject');
+  const document = await findDocument(services.pool, view.workspace.id, false, id);
+  if (!document) throw new ConsoleRefusal(404, 'There is no such document in this workspace.');
+  return page(
+    view.frame(`Reject ${document.filename || 'a document'}`, 'Documents'),
+    html`<p>${VERDICT[document.status]}.</p>
+      ${errors.form ? notice(errors.form, 'alert') : ''}
+      <form method="post" action="${base(view)}/${id}/reject">
+        ${csrfField(view.signedIn.csrf)}
+        ${textArea({ name: 'reason', label: 'Why it is rejected', error: errors.reason })}
+        <button type="submit" class="danger">Reject the document</button>
+      </form>`,
+  );
+}
+
+export function registerDocumentPages(app: TypedApp, services: AppServices): void {
+  const { storage } = services.documents;
+
+  app.get('/w/:slug/documents', async (request, reply) => {
+    const view = await memberView(services, request);
+    const query = request.query as Form;
+    return sendPage(reply, await documentsPage(services, view, query, { message: MESSAGES[query.done ?? ''] }));
+  });
+
+  // The upload streams its file to the incoming area while the form is parsed, before the console's Origin and CSRF
+  // checks run (preHandler); a file whose request is then refused is deleted before the answer is sent.
+  void app.register(async (scope: TypedApp) => {
+    scope.decorateRequest('consoleUpload', null);
+    await scope.register(multipart, {
+      attachFieldsToBody: 'keyValues',
+      limits: { fileSize: MAX_DOCUMENT_BYTES + 1, files: 1, fields: 4, fieldSize: 1024, parts: 5, headerPairs: 50 },
+      async onFile(this: FastifyRequest, part: MultipartFile) {
+        if (part.fieldname !== 'file') {
+          part.file.resume();
+          return;
+        }
+        const upload = await receiveUpload(storage, services.now(), part.file);
+        this.consoleUpload = { upload, filename: part.filename, mimetype: part.mimetype, recorded: false };
+        (part as unknown as { value: string }).value = upload.id;
+      },
+    });
+    scope.addHook('onSend', async (request) => {
+      const pending = request.consoleUpload;
+      if (pending && !pending.recorded) await storage.discard(pending.upload.id);
+    });
+
+    scope.post('/w/:slug/documents', async (request, reply) => {
+      const view = await memberView(services, request);
+      allow(view, 'documents.upload');
+      const query = request.query as Form;
+      const form = formOf(request);
+      const refuse = async (status: number, errors: Errors) =>
+        sendPage(reply, await documentsPage(services, view, query, { errors }), status);
+      const pending = request.consoleUpload;
+      if (!pending || pending.upload.file.size === 0) return refuse(400, { file: 'Choose a file to upload.' });
+      if (pending.upload.file.truncated)
+        return refuse(413, { file: `A document is at most ${MAX_DOCUMENT_BYTES.toLocaleString('en')} bytes.` });
+      const lead = UUID.test(query.lead ?? '') ? query.lead : undefined;
+      const application = UUID.test(query.application ?? '') ? query.application : undefined;
+      pending.recorded = true;
+      try {
+        const document = await recordUpload(
+          services.store,
+          services.documents,
+          contextOf(view)(services.now()),
+          documentTypesOf(view.workspace.settings),
+          pending.upload,
+          {
+            subject: subjectOf({ lead_id: lead, application_id: application }),
+            document_type: form.type ?? '',
+            filename: pending.filename,
+            declared_content_type: pending.mimetype === 'application/octet-stream' ? null : pending.mimetype,
+          },
+        );
+        const back = lead ? `lead=${lead}` : `application=${application}`;
+        return reply.redirect(`${base(view)}?${back}&done=${document.status}`, 303);
+      } catch (error) {
+        pending.recorded = false;
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, { type: 'type', document_type: 'type' }, 'file');
+        return refuse(refused.status, refused.errors);
+      }
+    });
+  });
+
+  app.get('/w/:slug/documents/:id', async (request, reply) => {
+    const view = await memberView(services, request);
+    return sendPage(reply, await rejectPage(services, view, idParam(request)));
+  });
+
+  app.post('/w/:slug/documents/:id/reject', async (request, reply) => {
+    const view = await memberView(services, request);
+    allow(view, 'documents.reject');
+    const id = idParam(request);
+    const reason = (formOf(request).reason ?? '').trim();
+    if (!reason) return sendPage(reply, await rejectPage(services, view, id, { reason: 'Say why.' }), 400);
+    try {
+      const { state } = await operateDocument(services.store, contextOf(view)(services.now()), id, (now) => ({
+        type: 'reject',
+        reason,
+        now,
+      }));
+      const back = state.lead_id ? `lead=${state.lead_id}` : `application=${state.application_id}`;
+      return reply.redirect(`${base(view)}?${back}&done=rejected`, 303);
+    } catch (error) {
+      if (!isCommandError(error)) throw error;
+      const refused = refusalErrors(error, { reason: 'reason' });
+      return sendPage(reply, await rejectPage(services, view, id, refused.errors), refused.status);
+    }
+  });
+
+  app.get('/w/:slug/documents/:id/content', async (request, reply) => {
+    const view = await memberView(services, request);
+    allow(view, 'documents.view');
+    const document = await findDocument(services.pool, view.workspace.id, false, idParam(request));
+    if (!document) throw new ConsoleRefusal(404, 'There is no such document in this workspace.');
+    if (document.status !== 'available' && document.status !== 'rejected')
+      throw new ConsoleRefusal(409, VERDICT[document.status] + '.');
+    const file = await storage.open(document.id);
+    if (!file) throw new ConsoleRefusal(404, 'The file of this document is missing.');
+    return reply
+      .header('content-type', document.content_type)
+      .header('content-length', String(file.size))
+      .header('content-disposition', contentDisposition(document.filename || 'document'))
+      .send(file.stream);
+  });
+}
