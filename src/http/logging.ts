@@ -72,8 +72,8 @@ const BASE64_FORMS = [`${KEY_PREFIX}_live_`, `${KEY_PREFIX}_test_`, SECRET_PREFI
   .map((anchor) => `${B64}{0,3}${escapeRegex(anchor)}${B64}{8,}`);
 const SECRET_FORMS = new RegExp([...PLAIN_FORMS, ...BASE64_FORMS].join('|'), 'g');
 /**
- * A cheap first look (about 1 µs on a request line, against 40 µs for SECRET_FORMS): a line with none of these has
- * nothing to scrub. Every form above contains one: a key's or secret's head, a percent escape, or a base64 anchor.
+ * A cheap first look, far cheaper than SECRET_FORMS: a line with none of these has nothing to scrub. Every form
+ * above contains one: a key's or secret's head, a percent escape, or a base64 anchor.
  */
 const CANDIDATE = new RegExp(
   [

@@ -128,7 +128,7 @@ export class DeliveryWorker {
    * recorded and its slot is free). The claim starts on the next turn of the event loop, so the wake-ups of one turn
    * make one claim: the attempts recorded by one statement free their slots together, and a claim started at the
    * first of them would see every one (they committed together) and leave the others' wake-ups a second claim that
-   * finds nothing (a fifth of all claims in bench:webhooks did).
+   * finds nothing.
    */
   wake(): void {
     if (!this.running || this.wakeScheduled) return;

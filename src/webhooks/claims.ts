@@ -29,8 +29,8 @@ export interface ClaimedDelivery {
 /** Deliveries in flight at once to one endpoint, across all workers: a hanging or slow endpoint holds no more slots. */
 export const DEFAULT_PER_ENDPOINT_IN_FLIGHT = 16;
 /**
- * In-flight deliveries allowed to an endpoint proven fast: with 16 for every endpoint, one healthy receiver answering
- * in a few ms got only 440-620 deliveries/s, the claim and record round trips setting the pace (docs/decisions.md).
+ * In-flight deliveries allowed to an endpoint proven fast: a healthy receiver answering in a few ms is held back by
+ * how long each lease lives (claim, send, recording), not by its own speed, so it needs more slots (docs/decisions.md).
  */
 export const DEFAULT_FAST_ENDPOINT_IN_FLIGHT = 64;
 /** An attempt that fails or takes this long makes its endpoint slow (and one in flight this long, too). */
