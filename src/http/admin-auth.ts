@@ -11,7 +11,7 @@ import { can, operationOfAdminRoute, type Role } from '../identity/permissions.j
 import type { Workspace } from '../workspaces/workspace.js';
 import { CANONICAL_UUID } from './edge-values.js';
 import { ApiError, notFound } from './errors.js';
-import { failed, type AuthDeps } from './auth.js';
+import { failed } from './auth.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -71,9 +71,8 @@ export function bearerOf(request: FastifyRequest): string | undefined {
  * role the token carries (401), and that the permission table lets that role do the route's operation (403). The
  * member is recorded as the actor of what the request changes. A wrong token counts as a failed authentication.
  */
-export function adminAuthentication(
-  deps: Pick<AuthDeps, 'rateLimits' | 'failureLimit'> & { sql: Queryable; now: () => Date },
-) {
+export function adminAuthentication(services: Pick<AppServices, 'pool' | 'now' | 'rateLimits' | 'config'>) {
+  const deps = { sql: services.pool as Queryable, now: services.now };
   return async function authenticateStaff(request: FastifyRequest): Promise<void> {
     const presented = bearerOf(request);
     if (!presented) throw invalidToken();
@@ -81,7 +80,9 @@ export function adminAuthentication(
     const token = presented.startsWith(ACCESS_TOKEN_PREFIX)
       ? await useAccessToken(deps.sql, presented, deps.now())
       : undefined;
-    if (!token) throw await failed(request, deps, invalidToken);
+    // The store is read on each request, as the app's own authentication reads it.
+    const limits = { rateLimits: services.rateLimits, failureLimit: services.config.authFailureLimit };
+    if (!token) throw await failed(request, limits, invalidToken);
 
     // Every admin operation acts on the workspace its path names (`/admin/v1/workspaces/:workspace/…`).
     const ref = String((request.params as { workspace?: unknown }).workspace ?? '');

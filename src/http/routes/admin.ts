@@ -28,15 +28,7 @@ export async function registerAdminInterface(app: TypedApp, services: AppService
       await admin.register(
         async (v1: TypedApp) => {
           v1.decorateRequest('staff', null);
-          v1.addHook(
-            'onRequest',
-            adminAuthentication({
-              sql: services.pool,
-              rateLimits: services.rateLimits,
-              failureLimit: services.config.authFailureLimit,
-              now: services.now,
-            }),
-          );
+          v1.addHook('onRequest', adminAuthentication(services));
           registerAdminApplicationRoutes(v1, services);
           registerAdminWebhookRoutes(v1, services);
           registerAdminTaskRoutes(v1, services);
