@@ -60,7 +60,7 @@ export function composePauseNotice(facts: PauseNoticeFacts): { subject: string; 
       '',
       'To resume it, fix the receiving server, then either:',
       `  - run: visa-crm webhook resume ${facts.workspaceSlug} ${facts.endpointId} --as <your email>`,
-      `  - or send: POST ${resumeRoute} (admin interface, with your admin token and X-Admin-User)`,
+      `  - or send: POST ${resumeRoute} (admin interface, with your personal access token)`,
       '',
       'You receive this because you are an owner of the workspace.',
     ].join('\n'),

@@ -6,7 +6,7 @@ import { interleavingGates, type InterleavingPoint } from '../../src/commands/su
 import { readAllWith } from '../../src/events/postgres-event-store.js';
 import { FANOUT_SUBSCRIPTION, fanOutBatch, type FanOutResult } from '../../src/subscribers/webhook-fanout.js';
 import { searchEverywhere } from '../support/search-everywhere.js';
-import { ADMIN_TOKEN, webhookHarness, type Harness } from '../webhooks/support/harness.js';
+import { webhookHarness, type Harness } from '../webhooks/support/harness.js';
 
 /** A person with a name, phone and email of their own, which a search must not find once they are erased. */
 export interface Person {
@@ -121,7 +121,7 @@ export async function raceFixture(t: Test): Promise<RaceFixture> {
       body.set('file', new Blob([`%PDF-1.4\n%${name}\n%%EOF\n`], { type: 'application/pdf' }), `${name}.pdf`);
       return h.request(`/admin/v1/workspaces/${h.ws.workspace.slug}/documents`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-admin-user': 'asha@northstar.example' },
+        headers: { authorization: `Bearer ${h.ws.staffToken}` },
         body,
       });
     },
