@@ -102,9 +102,10 @@ export function registerKeyCommands(program: Command, json: () => boolean): void
           keys.map((k) => ({
             ...k,
             last4: `…${k.last4}`,
+            last_used_at: k.last_used_at ?? 'never',
             state: k.revoked_at ? 'revoked' : k.expires_at && k.expires_at < new Date() ? 'expired' : 'active',
           })),
-          ['id', 'name', 'kind', 'mode', 'last4', 'scopes', 'state', 'expires_at'],
+          ['id', 'name', 'kind', 'mode', 'last4', 'scopes', 'state', 'last_used_at', 'expires_at'],
         ),
       );
     });

@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats';
 import { authenticate, type AuthContext, type AuthDeps, type RouteAuth } from './auth.js';
 import { isServiceDateTime, CANONICAL_UUID, withEdgeChecks } from './edge-values.js';
 import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
+import { LastUseRecorder } from '../keys/last-use.js';
 import { bindRequestLog, loggerOptions, RequestLog } from './logging.js';
 import { registerLoadShedding, registerMetrics } from './observability.js';
 import { registerPublicDocument } from './openapi.js';
@@ -70,6 +71,7 @@ function registerAuthentication(app: TypedApp, services: AppServices): void {
       return services.now;
     },
   };
+  const lastUse = new LastUseRecorder();
   app.addHook('onRoute', (route) => {
     const rule = route.config?.auth;
     if (!rule) return;
@@ -80,6 +82,8 @@ function registerAuthentication(app: TypedApp, services: AppServices): void {
         key_id: request.auth.key.id,
         sandbox: request.auth.sandbox,
       });
+      // Only a request that passed every check is a use; the write is not awaited.
+      lastUse.record(services.pool, request.auth.key.id, services.now(), request.log);
     };
     const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
     route.onRequest = [check, ...own];

@@ -142,7 +142,7 @@ export const PERMISSIONS = {
     admin: ['createTask', 'changeTask', 'completeTask', 'reopenTask'],
     cli: ['task create', 'task change', 'task complete', 'task reopen'],
   }),
-  'invoices.view': rule('List and read invoices', OVERSIGHT, { console: true, admin: ['listInvoices', 'getInvoice'] }),
+  'invoices.view': rule('List and read invoices', ALL, { console: true, admin: ['listInvoices', 'getInvoice'] }),
   'invoices.issue': rule('Issue an invoice and record a payment', STAFF, {
     console: true,
     admin: ['issueInvoice', 'recordPayment'],

@@ -83,11 +83,18 @@ export async function createKey(sql: Queryable, input: NewKey): Promise<{ record
   return { record: result.rows[0]!, value };
 }
 
-export async function listKeys(sql: Queryable, tenantId: string): Promise<ApiKeyRecord[]> {
+/** A key as listed to staff: with its last use, which the cached lookups leave out (it moves every minute). */
+export interface ListedKey extends ApiKeyRecord {
+  /** Within a minute of the last request it authenticated; null when never used. */
+  last_used_at: Date | null;
+}
+
+export async function listKeys(sql: Queryable, tenantId: string): Promise<ListedKey[]> {
   return (
-    await sql.query<ApiKeyRecord>(`SELECT ${COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at`, [
-      tenantId,
-    ])
+    await sql.query<ListedKey>(
+      `SELECT ${COLUMNS}, last_used_at FROM api_keys WHERE tenant_id = $1 ORDER BY created_at`,
+      [tenantId],
+    )
   ).rows;
 }
 

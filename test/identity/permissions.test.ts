@@ -37,6 +37,16 @@ t.test('docs/decisions.md holds the permission table the code enforces', async (
   t.same(cells(between![1]!), cells(permissionTableMarkdown()), 'the same operations, roles and doors');
 });
 
+t.test('a role that may act on a kind of record may view it (invoices: issuing implies reading)', async (t) => {
+  for (const op of OPERATIONS) {
+    const view = `${op.split('.')[0]}.view`;
+    if (op === view || !(OPERATIONS as readonly string[]).includes(view)) continue;
+    for (const role of ROLES)
+      if (can(role, op)) t.ok(can(role, view as typeof op), `${role} may ${op}, so may ${view}`);
+  }
+  t.ok(can('counsellor', 'invoices.view'), 'a counsellor issues invoices and records payments, so reads them');
+});
+
 /** Every command of the program, with its `group name` path. */
 function commandsOf(program: Command): Command[] {
   return program.commands.flatMap((c) => [c, ...commandsOf(c)]);

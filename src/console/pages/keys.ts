@@ -49,6 +49,7 @@ async function keysPage(
             <th scope="col">Type</th>
             <th scope="col">Mode</th>
             <th scope="col">Scopes</th>
+            <th scope="col">Last use</th>
             <th scope="col">Expires</th>
             <th scope="col">State</th>
           </tr>
@@ -62,6 +63,7 @@ async function keysPage(
                 <td>${k.kind}</td>
                 <td>${k.mode}</td>
                 <td>${k.scopes.join(', ')}</td>
+                <td>${k.last_used_at ? when(k.last_used_at) : 'never'}</td>
                 <td>${when(k.expires_at)}</td>
                 <td>
                   ${

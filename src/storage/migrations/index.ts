@@ -31,6 +31,7 @@ import * as staffIdentity from './0080-staff-identity.js';
 import * as derivedKeyRowsIndex from './0090-derived-key-rows-index.js';
 import * as leadSearchTrigrams from './0095-lead-search-trigrams.js';
 import * as leadListFilterIndexes from './0096-lead-list-filter-indexes.js';
+import * as keyLastUseAndSandboxIndex from './0097-key-last-use-and-sandbox-index.js';
 
 export interface Migration {
   version: number;
@@ -74,4 +75,5 @@ export const migrations: Migration[] = [
   { version: 90, ...derivedKeyRowsIndex },
   { version: 95, ...leadSearchTrigrams },
   { version: 96, ...leadListFilterIndexes },
+  { version: 97, ...keyLastUseAndSandboxIndex },
 ];
