@@ -1,3 +1,4 @@
+import { idOfStream } from '../domain/streams.js';
 import type { Lead } from '../domain/leads/lead.js';
 import type { Queryable } from '../storage/postgres.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../events/event-rows.js';
@@ -162,7 +163,7 @@ export async function sandboxSubmissions(
     return {
       received_at: event.createdAt,
       outcome: event.type === 'lead.created' ? 'created' : 'duplicate',
-      lead_id: event.streamId.slice('lead-'.length),
+      lead_id: idOfStream('lead', event.streamId),
       full_name: text(said.full_name) ?? '',
       email: text(said.email),
       phone: text(said.phone),

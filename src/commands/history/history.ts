@@ -6,7 +6,7 @@ import { leadStream, type Lead } from '../../domain/leads/lead.js';
 import type { StoredEvent } from '../../events/types.js';
 import { toApplicationEvent } from '../../projections/applications.js';
 import { applicationView } from '../applications/application-view.js';
-import { applicationStream } from '../applications/load-application.js';
+import { applicationStream } from '../../domain/applications/index.js';
 import { RuleError } from '../../domain/rule-error.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../../events/event-rows.js';
 import { personalDataKeysOf } from '../../events/personal-data.js';
