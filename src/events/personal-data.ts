@@ -171,17 +171,3 @@ export class PersonalDataKeys {
     return this.keys.size;
   }
 }
-
-const keysByPool = new WeakMap<object, PersonalDataKeys>();
-
-/**
- * The keys of the service whose event store uses `pool` (set by PostgresEventStore). Readers that get the pool alone
- * (read-model rebuild, the webhook fan-out) find them here, so every reader of a pool opens events the same way.
- */
-export function registerPersonalDataKeys(pool: object, keys: PersonalDataKeys): void {
-  keysByPool.set(pool, keys);
-}
-
-export function personalDataKeysOf(pool: object): PersonalDataKeys | undefined {
-  return keysByPool.get(pool);
-}

@@ -4,7 +4,7 @@ import { inTransaction } from '../storage/transaction.js';
 import type { EventStore, StoreTransaction, TransactOptions } from './event-store.js';
 import { applyProjections } from './apply-projections.js';
 import { readAllWith, readStreamWith } from './event-rows.js';
-import { registerPersonalDataKeys, type PersonalDataKeys, type PersonOfStream } from './personal-data.js';
+import type { PersonalDataKeys, PersonOfStream } from './personal-data.js';
 import { newStreamConflict, openingStatements, PostgresStoreTransaction } from './store-transaction.js';
 import type { CommandContext, GlobalPosition, StoredEvent } from './types.js';
 
@@ -33,7 +33,6 @@ export class PostgresEventStore implements EventStore {
   ) {
     this.personal = options.personal;
     this.personOf = options.personOf;
-    if (options.personal) registerPersonalDataKeys(pool, options.personal);
   }
 
   /**

@@ -2,7 +2,7 @@ import { idOfStream } from '../domain/streams.js';
 import type { Lead } from '../domain/leads/lead.js';
 import type { Queryable } from '../storage/postgres.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../events/event-rows.js';
-import { personalDataKeysOf } from '../events/personal-data.js';
+import type { PersonalDataKeys } from '../events/personal-data.js';
 import type pg from 'pg';
 import { waitForLeadWrites } from '../leads/sync-gate.js';
 
@@ -142,6 +142,7 @@ export interface SandboxSubmission {
  */
 export async function sandboxSubmissions(
   sql: Queryable,
+  keys: PersonalDataKeys | undefined,
   tenantId: string,
   keyId: string,
   limit = 100,
@@ -155,7 +156,6 @@ export async function sandboxSubmissions(
       LIMIT $3`,
     [tenantId, keyId, limit],
   );
-  const keys = personalDataKeysOf(sql);
   return result.rows.map((row) => {
     const event = toOpenedEvent(row, keys);
     const said = (event.data.payload ?? event.data.submission ?? {}) as Record<string, unknown>;
