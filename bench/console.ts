@@ -113,7 +113,7 @@ const pages: { name: string; path: string; reads: () => Promise<unknown> }[] = [
     path: `${w}/keys/${testKey.record.id}`,
     reads: async () => [
       await listKeys(db.pool, workspace.id),
-      await sandboxSubmissions(db.pool, workspace.id, testKey.record.id),
+      await sandboxSubmissions(db.pool, services.personalData, workspace.id, testKey.record.id),
     ],
   },
   {

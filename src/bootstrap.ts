@@ -1,3 +1,4 @@
+import { personOfNewStream } from './domain/streams.js';
 import path from 'node:path';
 import type pg from 'pg';
 import type { DocumentServices } from './commands/documents/document-commands.js';
@@ -57,7 +58,7 @@ export async function createServices(
   const secretBox = await loadSecretBox(config);
   const personalData = PersonalDataKeys.of(secretBox);
   await rewriteDerivedKeyRows(db.pool, personalData);
-  const store = new PostgresEventStore(db.pool, projections, { personal: personalData });
+  const store = new PostgresEventStore(db.pool, projections, { personal: personalData, personOf: personOfNewStream });
   const metrics = new Metrics();
   metrics.observe({
     poolWaiting: () => db.pool.waitingCount,

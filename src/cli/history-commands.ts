@@ -1,3 +1,4 @@
+import { streamName } from '../domain/streams.js';
 import type { Command } from 'commander';
 import { historyEntries, type HistoryEntry } from '../commands/history/summary.js';
 import { withServices } from './context.js';
@@ -19,19 +20,13 @@ export function registerHistoryCommands(program: Command, json: () => boolean): 
     .description(
       'print the full history of a lead, an application, a task, an invoice or a document: what happened, who did it, when',
     );
-  for (const [what, prefix] of [
-    ['lead', 'lead-'],
-    ['application', 'application-'],
-    ['task', 'task-'],
-    ['invoice', 'invoice-'],
-    ['document', 'document-'],
-  ] as const) {
+  for (const what of ['lead', 'application', 'task', 'invoice', 'document'] as const) {
     history
       .command(`${what} <id>`)
       .description(`every event of the ${what}, in order`)
       .action(async (id: string) => {
         requireId(id, what);
-        const events = await withServices((s) => s.store.readStream(`${prefix}${id}`));
+        const events = await withServices((s) => s.store.readStream(streamName(what, id)));
         if (events.length === 0) throw new CliError(`No ${what} ${id}`);
         const entries = historyEntries(events);
         output(json(), entries, () => historyText(`History of ${what} ${id}`, entries));

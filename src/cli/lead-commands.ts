@@ -32,7 +32,7 @@ export function registerLeadCommands(program: Command, json: () => boolean): voi
         if (!key) throw new CliError(`No key ${o.key} in workspace ${ws.slug}`);
         if (key.mode !== 'test')
           throw new CliError(`Key ${o.key} is a live key; only test keys have sandbox submissions`);
-        return sandboxSubmissions(s.pool, ws.id, key.id, limit);
+        return sandboxSubmissions(s.pool, s.personalData, ws.id, key.id, limit);
       });
       output(json(), rows, () =>
         table(rows as unknown as Record<string, unknown>[], [

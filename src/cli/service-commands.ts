@@ -65,7 +65,7 @@ export function registerServiceCommands(program: Command, json: () => boolean): 
     .command('rebuild')
     .description('drop every read model and rebuild it from the event log')
     .action(async () => {
-      const result = await withServices((s) => rebuildReadModels(s.pool, projections));
+      const result = await withServices((s) => rebuildReadModels(s.pool, projections, s.personalData));
       output(
         json(),
         { rebuilt: projections.map((p) => p.name), events: result.events },

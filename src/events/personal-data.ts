@@ -88,30 +88,13 @@ export function openEvent(
 }
 
 /**
- * The person a stream's data belongs to, for a new stream's key: a lead's own id, an application's lead, and for a
- * document, task or invoice the lead its first event names (`person_id`).
+ * The person a new stream's data belongs to, for its data key (null: none, the stream gets no key), given its name and
+ * first event. The command layer knows the stream kinds and supplies it (src/domain/streams.ts).
  */
-export function personOfNewStream(
+export type PersonOfStream = (
   streamId: string,
   first: { type: string; data: Record<string, unknown> } | undefined,
-): string | null {
-  if (streamId.startsWith('lead-')) return streamId.slice('lead-'.length);
-  if (streamId.startsWith('application-') && first?.type === 'application.opened') {
-    const leadId = first.data.lead_id;
-    return typeof leadId === 'string' ? leadId : null;
-  }
-  const filedUnderPerson: Record<string, string> = {
-    'document-': 'document.received',
-    'task-': 'task.created',
-    'invoice-': 'invoice.issued',
-  };
-  for (const [prefix, type] of Object.entries(filedUnderPerson))
-    if (streamId.startsWith(prefix) && first?.type === type) {
-      const personId = first.data.person_id;
-      return typeof personId === 'string' ? personId : null;
-    }
-  return null;
-}
+) => string | null;
 
 /** The key derivations of the stored formats before 2026-11-26. */
 type DerivedFormats = Pick<SecretBox, 'personKeySeeds' | 'personKeyNonces'>;
@@ -187,18 +170,4 @@ export class PersonalDataKeys {
   get cached(): number {
     return this.keys.size;
   }
-}
-
-const keysByPool = new WeakMap<object, PersonalDataKeys>();
-
-/**
- * The keys of the service whose event store uses `pool` (set by PostgresEventStore). Readers that get the pool alone
- * (read-model rebuild, the webhook fan-out) find them here, so every reader of a pool opens events the same way.
- */
-export function registerPersonalDataKeys(pool: object, keys: PersonalDataKeys): void {
-  keysByPool.set(pool, keys);
-}
-
-export function personalDataKeysOf(pool: object): PersonalDataKeys | undefined {
-  return keysByPool.get(pool);
 }

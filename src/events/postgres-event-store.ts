@@ -4,7 +4,7 @@ import { inTransaction } from '../storage/transaction.js';
 import type { EventStore, StoreTransaction, TransactOptions } from './event-store.js';
 import { applyProjections } from './apply-projections.js';
 import { readAllWith, readStreamWith } from './event-rows.js';
-import { registerPersonalDataKeys, type PersonalDataKeys } from './personal-data.js';
+import type { PersonalDataKeys, PersonOfStream } from './personal-data.js';
 import { newStreamConflict, openingStatements, PostgresStoreTransaction } from './store-transaction.js';
 import type { CommandContext, GlobalPosition, StoredEvent } from './types.js';
 
@@ -17,11 +17,14 @@ export interface PostgresEventStoreOptions {
    * The service always sets it; without it events are stored as given (tests of the store alone, bench baselines).
    */
   personal?: PersonalDataKeys;
+  /** Whom a new stream's data key is filed under; without it no stream gets a key. */
+  personOf?: PersonOfStream;
 }
 
 export class PostgresEventStore implements EventStore {
   private readonly commitListeners = new Set<() => void>();
   readonly personal: PersonalDataKeys | undefined;
+  private readonly personOf: PersonOfStream | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -29,7 +32,7 @@ export class PostgresEventStore implements EventStore {
     options: PostgresEventStoreOptions = {},
   ) {
     this.personal = options.personal;
-    if (options.personal) registerPersonalDataKeys(pool, options.personal);
+    this.personOf = options.personOf;
   }
 
   /**
@@ -48,7 +51,7 @@ export class PostgresEventStore implements EventStore {
       const result = await inTransaction(
         this.pool,
         async (sql) => {
-          const tx = new PostgresStoreTransaction(sql, context, streams, this.personal);
+          const tx = new PostgresStoreTransaction(sql, context, streams, this.personal, this.personOf);
           const value = await work(tx);
           if (tx.appended.length > 0) await applyProjections(sql, this.projections, tx.appended);
           appended = tx.appended.length;

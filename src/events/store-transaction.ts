@@ -4,7 +4,7 @@ import type { StoreTransaction } from './event-store.js';
 import { chainFrom, contentDigest, GENESIS, type ChainedContent } from './chain.js';
 import { COLUMNS, readStreamKeyed, toStoredEvent, type EventRow, type StreamKeyRow } from './event-rows.js';
 import { holdsPersonalData, saysPersonalData } from './personal-fields.js';
-import { personOfNewStream, sealEvent, type PersonalDataKeys } from './personal-data.js';
+import { sealEvent, type PersonalDataKeys, type PersonOfStream } from './personal-data.js';
 import {
   ErasedStreamError,
   WrongExpectedRevisionError,
@@ -92,6 +92,8 @@ export class PostgresStoreTransaction implements StoreTransaction {
     streams: string[],
     /** Seals personal values with per-stream keys (personal-data.ts); absent: events are stored as given. */
     private readonly keys?: PersonalDataKeys,
+    /** Whom a new stream's data key is filed under (no person: no key). */
+    private readonly personOf: PersonOfStream = () => null,
   ) {
     for (const stream of streams) this.locked.add(stream);
     this.now = baseContext.now;
@@ -158,7 +160,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
       return null;
     }
     if (key instanceof Buffer) return key;
-    return this.createKey(streamId, personOfNewStream(streamId, undefined));
+    return this.createKey(streamId, this.personOf(streamId, undefined));
   }
 
   /**
@@ -270,7 +272,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
       metadata,
       createdAt: this.now,
     }));
-    const person = personOfNewStream(streamId, events[0]);
+    const person = this.personOf(streamId, events[0]);
     const key = this.makeKey(streamId, person);
     const data = this.stored(
       streamId,

@@ -1,3 +1,4 @@
+import { idOfStream } from '../domain/streams.js';
 import {
   APPLICATION_EVENT_TYPES,
   applicationStatus,
@@ -44,7 +45,7 @@ export const applicationsProjection: Projection = {
       );
       return;
     }
-    const id = stored.streamId.slice('application-'.length);
+    const id = idOfStream('application', stored.streamId);
     const row = (
       await sql.query<{ state: ApplicationState }>(
         'SELECT state FROM applications WHERE id = $1 AND tenant_id = $2 FOR UPDATE',

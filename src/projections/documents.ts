@@ -1,9 +1,8 @@
+import { idOfStream, streamOf } from '../domain/streams.js';
 import { DOCUMENT_EVENT_TYPES, evolve, type Document, type DocumentEvent } from '../domain/documents/index.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
-
-export const documentStream = (id: string): string => `document-${id}`;
 
 /** A stored event of a document stream as the domain's event type (the stream only ever holds what decide made). */
 export function toDocumentEvent(event: RecordedEvent): DocumentEvent {
@@ -20,7 +19,7 @@ export const documentsProjection: Projection = {
   async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
     // The read model is of document streams: an event of a document kind appended elsewhere (the webhook suites
     // append made-up deliveries of these kinds) is not a document's.
-    if (!stored.streamId.startsWith('document-')) return;
+    if (streamOf(stored.streamId)?.kind !== 'document') return;
     const event = toDocumentEvent(stored);
     if (event.type === 'document.received') {
       const document = evolve(null, event);
@@ -41,7 +40,7 @@ export const documentsProjection: Projection = {
       );
       return;
     }
-    const id = stored.streamId.slice('document-'.length);
+    const id = idOfStream('document', stored.streamId);
     const row = (
       await sql.query<{ body: Document }>('SELECT body FROM documents WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [
         id,

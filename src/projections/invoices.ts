@@ -1,9 +1,8 @@
+import { idOfStream } from '../domain/streams.js';
 import { INVOICE_EVENT_TYPES, evolve, type Invoice, type InvoiceEvent } from '../domain/invoices/index.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
-
-export const invoiceStream = (id: string): string => `invoice-${id}`;
 
 /** A stored event of an invoice stream as the domain's event type (the stream only ever holds what decide made). */
 export function toInvoiceEvent(event: RecordedEvent): InvoiceEvent {
@@ -38,7 +37,7 @@ export const invoicesProjection: Projection = {
       );
       return;
     }
-    const id = stored.streamId.slice('invoice-'.length);
+    const id = idOfStream('invoice', stored.streamId);
     const row = (
       await sql.query<{ body: Invoice }>('SELECT body FROM invoices WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [
         id,

@@ -1,7 +1,8 @@
+import { idOfStream } from '../domain/streams.js';
 import type { Lead } from '../domain/leads/lead.js';
 import type { Queryable } from '../storage/postgres.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../events/event-rows.js';
-import { personalDataKeysOf } from '../events/personal-data.js';
+import type { PersonalDataKeys } from '../events/personal-data.js';
 import type pg from 'pg';
 import { waitForLeadWrites } from '../leads/sync-gate.js';
 
@@ -141,6 +142,7 @@ export interface SandboxSubmission {
  */
 export async function sandboxSubmissions(
   sql: Queryable,
+  keys: PersonalDataKeys | undefined,
   tenantId: string,
   keyId: string,
   limit = 100,
@@ -154,7 +156,6 @@ export async function sandboxSubmissions(
       LIMIT $3`,
     [tenantId, keyId, limit],
   );
-  const keys = personalDataKeysOf(sql);
   return result.rows.map((row) => {
     const event = toOpenedEvent(row, keys);
     const said = (event.data.payload ?? event.data.submission ?? {}) as Record<string, unknown>;
@@ -162,7 +163,7 @@ export async function sandboxSubmissions(
     return {
       received_at: event.createdAt,
       outcome: event.type === 'lead.created' ? 'created' : 'duplicate',
-      lead_id: event.streamId.slice('lead-'.length),
+      lead_id: idOfStream('lead', event.streamId),
       full_name: text(said.full_name) ?? '',
       email: text(said.email),
       phone: text(said.phone),

@@ -1,3 +1,4 @@
+import { idOfStream } from '../domain/streams.js';
 import { toLeadEvent } from '../domain/leads/events.js';
 import { leadFromPayload } from '../domain/leads/evolve.js';
 import { LeadEventType, type Lead } from '../domain/leads/lead.js';
@@ -12,7 +13,7 @@ export const leadsProjection: Projection = {
   eventTypes: Object.values(LeadEventType),
   async apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
     const event = toLeadEvent(recorded);
-    const id = recorded.streamId.slice('lead-'.length);
+    const id = idOfStream('lead', recorded.streamId);
     switch (event.type) {
       case LeadEventType.created:
         return insertLead(sql, recorded, leadFromPayload(event.data.payload));

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { personalDataKeysOf } from '../events/personal-data.js';
+import type { PersonalDataKeys } from '../events/personal-data.js';
 import { applyProjections, readAllWith } from '../events/postgres-event-store.js';
 import { START_OF_LOG, type GlobalPosition } from '../events/types.js';
 import { withTransaction } from '../storage/postgres.js';
@@ -15,10 +15,11 @@ export const REBUILD_BATCH = 1000;
 export async function rebuildReadModels(
   pool: pg.Pool,
   projections: readonly Projection[],
+  /** Opens the personal values the projections read (the service's keys; none: they read sealed, as erased). */
+  keys: PersonalDataKeys | undefined,
   options: { batchSize?: number } = {},
 ): Promise<{ events: number }> {
   const batchSize = options.batchSize ?? REBUILD_BATCH;
-  const keys = personalDataKeysOf(pool);
   return withTransaction(pool, async (sql) => {
     await sql.query('LOCK TABLE events IN SHARE MODE');
     const tables = projections.flatMap((p) => p.tables);

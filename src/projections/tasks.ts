@@ -1,3 +1,4 @@
+import { idOfStream } from '../domain/streams.js';
 import {
   TASK_EVENT_TYPES,
   evolve,
@@ -10,8 +11,6 @@ import {
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
-
-export const taskStream = (id: string): string => `task-${id}`;
 
 /** A stored event of a task stream as the domain's event type (the stream only ever holds what decide made). */
 export function toTaskEvent(event: RecordedEvent): TaskEvent {
@@ -61,7 +60,7 @@ export const tasksProjection: Projection = {
         ],
       );
     } else {
-      const id = stored.streamId.slice('task-'.length);
+      const id = idOfStream('task', stored.streamId);
       const row = (
         await sql.query<{ state: TaskState }>('SELECT state FROM tasks WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [
           id,

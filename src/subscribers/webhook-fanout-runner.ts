@@ -32,7 +32,12 @@ export class FanOutRunner {
 
   private async catchUp(): Promise<void> {
     while (this.running) {
-      const result = await fanOutBatch(this.services.pool, this.services.now(), this.options.batchSize);
+      const result = await fanOutBatch(
+        this.services.pool,
+        this.services.personalData,
+        this.services.now(),
+        this.options.batchSize,
+      );
       if (result.deliveries > 0) this.options.onDeliveries?.();
       if (result.busy || result.events === 0) return;
     }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { personalDataKeysOf } from '../events/personal-data.js';
+import type { PersonalDataKeys } from '../events/personal-data.js';
 import { readAllWith } from '../events/postgres-event-store.js';
 import { withTransaction } from '../storage/postgres.js';
 import { DELIVERIES_CHANNEL } from '../webhooks/deliveries.js';
@@ -25,7 +25,12 @@ export interface FanOutResult {
  * workspace and mode subscribed to its kind and created before it, and moves the checkpoint. Deliveries and the
  * checkpoint commit together, and a unique index on (event, endpoint) makes a replay record nothing twice.
  */
-export async function fanOutBatch(pool: pg.Pool, now: Date, batchSize = 500): Promise<FanOutResult> {
+export async function fanOutBatch(
+  pool: pg.Pool,
+  keys: PersonalDataKeys | undefined,
+  now: Date,
+  batchSize = 500,
+): Promise<FanOutResult> {
   return withTransaction(pool, async (sql) => {
     const checkpoint = await sql.query<{ tx_id_text: string; position: number }>(
       'SELECT tx_id::text AS tx_id_text, position FROM subscription_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED',
@@ -41,13 +46,7 @@ export async function fanOutBatch(pool: pg.Pool, now: Date, batchSize = 500): Pr
         );
       return { events: 0, deliveries: 0, busy: exists.rowCount !== 0 };
     }
-    const events = await readAllWith(
-      sql,
-      { txId: at.tx_id_text, position: at.position },
-      batchSize,
-      true,
-      personalDataKeysOf(pool),
-    );
+    const events = await readAllWith(sql, { txId: at.tx_id_text, position: at.position }, batchSize, true, keys);
     if (events.length === 0) return { events: 0, deliveries: 0, busy: false };
     const erased = await lockPersonsOf(sql, events);
     const deliverable = events.flatMap((event) => {

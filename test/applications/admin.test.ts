@@ -330,7 +330,7 @@ t.test('staff operations over HTTP: every event kind with its data, as it was at
 
   // The read model equals a replay of the log; the admin GET and the API agree.
   const before = (await (await f.admin(base)).json()) as AdminApplication;
-  await rebuildReadModels(f.app.pool, projections);
+  await rebuildReadModels(f.app.pool, projections, f.app.services.personalData);
   const rebuilt = (await (await f.admin(base)).json()) as AdminApplication;
   t.same(rebuilt, before, 'rebuilding the read model gives the same case');
   const api = await (await f.app.request(`/v1/applications/${view.id}/status`, { key: f.ws.live })).json();

@@ -23,7 +23,7 @@ t.test("a test key's sandbox submissions are read through the index on the actin
 
   // The statement exactly as sandboxSubmissions sends it, explained with its own values.
   const sent = recordSql(t);
-  const submissions = await sandboxSubmissions(f.app.pool, f.ws.workspace.id, keyId);
+  const submissions = await sandboxSubmissions(f.app.pool, f.app.services.personalData, f.ws.workspace.id, keyId);
   t.same(submissions.map((s) => s.full_name).sort(), ['Meera Nair', 'Rohan Das']);
   const statement = sent.find((s) => /FROM events/.test(s.text))!;
 

@@ -60,7 +60,7 @@ t.test('with the scanner down an upload waits, and is scanned when clamd is back
   t.match(await scanPendingDocuments(pool, store, documents, f.app.services.now), { pending: 0, recorded: 0 });
 
   const before = (await pool.query('SELECT id, status, body, revision FROM documents ORDER BY id')).rows;
-  await rebuildReadModels(pool, projections);
+  await rebuildReadModels(pool, projections, f.app.services.personalData);
   t.same(
     (await pool.query('SELECT id, status, body, revision FROM documents ORDER BY id')).rows,
     before,

@@ -223,7 +223,7 @@ t.test(
     t.equal(created.status, 201);
     const endpointId = ((await created.json()) as { id: string }).id;
     // The fan-out starts from its checkpoint at the start of the log; the endpoint counts as created before everything.
-    await fanOutBatch(pool, new Date());
+    await fanOutBatch(pool, app.services.personalData, new Date());
     await pool.query("UPDATE subscription_checkpoints SET tx_id = '0', position = 0");
     await pool.query("UPDATE webhook_endpoints SET created_tx_id = '1', created_position = 0 WHERE id = $1", [
       endpointId,
@@ -232,7 +232,7 @@ t.test(
     const placed = aroundBoundary(1000n, 500);
     const ids = await writeEvents(pool, placed, ws.workspace.id, 'lead.created');
     for (let step = 0; step < 100; step++) {
-      const result = await fanOutBatch(pool, new Date(), 4);
+      const result = await fanOutBatch(pool, app.services.personalData, new Date(), 4);
       if (result.events === 0) break;
     }
     const delivered = await pool.query<{ event_id: string }>(

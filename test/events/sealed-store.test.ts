@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import t from 'tap';
+import { personOfNewStream } from '../../src/domain/streams.js';
 import { PersonalDataKeys } from '../../src/events/personal-data.js';
 import { rewriteDerivedKeyRows } from '../../src/events/person-key-rows.js';
 import { PostgresEventStore } from '../../src/events/postgres-event-store.js';
@@ -43,6 +44,7 @@ async function keyRows(pool: import('pg').Pool, streamId: string) {
 t.test('a new lead stream: its key row goes in the events statement, and the events open on every read', async (t) => {
   const { pool } = await freshDatabase(t);
   const store = new PostgresEventStore(pool, [], {
+    personOf: personOfNewStream,
     personal: PersonalDataKeys.of(box),
   });
   const leadId = randomUUID();
@@ -64,6 +66,7 @@ t.test('a new lead stream: its key row goes in the events statement, and the eve
   const [event] = await store.readStream(stream);
   t.match(event!.data, { payload: { full_name: 'Priya Sharma', phone: '+919812345678' } }, 'read back opened');
   const fresh = new PostgresEventStore(pool, [], {
+    personOf: personOfNewStream,
     personal: PersonalDataKeys.of(box),
   });
   t.match(
@@ -81,6 +84,7 @@ t.test('a new lead stream: its key row goes in the events statement, and the eve
 t.test('a sealed event of 2 to 4 KB stays in the events heap (no TOAST row, no compression)', async (t) => {
   const { pool } = await freshDatabase(t);
   const store = new PostgresEventStore(pool, [], {
+    personOf: personOfNewStream,
     personal: PersonalDataKeys.of(box),
   });
   const stream = `lead-${randomUUID()}`;
@@ -102,12 +106,14 @@ t.test('a sealed event of 2 to 4 KB stays in the events heap (no TOAST row, no c
 t.test('keys wrapped by the earlier version keep sealing and opening their streams', async (t) => {
   const { pool } = await freshDatabase(t);
   const before = new PostgresEventStore(pool, [], {
+    personOf: personOfNewStream,
     personal: WrappedKeys.of(box),
   });
   const stream = `lead-${randomUUID()}`;
   await before.transact(context(), [], (tx) => tx.append(stream, 'no_stream', [created('Ana Old')]));
   t.match((await keyRows(pool, stream))[0]!.wrapped_key, /^v2:/);
   const now = new PostgresEventStore(pool, [], {
+    personOf: personOfNewStream,
     personal: PersonalDataKeys.of(box),
   });
   await now.transact(context(), [stream], (tx) =>
@@ -137,6 +143,7 @@ t.test(
     for (const [i, { stored, key }] of derived.entries()) {
       // As the version before wrote them: the events sealed under the derived key, the row holding what derives it.
       const before = new PostgresEventStore(pool, [], {
+        personOf: personOfNewStream,
         personal: new (class extends PersonalDataKeys {
           override newKey() {
             return { key, stored };
@@ -155,7 +162,7 @@ t.test(
     for (const stream of streams) t.match((await keyRows(pool, stream))[0]!.wrapped_key, /^v2:/, 'now wrapped');
     t.equal((await keyRows(pool, erased))[0]!.wrapped_key, null, 'an erased row stays erased');
     t.equal(await rewriteDerivedKeyRows(pool, PersonalDataKeys.of(box)), 0, 'nothing left the second time');
-    const now = new PostgresEventStore(pool, [], { personal: PersonalDataKeys.of(box) });
+    const now = new PostgresEventStore(pool, [], { personOf: personOfNewStream, personal: PersonalDataKeys.of(box) });
     for (const [i, stream] of streams.entries())
       t.match((await now.readStream(stream))[0]!.data, { payload: { full_name: `Person ${i}` } }, 'its events open');
   },
@@ -164,6 +171,7 @@ t.test(
 t.test('a new stream that exists already is the store conflict, naming the stream', async (t) => {
   const { pool } = await freshDatabase(t);
   const store = new PostgresEventStore(pool, [], {
+    personOf: personOfNewStream,
     personal: PersonalDataKeys.of(box),
   });
   const stream = `lead-${randomUUID()}`;
@@ -180,6 +188,7 @@ t.test('a new stream that exists already is the store conflict, naming the strea
 t.test('property: concurrent creators of one new stream: one wins, the others get the conflict', async (t) => {
   const { pool } = await freshDatabase(t, undefined, 12);
   const store = new PostgresEventStore(pool, [], {
+    personOf: personOfNewStream,
     personal: PersonalDataKeys.of(box),
   });
   await checkProperty(

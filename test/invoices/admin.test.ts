@@ -136,7 +136,7 @@ t.test('issue, pay in parts, refund and mark refunds paid through the admin inte
     t.equal((await f.admin('/invoices', { method: 'POST', json: bad })).status, 400, JSON.stringify(bad).slice(0, 80));
 
   const before = await f.app.pool.query('SELECT * FROM invoices ORDER BY id');
-  await rebuildReadModels(f.app.pool, projections);
+  await rebuildReadModels(f.app.pool, projections, f.app.services.personalData);
   t.same(
     (await f.app.pool.query('SELECT * FROM invoices ORDER BY id')).rows,
     before.rows,

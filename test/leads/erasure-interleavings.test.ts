@@ -48,7 +48,7 @@ async function run(f: RaceFixture, p: Person, kind: Kind): Promise<string> {
     case 'document':
       return answer(await f.uploadDocument(p, `${p.name} ${p.email}`));
     case 'fanout':
-      await fanOutBatch(f.h.pool, f.h.services.now());
+      await fanOutBatch(f.h.pool, f.h.services.personalData, f.h.services.now());
       return 'fanned out';
   }
 }

@@ -163,7 +163,7 @@ t.test(
       invoices: (await h.pool.query('SELECT id, body FROM invoices ORDER BY id')).rows,
     });
     const before = await snapshot();
-    await rebuildReadModels(h.pool, projections);
+    await rebuildReadModels(h.pool, projections, h.services.personalData);
     t.same(await snapshot(), before, 'a rebuild reads the same');
     t.equal((await verifyChains(h.pool, h.ws.workspace.id)).broken, null, 'the chains still verify');
 

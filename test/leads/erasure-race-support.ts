@@ -87,7 +87,7 @@ export interface RaceFixture {
 export async function raceFixture(t: Test): Promise<RaceFixture> {
   const h = await webhookHarness(t);
   await h.createEndpoint({ url: h.receiver.url(), events: ['lead.created', 'lead.updated', 'invoice.issued'] });
-  await fanOutBatch(h.pool, h.services.now()); // the first one only records the checkpoint
+  await fanOutBatch(h.pool, h.services.personalData, h.services.now()); // the first one only records the checkpoint
   const dataDir = h.services.config.dataDir;
   return {
     h,
@@ -133,7 +133,7 @@ export async function raceFixture(t: Test): Promise<RaceFixture> {
       const target = last.rows[0];
       if (!target) return;
       for (;;) {
-        const result = await fanOutBatch(h.pool, h.services.now());
+        const result = await fanOutBatch(h.pool, h.services.personalData, h.services.now());
         const passed = await h.pool.query<{ done: boolean }>(
           'SELECT (tx_id, position) >= ($2::xid8, $3::bigint) AS done FROM subscription_checkpoints WHERE name = $1',
           [FANOUT_SUBSCRIPTION, target.tx, target.position],
@@ -145,7 +145,7 @@ export async function raceFixture(t: Test): Promise<RaceFixture> {
     },
     async fanOutOnce() {
       for (;;) {
-        const result = await fanOutBatch(h.pool, h.services.now());
+        const result = await fanOutBatch(h.pool, h.services.personalData, h.services.now());
         if (result.events > 0) return result;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }

@@ -189,7 +189,7 @@ t.test('an erased person can be found nowhere; the log still verifies; others ar
   t.equal(verified.broken, null, 'every hash chain still verifies');
   const cli = await runCli(h.services.config.databaseUrl!, ['audit', 'verify', h.ws.workspace.slug]);
   t.equal(cli.code, 0, `visa-crm audit verify passes: ${cli.stdout}${cli.stderr}`);
-  await rebuildReadModels(h.pool, projections);
+  await rebuildReadModels(h.pool, projections, h.services.personalData);
   t.same(await getLead(h, h.ws.live, meera), lead, 'rebuilt from the log: the same erased lead');
   t.same(await getLead(h, h.ws.live, ravi), ravisBefore, 'the other person of the workspace is untouched');
   t.same(await getLead(h, other.live, omar), omarBefore, 'the person of the other workspace is untouched');

@@ -300,7 +300,7 @@ t.test('rebuilding the read model gives the same rows', async (t) => {
   const before = await f.pool.query('SELECT * FROM leads ORDER BY id');
   const { rebuildReadModels } = await import('../../src/projections/rebuild.js');
   const { projections } = await import('../../src/projections/index.js');
-  await rebuildReadModels(f.pool, projections);
+  await rebuildReadModels(f.pool, projections, f.services.personalData);
   const after = await f.pool.query('SELECT * FROM leads ORDER BY id');
   t.same(after.rows, before.rows);
 });
@@ -325,7 +325,7 @@ t.test('leads seeded one second apart through the capture command: listed in ord
   const before = await f.pool.query('SELECT * FROM leads ORDER BY id');
   const { rebuildReadModels } = await import('../../src/projections/rebuild.js');
   const { projections } = await import('../../src/projections/index.js');
-  await rebuildReadModels(f.pool, projections);
+  await rebuildReadModels(f.pool, projections, f.services.personalData);
   t.same(
     (await f.pool.query('SELECT * FROM leads ORDER BY id')).rows,
     before.rows,

@@ -28,7 +28,7 @@ t.test(
       json: { full_name: 'Held Back', email: 'held@example.com', consent: true },
     });
     t.equal(created.status, 201);
-    const batch = await fanOutBatch(api.pool, new Date());
+    const batch = await fanOutBatch(api.pool, api.services.personalData, new Date());
     t.equal(batch.events, 0, 'the fan-out reads nothing past the open transaction');
 
     const warnings: { fields: Record<string, unknown>; message: string }[] = [];
@@ -59,7 +59,7 @@ t.test(
     t.ok(sampleValue(samples, 'webhook_fanout_lag_seconds')! > 0, 'and their age');
 
     await blocker.query('COMMIT');
-    while ((await fanOutBatch(api.pool, new Date())).events > 0);
+    while ((await fanOutBatch(api.pool, api.services.personalData, new Date())).events > 0);
     const after = parsePrometheus(
       await (await api.request('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text(),
     ).samples;

@@ -177,7 +177,7 @@ t.test('rebuilding every read model from the log gives the same rows as live pro
     Object.values(live).every((rows) => rows.length > 0),
     'every read model has rows to compare',
   );
-  const rebuilt = await rebuildReadModels(app.pool, projections);
+  const rebuilt = await rebuildReadModels(app.pool, projections, app.services.personalData);
   t.ok(rebuilt.events > 10, `replayed ${rebuilt.events} events`);
   t.same(await snapshot(app.pool), live, 'the rebuilt rows equal the live ones, column for column');
 
@@ -238,7 +238,7 @@ t.test(
     const live = await snapshot(pool);
 
     for (const batchSize of [1, 3, 7]) {
-      const rebuilt = await rebuildReadModels(pool, projections, { batchSize });
+      const rebuilt = await rebuildReadModels(pool, projections, f.app.services.personalData, { batchSize });
       t.same(await snapshot(pool), live, `rebuilt in batches of ${batchSize}: the same rows`);
       t.ok(rebuilt.events > batchSize, 'the log is longer than the batch');
     }

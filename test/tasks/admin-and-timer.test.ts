@@ -166,7 +166,7 @@ t.test(
     t.equal(await f.overdueCount(late.id), 1);
 
     const before = await taskReadModels(pool);
-    await rebuildReadModels(pool, projections);
+    await rebuildReadModels(pool, projections, f.app.services.personalData);
     t.same(await taskReadModels(pool), before, 'read-models rebuild gives the same tasks and timers');
   },
 );

@@ -75,7 +75,7 @@ t.test('a read-model rebuild gives the same endpoint rows', async (t) => {
   t.equal((await h.admin('POST', `/webhooks/${a.id}/rotate-secret`)).status, 200);
   const select = 'SELECT * FROM webhook_endpoints ORDER BY id';
   const before = (await h.pool.query(select)).rows;
-  await rebuildReadModels(h.pool, projections);
+  await rebuildReadModels(h.pool, projections, h.services.personalData);
   t.same((await h.pool.query(select)).rows, before);
 });
 

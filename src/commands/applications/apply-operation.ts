@@ -9,7 +9,8 @@ import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { runCommand } from '../run-command.js';
 import { lockPersonOfStream } from '../subject.js';
-import { applicationStream, loadApplication } from './load-application.js';
+import { applicationStream } from '../../domain/applications/index.js';
+import { loadApplication } from './load-application.js';
 
 export interface OperationResult {
   state: ApplicationState;

@@ -1,3 +1,4 @@
+import { leadStream } from '../../domain/leads/lead.js';
 import {
   caseRef,
   fold,
@@ -12,7 +13,7 @@ import { markLeadConverted } from '../leads/convert-lead.js';
 import { runLeadWrite } from '../leads/lead-write.js';
 import { lockPerson } from '../subject.js';
 import { nextApplicationNumber } from './application-numbers.js';
-import { applicationStream } from './load-application.js';
+import { applicationStream } from '../../domain/applications/index.js';
 import { newId } from '../../shared/ids.js';
 
 /**
@@ -31,7 +32,7 @@ export async function convertLeadToApplication(
   const workflow = workspace.settings.application_workflow;
   workflowStages(workflow); // refuses before a case number is taken
   // The lead's updated_at changes: a lead write (runLeadWrite), so lead syncs cannot pass it.
-  return runLeadWrite(services, context, [`lead-${leadId}`, stream], async (tx) => {
+  return runLeadWrite(services, context, [leadStream(leadId), stream], async (tx) => {
     await lockPerson(tx, leadId);
     const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
     const now = tx.context.now;

@@ -1,9 +1,7 @@
-import { fold, type ApplicationState } from '../../domain/applications/index.js';
+import { applicationStream, fold, type ApplicationState } from '../../domain/applications/index.js';
 import type { StoreTransaction } from '../../events/event-store.js';
 import { toApplicationEvent } from '../../projections/applications.js';
 import { NotFoundError } from '../errors.js';
-
-export const applicationStream = (id: string): string => `application-${id}`;
 
 /** Reads and folds a case's stream inside the transaction; 404 when it is unknown, another tenant's or the other mode's. */
 export async function loadApplication(

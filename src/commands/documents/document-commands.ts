@@ -19,7 +19,8 @@ import { receiveFile, type ReceivedFile } from '../../documents/receive-file.js'
 import type { DocumentStorage } from '../../documents/storage.js';
 import type { EventStore, StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { documentStream, toDocumentEvent } from '../../projections/documents.js';
+import { documentStream } from '../../domain/documents/index.js';
+import { toDocumentEvent } from '../../projections/documents.js';
 import { newId } from '../../shared/ids.js';
 import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';

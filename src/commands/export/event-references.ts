@@ -3,6 +3,7 @@ import { DOCUMENT_EVENT_TYPES } from '../../domain/documents/index.js';
 import { INVOICE_EVENT_TYPES } from '../../domain/invoices/index.js';
 import { LEAD_EVENT_TYPES } from '../../domain/leads/lead.js';
 import { TASK_EVENT_TYPES } from '../../domain/tasks/index.js';
+import { STREAM_KINDS, streamName, type StreamKind } from '../../domain/streams.js';
 import { ENDPOINT_EVENTS } from '../../domain/webhooks/endpoint.js';
 
 /*
@@ -15,7 +16,7 @@ import { ENDPOINT_EVENTS } from '../../domain/webhooks/endpoint.js';
 /** A uuid as the service writes one: lower case, hyphenated. */
 export const CANONICAL_UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 
-export type StreamFamily = 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook-endpoint';
+export type StreamFamily = StreamKind;
 
 const EVENT_TYPES: Record<StreamFamily, readonly string[]> = {
   lead: LEAD_EVENT_TYPES,
@@ -26,7 +27,7 @@ const EVENT_TYPES: Record<StreamFamily, readonly string[]> = {
   'webhook-endpoint': Object.values(ENDPOINT_EVENTS),
 };
 
-const STREAM = new RegExp(`^(lead|application|document|invoice|task|webhook-endpoint)-(${CANONICAL_UUID})$`);
+const STREAM = new RegExp(`^(${STREAM_KINDS.join('|')})-(${CANONICAL_UUID})$`);
 const UUID = new RegExp(`^${CANONICAL_UUID}$`);
 
 /** `own`: must be the stream's id; a family: must be a stream of that family in the same import (or null). */
@@ -112,7 +113,7 @@ export function eventNaming(event: { stream: string; type: string; data: unknown
     if (names === 'own') {
       if (value !== stream.id)
         return { ok: false, reason: `its ${field} ${value} is not the id of its own stream ${event.stream}` };
-    } else references.push({ stream: `${names}-${value}`, what: `its ${field} ${value}` });
+    } else references.push({ stream: streamName(names, value), what: `its ${field} ${value}` });
   }
   return { ok: true, stream, references };
 }

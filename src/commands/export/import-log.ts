@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { applyProjections } from '../../events/apply-projections.js';
-import { isSealed, openEvent, personalDataKeysOf, type PersonalDataKeys } from '../../events/personal-data.js';
+import { isSealed, openEvent, type PersonalDataKeys } from '../../events/personal-data.js';
 import { anchorText } from '../../events/verify-chain.js';
 import type { Projection } from '../../projections/projection.js';
 import { bindEndpointSecrets } from '../../projections/webhook-endpoints.js';
@@ -49,7 +49,7 @@ export async function importExport(
   projections: readonly Projection[],
   files: readonly ExportFile[],
   /** Opens the personal values the export carries keys for (the service's own; same SECRET_ENCRYPTION_KEY). */
-  keys: PersonalDataKeys | undefined = personalDataKeysOf(pool),
+  keys: PersonalDataKeys | undefined,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   return withTransaction(pool, async (sql) => {

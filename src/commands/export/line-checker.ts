@@ -1,3 +1,4 @@
+import { leadStream } from '../../domain/leads/lead.js';
 import { Value } from 'typebox/value';
 import type { TSchema } from 'typebox';
 import { contentDigest, GENESIS, link, workspaceHead, type StreamHead } from '../../events/chain.js';
@@ -231,7 +232,7 @@ export class ExportLineChecker {
     const references = [...naming.references];
     if (line.personal_key)
       references.push({
-        stream: `lead-${line.personal_key.person}`,
+        stream: leadStream(line.personal_key.person),
         what: `its data key's person ${line.personal_key.person}`,
       });
     this.unresolved.delete(line.stream);

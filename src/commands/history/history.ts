@@ -6,10 +6,9 @@ import { leadStream, type Lead } from '../../domain/leads/lead.js';
 import type { StoredEvent } from '../../events/types.js';
 import { toApplicationEvent } from '../../projections/applications.js';
 import { applicationView } from '../applications/application-view.js';
-import { applicationStream } from '../applications/load-application.js';
+import { applicationStream } from '../../domain/applications/index.js';
 import { RuleError } from '../../domain/rule-error.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../../events/event-rows.js';
-import { personalDataKeysOf } from '../../events/personal-data.js';
 import { NotFoundError } from '../errors.js';
 import { actorText, eventSummary } from './summary.js';
 
@@ -20,7 +19,7 @@ const streamOf = (subject: HistorySubject, id: string): string =>
   subject === 'lead' ? leadStream(id) : applicationStream(id);
 
 type Scope = { tenantId: string; sandbox: boolean };
-type Services = Pick<AppServices, 'pool'>;
+type Services = Pick<AppServices, 'pool' | 'personalData'>;
 
 /** The record's stream, or not found when it is unknown, another workspace's or the other mode's. */
 async function subjectStream(services: Services, scope: Scope, subject: HistorySubject, id: string): Promise<string> {
@@ -46,8 +45,7 @@ async function readEvents(
       ORDER BY events.revision LIMIT $4`,
     [stream, page.afterRevision, page.until ?? null, page.limit],
   );
-  const keys = personalDataKeysOf(services.pool);
-  return result.rows.map((row) => toOpenedEvent(row, keys));
+  return result.rows.map((row) => toOpenedEvent(row, services.personalData));
 }
 
 /** The revision of the event `id` of the stream; a value that is not one of its events is refused. */

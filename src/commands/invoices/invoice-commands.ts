@@ -10,7 +10,8 @@ import {
 } from '../../domain/invoices/index.js';
 import type { EventStore, StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { invoiceStream, toInvoiceEvent } from '../../projections/invoices.js';
+import { invoiceStream } from '../../domain/invoices/index.js';
+import { toInvoiceEvent } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
 import type { Queryable } from '../../storage/postgres.js';
 import { NotFoundError } from '../errors.js';

@@ -1,3 +1,4 @@
+import { idOfStream, streamOf, type StreamKind } from '../../domain/streams.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../../events/event-rows.js';
 import { isSealed, type PersonalDataKeys } from '../../events/personal-data.js';
 import { extractPersonal, saysPersonalData } from '../../events/personal-fields.js';
@@ -183,9 +184,9 @@ const REPROJECTED: Record<string, Projection> = {
   invoice: invoicesProjection,
 };
 
-const kindOf = (stream: string): string => stream.slice(0, stream.indexOf('-'));
-const idsOf = (streams: string[], kind: string): string[] =>
-  streams.filter((s) => kindOf(s) === kind).map((s) => s.slice(kind.length + 1));
+const kindOf = (stream: string): string | undefined => streamOf(stream)?.kind;
+const idsOf = (streams: string[], kind: StreamKind): string[] =>
+  streams.filter((s) => kindOf(s) === kind).map((s) => idOfStream(kind, s));
 
 /**
  * Forgets the read-model rows of these documents, tasks and invoices (and the tasks' durable timers), which the
@@ -203,7 +204,8 @@ export async function forgetReadRows(sql: Queryable, streams: string[]): Promise
 /** Projects again the events of forgotten read rows (see forgetReadRows), in stream order. */
 export async function reproject(sql: Queryable, events: readonly StoredEvent[]): Promise<void> {
   for (const event of events) {
-    const projection = REPROJECTED[kindOf(event.streamId)];
+    const kind = kindOf(event.streamId);
+    const projection = kind === undefined ? undefined : REPROJECTED[kind];
     if (projection?.eventTypes.includes(event.type)) await projection.apply(sql, event);
   }
 }

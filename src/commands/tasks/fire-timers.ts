@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { decide } from '../../domain/tasks/index.js';
 import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { taskStream } from '../../projections/tasks.js';
+import { taskStream } from '../../domain/tasks/index.js';
 import { runCommand } from '../run-command.js';
 import { loadTask } from './task-commands.js';
 import { lockPersonOfStream } from '../subject.js';

@@ -13,7 +13,8 @@ import {
 import type { EventStore, StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { lockPersonOfStream, personOfSubject } from '../subject.js';
-import { taskStream, toTaskEvent } from '../../projections/tasks.js';
+import { taskStream } from '../../domain/tasks/index.js';
+import { toTaskEvent } from '../../projections/tasks.js';
 import { newId } from '../../shared/ids.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { NotFoundError } from '../errors.js';

@@ -216,7 +216,7 @@ export function registerKeyPages(app: TypedApp, services: AppServices): void {
       (k) => k.id === (request.params as { id: string }).id,
     );
     if (!key || key.mode !== 'test') throw new ConsoleRefusal(404, 'No such test key in this workspace.');
-    const submissions = await sandboxSubmissions(services.pool, view.workspace.id, key.id);
+    const submissions = await sandboxSubmissions(services.pool, services.personalData, view.workspace.id, key.id);
     return sendPage(
       reply,
       page(

@@ -1,3 +1,5 @@
+import { streamName } from '../streams.js';
+
 export * from './types.js';
 export {
   checkUpload,
@@ -15,3 +17,5 @@ export {
   MAX_DOCUMENT_BYTES,
   documentTypesOf,
 } from './document-types.js';
+
+export const documentStream = (id: string): string => streamName('document', id);

@@ -1,4 +1,5 @@
 import type { VisaType } from '../../shared/enums.js';
+import { streamName } from '../streams.js';
 
 export type Qualification =
   'secondary' | 'higher_secondary' | 'diploma' | 'bachelors' | 'masters' | 'doctorate' | 'other';
@@ -122,5 +123,5 @@ export const LeadEventType = {
 export const LEAD_EVENT_TYPES: readonly string[] = Object.values(LeadEventType);
 
 export function leadStream(leadId: string): string {
-  return `lead-${leadId}`;
+  return streamName('lead', leadId);
 }

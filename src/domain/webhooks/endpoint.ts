@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../../events/types.js';
+import { streamName } from '../streams.js';
 
 /** Event types of the webhook-endpoint streams. All are internal (no payload) except webhook.test. */
 export const ENDPOINT_EVENTS = {
@@ -50,7 +51,7 @@ export function toEndpointEvent(event: Pick<RecordedEvent, 'type' | 'data'>): En
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 export const PAUSE_THRESHOLD = 50;
 
-export const endpointStream = (id: string) => `webhook-endpoint-${id}`;
+export const endpointStream = (id: string): string => streamName('webhook-endpoint', id);
 
 export interface EndpointState {
   id: string;
