@@ -34,7 +34,6 @@ async function accountPage(
   const errors = o.errors ?? {};
   const account = (await findAccountByEmail(services.pool, signedIn.session.email))!;
   const sessions = await listSessions(services.pool, account.id);
-  const current = secretHash(signedIn.sessionId);
   const memberships = await membershipsOf(services.pool, account.email);
   const tokens = await listAccessTokens(services.pool, account.id);
   const passkeys = await passkeysOf(services.pool, account.id);
@@ -45,125 +44,149 @@ async function accountPage(
     frameOf(request, 'Your account', 'Account'),
     html`${notice(o.message)}
       <p>Signed in as <strong>${account.email}</strong>.</p>
-      <section aria-labelledby="pw">
-        <h2 id="pw">Password</h2>
-        <form method="post" action="/console/account/password">
-          ${csrfField(signedIn.csrf)}
-          ${field({ name: 'current', label: 'Current password', type: 'password', required: true, autocomplete: 'current-password', error: errors.current })}
-          ${newPasswordFields({ password: errors.new })}
-          <button type="submit">Change password</button>
-        </form>
-      </section>
-      <section aria-labelledby="pks">
-        <h2 id="pks">Passkeys</h2>
-        <ul>
-          ${passkeys.map(
-            (p) =>
-              html`<li>
-                ${p.name}, last used ${when(p.last_used_at)}
-                <form method="post" action="/console/passkeys/${p.credential_id}/remove">
-                  ${csrfField(signedIn.csrf)}<button type="submit" class="danger">
-                    Remove<span class="visually-hidden"> ${p.name}</span>
-                  </button>
-                </form>
-              </li>`,
-          )}
-        </ul>
-        <button type="button" id="add-passkey" data-csrf="${signedIn.csrf}">Add a passkey</button>
-        <p id="passkey-status" role="status"></p>
-      </section>
-      <section aria-labelledby="ss">
-        <h2 id="ss">Sessions</h2>
-        <table>
-          <caption>
-            Where you are signed in
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Signed in</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Browser</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${sessions.map(
-              (s) =>
-                html`<tr>
-                  <td>${when(s.created_at)}${s.current_hash.equals(current) ? ' (this one)' : ''}</td>
-                  <td>${when(s.last_seen_at)}</td>
-                  <td>${s.user_agent.slice(0, 80)}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-        <form method="post" action="/console/account/sign-out-everywhere">
-          ${csrfField(signedIn.csrf)}
-          <button type="submit" class="danger">Sign out everywhere</button>
-        </form>
-      </section>
-      <section aria-labelledby="pat">
-        <h2 id="pat">Personal access tokens</h2>
-        <p>For the admin HTTP interface: a token acts as you, in one workspace, with your role there.</p>
-        ${
-          o.newToken
-            ? html`<div role="status">
-                <p>Your new token, shown this once:</p>
-                <p class="secret" id="new-token">${o.newToken}</p>
-              </div>`
-            : ''
-        }
-        <form method="post" action="/console/account/tokens">
-          ${csrfField(signedIn.csrf)}
-          ${select({ name: 'workspace', label: 'Workspace', options: memberships.map((m) => m.workspace.slug), error: errors.workspace })}
-          ${field({ name: 'name', label: 'Name', value: 'admin interface', required: true, error: errors.name })}
-          ${field({ name: 'days', label: 'Expires after (days)', type: 'number', value: '30', hint: 'From 1 to 365.', error: errors.days })}
-          ${passwordAgain}
-          <button type="submit">Create token</button>
-        </form>
-        <table>
-          <caption>
-            Your tokens
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Ends in</th>
-              <th scope="col">Role</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Expires</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${tokens.map(
-              (t) =>
-                html`<tr>
-                  <td>${t.name}</td>
-                  <td>…${t.last_four}</td>
-                  <td>${t.role}</td>
-                  <td>${when(t.last_used_at)}</td>
-                  <td>${when(t.expires_at)}</td>
-                  <td>
-                    ${
-                      t.revoked_at
-                        ? 'revoked'
-                        : html`<form method="post" action="/console/account/tokens/${t.id}/revoke">
-                            ${csrfField(signedIn.csrf)}<button
-                              type="submit"
-                              class="danger"
-                              aria-label="Revoke the token ${t.name} ending ${t.last_four}"
-                            >
-                              Revoke
-                            </button>
-                          </form>`
-                    }
-                  </td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </section>`,
+      ${passwordSection(signedIn, errors)} ${passkeysSection(signedIn, passkeys)} ${sessionsSection(signedIn, sessions)}
+      ${tokensSection(signedIn, o, memberships, tokens, passwordAgain)}`,
   );
+}
+
+function passwordSection(signedIn: SignedIn, errors: Record<string, string>) {
+  return html`<section aria-labelledby="pw">
+    <h2 id="pw">Password</h2>
+    <form method="post" action="/console/account/password">
+      ${csrfField(signedIn.csrf)}
+      ${field({ name: 'current', label: 'Current password', type: 'password', required: true, autocomplete: 'current-password', error: errors.current })}
+      ${newPasswordFields({ password: errors.new })}
+      <button type="submit">Change password</button>
+    </form>
+  </section>`;
+}
+
+function passkeysSection(signedIn: SignedIn, passkeys: Awaited<ReturnType<typeof passkeysOf>>) {
+  return html`<section aria-labelledby="pks">
+    <h2 id="pks">Passkeys</h2>
+    <ul>
+      ${passkeys.map(
+        (p) =>
+          html`<li>
+            ${p.name}, last used ${when(p.last_used_at)}
+            <form method="post" action="/console/passkeys/${p.credential_id}/remove">
+              ${csrfField(signedIn.csrf)}<button type="submit" class="danger">
+                Remove<span class="visually-hidden"> ${p.name}</span>
+              </button>
+            </form>
+          </li>`,
+      )}
+    </ul>
+    <button type="button" id="add-passkey" data-csrf="${signedIn.csrf}">Add a passkey</button>
+    <p id="passkey-status" role="status"></p>
+  </section>`;
+}
+
+/** Where the account is signed in, this browser marked. */
+function sessionsSection(signedIn: SignedIn, sessions: Awaited<ReturnType<typeof listSessions>>) {
+  const current = secretHash(signedIn.sessionId);
+  return html`<section aria-labelledby="ss">
+    <h2 id="ss">Sessions</h2>
+    <table>
+      <caption>
+        Where you are signed in
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Signed in</th>
+          <th scope="col">Last used</th>
+          <th scope="col">Browser</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${sessions.map(
+          (s) =>
+            html`<tr>
+              <td>${when(s.created_at)}${s.current_hash.equals(current) ? ' (this one)' : ''}</td>
+              <td>${when(s.last_seen_at)}</td>
+              <td>${s.user_agent.slice(0, 80)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    <form method="post" action="/console/account/sign-out-everywhere">
+      ${csrfField(signedIn.csrf)}
+      <button type="submit" class="danger">Sign out everywhere</button>
+    </form>
+  </section>`;
+}
+
+/** The account's personal access tokens for the admin interface, and the form that creates one. */
+function tokensSection(
+  signedIn: SignedIn,
+  o: { errors?: Record<string, string>; newToken?: string },
+  memberships: Awaited<ReturnType<typeof membershipsOf>>,
+  tokens: Awaited<ReturnType<typeof listAccessTokens>>,
+  passwordAgain: ReturnType<typeof signInAgain> | '',
+) {
+  const errors = o.errors ?? {};
+  return html`<section aria-labelledby="pat">
+    <h2 id="pat">Personal access tokens</h2>
+    <p>For the admin HTTP interface: a token acts as you, in one workspace, with your role there.</p>
+    ${
+      o.newToken
+        ? html`<div role="status">
+            <p>Your new token, shown this once:</p>
+            <p class="secret" id="new-token">${o.newToken}</p>
+          </div>`
+        : ''
+    }
+    <form method="post" action="/console/account/tokens">
+      ${csrfField(signedIn.csrf)}
+      ${select({ name: 'workspace', label: 'Workspace', options: memberships.map((m) => m.workspace.slug), error: errors.workspace })}
+      ${field({ name: 'name', label: 'Name', value: 'admin interface', required: true, error: errors.name })}
+      ${field({ name: 'days', label: 'Expires after (days)', type: 'number', value: '30', hint: 'From 1 to 365.', error: errors.days })}
+      ${passwordAgain}
+      <button type="submit">Create token</button>
+    </form>
+    <table>
+      <caption>
+        Your tokens
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Ends in</th>
+          <th scope="col">Role</th>
+          <th scope="col">Last used</th>
+          <th scope="col">Expires</th>
+          <th scope="col">State</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${tokens.map(
+          (t) =>
+            html`<tr>
+              <td>${t.name}</td>
+              <td>…${t.last_four}</td>
+              <td>${t.role}</td>
+              <td>${when(t.last_used_at)}</td>
+              <td>${when(t.expires_at)}</td>
+              <td>
+                ${
+                  t.revoked_at
+                    ? 'revoked'
+                    : html`<form method="post" action="/console/account/tokens/${t.id}/revoke">
+                        ${csrfField(signedIn.csrf)}<button
+                          type="submit"
+                          class="danger"
+                          aria-label="Revoke the token ${t.name} ending ${t.last_four}"
+                        >
+                          Revoke
+                        </button>
+                      </form>`
+                }
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </section>`;
 }
 
 export function registerAccountPages(app: TypedApp, services: AppServices): void {

@@ -186,56 +186,10 @@ async function applicationPage(services: AppServices, view: MemberView, id: stri
   const csrf = csrfField(view.signedIn.csrf);
   const lead = await findLead(services.pool, view.workspace.id, false, now.lead_id);
 
-  let asOf: Html | string = '';
-  if (o.asOf) {
-    const at = momentOf(o.asOf);
-    if (typeof at === 'string') errors.as_of = at;
-    else if (at.getTime() > services.now().getTime())
-      errors.as_of = 'Pick a moment in the past: later events may still come.';
-    else {
-      const appThen = await readApplicationAsOf(services, scope, id, at).catch((e: unknown) => {
-        if (isCommandError(e) && e.refusal === 'not_found') return undefined;
-        throw e;
-      });
-      const leadThenFound = await readLeadAsOf(services, scope, now.lead_id, at).catch((e: unknown) => {
-        if (isCommandError(e) && e.refusal === 'not_found') return undefined;
-        throw e;
-      });
-      asOf = html`<section aria-labelledby="then" class="as-of">
-        <h2 id="then">As it was at ${when(at)}</h2>
-        ${
-          appThen
-            ? html`${summaryOf(appThen.application)}${stagesOf(appThen.application)}${modulesTable(view, appThen.application, false)}`
-            : html`<p>The application did not exist yet at that moment.</p>`
-        }
-        <h3>Its lead then</h3>
-        ${leadThenFound ? leadThen(leadThenFound.lead) : html`<p>The lead did not exist yet at that moment.</p>`}
-      </section>`;
-    }
-  }
+  const asOf = o.asOf ? await replayAsOf(services, scope, id, now.lead_id, o.asOf, errors, view) : '';
 
   const history = await readHistoryPage(services, scope, 'application', id, { limit: 10_000 });
-  const statusForms = editable
-    ? html`<section aria-labelledby="work">
-        <h2 id="work">Work on the case</h2>
-        ${errors.form ? notice(errors.form, 'alert') : ''}
-        <form method="post" action="${base(view)}/${id}/stage">
-          ${csrf}
-          ${choice({ name: 'stage', label: 'Move to stage', options: now.stages.map((s) => [s.key, s.name]), value: now.stage.key, error: errors.stage })}
-          <button type="submit">Move</button>
-        </form>
-        <form method="post" action="${base(view)}/${id}/status">
-          ${csrf}
-          ${choice({ name: 'status', label: 'Status', options: APPLICATION_STATUSES.map((s) => [s, s]), value: now.status, error: errors.status })}
-          <button type="submit">Set the status</button>
-        </form>
-        <form method="post" action="${base(view)}/${id}/outcome">
-          ${csrf}
-          ${choice({ name: 'outcome', label: 'Outcome', options: OUTCOMES.map((s) => [s, s]), value: now.outcome ?? undefined, error: errors.outcome })}
-          <button type="submit">Record the outcome</button>
-        </form>
-      </section>`
-    : '';
+  const statusForms = editable ? workSection(view, now, id, errors, csrf) : '';
   return page(
     view.frame(`Application ${now.case_ref}`, 'Applications'),
     html`${notice(o.message)}
@@ -251,33 +205,111 @@ async function applicationPage(services: AppServices, view: MemberView, id: stri
       ${summaryOf(now)}
       <h2>Stages</h2>
       ${stagesOf(now)} ${errors.module ? notice(errors.module, 'alert') : ''} ${modulesTable(view, now, editable)}
-      ${statusForms}
-      <section aria-labelledby="asof">
-        <h2 id="asof">As of a past moment</h2>
-        <form method="get" action="${base(view)}/${id}">
-          <div class="field${errors.as_of ? ' invalid' : ''}">
-            <label for="f-as_of">Moment (UTC)</label>
-            <p class="hint" id="f-as_of-hint">The application and its lead as they were then, replayed from the log.</p>
-            <input
-              id="f-as_of"
-              name="as_of"
-              type="datetime-local"
-              step="0.001"
-              value="${(o.asOf ?? '').replace(/Z$/, '')}"
-              aria-describedby="f-as_of-hint${errors.as_of ? ' f-as_of-error' : ''}"
-              ${errors.as_of ? html`aria-invalid="true"` : ''}
-            />
-            ${errors.as_of ? html`<p class="error" id="f-as_of-error">${errors.as_of}</p>` : ''}
-          </div>
-          <button type="submit">Show it as it was</button>
-        </form>
-        ${asOf}
-      </section>
+      ${statusForms} ${asOfSection(view, id, o.asOf, errors, asOf)}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
         ${timeline(history.data, `${base(view)}/${id}`)}
       </section>`,
   );
+}
+
+type ApplicationNow = ReturnType<typeof applicationView>;
+
+/** The case and its lead as they were at a past moment; a moment that cannot be shown is an error on the form. */
+async function replayAsOf(
+  services: AppServices,
+  scope: { tenantId: string; sandbox: boolean },
+  id: string,
+  leadId: string,
+  asOfText: string,
+  errors: Record<string, string>,
+  view: MemberView,
+): Promise<Html | string> {
+  const at = momentOf(asOfText);
+  if (typeof at === 'string') {
+    errors.as_of = at;
+    return '';
+  }
+  if (at.getTime() > services.now().getTime()) {
+    errors.as_of = 'Pick a moment in the past: later events may still come.';
+    return '';
+  }
+  const appThen = await readApplicationAsOf(services, scope, id, at).catch((e: unknown) => {
+    if (isCommandError(e) && e.refusal === 'not_found') return undefined;
+    throw e;
+  });
+  const leadThenFound = await readLeadAsOf(services, scope, leadId, at).catch((e: unknown) => {
+    if (isCommandError(e) && e.refusal === 'not_found') return undefined;
+    throw e;
+  });
+  return html`<section aria-labelledby="then" class="as-of">
+    <h2 id="then">As it was at ${when(at)}</h2>
+    ${
+      appThen
+        ? html`${summaryOf(appThen.application)}${stagesOf(appThen.application)}${modulesTable(view, appThen.application, false)}`
+        : html`<p>The application did not exist yet at that moment.</p>`
+    }
+    <h3>Its lead then</h3>
+    ${leadThenFound ? leadThen(leadThenFound.lead) : html`<p>The lead did not exist yet at that moment.</p>`}
+  </section>`;
+}
+
+function workSection(
+  view: MemberView,
+  now: ApplicationNow,
+  id: string,
+  errors: Record<string, string>,
+  csrf: ReturnType<typeof csrfField>,
+) {
+  return html`<section aria-labelledby="work">
+    <h2 id="work">Work on the case</h2>
+    ${errors.form ? notice(errors.form, 'alert') : ''}
+    <form method="post" action="${base(view)}/${id}/stage">
+      ${csrf}
+      ${choice({ name: 'stage', label: 'Move to stage', options: now.stages.map((s) => [s.key, s.name]), value: now.stage.key, error: errors.stage })}
+      <button type="submit">Move</button>
+    </form>
+    <form method="post" action="${base(view)}/${id}/status">
+      ${csrf}
+      ${choice({ name: 'status', label: 'Status', options: APPLICATION_STATUSES.map((s) => [s, s]), value: now.status, error: errors.status })}
+      <button type="submit">Set the status</button>
+    </form>
+    <form method="post" action="${base(view)}/${id}/outcome">
+      ${csrf}
+      ${choice({ name: 'outcome', label: 'Outcome', options: OUTCOMES.map((s) => [s, s]), value: now.outcome ?? undefined, error: errors.outcome })}
+      <button type="submit">Record the outcome</button>
+    </form>
+  </section>`;
+}
+
+function asOfSection(
+  view: MemberView,
+  id: string,
+  asOfText: string | undefined,
+  errors: Record<string, string>,
+  asOf: Html | string,
+) {
+  return html`<section aria-labelledby="asof">
+    <h2 id="asof">As of a past moment</h2>
+    <form method="get" action="${base(view)}/${id}">
+      <div class="field${errors.as_of ? ' invalid' : ''}">
+        <label for="f-as_of">Moment (UTC)</label>
+        <p class="hint" id="f-as_of-hint">The application and its lead as they were then, replayed from the log.</p>
+        <input
+          id="f-as_of"
+          name="as_of"
+          type="datetime-local"
+          step="0.001"
+          value="${(asOfText ?? '').replace(/Z$/, '')}"
+          aria-describedby="f-as_of-hint${errors.as_of ? ' f-as_of-error' : ''}"
+          ${errors.as_of ? html`aria-invalid="true"` : ''}
+        />
+        ${errors.as_of ? html`<p class="error" id="f-as_of-error">${errors.as_of}</p>` : ''}
+      </div>
+      <button type="submit">Show it as it was</button>
+    </form>
+    ${asOf}
+  </section>`;
 }
 
 export function registerApplicationPages(app: TypedApp, services: AppServices): void {

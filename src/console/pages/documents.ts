@@ -63,51 +63,8 @@ async function documentsPage(
   const bySubject = Boolean(subject.lead_id || subject.application_id);
   const documents = bySubject ? await listDocuments(services.pool, view.workspace.id, false, subject) : [];
   const errors = o.errors ?? {};
-  const types = documentTypesOf(view.workspace.settings);
-  const csrf = csrfField(view.signedIn.csrf);
   const self = `${base(view)}?${subject.lead_id ? `lead=${subject.lead_id}` : `application=${subject.application_id}`}`;
-  const upload =
-    bySubject && can(view.role, 'documents.upload')
-      ? html`<section aria-labelledby="upload">
-          <h2 id="upload">Upload a document</h2>
-          <form method="post" action="${self}" enctype="multipart/form-data">
-            ${csrf}
-            ${choice({ name: 'type', label: 'Type', options: types.map((t) => [t.key, t.name]), error: errors.type })}
-            <div class="field${errors.file ? ' invalid' : ''}">
-              <label for="f-file">File (PDF, JPEG or PNG)</label>
-              <input
-                id="f-file"
-                name="file"
-                type="file"
-                required
-                ${errors.file ? html`aria-invalid="true" aria-describedby="f-file-error"` : ''}
-              />
-              ${errors.file ? html`<p class="error" id="f-file-error" role="alert">${errors.file}</p>` : ''}
-            </div>
-            <button type="submit">Upload and scan</button>
-          </form>
-        </section>`
-      : '';
-  const row = (d: Document): Html =>
-    html`<tr>
-      <td>${d.filename || '(erased)'}</td>
-      <td>${d.type}</td>
-      <td>${d.size} bytes</td>
-      <td class="verdict-${d.status}">
-        ${VERDICT[d.status]}${d.scan_signature ? ` (${d.scan_signature})` : ''}${d.rejection_reason ? `: ${d.rejection_reason}` : ''}
-        ${d.status === 'pending_scan' ? html`<a href="${self}">Check again</a>` : ''}
-      </td>
-      <td>
-        ${
-          d.status === 'available' || d.status === 'rejected'
-            ? html`<a href="${base(view)}/${d.id}/content" download
-                >Download<span class="visually-hidden"> ${d.filename}</span></a
-              >`
-            : ''
-        }
-        ${d.status === 'available' && can(view.role, 'documents.reject') ? html`<a href="${base(view)}/${d.id}">Reject…<span class="visually-hidden"> ${d.filename}</span></a>` : ''}
-      </td>
-    </tr>`;
+  const upload = bySubject && can(view.role, 'documents.upload') ? uploadSection(view, self, errors) : '';
   return page(
     view.frame('Documents', 'Documents'),
     html`${notice(o.message)}
@@ -127,7 +84,7 @@ async function documentsPage(
                 </tr>
               </thead>
               <tbody>
-                ${documents.map(row)}
+                ${documents.map((d) => documentRow(view, self, d))}
               </tbody>
             </table>
             ${documents.length === 0 ? html`<p>No document yet.</p>` : ''}`
@@ -135,6 +92,52 @@ async function documentsPage(
     }
     ${upload}`,
   );
+}
+
+function uploadSection(view: MemberView, self: string, errors: Errors): Html {
+  const types = documentTypesOf(view.workspace.settings);
+  const csrf = csrfField(view.signedIn.csrf);
+  return html`<section aria-labelledby="upload">
+    <h2 id="upload">Upload a document</h2>
+    <form method="post" action="${self}" enctype="multipart/form-data">
+      ${csrf} ${choice({ name: 'type', label: 'Type', options: types.map((t) => [t.key, t.name]), error: errors.type })}
+      <div class="field${errors.file ? ' invalid' : ''}">
+        <label for="f-file">File (PDF, JPEG or PNG)</label>
+        <input
+          id="f-file"
+          name="file"
+          type="file"
+          required
+          ${errors.file ? html`aria-invalid="true" aria-describedby="f-file-error"` : ''}
+        />
+        ${errors.file ? html`<p class="error" id="f-file-error" role="alert">${errors.file}</p>` : ''}
+      </div>
+      <button type="submit">Upload and scan</button>
+    </form>
+  </section>`;
+}
+
+/** One document: its file, type, size, scan verdict, and what the member may do with it. */
+function documentRow(view: MemberView, self: string, d: Document): Html {
+  return html`<tr>
+    <td>${d.filename || '(erased)'}</td>
+    <td>${d.type}</td>
+    <td>${d.size} bytes</td>
+    <td class="verdict-${d.status}">
+      ${VERDICT[d.status]}${d.scan_signature ? ` (${d.scan_signature})` : ''}${d.rejection_reason ? `: ${d.rejection_reason}` : ''}
+      ${d.status === 'pending_scan' ? html`<a href="${self}">Check again</a>` : ''}
+    </td>
+    <td>
+      ${
+        d.status === 'available' || d.status === 'rejected'
+          ? html`<a href="${base(view)}/${d.id}/content" download
+              >Download<span class="visually-hidden"> ${d.filename}</span></a
+            >`
+          : ''
+      }
+      ${d.status === 'available' && can(view.role, 'documents.reject') ? html`<a href="${base(view)}/${d.id}">Reject…<span class="visually-hidden"> ${d.filename}</span></a>` : ''}
+    </td>
+  </tr>`;
 }
 
 async function rejectPage(services: AppServices, view: MemberView, id: string, errors: Errors = {}) {

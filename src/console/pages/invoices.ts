@@ -102,6 +102,10 @@ async function listPage(
   );
 }
 
+type InvoiceRecord = NonNullable<Awaited<ReturnType<typeof findInvoice>>>;
+type Payment = InvoiceRecord['payments'][number];
+type Csrf = ReturnType<typeof csrfField>;
+
 async function invoicePage(
   services: AppServices,
   view: MemberView,
@@ -112,119 +116,142 @@ async function invoicePage(
   const invoice = await findInvoice(services.pool, view.workspace.id, false, id);
   if (!invoice) throw new ConsoleRefusal(404, 'There is no such invoice in this workspace.');
   const errors = o.errors ?? {};
-  const v = o.values ?? {};
-  const money = (amount: number) => formatMoney(amount, invoice.currency);
   const csrf = csrfField(view.signedIn.csrf);
   const mayRefund = can(view.role, 'invoices.refund');
   const pay =
     can(view.role, 'invoices.issue') && invoice.balance > 0
-      ? html`<section aria-labelledby="pay">
-          <h2 id="pay">Record a payment</h2>
-          <form method="post" action="${base(view)}/${id}/payments">
-            ${csrf}
-            ${field({ name: 'amount', label: `Amount (${invoice.currency})`, value: v.amount, required: true, error: errors.amount })}
-            ${choice({ name: 'method', label: 'Method', options: PAYMENT_METHODS.map((m) => [m, m.replace('_', ' ')]), value: v.method ?? 'bank_transfer', error: errors.method })}
-            ${field({ name: 'reference', label: 'Reference (optional)', value: v.reference, error: errors.reference })}
-            <button type="submit">Record the payment</button>
-          </form>
-        </section>`
+      ? paymentForm(view, invoice, errors, o.values ?? {}, csrf)
       : '';
   return page(
     view.frame(`Invoice ${invoice.number}`, 'Invoices'),
     html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
       <p>For ${subjectLink(view, invoice)}; issued ${when(invoice.issued_at)}, due ${invoice.due_date}.</p>
-      <table>
-        <caption>
-          Items
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Item</th>
-            <th scope="col">Quantity</th>
-            <th scope="col">Price of one</th>
-            <th scope="col">Amount</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${invoice.line_items.map(
-            (item) =>
-              html`<tr>
-                <td>${item.description || '(erased)'}</td>
-                <td>${item.quantity}</td>
-                <td>${money(item.unit_amount)}</td>
-                <td>${money(item.amount)}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-      <dl class="facts">
-        <dt>Subtotal</dt>
-        <dd>${money(invoice.subtotal)}</dd>
-        <dt>Tax (${invoice.tax_rate_basis_points / 100}%)</dt>
-        <dd>${money(invoice.tax_amount)}</dd>
-        <dt>Total</dt>
-        <dd id="total">${money(invoice.total)}</dd>
-        <dt>Paid</dt>
-        <dd id="paid">${money(invoice.amount_paid)}</dd>
-        <dt>Balance</dt>
-        <dd id="balance">${money(invoice.balance)}</dd>
-        <dt>Status</dt>
-        <dd>${invoice.status.replace('_', ' ')}</dd>
-      </dl>
+      ${invoiceFigures(invoice)}
       <h2>Payments</h2>
       ${invoice.payments.length === 0 ? html`<p>No payment yet.</p>` : ''}
-      ${invoice.payments.map(
-        (p) =>
-          html`<section aria-label="Payment of ${money(p.amount)}" class="payment">
-            <p>
-              <strong>${money(p.amount)}</strong> by
-              ${p.method.replace('_', ' ')}${p.reference ? `, reference ${p.reference}` : ''}, ${when(p.received_at)};
-              refunded ${money(p.refunded_amount)}.
-            </p>
-            <ul>
-              ${p.refunds.map(
-                (r) =>
-                  html`<li>
-                    Refund of ${money(r.amount)}${r.reason ? ` (${r.reason})` : ''}: ${r.status}
-                    ${
-                      r.status === 'pending' && mayRefund
-                        ? html`<form method="post" action="${base(view)}/${id}/refunds/${r.id}/paid" class="inline">
-                            ${csrf}<button type="submit">
-                              Mark paid<span class="visually-hidden"> the refund of ${money(r.amount)}</span>
-                            </button>
-                          </form>`
-                        : ''
-                    }
-                  </li>`,
-              )}
-            </ul>
-            ${
-              mayRefund
-                ? html`<form method="post" action="${base(view)}/${id}/payments/${p.id}/refunds">
-                    ${csrf}
-                    <div class="field${errors[`refund-${p.id}`] ? ' invalid' : ''}">
-                      <label for="refund-${p.id}">Refund amount (${invoice.currency})</label>
-                      <input
-                        id="refund-${p.id}"
-                        name="amount"
-                        ${errors[`refund-${p.id}`] ? html`aria-invalid="true" aria-describedby="refund-${p.id}-error"` : ''}
-                      />
-                      ${errors[`refund-${p.id}`] ? html`<p class="error" id="refund-${p.id}-error">${errors[`refund-${p.id}`]}</p>` : ''}
-                    </div>
-                    <div class="field">
-                      <label for="reason-${p.id}">Reason (optional)</label>
-                      <input id="reason-${p.id}" name="reason" />
-                    </div>
-                    <button type="submit">
-                      Refund<span class="visually-hidden"> the payment of ${money(p.amount)}</span>
-                    </button>
-                  </form>`
-                : ''
-            }
-          </section>`,
-      )}
-      ${pay}`,
+      ${invoice.payments.map((p) => paymentSection(view, invoice, p, errors, mayRefund, csrf))} ${pay}`,
   );
+}
+
+/** The items, then subtotal, tax, total, paid, balance and status. */
+function invoiceFigures(invoice: InvoiceRecord) {
+  const money = (amount: number) => formatMoney(amount, invoice.currency);
+  return html`<table>
+      <caption>
+        Items
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Item</th>
+          <th scope="col">Quantity</th>
+          <th scope="col">Price of one</th>
+          <th scope="col">Amount</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${invoice.line_items.map(
+          (item) =>
+            html`<tr>
+              <td>${item.description || '(erased)'}</td>
+              <td>${item.quantity}</td>
+              <td>${money(item.unit_amount)}</td>
+              <td>${money(item.amount)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    <dl class="facts">
+      <dt>Subtotal</dt>
+      <dd>${money(invoice.subtotal)}</dd>
+      <dt>Tax (${invoice.tax_rate_basis_points / 100}%)</dt>
+      <dd>${money(invoice.tax_amount)}</dd>
+      <dt>Total</dt>
+      <dd id="total">${money(invoice.total)}</dd>
+      <dt>Paid</dt>
+      <dd id="paid">${money(invoice.amount_paid)}</dd>
+      <dt>Balance</dt>
+      <dd id="balance">${money(invoice.balance)}</dd>
+      <dt>Status</dt>
+      <dd>${invoice.status.replace('_', ' ')}</dd>
+    </dl>`;
+}
+
+function paymentForm(view: MemberView, invoice: InvoiceRecord, errors: Errors, v: Form, csrf: Csrf) {
+  const id = invoice.id;
+  return html`<section aria-labelledby="pay">
+    <h2 id="pay">Record a payment</h2>
+    <form method="post" action="${base(view)}/${id}/payments">
+      ${csrf}
+      ${field({ name: 'amount', label: `Amount (${invoice.currency})`, value: v.amount, required: true, error: errors.amount })}
+      ${choice({ name: 'method', label: 'Method', options: PAYMENT_METHODS.map((m) => [m, m.replace('_', ' ')]), value: v.method ?? 'bank_transfer', error: errors.method })}
+      ${field({ name: 'reference', label: 'Reference (optional)', value: v.reference, error: errors.reference })}
+      <button type="submit">Record the payment</button>
+    </form>
+  </section>`;
+}
+
+/** One payment with its refunds, and (for who may refund) the form that refunds it. */
+function paymentSection(
+  view: MemberView,
+  invoice: InvoiceRecord,
+  p: Payment,
+  errors: Errors,
+  mayRefund: boolean,
+  csrf: Csrf,
+) {
+  const money = (amount: number) => formatMoney(amount, invoice.currency);
+  return html`<section aria-label="Payment of ${money(p.amount)}" class="payment">
+    <p>
+      <strong>${money(p.amount)}</strong> by
+      ${p.method.replace('_', ' ')}${p.reference ? `, reference ${p.reference}` : ''}, ${when(p.received_at)}; refunded
+      ${money(p.refunded_amount)}.
+    </p>
+    ${refundList(view, invoice, p, mayRefund, csrf)} ${mayRefund ? refundForm(view, invoice, p, errors, csrf) : ''}
+  </section>`;
+}
+
+function refundList(view: MemberView, invoice: InvoiceRecord, p: Payment, mayRefund: boolean, csrf: Csrf) {
+  const id = invoice.id;
+  const money = (amount: number) => formatMoney(amount, invoice.currency);
+  return html`<ul>
+    ${p.refunds.map(
+      (r) =>
+        html`<li>
+          Refund of ${money(r.amount)}${r.reason ? ` (${r.reason})` : ''}: ${r.status}
+          ${
+            r.status === 'pending' && mayRefund
+              ? html`<form method="post" action="${base(view)}/${id}/refunds/${r.id}/paid" class="inline">
+                  ${csrf}<button type="submit">
+                    Mark paid<span class="visually-hidden"> the refund of ${money(r.amount)}</span>
+                  </button>
+                </form>`
+              : ''
+          }
+        </li>`,
+    )}
+  </ul>`;
+}
+
+function refundForm(view: MemberView, invoice: InvoiceRecord, p: Payment, errors: Errors, csrf: Csrf) {
+  const id = invoice.id;
+  const money = (amount: number) => formatMoney(amount, invoice.currency);
+  return html`<form method="post" action="${base(view)}/${id}/payments/${p.id}/refunds">
+    ${csrf}
+    <div class="field${errors[`refund-${p.id}`] ? ' invalid' : ''}">
+      <label for="refund-${p.id}">Refund amount (${invoice.currency})</label>
+      <input
+        id="refund-${p.id}"
+        name="amount"
+        ${errors[`refund-${p.id}`] ? html`aria-invalid="true" aria-describedby="refund-${p.id}-error"` : ''}
+      />
+      ${errors[`refund-${p.id}`] ? html`<p class="error" id="refund-${p.id}-error">${errors[`refund-${p.id}`]}</p>` : ''}
+    </div>
+    <div class="field">
+      <label for="reason-${p.id}">Reason (optional)</label>
+      <input id="reason-${p.id}" name="reason" />
+    </div>
+    <button type="submit">Refund<span class="visually-hidden"> the payment of ${money(p.amount)}</span></button>
+  </form>`;
 }
 
 const ISSUE_FIELDS: Record<string, string> = {

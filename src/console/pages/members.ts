@@ -48,35 +48,7 @@ async function membersPage(
           </tr>
         </thead>
         <tbody>
-          ${view.workspace.settings.users.map(
-            (u) =>
-              html`<tr>
-                <td>${u.name}</td>
-                <td>${u.email}</td>
-                <td>${u.role}</td>
-                <td>${u.active ? 'active' : 'deactivated'}</td>
-                <td>
-                  ${
-                    u.active
-                      ? html`<form method="post" action="${base}/${u.id}/role">
-                            ${csrf}
-                            <label for="role-${u.id}">Role of ${u.name}</label>
-                            <select id="role-${u.id}" name="role">
-                              ${ROLES.map((r) => html`<option ${r === u.role ? html`selected` : ''}>${r}</option>`)}
-                            </select>
-                            ${password ? html`<label for="pw-${u.id}">Your password</label><input id="pw-${u.id}" name="password" type="password" autocomplete="current-password" />` : ''}
-                            <button type="submit">Change role</button>
-                          </form>
-                          <form method="post" action="${base}/${u.id}/deactivate">
-                            ${csrf}
-                            ${password ? html`<label for="pwd-${u.id}">Your password</label><input id="pwd-${u.id}" name="password" type="password" autocomplete="current-password" />` : ''}
-                            <button type="submit" class="danger">Deactivate ${u.name}</button>
-                          </form>`
-                      : ''
-                  }
-                </td>
-              </tr>`,
-          )}
+          ${view.workspace.settings.users.map((u) => memberRow(u, base, csrf, password))}
         </tbody>
       </table>
       <section aria-labelledby="invite">
@@ -90,6 +62,41 @@ async function membersPage(
         </form>
       </section>`,
   );
+}
+
+/** One member, with the role and deactivation forms while they are active. */
+function memberRow(
+  u: MemberView['workspace']['settings']['users'][number],
+  base: string,
+  csrf: ReturnType<typeof csrfField>,
+  password: ReturnType<typeof signInAgain> | '',
+) {
+  return html`<tr>
+    <td>${u.name}</td>
+    <td>${u.email}</td>
+    <td>${u.role}</td>
+    <td>${u.active ? 'active' : 'deactivated'}</td>
+    <td>
+      ${
+        u.active
+          ? html`<form method="post" action="${base}/${u.id}/role">
+                ${csrf}
+                <label for="role-${u.id}">Role of ${u.name}</label>
+                <select id="role-${u.id}" name="role">
+                  ${ROLES.map((r) => html`<option ${r === u.role ? html`selected` : ''}>${r}</option>`)}
+                </select>
+                ${password ? html`<label for="pw-${u.id}">Your password</label><input id="pw-${u.id}" name="password" type="password" autocomplete="current-password" />` : ''}
+                <button type="submit">Change role</button>
+              </form>
+              <form method="post" action="${base}/${u.id}/deactivate">
+                ${csrf}
+                ${password ? html`<label for="pwd-${u.id}">Your password</label><input id="pwd-${u.id}" name="password" type="password" autocomplete="current-password" />` : ''}
+                <button type="submit" class="danger">Deactivate ${u.name}</button>
+              </form>`
+          : ''
+      }
+    </td>
+  </tr>`;
 }
 
 /** The operations a member change needs: owners are made, unmade, invited or deactivated by owners only. */

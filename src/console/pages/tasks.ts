@@ -63,13 +63,7 @@ async function tasksPage(
   o: { errors?: Record<string, string>; values?: Query } = {},
 ): Promise<string> {
   allow(view, 'tasks.view');
-  const which = query.show === 'overdue' || query.show === 'all' ? query.show : 'mine';
-  const filter: TaskFilter = {};
-  if (UUID.test(query.lead ?? '')) filter.leadId = query.lead;
-  if (UUID.test(query.application ?? '')) filter.applicationId = query.application;
-  const bySubject = Boolean(filter.leadId || filter.applicationId);
-  if (!bySubject && which === 'mine') filter.assigneeId = view.member.id;
-  if (which === 'overdue') filter.overdueAt = services.now();
+  const { which, filter, bySubject } = taskFilterOf(services, view, query);
   const tasks = await listConsoleTasks(services.pool, view.workspace.id, filter);
   const csrf = csrfField(view.signedIn.csrf);
   const editable = can(view.role, 'tasks.change');
@@ -85,22 +79,7 @@ async function tasksPage(
         ? 'Overdue tasks'
         : 'Every task';
   const errors = o.errors ?? {};
-  const create =
-    editable && bySubject
-      ? html`<section aria-labelledby="new">
-          <h2 id="new">New task</h2>
-          ${errors.form ? notice(errors.form, 'alert') : ''}
-          ${taskForm(view, base(view), {
-            values: o.values,
-            errors,
-            hidden: filter.leadId
-              ? html`<input type="hidden" name="lead_id" value="${filter.leadId}" />`
-              : html`<input type="hidden" name="application_id" value="${filter.applicationId}" />`,
-          })}
-        </section>`
-      : editable
-        ? html`<p>To create a task, open a lead’s or an application’s tasks from its page.</p>`
-        : '';
+  const create = createSection(view, filter, bySubject, editable, errors, o.values);
   return page(
     view.frame('Tasks', 'Tasks'),
     html`<nav aria-label="Which tasks">
@@ -124,38 +103,80 @@ async function tasksPage(
           </tr>
         </thead>
         <tbody>
-          ${tasks.map(
-            (task) =>
-              html`<tr>
-                <td><a href="${base(view)}/${task.id}">${task.title || '(erased)'}</a></td>
-                <td>${subjectLink(view, task)}</td>
-                <td>${task.assignee?.name ?? '—'}</td>
-                <td>${when(task.due_at)}${task.overdue ? html` <strong>(overdue)</strong>` : ''}</td>
-                <td>${task.status}</td>
-                ${
-                  editable
-                    ? html`<td>
-                        <form
-                          method="post"
-                          action="${base(view)}/${task.id}/${task.status === 'open' ? 'complete' : 'reopen'}"
-                          class="inline"
-                        >
-                          ${csrf}
-                          <button type="submit">
-                            ${task.status === 'open' ? 'Complete' : 'Reopen'}<span class="visually-hidden">
-                              ${task.title}</span
-                            >
-                          </button>
-                        </form>
-                      </td>`
-                    : ''
-                }
-              </tr>`,
-          )}
+          ${tasks.map((task) => taskRow(view, task, editable, csrf))}
         </tbody>
       </table>
       ${tasks.length === 0 ? html`<p>No task here.</p>` : ''} ${create}`,
   );
+}
+
+/** Which tasks the page shows: a lead's or an application's, else mine, the overdue ones or all. */
+function taskFilterOf(services: AppServices, view: MemberView, query: Query) {
+  const which = query.show === 'overdue' || query.show === 'all' ? query.show : 'mine';
+  const filter: TaskFilter = {};
+  if (UUID.test(query.lead ?? '')) filter.leadId = query.lead;
+  if (UUID.test(query.application ?? '')) filter.applicationId = query.application;
+  const bySubject = Boolean(filter.leadId || filter.applicationId);
+  if (!bySubject && which === 'mine') filter.assigneeId = view.member.id;
+  if (which === 'overdue') filter.overdueAt = services.now();
+  return { which, filter, bySubject };
+}
+
+/** The new-task form, offered on a lead's or an application's tasks only. */
+function createSection(
+  view: MemberView,
+  filter: TaskFilter,
+  bySubject: boolean,
+  editable: boolean,
+  errors: Record<string, string>,
+  values: Query | undefined,
+) {
+  return editable && bySubject
+    ? html`<section aria-labelledby="new">
+        <h2 id="new">New task</h2>
+        ${errors.form ? notice(errors.form, 'alert') : ''}
+        ${taskForm(view, base(view), {
+          values,
+          errors,
+          hidden: filter.leadId
+            ? html`<input type="hidden" name="lead_id" value="${filter.leadId}" />`
+            : html`<input type="hidden" name="application_id" value="${filter.applicationId}" />`,
+        })}
+      </section>`
+    : editable
+      ? html`<p>To create a task, open a lead’s or an application’s tasks from its page.</p>`
+      : '';
+}
+
+function taskRow(
+  view: MemberView,
+  task: Awaited<ReturnType<typeof listConsoleTasks>>[number],
+  editable: boolean,
+  csrf: ReturnType<typeof csrfField>,
+) {
+  return html`<tr>
+    <td><a href="${base(view)}/${task.id}">${task.title || '(erased)'}</a></td>
+    <td>${subjectLink(view, task)}</td>
+    <td>${task.assignee?.name ?? '—'}</td>
+    <td>${when(task.due_at)}${task.overdue ? html` <strong>(overdue)</strong>` : ''}</td>
+    <td>${task.status}</td>
+    ${
+      editable
+        ? html`<td>
+            <form
+              method="post"
+              action="${base(view)}/${task.id}/${task.status === 'open' ? 'complete' : 'reopen'}"
+              class="inline"
+            >
+              ${csrf}
+              <button type="submit">
+                ${task.status === 'open' ? 'Complete' : 'Reopen'}<span class="visually-hidden"> ${task.title}</span>
+              </button>
+            </form>
+          </td>`
+        : ''
+    }
+  </tr>`;
 }
 
 async function taskPage(

@@ -70,187 +70,206 @@ function parseSince(text: string | undefined): Date | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
-export function registerWebhookPages(app: TypedApp, services: AppServices): void {
-  app.get('/w/:slug/webhooks', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'webhooks.view');
-    const now = services.now();
-    const endpoints = await listAllEndpoints(services.pool, view.workspace.id);
-    const outcomes = await recentOutcomes(services, view.workspace.id);
-    const rate = (id: string) => {
-      const o = outcomes.get(id);
-      return o && o.ok + o.failed > 0
-        ? `${Math.round((100 * o.ok) / (o.ok + o.failed))}% of ${o.ok + o.failed}`
-        : 'no deliveries';
-    };
-    return sendPage(
-      reply,
-      page(
-        view.frame('Webhooks', 'Webhooks'),
-        html`<table>
-          <caption>
-            Endpoints (success in the last 24 hours)
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Mode</th>
-              <th scope="col">Status</th>
-              <th scope="col">Success</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${endpoints.map((e) => {
-              const p = toPublicEndpoint(e, now);
-              return html`<tr>
-                <td><a href="/console/w/${view.workspace.slug}/webhooks/${e.id}">${p.url}</a></td>
-                <td>${e.sandbox ? 'test' : 'live'}</td>
-                <td>${p.status}</td>
-                <td>${rate(e.id)}</td>
-              </tr>`;
-            })}
-          </tbody>
-        </table>`,
-      ),
-    );
-  });
+/** The endpoints of the workspace, both modes, with their success rate over the last day. */
+async function endpointsPage(services: AppServices, request: FastifyRequest) {
+  const view = await memberView(services, request);
+  allow(view, 'webhooks.view');
+  const now = services.now();
+  const endpoints = await listAllEndpoints(services.pool, view.workspace.id);
+  const outcomes = await recentOutcomes(services, view.workspace.id);
+  const rate = (id: string) => {
+    const o = outcomes.get(id);
+    return o && o.ok + o.failed > 0
+      ? `${Math.round((100 * o.ok) / (o.ok + o.failed))}% of ${o.ok + o.failed}`
+      : 'no deliveries';
+  };
+  return page(
+    view.frame('Webhooks', 'Webhooks'),
+    html`<table>
+      <caption>
+        Endpoints (success in the last 24 hours)
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">URL</th>
+          <th scope="col">Mode</th>
+          <th scope="col">Status</th>
+          <th scope="col">Success</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${endpoints.map((e) => {
+          const p = toPublicEndpoint(e, now);
+          return html`<tr>
+            <td><a href="/console/w/${view.workspace.slug}/webhooks/${e.id}">${p.url}</a></td>
+            <td>${e.sandbox ? 'test' : 'live'}</td>
+            <td>${p.status}</td>
+            <td>${rate(e.id)}</td>
+          </tr>`;
+        })}
+      </tbody>
+    </table>`,
+  );
+}
 
-  async function endpointPage(
-    request: FastifyRequest,
-    view: MemberView,
-    o: {
-      message?: string;
-      secret?: string;
-      errors?: Record<string, string>;
-      preview?: { since: string; count: number };
-    } = {},
-  ) {
-    allow(view, 'webhooks.view');
-    const { row } = await endpointOf(services, view, request);
-    const now = services.now();
-    const p = toPublicEndpoint(row, now);
-    const q = request.query as { status?: string; event?: string; since?: string; cursor?: string };
-    const since = parseSince(q.since);
-    const status = STATUSES.find((value) => value === q.status);
-    const log = await listDeliveries(services.pool, row.id, {
-      limit: 50,
-      now,
-      before: q.cursor && UUID.test(q.cursor) ? q.cursor : undefined,
-      ...(status ? { status } : {}),
-      ...(q.event ? { event: q.event.slice(0, 100) } : {}),
-      ...(since ? { since } : {}),
-    });
-    const shown = log.data;
-    const lastFailures =
-      p.status === 'paused'
-        ? (await listDeliveries(services.pool, row.id, { limit: 5, now, status: 'failed' })).data
-        : [];
-    const older = log.next_cursor
-      ? `?${new URLSearchParams({ ...(q.status ? { status: q.status } : {}), ...(q.event ? { event: q.event } : {}), ...(q.since ? { since: q.since } : {}), cursor: log.next_cursor })}`
-      : undefined;
-    const base = `/console/w/${view.workspace.slug}/webhooks/${row.id}`;
-    const csrf = csrfField(view.signedIn.csrf);
-    const errors = o.errors ?? {};
-    return page(
-      view.frame(`Endpoint ${p.url}`, 'Webhooks'),
-      html`${notice(o.message)}
-        ${
-          o.secret
-            ? html`<div role="status">
-                <p>The new signing secret, shown this once:</p>
-                <p class="secret" id="new-secret">${o.secret}</p>
-              </div>`
-            : ''
-        }
-        <p>
-          Mode ${row.sandbox ? 'test' : 'live'}; status <strong>${p.status}</strong>; events ${p.events.join(', ')}.
-        </p>
-        ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${p.previous_secret_valid_until}.</p>` : ''}
-        ${
-          p.status === 'paused'
-            ? html`<section aria-labelledby="paused">
-                <h2 id="paused">Paused</h2>
-                <p>
-                  Why: ${p.paused_reason ?? 'unknown'} (since ${p.paused_at}), after ${p.consecutive_failures} failures
-                  in a row.
-                </p>
-                <ul>
-                  ${lastFailures.map(
-                    (d) =>
-                      html`<li>
-                        ${d.event} ${d.created_at}: ${d.log.at(-1)?.response_status ?? d.log.at(-1)?.error ?? ''}
-                      </li>`,
-                  )}
-                </ul>
-                <form method="post" action="${base}/resume">
-                  ${csrf}<button type="submit">Resume the endpoint</button>
-                </form>
-              </section>`
-            : ''
-        }
-        <section aria-labelledby="actions">
-          <h2 id="actions">Actions</h2>
-          <form method="post" action="${base}/test">${csrf}<button type="submit">Send a test event</button></form>
-          <form method="post" action="${base}/rotate-secret">
-            ${csrf}
-            ${needsPassword(services, view.signedIn, 'webhooks.rotate_secret') ? signInAgain(view.signedIn.csrf, errors.password) : ''}
-            <button type="submit">Rotate the secret</button>
-          </form>
-          <form method="get" action="${base}/retry-failed">
-            ${field({ name: 'since', label: 'Retry every failed delivery since (UTC)', type: 'datetime-local', required: true, error: errors.since })}
-            <button type="submit">Preview</button>
-          </form>
-          ${
-            o.preview
-              ? html`<form method="post" action="${base}/retry-failed">
-                  ${csrf}<input type="hidden" name="since" value="${o.preview.since}" />
-                  <p role="status">
-                    ${o.preview.count} failed deliveries since ${o.preview.since} UTC would be sent again.
-                  </p>
-                  <button type="submit" ${o.preview.count === 0 ? html`disabled` : ''}>
-                    Retry ${o.preview.count} deliveries
-                  </button>
-                </form>`
-              : ''
-          }
-        </section>
-        <section aria-labelledby="log">
-          <h2 id="log">Delivery log</h2>
-          <form method="get" action="${base}">
-            ${select({ name: 'status', label: 'Status', options: ['', 'pending', 'succeeded', 'failed', 'cancelled'], value: q.status ?? '' })}
-            ${field({ name: 'event', label: 'Event type', value: q.event ?? '' })}
-            ${field({ name: 'since', label: 'Since (UTC)', type: 'datetime-local', value: q.since ?? '' })}
-            <button type="submit">Filter</button>
-          </form>
-          ${shown.map(
-            (d) =>
-              html`<details>
-                <summary>${d.event} · ${d.status} · ${d.created_at} · event ${d.event_id}</summary>
-                <h3>Request</h3>
-                <pre>${d.request_body}</pre>
-                ${d.log.map(
-                  (a) =>
-                    html`<h4>
-                        Attempt ${a.attempt} at ${a.attempted_at}: ${a.response_status ?? a.error ?? ''} in
-                        ${a.duration_ms} ms
-                      </h4>
-                      <pre>${JSON.stringify(a.request_headers, null, 1)}</pre>
-                      <pre>${a.response_body ?? ''}</pre>`,
-                )}
-                <form method="post" action="${base}/deliveries/${d.id}/resend">
-                  ${csrf}<button type="submit">Resend this delivery</button>
-                </form>
-              </details>`,
+type EndpointPageOptions = {
+  message?: string;
+  secret?: string;
+  errors?: Record<string, string>;
+  preview?: { since: string; count: number };
+};
+type LogQuery = { status?: string; event?: string; since?: string; cursor?: string };
+type PublicEndpoint = ReturnType<typeof toPublicEndpoint>;
+type Deliveries = Awaited<ReturnType<typeof listDeliveries>>['data'];
+
+/** One endpoint: its state, its actions and its delivery log, filtered by the query. */
+async function endpointPage(
+  services: AppServices,
+  request: FastifyRequest,
+  view: MemberView,
+  o: EndpointPageOptions = {},
+) {
+  allow(view, 'webhooks.view');
+  const { row } = await endpointOf(services, view, request);
+  const now = services.now();
+  const p = toPublicEndpoint(row, now);
+  const q = request.query as LogQuery;
+  const log = await deliveryLog(services, row.id, q, now);
+  const lastFailures =
+    p.status === 'paused'
+      ? (await listDeliveries(services.pool, row.id, { limit: 5, now, status: 'failed' })).data
+      : [];
+  const base = `/console/w/${view.workspace.slug}/webhooks/${row.id}`;
+  const csrf = csrfField(view.signedIn.csrf);
+  return page(
+    view.frame(`Endpoint ${p.url}`, 'Webhooks'),
+    html`${notice(o.message)}
+      ${
+        o.secret
+          ? html`<div role="status">
+              <p>The new signing secret, shown this once:</p>
+              <p class="secret" id="new-secret">${o.secret}</p>
+            </div>`
+          : ''
+      }
+      <p>Mode ${row.sandbox ? 'test' : 'live'}; status <strong>${p.status}</strong>; events ${p.events.join(', ')}.</p>
+      ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${p.previous_secret_valid_until}.</p>` : ''}
+      ${p.status === 'paused' ? pausedSection(p, lastFailures, base, csrf) : ''}
+      ${actionsSection(services, view, o, base, csrf)} ${deliveryLogSection(log, q, base, csrf)}`,
+  );
+}
+
+/** A page of the endpoint's deliveries as the log's filters (status, event, since, cursor) ask. */
+async function deliveryLog(services: AppServices, endpointId: string, q: LogQuery, now: Date) {
+  const since = parseSince(q.since);
+  const status = STATUSES.find((value) => value === q.status);
+  return listDeliveries(services.pool, endpointId, {
+    limit: 50,
+    now,
+    before: q.cursor && UUID.test(q.cursor) ? q.cursor : undefined,
+    ...(status ? { status } : {}),
+    ...(q.event ? { event: q.event.slice(0, 100) } : {}),
+    ...(since ? { since } : {}),
+  });
+}
+
+function pausedSection(p: PublicEndpoint, lastFailures: Deliveries, base: string, csrf: ReturnType<typeof csrfField>) {
+  return html`<section aria-labelledby="paused">
+    <h2 id="paused">Paused</h2>
+    <p>
+      Why: ${p.paused_reason ?? 'unknown'} (since ${p.paused_at}), after ${p.consecutive_failures} failures in a row.
+    </p>
+    <ul>
+      ${lastFailures.map(
+        (d) => html`<li>${d.event} ${d.created_at}: ${d.log.at(-1)?.response_status ?? d.log.at(-1)?.error ?? ''}</li>`,
+      )}
+    </ul>
+    <form method="post" action="${base}/resume">${csrf}<button type="submit">Resume the endpoint</button></form>
+  </section>`;
+}
+
+function actionsSection(
+  services: AppServices,
+  view: MemberView,
+  o: EndpointPageOptions,
+  base: string,
+  csrf: ReturnType<typeof csrfField>,
+) {
+  const errors = o.errors ?? {};
+  return html`<section aria-labelledby="actions">
+    <h2 id="actions">Actions</h2>
+    <form method="post" action="${base}/test">${csrf}<button type="submit">Send a test event</button></form>
+    <form method="post" action="${base}/rotate-secret">
+      ${csrf}
+      ${needsPassword(services, view.signedIn, 'webhooks.rotate_secret') ? signInAgain(view.signedIn.csrf, errors.password) : ''}
+      <button type="submit">Rotate the secret</button>
+    </form>
+    <form method="get" action="${base}/retry-failed">
+      ${field({ name: 'since', label: 'Retry every failed delivery since (UTC)', type: 'datetime-local', required: true, error: errors.since })}
+      <button type="submit">Preview</button>
+    </form>
+    ${
+      o.preview
+        ? html`<form method="post" action="${base}/retry-failed">
+            ${csrf}<input type="hidden" name="since" value="${o.preview.since}" />
+            <p role="status">${o.preview.count} failed deliveries since ${o.preview.since} UTC would be sent again.</p>
+            <button type="submit" ${o.preview.count === 0 ? html`disabled` : ''}>
+              Retry ${o.preview.count} deliveries
+            </button>
+          </form>`
+        : ''
+    }
+  </section>`;
+}
+
+function deliveryLogSection(
+  log: Awaited<ReturnType<typeof listDeliveries>>,
+  q: LogQuery,
+  base: string,
+  csrf: ReturnType<typeof csrfField>,
+) {
+  const older = log.next_cursor
+    ? `?${new URLSearchParams({ ...(q.status ? { status: q.status } : {}), ...(q.event ? { event: q.event } : {}), ...(q.since ? { since: q.since } : {}), cursor: log.next_cursor })}`
+    : undefined;
+  return html`<section aria-labelledby="log">
+    <h2 id="log">Delivery log</h2>
+    <form method="get" action="${base}">
+      ${select({ name: 'status', label: 'Status', options: ['', 'pending', 'succeeded', 'failed', 'cancelled'], value: q.status ?? '' })}
+      ${field({ name: 'event', label: 'Event type', value: q.event ?? '' })}
+      ${field({ name: 'since', label: 'Since (UTC)', type: 'datetime-local', value: q.since ?? '' })}
+      <button type="submit">Filter</button>
+    </form>
+    ${log.data.map(
+      (d) =>
+        html`<details>
+          <summary>${d.event} · ${d.status} · ${d.created_at} · event ${d.event_id}</summary>
+          <h3>Request</h3>
+          <pre>${d.request_body}</pre>
+          ${d.log.map(
+            (a) =>
+              html`<h4>
+                  Attempt ${a.attempt} at ${a.attempted_at}: ${a.response_status ?? a.error ?? ''} in ${a.duration_ms}
+                  ms
+                </h4>
+                <pre>${JSON.stringify(a.request_headers, null, 1)}</pre>
+                <pre>${a.response_body ?? ''}</pre>`,
           )}
-          ${shown.length === 0 ? notice('No delivery matches.') : ''}
-          ${older ? html`<p><a href="${base}${older}">Older deliveries</a></p>` : ''}
-        </section>`,
-    );
-  }
+          <form method="post" action="${base}/deliveries/${d.id}/resend">
+            ${csrf}<button type="submit">Resend this delivery</button>
+          </form>
+        </details>`,
+    )}
+    ${log.data.length === 0 ? notice('No delivery matches.') : ''}
+    ${older ? html`<p><a href="${base}${older}">Older deliveries</a></p>` : ''}
+  </section>`;
+}
+
+export function registerWebhookPages(app: TypedApp, services: AppServices): void {
+  app.get('/w/:slug/webhooks', async (request, reply) => sendPage(reply, await endpointsPage(services, request)));
 
   app.get('/w/:slug/webhooks/:id', async (request, reply) => {
     const view = await memberView(services, request);
-    return sendPage(reply, await endpointPage(request, view));
+    return sendPage(reply, await endpointPage(services, request, view));
   });
 
   app.post('/w/:slug/webhooks/:id/resume', async (request, reply) => {
@@ -260,7 +279,9 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
     await resumeEndpoint(services, context, row.id);
     return sendPage(
       reply,
-      await endpointPage(request, view, { message: 'The endpoint is active again; what waited is being sent.' }),
+      await endpointPage(services, request, view, {
+        message: 'The endpoint is active again; what waited is being sent.',
+      }),
     );
   });
 
@@ -271,7 +292,9 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
     const sent = await sendTestEvent(services, context, row.id);
     return sendPage(
       reply,
-      await endpointPage(request, view, { message: `A webhook.test event (${sent.event_id}) is on its way.` }),
+      await endpointPage(services, request, view, {
+        message: `A webhook.test event (${sent.event_id}) is on its way.`,
+      }),
       202,
     );
   });
@@ -285,7 +308,7 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
       if (error instanceof ConsoleRefusal && error.field)
         return sendPage(
           reply,
-          await endpointPage(request, view, { errors: { [error.field]: error.message } }),
+          await endpointPage(services, request, view, { errors: { [error.field]: error.message } }),
           error.status,
         );
       throw error;
@@ -294,7 +317,7 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
     const rotated = await rotateEndpointSecret(services, context, row.id);
     return sendPage(
       reply,
-      await endpointPage(request, view, { secret: rotated.secret, message: 'The secret is rotated.' }),
+      await endpointPage(services, request, view, { secret: rotated.secret, message: 'The secret is rotated.' }),
     );
   });
 
@@ -309,7 +332,7 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
     if (!resent) throw new ConsoleRefusal(404, 'No such delivery of this endpoint.');
     return sendPage(
       reply,
-      await endpointPage(request, view, {
+      await endpointPage(services, request, view, {
         message: `Resent as delivery ${resent.id}, with the same event id ${resent.event_id}.`,
       }),
       201,
@@ -323,9 +346,13 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
     const sinceText = (request.query as { since?: string }).since;
     const since = parseSince(sinceText);
     if (!since)
-      return sendPage(reply, await endpointPage(request, view, { errors: { since: 'Enter a date and time.' } }), 400);
+      return sendPage(
+        reply,
+        await endpointPage(services, request, view, { errors: { since: 'Enter a date and time.' } }),
+        400,
+      );
     const count = (await failedSince(services, row.id, since)).length;
-    return sendPage(reply, await endpointPage(request, view, { preview: { since: sinceText!, count } }));
+    return sendPage(reply, await endpointPage(services, request, view, { preview: { since: sinceText!, count } }));
   });
 
   app.post('/w/:slug/webhooks/:id/retry-failed', async (request, reply) => {
@@ -334,13 +361,17 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
     const { row } = await endpointOf(services, view, request);
     const since = parseSince(formOf(request).since);
     if (!since)
-      return sendPage(reply, await endpointPage(request, view, { errors: { since: 'Enter a date and time.' } }), 400);
+      return sendPage(
+        reply,
+        await endpointPage(services, request, view, { errors: { since: 'Enter a date and time.' } }),
+        400,
+      );
     let resent = 0;
     for (const id of await failedSince(services, row.id, since))
       if (await resendDelivery(services.pool, row.id, id, services.now())) resent += 1;
     return sendPage(
       reply,
-      await endpointPage(request, view, { message: `${resent} failed deliveries are being sent again.` }),
+      await endpointPage(services, request, view, { message: `${resent} failed deliveries are being sent again.` }),
       202,
     );
   });

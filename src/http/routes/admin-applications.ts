@@ -30,13 +30,55 @@ const ERRORS = adminErrorResponses(400, 401, 403, 404, 409);
 const CASE_AFTER = answer(AdminApplication, 'The case as it is after the operation');
 const TAGS = ['applications'];
 
+/** The staff member's scope for a route: the workspace, live or sandbox, and the command context. */
+function staff(services: AppServices, request: FastifyRequest, sandbox: boolean | undefined) {
+  return staffScope(request, sandbox, services.now());
+}
+
+/** Applies one operation to the case and answers the case as it is after. */
+async function operate(
+  services: AppServices,
+  request: FastifyRequest,
+  params: { workspace: string; id: string },
+  query: { sandbox?: boolean },
+  command: ApplicationCommand,
+) {
+  const { sandbox, context } = staff(services, request, query.sandbox);
+  const { state } = await applyApplicationOperation(services.store, context, params.id, command);
+  return applicationView(state, sandbox);
+}
+
+const caseRoute = {
+  tags: TAGS,
+  params: AdminApplicationParams,
+  querystring: ModeQuery,
+  response: { 200: CASE_AFTER, ...ERRORS },
+};
+const moduleRoute = {
+  tags: TAGS,
+  params: AdminModuleParams,
+  querystring: ModeQuery,
+  response: { 200: CASE_AFTER, ...ERRORS },
+};
+
 /**
  * The workspace UI's operations on cases, for staff; the admin interface's hook has authenticated the staff member
  * (recorded as the actor). Live data unless `?sandbox=true`. Every operation answers with the case as it is afterwards.
  */
 export function registerAdminApplicationRoutes(app: TypedApp, services: AppServices): void {
-  const staff = (request: FastifyRequest, sandbox: boolean | undefined) => staffScope(request, sandbox, services.now());
+  registerConvertLead(app, services);
+  registerGetApplication(app, services);
+  registerMoveStage(app, services);
+  registerSetStatus(app, services);
+  registerRecordOutcome(app, services);
+  registerAddModule(app, services);
+  registerSetModuleState(app, services);
+  registerSaveModuleDetails(app, services);
+  registerModuleSwitches(app, services);
+}
 
+/** POST …/leads/{leadId}/convert: opens a case from the lead. */
+function registerConvertLead(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/leads/:leadId/convert`,
     {
@@ -50,12 +92,15 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
       },
     },
     async (request, reply) => {
-      const { workspace, sandbox, context } = staff(request, request.query.sandbox);
+      const { workspace, sandbox, context } = staff(services, request, request.query.sandbox);
       const state = await convertLeadToApplication(services, context, workspace, request.params.leadId);
       return reply.status(201).send(applicationView(state, sandbox));
     },
   );
+}
 
+/** GET …/applications/{id} */
+function registerGetApplication(app: TypedApp, services: AppServices): void {
   app.get(
     `${BASE}/applications/:id`,
     {
@@ -69,37 +114,16 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
       },
     },
     async (request) => {
-      const { workspace, sandbox } = staff(request, request.query.sandbox);
+      const { workspace, sandbox } = staff(services, request, request.query.sandbox);
       const row = await findApplication(services.pool, workspace.id, sandbox, request.params.id);
       if (!row) throw notFound('application');
       return applicationView(row.state, sandbox);
     },
   );
+}
 
-  async function operate(
-    request: FastifyRequest,
-    params: { workspace: string; id: string },
-    query: { sandbox?: boolean },
-    command: ApplicationCommand,
-  ) {
-    const { sandbox, context } = staff(request, query.sandbox);
-    const { state } = await applyApplicationOperation(services.store, context, params.id, command);
-    return applicationView(state, sandbox);
-  }
-
-  const caseRoute = {
-    tags: TAGS,
-    params: AdminApplicationParams,
-    querystring: ModeQuery,
-    response: { 200: CASE_AFTER, ...ERRORS },
-  };
-  const moduleRoute = {
-    tags: TAGS,
-    params: AdminModuleParams,
-    querystring: ModeQuery,
-    response: { 200: CASE_AFTER, ...ERRORS },
-  };
-
+/** POST …/applications/{id}/stage */
+function registerMoveStage(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/applications/:id/stage`,
     {
@@ -111,8 +135,12 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
       },
     },
     async (request) =>
-      operate(request, request.params, request.query, { type: 'move_to_stage', stage: request.body.stage }),
+      operate(services, request, request.params, request.query, { type: 'move_to_stage', stage: request.body.stage }),
   );
+}
+
+/** POST …/applications/{id}/status */
+function registerSetStatus(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/applications/:id/status`,
     {
@@ -124,8 +152,12 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
       },
     },
     async (request) =>
-      operate(request, request.params, request.query, { type: 'set_status', status: request.body.status }),
+      operate(services, request, request.params, request.query, { type: 'set_status', status: request.body.status }),
   );
+}
+
+/** POST …/applications/{id}/outcome */
+function registerRecordOutcome(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/applications/:id/outcome`,
     {
@@ -137,8 +169,15 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
       },
     },
     async (request) =>
-      operate(request, request.params, request.query, { type: 'record_outcome', outcome: request.body.outcome }),
+      operate(services, request, request.params, request.query, {
+        type: 'record_outcome',
+        outcome: request.body.outcome,
+      }),
   );
+}
+
+/** POST …/applications/{id}/modules */
+function registerAddModule(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/applications/:id/modules`,
     {
@@ -149,8 +188,13 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
         ...caseRoute,
       },
     },
-    async (request) => operate(request, request.params, request.query, { type: 'add_module', ...request.body }),
+    async (request) =>
+      operate(services, request, request.params, request.query, { type: 'add_module', ...request.body }),
   );
+}
+
+/** PUT …/applications/{id}/modules/{module}/state */
+function registerSetModuleState(app: TypedApp, services: AppServices): void {
   app.put(
     `${BASE}/applications/:id/modules/:module/state`,
     {
@@ -162,12 +206,16 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
       },
     },
     async (request) =>
-      operate(request, request.params, request.query, {
+      operate(services, request, request.params, request.query, {
         type: 'set_module_state',
         module_key: request.params.module,
         state: request.body.state,
       }),
   );
+}
+
+/** PATCH …/applications/{id}/modules/{module} */
+function registerSaveModuleDetails(app: TypedApp, services: AppServices): void {
   app.patch(
     `${BASE}/applications/:id/modules/:module`,
     {
@@ -179,12 +227,16 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
       },
     },
     async (request) =>
-      operate(request, request.params, request.query, {
+      operate(services, request, request.params, request.query, {
         type: 'save_module_details',
         module_key: request.params.module,
         ...request.body,
       }),
   );
+}
+
+/** POST …/modules/{module}/select, /deselect and /restore: one route each, from a table. */
+function registerModuleSwitches(app: TypedApp, services: AppServices): void {
   for (const [action, type, operationId] of [
     ['select', 'select_module', 'selectApplicationModule'],
     ['deselect', 'deselect_module', 'deselectApplicationModule'],
@@ -202,7 +254,8 @@ export function registerAdminApplicationRoutes(app: TypedApp, services: AppServi
           ...moduleRoute,
         },
       },
-      async (request) => operate(request, request.params, request.query, { type, module_key: request.params.module }),
+      async (request) =>
+        operate(services, request, request.params, request.query, { type, module_key: request.params.module }),
     );
   }
 }

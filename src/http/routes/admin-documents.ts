@@ -65,94 +65,118 @@ function multipartRefusal(error: unknown): ApiError | undefined {
  * list, read, download and reject. Live data unless `?sandbox=true`.
  */
 export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices): void {
-  const { storage } = services.documents;
-  const staff = (request: FastifyRequest, sandbox: boolean | undefined) => staffScope(request, sandbox, services.now());
+  registerUploadDocument(app, services);
+  registerListDocuments(app, services);
+  registerGetDocument(app, services);
+  registerDownloadDocument(app, services);
+  registerRejectDocument(app, services);
+}
 
-  // The form's file is streamed to the incoming area as it arrives (never held in memory); the other fields become
-  // the body the schema validates. A file whose form is then refused is deleted before the answer is sent.
+function staff(services: AppServices, request: FastifyRequest, sandbox: boolean | undefined) {
+  return staffScope(request, sandbox, services.now());
+}
+
+/** POST …/documents, in its own scope with the multipart parser. */
+function registerUploadDocument(app: TypedApp, services: AppServices): void {
   void app.register(async (scope: TypedApp) => {
-    scope.decorateRequest('documentUpload', null);
-    await scope.register(multipart, {
-      attachFieldsToBody: 'keyValues',
-      limits: { fileSize: MAX_DOCUMENT_BYTES + 1, files: 1, fields: 8, fieldSize: 1024, parts: 9, headerPairs: 50 },
-      async onFile(this: FastifyRequest, part: MultipartFile) {
-        if (part.fieldname !== 'file') {
-          part.file.resume();
-          throw multipartRefusal({ code: 'FST_FILES_LIMIT' });
-        }
-        try {
-          const upload = await receiveUpload(storage, services.now(), part.file);
-          if (part.file.truncated) {
-            await storage.discard(upload.id);
-            throw multipartRefusal({ code: 'FST_REQ_FILE_TOO_LARGE' });
-          }
-          this.documentUpload = { upload, filename: part.filename, mimetype: part.mimetype, recorded: false };
-          (part as unknown as { value: string }).value = upload.id;
-        } catch (error) {
-          throw multipartRefusal(error) ?? error;
-        }
-      },
-    });
-    // Before the answer is written, so a client that reads a refusal finds the file already gone.
-    scope.addHook('onSend', async (request) => {
-      const pending = request.documentUpload;
-      if (pending && !pending.recorded) await storage.discard(pending.upload.id);
-    });
+    await registerUploadParser(scope, services);
+    registerUploadRoute(scope, services);
+  });
+}
 
-    scope.post(
-      BASE,
-      {
-        schema: {
-          tags: TAGS,
-          operationId: 'uploadDocument',
-          summary:
-            'Upload a document for a lead or an application (multipart): scanned for viruses before it is accepted',
-          description:
-            'The file is scanned by ClamAV before anything is accepted. Clean: 201 with the document `available` ' +
-            'and document.uploaded sent. Scanner unreachable: 202 with the document `pending_scan`; it is scanned ' +
-            'when the scanner is back (never accepted unscanned). Infected: 422 `document_infected`, the file ' +
-            'deleted and the attempt recorded, nothing sent.',
-          consumes: ['multipart/form-data'],
-          params: AdminWorkspaceParams,
-          querystring: ModeQuery,
-          body: UploadDocumentBody,
-          response: {
-            201: answer(Document, 'Scanned clean and accepted: document.uploaded is sent'),
-            202: answer(Document, 'Received; waiting for the virus scanner (status pending_scan)'),
-            ...adminErrorResponses(400, 401, 403, 404, 413, 415, 422),
-          },
+/**
+ * The form's file is streamed to the incoming area as it arrives (never held in memory); the other fields become
+ * the body the schema validates. A file whose form is then refused is deleted before the answer is sent.
+ */
+async function registerUploadParser(scope: TypedApp, services: AppServices): Promise<void> {
+  const { storage } = services.documents;
+  scope.decorateRequest('documentUpload', null);
+  await scope.register(multipart, {
+    attachFieldsToBody: 'keyValues',
+    limits: { fileSize: MAX_DOCUMENT_BYTES + 1, files: 1, fields: 8, fieldSize: 1024, parts: 9, headerPairs: 50 },
+    async onFile(this: FastifyRequest, part: MultipartFile) {
+      if (part.fieldname !== 'file') {
+        part.file.resume();
+        throw multipartRefusal({ code: 'FST_FILES_LIMIT' });
+      }
+      try {
+        const upload = await receiveUpload(storage, services.now(), part.file);
+        if (part.file.truncated) {
+          await storage.discard(upload.id);
+          throw multipartRefusal({ code: 'FST_REQ_FILE_TOO_LARGE' });
+        }
+        this.documentUpload = { upload, filename: part.filename, mimetype: part.mimetype, recorded: false };
+        (part as unknown as { value: string }).value = upload.id;
+      } catch (error) {
+        throw multipartRefusal(error) ?? error;
+      }
+    },
+  });
+  // Before the answer is written, so a client that reads a refusal finds the file already gone.
+  scope.addHook('onSend', async (request) => {
+    const pending = request.documentUpload;
+    if (pending && !pending.recorded) await storage.discard(pending.upload.id);
+  });
+}
+
+/** POST …/documents: records the streamed file as a document of the lead or application. */
+function registerUploadRoute(scope: TypedApp, services: AppServices): void {
+  scope.post(
+    BASE,
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'uploadDocument',
+        summary:
+          'Upload a document for a lead or an application (multipart): scanned for viruses before it is accepted',
+        description:
+          'The file is scanned by ClamAV before anything is accepted. Clean: 201 with the document `available` ' +
+          'and document.uploaded sent. Scanner unreachable: 202 with the document `pending_scan`; it is scanned ' +
+          'when the scanner is back (never accepted unscanned). Infected: 422 `document_infected`, the file ' +
+          'deleted and the attempt recorded, nothing sent.',
+        consumes: ['multipart/form-data'],
+        params: AdminWorkspaceParams,
+        querystring: ModeQuery,
+        body: UploadDocumentBody,
+        response: {
+          201: answer(Document, 'Scanned clean and accepted: document.uploaded is sent'),
+          202: answer(Document, 'Received; waiting for the virus scanner (status pending_scan)'),
+          ...adminErrorResponses(400, 401, 403, 404, 413, 415, 422),
         },
       },
-      async (request, reply) => {
-        const { workspace, context } = staff(request, request.query.sandbox);
-        const pending = request.documentUpload;
-        if (!pending) throw new ApiError(400, 'validation_failed', 'Send the file', { fields: { file: 'a file' } });
-        const { body } = request;
-        pending.recorded = true;
-        try {
-          const document = await recordUpload(
-            services.store,
-            services.documents,
-            context,
-            documentTypesOf(workspace.settings),
-            pending.upload,
-            {
-              subject: subjectOf({ lead_id: body.lead_id, application_id: body.application_id }),
-              document_type: body.type,
-              filename: pending.filename,
-              declared_content_type: pending.mimetype === 'application/octet-stream' ? null : pending.mimetype,
-            },
-          );
-          return reply.status(document.status === 'available' ? 201 : 202).send(document);
-        } catch (error) {
-          // recordUpload deleted the file unless the refusal happened before it ran (subjectOf).
-          pending.recorded = false;
-          throw error;
-        }
-      },
-    );
-  });
+    },
+    async (request, reply) => {
+      const { workspace, context } = staff(services, request, request.query.sandbox);
+      const pending = request.documentUpload;
+      if (!pending) throw new ApiError(400, 'validation_failed', 'Send the file', { fields: { file: 'a file' } });
+      const { body } = request;
+      pending.recorded = true;
+      try {
+        const document = await recordUpload(
+          services.store,
+          services.documents,
+          context,
+          documentTypesOf(workspace.settings),
+          pending.upload,
+          {
+            subject: subjectOf({ lead_id: body.lead_id, application_id: body.application_id }),
+            document_type: body.type,
+            filename: pending.filename,
+            declared_content_type: pending.mimetype === 'application/octet-stream' ? null : pending.mimetype,
+          },
+        );
+        return reply.status(document.status === 'available' ? 201 : 202).send(document);
+      } catch (error) {
+        // recordUpload deleted the file unless the refusal happened before it ran (subjectOf).
+        pending.recorded = false;
+        throw error;
+      }
+    },
+  );
+}
 
+/** GET …/documents */
+function registerListDocuments(app: TypedApp, services: AppServices): void {
   app.get(
     BASE,
     {
@@ -166,12 +190,15 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
       },
     },
     async (request) => {
-      const { workspace, sandbox } = staff(request, request.query.sandbox);
+      const { workspace, sandbox } = staff(services, request, request.query.sandbox);
       const { lead_id, application_id } = request.query;
       return { data: await listDocuments(services.pool, workspace.id, sandbox, { lead_id, application_id }) };
     },
   );
+}
 
+/** GET …/documents/{id} */
+function registerGetDocument(app: TypedApp, services: AppServices): void {
   app.get(
     `${BASE}/:id`,
     {
@@ -185,13 +212,16 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
       },
     },
     async (request) => {
-      const { workspace, sandbox } = staff(request, request.query.sandbox);
+      const { workspace, sandbox } = staff(services, request, request.query.sandbox);
       const document = await findDocument(services.pool, workspace.id, sandbox, request.params.id);
       if (!document) throw notFound('document');
       return document;
     },
   );
+}
 
+/** GET …/documents/{id}/content */
+function registerDownloadDocument(app: TypedApp, services: AppServices): void {
   app.get(
     `${BASE}/:id/content`,
     {
@@ -217,7 +247,7 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
       },
     },
     async (request, reply) => {
-      const { workspace, sandbox } = staff(request, request.query.sandbox);
+      const { workspace, sandbox } = staff(services, request, request.query.sandbox);
       const document = await findDocument(services.pool, workspace.id, sandbox, request.params.id);
       if (!document) throw notFound('document');
       if (document.status !== 'available' && document.status !== 'rejected')
@@ -228,7 +258,7 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
             ? 'The document is still waiting for its virus scan'
             : 'The document was refused by the virus scan and not kept',
         );
-      const file = await storage.open(document.id);
+      const file = await services.documents.storage.open(document.id);
       if (!file) throw new Error(`The stored file of document ${document.id} is missing`);
       const digest = Buffer.from(document.checksum_sha256, 'hex').toString('base64');
       return (
@@ -244,7 +274,10 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
       );
     },
   );
+}
 
+/** POST …/documents/{id}/reject */
+function registerRejectDocument(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/:id/reject`,
     {
@@ -262,7 +295,7 @@ export function registerAdminDocumentRoutes(app: TypedApp, services: AppServices
       },
     },
     async (request) => {
-      const { context } = staff(request, request.query.sandbox);
+      const { context } = staff(services, request, request.query.sandbox);
       const { state } = await operateDocument(services.store, context, request.params.id, (now) => ({
         type: 'reject',
         reason: request.body.reason,

@@ -31,16 +31,31 @@ const TAGS = ['history'];
  * its stream with the evolve functions the service runs (src/commands/history/history.ts).
  */
 export function registerAdminHistoryRoutes(app: TypedApp, services: AppServices): void {
-  const scope = (request: FastifyRequest, sandbox: boolean | undefined) => ({
-    tenantId: staffOf(request).workspace.id,
-    sandbox: sandbox ?? false,
-  });
-  const history = (subject: HistorySubject, request: FastifyRequest, id: string, query: Static<typeof HistoryQuery>) =>
-    readHistoryPage(services, scope(request, query.sandbox), subject, id, {
-      limit: query.limit ?? 50,
-      startingAfter: query.starting_after,
-    });
+  registerLeadHistory(app, services);
+  registerApplicationHistory(app, services);
+  registerLeadAsOf(app, services);
+  registerApplicationAsOf(app, services);
+}
 
+function scope(request: FastifyRequest, sandbox: boolean | undefined) {
+  return { tenantId: staffOf(request).workspace.id, sandbox: sandbox ?? false };
+}
+
+function history(
+  services: AppServices,
+  subject: HistorySubject,
+  request: FastifyRequest,
+  id: string,
+  query: Static<typeof HistoryQuery>,
+) {
+  return readHistoryPage(services, scope(request, query.sandbox), subject, id, {
+    limit: query.limit ?? 50,
+    startingAfter: query.starting_after,
+  });
+}
+
+/** GET …/leads/{leadId}/history */
+function registerLeadHistory(app: TypedApp, services: AppServices): void {
   app.get(
     `${BASE}/leads/:leadId/history`,
     {
@@ -53,9 +68,12 @@ export function registerAdminHistoryRoutes(app: TypedApp, services: AppServices)
         response: { 200: answer(HistoryPage, 'One page of the history'), ...ERRORS },
       },
     },
-    (request) => history('lead', request, request.params.leadId, request.query),
+    (request) => history(services, 'lead', request, request.params.leadId, request.query),
   );
+}
 
+/** GET …/applications/{id}/history */
+function registerApplicationHistory(app: TypedApp, services: AppServices): void {
   app.get(
     `${BASE}/applications/:id/history`,
     {
@@ -68,9 +86,12 @@ export function registerAdminHistoryRoutes(app: TypedApp, services: AppServices)
         response: { 200: answer(HistoryPage, 'One page of the history'), ...ERRORS },
       },
     },
-    (request) => history('application', request, request.params.id, request.query),
+    (request) => history(services, 'application', request, request.params.id, request.query),
   );
+}
 
+/** GET …/leads/{leadId}/state */
+function registerLeadAsOf(app: TypedApp, services: AppServices): void {
   app.get(
     `${BASE}/leads/:leadId/state`,
     {
@@ -89,7 +110,10 @@ export function registerAdminHistoryRoutes(app: TypedApp, services: AppServices)
       return { as_of: asOf.toISOString(), ...found };
     },
   );
+}
 
+/** GET …/applications/{id}/state */
+function registerApplicationAsOf(app: TypedApp, services: AppServices): void {
   app.get(
     `${BASE}/applications/:id/state`,
     {

@@ -33,8 +33,32 @@ const TAGS = ['invoices'];
  * and mark refunds paid. Every answer is the Invoice as it is afterwards. Live data unless `?sandbox=true`.
  */
 export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices): void {
-  const staff = (request: FastifyRequest, sandbox: boolean | undefined) => staffScope(request, sandbox, services.now());
+  registerIssueInvoice(app, services);
+  registerListInvoices(app, services);
+  registerGetInvoice(app, services);
+  registerRecordPayment(app, services);
+  registerCreateRefund(app, services);
+  registerMarkRefundPaid(app, services);
+}
 
+function staff(services: AppServices, request: FastifyRequest, sandbox: boolean | undefined) {
+  return staffScope(request, sandbox, services.now());
+}
+
+/** Applies one operation to the invoice and answers the invoice as it is after. */
+async function operate(
+  services: AppServices,
+  request: FastifyRequest,
+  sandbox: boolean | undefined,
+  id: string,
+  command: (now: Date) => InvoiceCommand,
+) {
+  const { context } = staff(services, request, sandbox);
+  return (await operateInvoice(services.store, context, id, command)).state;
+}
+
+/** POST …/invoices */
+function registerIssueInvoice(app: TypedApp, services: AppServices): void {
   app.post(
     BASE,
     {
@@ -49,7 +73,7 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
       },
     },
     async (request, reply) => {
-      const { context } = staff(request, request.query.sandbox);
+      const { context } = staff(services, request, request.query.sandbox);
       const { lead_id, application_id, currency, line_items, tax_rate_basis_points, due_date } = request.body;
       const invoice = await issueInvoiceCommand(services.store, context, {
         subject: subjectOf({ lead_id, application_id }),
@@ -61,7 +85,10 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
       return reply.status(201).send(invoice);
     },
   );
+}
 
+/** GET …/invoices */
+function registerListInvoices(app: TypedApp, services: AppServices): void {
   app.get(
     BASE,
     {
@@ -75,12 +102,15 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
       },
     },
     async (request) => {
-      const { workspace, sandbox } = staff(request, request.query.sandbox);
+      const { workspace, sandbox } = staff(services, request, request.query.sandbox);
       const { lead_id, application_id } = request.query;
       return { data: await listInvoices(services.pool, workspace.id, sandbox, { lead_id, application_id }) };
     },
   );
+}
 
+/** GET …/invoices/{id} */
+function registerGetInvoice(app: TypedApp, services: AppServices): void {
   app.get(
     `${BASE}/:id`,
     {
@@ -94,23 +124,16 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
       },
     },
     async (request) => {
-      const { workspace, sandbox } = staff(request, request.query.sandbox);
+      const { workspace, sandbox } = staff(services, request, request.query.sandbox);
       const invoice = await findInvoice(services.pool, workspace.id, sandbox, request.params.id);
       if (!invoice) throw notFound('invoice');
       return invoice;
     },
   );
+}
 
-  async function operate(
-    request: FastifyRequest,
-    sandbox: boolean | undefined,
-    id: string,
-    command: (now: Date) => InvoiceCommand,
-  ) {
-    const { context } = staff(request, sandbox);
-    return (await operateInvoice(services.store, context, id, command)).state;
-  }
-
+/** POST …/invoices/{id}/payments */
+function registerRecordPayment(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/:id/payments`,
     {
@@ -127,7 +150,7 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
     },
     async (request, reply) => {
       const { amount, currency, method, reference } = request.body;
-      const invoice = await operate(request, request.query.sandbox, request.params.id, (now) => ({
+      const invoice = await operate(services, request, request.query.sandbox, request.params.id, (now) => ({
         type: 'record_payment',
         payment_id: newId(now.getTime()),
         amount,
@@ -139,7 +162,10 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
       return reply.status(201).send(invoice);
     },
   );
+}
 
+/** POST …/invoices/{id}/payments/{paymentId}/refunds */
+function registerCreateRefund(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/:id/payments/:paymentId/refunds`,
     {
@@ -155,7 +181,7 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
       },
     },
     async (request, reply) => {
-      const invoice = await operate(request, request.query.sandbox, request.params.id, (now) => ({
+      const invoice = await operate(services, request, request.query.sandbox, request.params.id, (now) => ({
         type: 'create_refund',
         refund_id: newId(now.getTime()),
         payment_id: request.params.paymentId,
@@ -166,7 +192,10 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
       return reply.status(201).send(invoice);
     },
   );
+}
 
+/** POST …/invoices/{id}/refunds/{refundId}/paid */
+function registerMarkRefundPaid(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/:id/refunds/:refundId/paid`,
     {
@@ -180,7 +209,7 @@ export function registerAdminInvoiceRoutes(app: TypedApp, services: AppServices)
       },
     },
     async (request) =>
-      operate(request, request.query.sandbox, request.params.id, (now) => ({
+      operate(services, request, request.query.sandbox, request.params.id, (now) => ({
         type: 'mark_refund_paid',
         refund_id: request.params.refundId,
         now,

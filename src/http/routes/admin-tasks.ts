@@ -22,8 +22,19 @@ const TAGS = ['tasks'];
  * once when it passes while the task is open. Live data unless `?sandbox=true`.
  */
 export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): void {
-  const staff = (request: FastifyRequest, sandbox: boolean | undefined) => staffScope(request, sandbox, services.now());
+  registerCreateTask(app, services);
+  registerListTasks(app, services);
+  registerGetTask(app, services);
+  registerChangeTask(app, services);
+  registerCompleteAndReopen(app, services);
+}
 
+function staff(services: AppServices, request: FastifyRequest, sandbox: boolean | undefined) {
+  return staffScope(request, sandbox, services.now());
+}
+
+/** POST …/tasks */
+function registerCreateTask(app: TypedApp, services: AppServices): void {
   app.post(
     BASE,
     {
@@ -38,7 +49,7 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
       },
     },
     async (request, reply) => {
-      const { workspace, context } = staff(request, request.query.sandbox);
+      const { workspace, context } = staff(services, request, request.query.sandbox);
       const body = request.body;
       const state = await createTaskCommand(services.store, context, {
         subject: subjectOf({ lead_id: body.lead_id, application_id: body.application_id }),
@@ -49,7 +60,10 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
       return reply.status(201).send(taskView(state));
     },
   );
+}
 
+/** GET …/tasks */
+function registerListTasks(app: TypedApp, services: AppServices): void {
   app.get(
     BASE,
     {
@@ -63,12 +77,15 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
       },
     },
     async (request) => {
-      const { workspace, sandbox } = staff(request, request.query.sandbox);
+      const { workspace, sandbox } = staff(services, request, request.query.sandbox);
       const { lead_id, application_id } = request.query;
       return { data: await listTasks(services.pool, workspace.id, sandbox, { lead_id, application_id }) };
     },
   );
+}
 
+/** GET …/tasks/{id} */
+function registerGetTask(app: TypedApp, services: AppServices): void {
   app.get(
     `${BASE}/:id`,
     {
@@ -82,13 +99,16 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
       },
     },
     async (request) => {
-      const { workspace, sandbox } = staff(request, request.query.sandbox);
+      const { workspace, sandbox } = staff(services, request, request.query.sandbox);
       const task = await findTask(services.pool, workspace.id, sandbox, request.params.id);
       if (!task) throw notFound('task');
       return task;
     },
   );
+}
 
+/** PATCH …/tasks/{id} */
+function registerChangeTask(app: TypedApp, services: AppServices): void {
   app.patch(
     `${BASE}/:id`,
     {
@@ -103,7 +123,7 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
       },
     },
     async (request) => {
-      const { workspace, context } = staff(request, request.query.sandbox);
+      const { workspace, context } = staff(services, request, request.query.sandbox);
       const { title, assignee, due_at } = request.body;
       const resolved = assignee === undefined ? undefined : resolveAssignee(workspace, assignee);
       const dueAt = due_at === undefined ? undefined : new Date(due_at);
@@ -117,7 +137,10 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
       return taskView(state);
     },
   );
+}
 
+/** POST …/tasks/{id}/complete and /reopen: one route each, from a table. */
+function registerCompleteAndReopen(app: TypedApp, services: AppServices): void {
   for (const [action, operationId, summary] of [
     ['complete', 'completeTask', 'Complete a task (before its due time: no task.overdue)'],
     [
@@ -139,7 +162,7 @@ export function registerAdminTaskRoutes(app: TypedApp, services: AppServices): v
         },
       },
       async (request) => {
-        const { context } = staff(request, request.query.sandbox);
+        const { context } = staff(services, request, request.query.sandbox);
         const { state } = await operateTask(services.store, context, request.params.id, (now) => ({
           type: action,
           now,

@@ -31,14 +31,24 @@ const ROUTE = { tags: ['webhooks'] };
  * actor): endpoints of both modes, the delivery log, resend, resume, secret rotation and webhook.test.
  */
 export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices): void {
-  /** Finds the endpoint in the staff member's workspace; the command context takes the endpoint's mode. */
-  async function endpointOf(request: FastifyRequest, params: { id: string }) {
-    const { workspace, actor } = staffOf(request);
-    const row = await findEndpoint(services.pool, workspace.id, params.id);
-    if (!row) throw notFound('webhook endpoint');
-    return { workspace, row, context: staffContext(workspace.id, row.sandbox, actor, services.now()) };
-  }
+  registerListEndpoints(app, services);
+  registerListDeliveries(app, services);
+  registerResendDelivery(app, services);
+  registerResumeEndpoint(app, services);
+  registerRotateSecret(app, services);
+  registerSendTest(app, services);
+}
 
+/** Finds the endpoint in the staff member's workspace; the command context takes the endpoint's mode. */
+async function endpointOf(services: AppServices, request: FastifyRequest, params: { id: string }) {
+  const { workspace, actor } = staffOf(request);
+  const row = await findEndpoint(services.pool, workspace.id, params.id);
+  if (!row) throw notFound('webhook endpoint');
+  return { workspace, row, context: staffContext(workspace.id, row.sandbox, actor, services.now()) };
+}
+
+/** GET …/webhooks */
+function registerListEndpoints(app: TypedApp, services: AppServices): void {
   app.get(
     BASE,
     {
@@ -64,7 +74,10 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
       };
     },
   );
+}
 
+/** GET …/webhooks/{id}/deliveries */
+function registerListDeliveries(app: TypedApp, services: AppServices): void {
   app.get(
     `${BASE}/:id/deliveries`,
     {
@@ -79,7 +92,7 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
       },
     },
     async (request) => {
-      const { row } = await endpointOf(request, request.params);
+      const { row } = await endpointOf(services, request, request.params);
       return listDeliveries(services.pool, row.id, {
         limit: request.query.limit ?? 25,
         before: request.query.cursor,
@@ -87,7 +100,10 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
       });
     },
   );
+}
 
+/** POST …/webhooks/{id}/deliveries/{deliveryId}/resend */
+function registerResendDelivery(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/:id/deliveries/:deliveryId/resend`,
     {
@@ -100,13 +116,16 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
       },
     },
     async (request, reply) => {
-      const { row } = await endpointOf(request, request.params);
+      const { row } = await endpointOf(services, request, request.params);
       const resent = await resendDelivery(services.pool, row.id, request.params.deliveryId, services.now());
       if (!resent) throw notFound('delivery');
       return reply.status(201).send(resent);
     },
   );
+}
 
+/** POST …/webhooks/{id}/resume */
+function registerResumeEndpoint(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/:id/resume`,
     {
@@ -119,14 +138,17 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
       },
     },
     async (request) => {
-      const { row, context } = await endpointOf(request, request.params);
+      const { row, context } = await endpointOf(services, request, request.params);
       return {
         ...(await resumeEndpoint(services, context, row.id)),
         mode: row.sandbox ? ('test' as const) : ('live' as const),
       };
     },
   );
+}
 
+/** POST …/webhooks/{id}/rotate-secret */
+function registerRotateSecret(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/:id/rotate-secret`,
     {
@@ -142,11 +164,14 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
       },
     },
     async (request) => {
-      const { row, context } = await endpointOf(request, request.params);
+      const { row, context } = await endpointOf(services, request, request.params);
       return rotateEndpointSecret(services, context, row.id);
     },
   );
+}
 
+/** POST …/webhooks/{id}/test */
+function registerSendTest(app: TypedApp, services: AppServices): void {
   app.post(
     `${BASE}/:id/test`,
     {
@@ -159,7 +184,7 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
       },
     },
     async (request, reply) => {
-      const { row, context } = await endpointOf(request, request.params);
+      const { row, context } = await endpointOf(services, request, request.params);
       return reply.status(202).send(await sendTestEvent(services, context, row.id));
     },
   );

@@ -16,6 +16,13 @@ const AUTH = { keys: 'secret', scope: 'webhooks:manage', feature: 'webhooks' } a
 
 /** GET, POST and DELETE /v1/webhooks. A test-mode key manages test endpoints (sandbox events only), a live key live ones. */
 export function registerWebhookRoutes(app: TypedApp, services: AppServices): void {
+  registerListEndpoints(app, services);
+  registerCreateEndpoint(app, services);
+  registerDeleteEndpoint(app, services);
+}
+
+/** GET /v1/webhooks */
+function registerListEndpoints(app: TypedApp, services: AppServices): void {
   app.get(
     '/v1/webhooks',
     {
@@ -37,7 +44,10 @@ export function registerWebhookRoutes(app: TypedApp, services: AppServices): voi
       return { data: rows.map((row) => toPublicEndpoint(row, now)) };
     },
   );
+}
 
+/** POST /v1/webhooks */
+function registerCreateEndpoint(app: TypedApp, services: AppServices): void {
   app.post(
     '/v1/webhooks',
     {
@@ -64,7 +74,10 @@ export function registerWebhookRoutes(app: TypedApp, services: AppServices): voi
       return reply.status(201).send({ ...endpoint, secret });
     },
   );
+}
 
+/** DELETE /v1/webhooks/{id} */
+function registerDeleteEndpoint(app: TypedApp, services: AppServices): void {
   app.delete(
     '/v1/webhooks/:id',
     {
