@@ -170,27 +170,7 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
     const refused = new ConsoleRefusal(401, 'That passkey does not match an account.');
     const passkey = typeof response?.id === 'string' ? await findPasskey(services.pool, response.id) : undefined;
     if (!passkey) throw refused;
-    const { rpID, origin } = party(request);
-    const verified = await verifyAuthenticationResponse({
-      response: response!,
-      expectedChallenge: taken.challenge,
-      expectedOrigin: origin,
-      expectedRPID: rpID,
-      credential: {
-        id: passkey.credential_id,
-        publicKey: new Uint8Array(passkey.public_key),
-        counter: passkey.counter,
-        transports: passkey.transports,
-      },
-      requireUserVerification: false,
-    }).catch(() => ({ verified: false as const }));
-    if (!verified.verified) throw refused;
-    await recordPasskeyUse(
-      services.pool,
-      passkey.credential_id,
-      verified.authenticationInfo.newCounter,
-      services.now(),
-    );
+    if (!(await usePasskey(services, request, passkey, response!, taken.challenge))) throw refused;
     const account = await findAccount(services.pool, passkey.account_id);
     if (!account || (await membershipsOf(services.pool, account.email)).length === 0) throw refused;
     await signIn(services, request, reply, account.id);
@@ -223,27 +203,8 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
     const passkey = typeof response?.id === 'string' ? await findPasskey(services.pool, response.id) : undefined;
     if (!passkey || passkey.account_id !== signedIn.session.account_id || taken.account_id !== passkey.account_id)
       throw new ConsoleRefusal(401, 'That passkey is not one of yours.');
-    const { rpID, origin } = party(request);
-    const verified = await verifyAuthenticationResponse({
-      response: response!,
-      expectedChallenge: taken.challenge,
-      expectedOrigin: origin,
-      expectedRPID: rpID,
-      credential: {
-        id: passkey.credential_id,
-        publicKey: new Uint8Array(passkey.public_key),
-        counter: passkey.counter,
-        transports: passkey.transports,
-      },
-      requireUserVerification: false,
-    }).catch(() => ({ verified: false as const }));
-    if (!verified.verified) throw new ConsoleRefusal(401, 'That passkey is not one of yours.');
-    await recordPasskeyUse(
-      services.pool,
-      passkey.credential_id,
-      verified.authenticationInfo.newCounter,
-      services.now(),
-    );
+    if (!(await usePasskey(services, request, passkey, response!, taken.challenge)))
+      throw new ConsoleRefusal(401, 'That passkey is not one of yours.');
     await markAuthenticated(services.pool, signedIn.sessionId, services.now());
     return { confirmed: true };
   });
@@ -254,4 +215,31 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
       throw new ConsoleRefusal(404, 'No such passkey of yours.');
     return reply.redirect('/console/account', 303);
   });
+}
+
+/** Verifies an assertion of a stored passkey against the challenge taken, and records its use; false if it fails. */
+async function usePasskey(
+  services: AppServices,
+  request: FastifyRequest,
+  passkey: NonNullable<Awaited<ReturnType<typeof findPasskey>>>,
+  response: AuthenticationResponseJSON,
+  challenge: string,
+): Promise<boolean> {
+  const { rpID, origin } = party(request);
+  const verified = await verifyAuthenticationResponse({
+    response,
+    expectedChallenge: challenge,
+    expectedOrigin: origin,
+    expectedRPID: rpID,
+    credential: {
+      id: passkey.credential_id,
+      publicKey: new Uint8Array(passkey.public_key),
+      counter: passkey.counter,
+      transports: passkey.transports,
+    },
+    requireUserVerification: false,
+  }).catch(() => ({ verified: false as const }));
+  if (!verified.verified) return false;
+  await recordPasskeyUse(services.pool, passkey.credential_id, verified.authenticationInfo.newCounter, services.now());
+  return true;
 }
