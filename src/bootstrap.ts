@@ -58,7 +58,12 @@ export async function createServices(
   const secretBox = await loadSecretBox(config);
   const personalData = PersonalDataKeys.of(secretBox);
   await rewriteDerivedKeyRows(db.pool, personalData);
-  const store = new PostgresEventStore(db.pool, projections, { personal: personalData, personOf: personOfNewStream });
+  const store = new PostgresEventStore(db.pool, projections, {
+    personal: personalData,
+    personOf: personOfNewStream,
+    // Behind a transaction pooler (DATABASE_DIRECT_URL names the server apart), statements stay unnamed.
+    namedStatements: db.direct === undefined,
+  });
   const metrics = new Metrics();
   metrics.observe({
     poolWaiting: () => db.pool.waitingCount,

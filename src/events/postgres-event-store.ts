@@ -19,12 +19,15 @@ export interface PostgresEventStoreOptions {
   personal?: PersonalDataKeys;
   /** Whom a new stream's data key is filed under; without it no stream gets a key. */
   personOf?: PersonOfStream;
+  /** Prepare the transactions' statements by name (`TransactionOptions`): only when the pool is not a pooler's. */
+  namedStatements?: boolean;
 }
 
 export class PostgresEventStore implements EventStore {
   private readonly commitListeners = new Set<() => void>();
   readonly personal: PersonalDataKeys | undefined;
   private readonly personOf: PersonOfStream | undefined;
+  private readonly namedStatements: boolean;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -33,6 +36,7 @@ export class PostgresEventStore implements EventStore {
   ) {
     this.personal = options.personal;
     this.personOf = options.personOf;
+    this.namedStatements = options.namedStatements ?? false;
   }
 
   /**
@@ -57,7 +61,7 @@ export class PostgresEventStore implements EventStore {
           appended = tx.appended.length;
           return value;
         },
-        openingStatements(options.opening, streams),
+        { opening: openingStatements(options.opening, streams), namedStatements: this.namedStatements },
       );
       if (appended > 0) this.announceCommit();
       return result;

@@ -113,14 +113,37 @@ export async function changeMembers(
         [workspaceId, JSON.stringify(users), now],
       )
     ).rows[0]!;
-    const before = memberConcerned(row, change);
-    const after = memberConcerned(updated, change)!;
-    if (before && (before.role !== after.role || before.active !== after.active))
-      await endAccessOf(sql, workspaceId, after.email, now);
-    return { workspace: updated, user: after };
+    await endAccessOfChangedMembers(sql, workspaceId, row.settings.users, users, now);
+    return { workspace: updated, user: memberConcerned(updated, change)! };
   });
   await announceAuthChange(pool);
   return result;
+}
+
+/**
+ * Emails of the members whose sessions and tokens must end after the users changed from `before` to `after`: a role
+ * changed, a member was deactivated or reactivated, or left the list. The console, the admin interface and
+ * `workspace apply` all change users, so all three end access by this one rule.
+ */
+export function membersLosingAccess(before: readonly WorkspaceUser[], after: readonly WorkspaceUser[]): string[] {
+  const afterByEmail = new Map(after.map((u) => [u.email.toLowerCase(), u]));
+  return before
+    .filter((u) => {
+      const now = afterByEmail.get(u.email.toLowerCase());
+      return !now || now.role !== u.role || now.active !== u.active;
+    })
+    .map((u) => u.email.toLowerCase());
+}
+
+/** Ends the access of every member `membersLosingAccess` names, inside the transaction that changed the users. */
+export async function endAccessOfChangedMembers(
+  sql: Queryable,
+  workspaceId: string,
+  before: readonly WorkspaceUser[],
+  after: readonly WorkspaceUser[],
+  now: Date,
+): Promise<void> {
+  for (const email of membersLosingAccess(before, after)) await endAccessOf(sql, workspaceId, email, now);
 }
 
 /** Ends every session of the member's account and revokes their access tokens in this workspace. */

@@ -16,7 +16,8 @@ export interface Statement {
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
 /**
- * A pool of connections. A checkout waiting longer than `acquireTimeoutMs` fails with `PoolExhaustedError` (load
+ * A pool of connections whose clients pipeline (pg's `pipeline` option): queries issued together on one client are
+ * sent without waiting for each answer; code that awaits each query behaves as without it. A checkout waiting longer than `acquireTimeoutMs` fails with `PoolExhaustedError` (load
  * shedding: a 503, not an endless queue).
  *
  * A pool keeps every connection it has opened (`min` = `max`: pg-pool closes idle ones only above `min`). With a
@@ -27,7 +28,7 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
  */
 export function createPool(connectionString: string, max = 10, acquireTimeoutMs?: number): pg.Pool {
   return survivingLostConnections(
-    new pg.Pool({ connectionString, connectionTimeoutMillis: acquireTimeoutMs, max, min: max }),
+    new pg.Pool({ connectionString, connectionTimeoutMillis: acquireTimeoutMs, max, min: max, pipeline: true }),
   );
 }
 

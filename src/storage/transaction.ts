@@ -16,7 +16,10 @@ export class TransactionRolledBack extends Error {
 export class Transaction implements Queryable {
   private failure: unknown = undefined;
 
-  constructor(private readonly client: pg.PoolClient) {}
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly named = false,
+  ) {}
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     text: string,
@@ -24,9 +27,10 @@ export class Transaction implements Queryable {
   ): Promise<pg.QueryResult<R>> {
     if (this.failure !== undefined) throw this.failure;
     try {
-      return await this.client.query<R>(text, values);
+      return await this.client.query<R>(this.named ? { name: statementName(text), text, values } : { text, values });
     } catch (error) {
-      this.failure = error;
+      // Pipelined statements after a failed one fail too ("transaction is aborted"): the first failure is the cause.
+      if (this.failure === undefined) this.failure = error;
       throw error;
     }
   }
@@ -38,8 +42,34 @@ export class Transaction implements Queryable {
 }
 
 /**
+ * The name a statement is prepared under on every connection that runs it: one per distinct text, so a name never
+ * stands for two texts (values are always bind parameters, so the texts are the code's own and few).
+ */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `vcrm_${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+export interface TransactionOptions {
+  /** Statements the transaction runs right after BEGIN. */
+  opening?: readonly Statement[];
+  /**
+   * Prepare each statement once per connection (pg's named statements), so the server parses and plans it once
+   * rather than at every run. Only for connections straight to PostgreSQL: a transaction pooler hands each
+   * transaction a different server session, where the name is unknown (PgBouncer before 1.21).
+   */
+  namedStatements?: boolean;
+}
+
+/**
  * Runs `work` in one READ COMMITTED transaction on a connection from the pool: BEGIN, then `opening` (statements the
- * transaction runs first), then `work`, then COMMIT. On any failure it rolls back.
+ * transaction runs first), then `work`, then COMMIT. On any failure it rolls back. On a pool whose clients pipeline
+ * (`createPool`), BEGIN and the opening are sent together, one round trip rather than one each.
  *
  * A connection on which a statement failed (or whose ROLLBACK failed) is destroyed with pg's `release(error)`, never
  * returned to the pool: whatever state the failure left it in cannot reach the next caller.
@@ -51,16 +81,15 @@ export class Transaction implements Queryable {
 export async function inTransaction<T>(
   pool: pg.Pool,
   work: (tx: Transaction) => Promise<T>,
-  opening: readonly Statement[] = [],
+  options: TransactionOptions = {},
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
-    const tx = new Transaction(client);
+    const tx = new Transaction(client, options.namedStatements);
     let commitSent = false;
     let unfit: Error | undefined;
     try {
-      await tx.query('BEGIN');
-      for (const statement of opening) await tx.query(statement.text, statement.values);
+      await begin(tx, client, options.opening ?? []);
       const result = await work(tx);
       // A statement failed though `work` went on: the server would answer COMMIT with ROLLBACK.
       if (tx.failed !== undefined) throw tx.failed;
@@ -75,6 +104,18 @@ export async function inTransaction<T>(
       client.release(unfit);
     }
   }
+}
+
+/** BEGIN and the opening statements: sent together when the client pipelines, else one after another. */
+async function begin(tx: Transaction, client: pg.PoolClient, opening: readonly Statement[]): Promise<void> {
+  if (client.pipeline) {
+    // Every one is awaited, so none fails unobserved; the first failure is what `tx` reports from then on.
+    await Promise.allSettled([tx.query('BEGIN'), ...opening.map((s) => tx.query(s.text, s.values))]);
+    if (tx.failed !== undefined) throw tx.failed;
+    return;
+  }
+  await tx.query('BEGIN');
+  for (const statement of opening) await tx.query(statement.text, statement.values);
 }
 
 /** Ends a failed transaction; returns why the connection must be destroyed, or undefined when it is fit for reuse. */

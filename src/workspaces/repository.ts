@@ -1,10 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { endAccessOfChangedMembers } from '../identity/members.js';
 import { announceAuthChange } from '../keys/key-cache.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { withTransaction, type Queryable } from '../storage/postgres.js';
 import type { WorkspaceDefinition } from './definition.js';
+import { monthlyLeadQuota } from './plans.js';
+import { recountLeadQuota } from './quota.js';
 import type { Workspace, WorkspaceSettings } from './workspace.js';
 import { DEFAULT_DOCUMENT_MAX_BYTES, DOCUMENT_CONTENT_TYPES } from '../domain/documents/index.js';
 
@@ -135,6 +138,10 @@ export async function applyDefinition(
           WHERE id = $1 RETURNING id, slug, name, plan, status, revision, settings`,
         [existing.id, def.name, def.plan, def.status ?? existing.status, JSON.stringify(settings)],
       );
+      const now = new Date();
+      await endAccessOfChangedMembers(sql, existing.id, existing.settings.users, settings.users, now);
+      const limit = monthlyLeadQuota(updated.rows[0]!);
+      if (monthlyLeadQuota(existing) === null && limit !== null) await recountLeadQuota(sql, existing.id, limit, now);
       return { workspace: updated.rows[0]!, created: false, changed: true };
     }
     const created = await sql.query<WorkspaceRow>(

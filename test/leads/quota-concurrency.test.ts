@@ -3,7 +3,8 @@ import t from 'tap';
 import type pg from 'pg';
 import { quotaPeriod } from '../../src/workspaces/quota.js';
 import { checkProperty } from '../support/properties.js';
-import { seedWorkspace, startApp, type SeededWorkspace, type TestApp } from '../support/app.js';
+import { applyDefinition } from '../../src/workspaces/repository.js';
+import { demoDefinition, seedWorkspace, startApp, type SeededWorkspace, type TestApp } from '../support/app.js';
 import { leadBody } from './helpers.js';
 
 /**
@@ -199,3 +200,25 @@ t.test('a capture holding the last slot: its rollback gives the slot to the one 
   const third = await post(app, ws.live, leadBody());
   t.same([third.status, third.body.error], [429, 'quota_exceeded'], 'and the quota is used up');
 });
+
+t.test(
+  'an unlimited workspace counts nothing; given a limit mid-month it counts the leads the log holds',
+  async (t) => {
+    const app = await startApp(t);
+    const rate = { key: big, scopes: { 'leads:create': big, 'leads:read': big } };
+    const ws = await seedWorkspace(app, { plan: 'enterprise', limits: { rate } });
+    for (let i = 0; i < 3; i += 1) t.equal((await post(app, ws.live, person(9001, i))).status, 201);
+    t.equal((await post(app, ws.test, person(9001, 9))).status, 201, 'a sandbox lead, never counted');
+    t.equal((await post(app, ws.live, person(9001, 0))).status, 200, 'a duplicate, never counted');
+    t.equal(await counted(app.pool, ws.workspace.id), 0, 'no counter while there is no limit');
+
+    // `workspace apply` of the same workspace with a limit of 4 new leads a month.
+    const limited = demoDefinition({ slug: ws.workspace.slug, plan: 'enterprise', limits: { monthly_leads: 4, rate } });
+    await applyDefinition(app.pool, limited, app.services.secretBox);
+    t.equal(await counted(app.pool, ws.workspace.id), 3, "the month's live leads, counted from the log");
+    t.equal((await post(app, ws.live, person(9001, 3))).status, 201, 'the fourth fits');
+    const fifth = await post(app, ws.live, person(9001, 4));
+    t.same([fifth.status, fifth.body.error], [429, 'quota_exceeded'], 'the fifth is refused');
+    t.equal(await leadCount(app.pool, ws.workspace.id, false), 4);
+  },
+);

@@ -273,3 +273,64 @@ t.test('rolling back after the work throws returns a sound connection to the poo
   t.ok(await backendAlive(pool, pid), 'the connection lives on');
   t.ok(again > 0);
 });
+
+t.test('named statements: each text prepared once per connection, under one name everywhere', async (t) => {
+  const pool = await setUp(t);
+  const sent = recordSql(t);
+  const insert = 'INSERT INTO notes (id, body) VALUES ($1, $2)';
+  for (let id = 0; id < 6; id++)
+    await inTransaction(pool, (tx) => tx.query(insert, [id, `note ${id}`]), { namedStatements: true });
+  const inserts = sent.filter((s) => s.text === insert);
+  t.ok(
+    inserts.every((s) => s.prepared),
+    'sent as a named statement every time',
+  );
+  const held = await inTransaction(
+    pool,
+    (tx) =>
+      tx.query<{ n: number; names: number }>(
+        `SELECT count(*)::int AS n, count(DISTINCT name)::int AS names FROM pg_prepared_statements
+          WHERE statement = $1`,
+        [insert],
+      ),
+    { namedStatements: true },
+  );
+  t.same(held.rows[0], { n: 1, names: 1 }, 'the session that served the last one holds it once');
+  const unnamed = sent.length;
+  await inTransaction(pool, (tx) => tx.query(insert, [100, 'unnamed']));
+  t.notOk(
+    sent.slice(unnamed).some((s) => s.prepared),
+    'without the option nothing is named',
+  );
+  t.equal((await pool.query('SELECT count(*)::int AS n FROM notes')).rows[0].n, 7);
+});
+
+t.test(
+  'the opening goes out with BEGIN; its first failure is the one reported, and the connection is destroyed',
+  async (t) => {
+    const pool = await setUp(t);
+    t.equal(pool.totalCount, 1, 'one connection, idle');
+    const sent = recordSql(t);
+    let ran = false;
+    const outcome = await inTransaction(
+      pool,
+      async () => {
+        ran = true;
+      },
+      {
+        opening: [
+          { text: 'SELECT 1 / $1::int', values: [0] },
+          { text: 'SELECT $1::int', values: [2] },
+        ],
+      },
+    ).catch((error: { code?: string }) => error.code);
+    t.equal(outcome, '22012', 'division by zero, not the aborted transaction of the statement after it');
+    t.notOk(ran, 'the work never ran');
+    t.same(
+      sent.map((s) => s.text),
+      ['BEGIN', 'SELECT 1 / $1::int', 'SELECT $1::int'],
+      'BEGIN and the opening were sent, and nothing after them',
+    );
+    t.equal(pool.totalCount, 0, 'the connection the failure happened on was destroyed, not returned');
+  },
+);
