@@ -10,7 +10,7 @@ import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { findDocument, listDocuments } from '../../projections/documents.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, notice, page } from '../layout.js';
 import { choice, contextOf, idParam, refusalErrors, textArea } from './leads.js';
 
@@ -70,24 +70,8 @@ async function documentsPage(
     html`${notice(o.message)}
     ${
       bySubject
-        ? html`<table>
-              <caption>
-                Documents of this ${subject.lead_id ? 'lead' : 'application'}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">File</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Scan and verdict</th>
-                  <th scope="col">Do</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${documents.map((d) => documentRow(view, self, d))}
-              </tbody>
-            </table>
-            ${documents.length === 0 ? html`<p>No document yet.</p>` : ''}`
+        ? html`${table({ caption: `Documents of this ${subject.lead_id ? 'lead' : 'application'}`, headings: ['File', 'Type', 'Size', 'Scan and verdict', 'Do'], rows: documents.map((d) => documentRow(view, self, d)) })}
+          ${documents.length === 0 ? html`<p>No document yet.</p>` : ''}`
         : html`<p>Documents belong to a lead or an application: open them from its page.</p>`
     }
     ${upload}`,

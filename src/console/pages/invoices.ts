@@ -10,7 +10,7 @@ import { can } from '../../identity/permissions.js';
 import { findInvoice, listInvoices } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page } from '../layout.js';
 import { formatMoney, parseMoney } from '../money.js';
 import { choice, contextOf, idParam, refusalErrors, when } from './leads.js';
@@ -68,37 +68,23 @@ async function listPage(
       : '';
   return page(
     view.frame('Invoices', 'Invoices'),
-    html`<table>
-        <caption>
-          ${bySubject ? `Invoices of this ${subject.lead_id ? 'lead' : 'application'}` : 'Invoices, newest first'}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Number</th>
-            <th scope="col">For</th>
-            <th scope="col">Total</th>
-            <th scope="col">Paid</th>
-            <th scope="col">Balance</th>
-            <th scope="col">Status</th>
-            <th scope="col">Due</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${invoices.map(
-            (i) =>
-              html`<tr>
-                <td><a href="${base(view)}/${i.id}">${i.number}</a></td>
-                <td>${subjectLink(view, i)}</td>
-                <td>${formatMoney(i.total, i.currency)}</td>
-                <td>${formatMoney(i.amount_paid, i.currency)}</td>
-                <td>${formatMoney(i.balance, i.currency)}</td>
-                <td>${i.status.replace('_', ' ')}</td>
-                <td>${i.due_date}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-      ${invoices.length === 0 ? html`<p>No invoice here.</p>` : ''} ${issue}`,
+    html`${table({
+      caption: bySubject ? `Invoices of this ${subject.lead_id ? 'lead' : 'application'}` : 'Invoices, newest first',
+      headings: ['Number', 'For', 'Total', 'Paid', 'Balance', 'Status', 'Due'],
+      rows: invoices.map(
+        (i) =>
+          html`<tr>
+            <td><a href="${base(view)}/${i.id}">${i.number}</a></td>
+            <td>${subjectLink(view, i)}</td>
+            <td>${formatMoney(i.total, i.currency)}</td>
+            <td>${formatMoney(i.amount_paid, i.currency)}</td>
+            <td>${formatMoney(i.balance, i.currency)}</td>
+            <td>${i.status.replace('_', ' ')}</td>
+            <td>${i.due_date}</td>
+          </tr>`,
+      ),
+    })}
+    ${invoices.length === 0 ? html`<p>No invoice here.</p>` : ''} ${issue}`,
   );
 }
 
@@ -136,30 +122,19 @@ async function invoicePage(
 /** The items, then subtotal, tax, total, paid, balance and status. */
 function invoiceFigures(invoice: InvoiceRecord) {
   const money = (amount: number) => formatMoney(amount, invoice.currency);
-  return html`<table>
-      <caption>
-        Items
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Item</th>
-          <th scope="col">Quantity</th>
-          <th scope="col">Price of one</th>
-          <th scope="col">Amount</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${invoice.line_items.map(
-          (item) =>
-            html`<tr>
-              <td>${item.description || '(erased)'}</td>
-              <td>${item.quantity}</td>
-              <td>${money(item.unit_amount)}</td>
-              <td>${money(item.amount)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+  return html`${table({
+      caption: 'Items',
+      headings: ['Item', 'Quantity', 'Price of one', 'Amount'],
+      rows: invoice.line_items.map(
+        (item) =>
+          html`<tr>
+            <td>${item.description || '(erased)'}</td>
+            <td>${item.quantity}</td>
+            <td>${money(item.unit_amount)}</td>
+            <td>${money(item.amount)}</td>
+          </tr>`,
+      ),
+    })}
     <dl class="facts">
       <dt>Subtotal</dt>
       <dd>${money(invoice.subtotal)}</dd>

@@ -15,7 +15,7 @@ import {
   sendPage,
   type MemberView,
 } from '../context.js';
-import { html } from '../html.js';
+import { html, table } from '../html.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 
 const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
@@ -38,44 +38,29 @@ async function keysPage(
   const base = `/console/w/${view.workspace.slug}/keys`;
   return page(
     view.frame('API keys', 'API keys'),
-    html`<table>
-        <caption>
-          Keys of this workspace
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Ends in</th>
-            <th scope="col">Type</th>
-            <th scope="col">Mode</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Last use</th>
-            <th scope="col">Expires</th>
-            <th scope="col">State</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${keys.map(
-            (k) =>
-              html`<tr>
-                <td>${k.mode === 'test' ? html`<a href="${base}/${k.id}">${k.name}</a>` : k.name}</td>
-                <td>…${k.last4}</td>
-                <td>${k.kind}</td>
-                <td>${k.mode}</td>
-                <td>${k.scopes.join(', ')}</td>
-                <td>${k.last_used_at ? when(k.last_used_at) : 'never'}</td>
-                <td>${when(k.expires_at)}</td>
-                <td>
-                  ${
-                    k.revoked_at
-                      ? 'revoked'
-                      : html`<a href="${base}/${k.id}/revoke">Revoke<span class="visually-hidden"> ${k.name}</span></a>`
-                  }
-                </td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
+    html`${table({
+        caption: 'Keys of this workspace',
+        headings: ['Name', 'Ends in', 'Type', 'Mode', 'Scopes', 'Last use', 'Expires', 'State'],
+        rows: keys.map(
+          (k) =>
+            html`<tr>
+              <td>${k.mode === 'test' ? html`<a href="${base}/${k.id}">${k.name}</a>` : k.name}</td>
+              <td>…${k.last4}</td>
+              <td>${k.kind}</td>
+              <td>${k.mode}</td>
+              <td>${k.scopes.join(', ')}</td>
+              <td>${k.last_used_at ? when(k.last_used_at) : 'never'}</td>
+              <td>${when(k.expires_at)}</td>
+              <td>
+                ${
+                  k.revoked_at
+                    ? 'revoked'
+                    : html`<a href="${base}/${k.id}/revoke">Revoke<span class="visually-hidden"> ${k.name}</span></a>`
+                }
+              </td>
+            </tr>`,
+        ),
+      })}
       <section aria-labelledby="new">
         <h2 id="new">Create a key</h2>
         <form method="post" action="${base}">
@@ -224,32 +209,20 @@ export function registerKeyPages(app: TypedApp, services: AppServices): void {
         html`<p>Ends in …${key.last4}; scopes ${key.scopes.join(', ')}.</p>
           <h2>Sandbox submissions</h2>
           ${submissions.length === 0 ? notice('Nothing has been sent with this key yet.') : ''}
-          <table>
-            <caption>
-              Leads sent with this key, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Received</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Phone</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${submissions.map(
-                (s) =>
-                  html`<tr>
-                    <td>${when(s.received_at)}</td>
-                    <td>${s.outcome}</td>
-                    <td>${s.full_name}</td>
-                    <td>${s.email ?? ''}</td>
-                    <td>${s.phone ?? ''}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`,
+          ${table({
+            caption: 'Leads sent with this key, newest first',
+            headings: ['Received', 'Outcome', 'Name', 'Email', 'Phone'],
+            rows: submissions.map(
+              (s) =>
+                html`<tr>
+                  <td>${when(s.received_at)}</td>
+                  <td>${s.outcome}</td>
+                  <td>${s.full_name}</td>
+                  <td>${s.email ?? ''}</td>
+                  <td>${s.phone ?? ''}</td>
+                </tr>`,
+            ),
+          })}`,
       ),
     );
   });

@@ -24,7 +24,7 @@ import {
   sendPage,
   type MemberView,
 } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page } from '../layout.js';
 import { applicationsOfLead, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
 
@@ -193,36 +193,22 @@ async function listPage(
       <a href="${leadsBase(view)}">Clear the filters</a>
     </form>
     ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
-    <table>
-      <caption>
-        Leads, most recently changed first${failed ? ' (correct the filters above)' : ''}
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Phone</th>
-          <th scope="col">Email</th>
-          <th scope="col">Stage</th>
-          <th scope="col">Owner</th>
-          <th scope="col">Branch</th>
-          <th scope="col">Changed</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${found.leads.map(
-          (l) =>
-            html`<tr>
-              <td><a href="${leadsBase(view)}/${l.id}">${l.full_name || '(erased)'}</a></td>
-              <td>${l.phone ?? '—'}</td>
-              <td>${l.email ?? '—'}</td>
-              <td>${l.stage.name}${l.converted ? ' (converted)' : ''}</td>
-              <td>${l.owner?.name ?? '—'}</td>
-              <td>${l.branch.code}</td>
-              <td>${when(l.updated_at)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${table({
+      caption: `Leads, most recently changed first${failed ? ' (correct the filters above)' : ''}`,
+      headings: ['Name', 'Phone', 'Email', 'Stage', 'Owner', 'Branch', 'Changed'],
+      rows: found.leads.map(
+        (l) =>
+          html`<tr>
+            <td><a href="${leadsBase(view)}/${l.id}">${l.full_name || '(erased)'}</a></td>
+            <td>${l.phone ?? '—'}</td>
+            <td>${l.email ?? '—'}</td>
+            <td>${l.stage.name}${l.converted ? ' (converted)' : ''}</td>
+            <td>${l.owner?.name ?? '—'}</td>
+            <td>${l.branch.code}</td>
+            <td>${when(l.updated_at)}</td>
+          </tr>`,
+      ),
+    })}
     ${found.leads.length === 0 && !failed ? html`<p>No lead matches.</p>` : ''}
     ${next ? html`<p><a href="${next}" rel="next">Next ${PAGE_SIZE} leads</a></p>` : ''}`;
   return { status: failed ? 400 : 200, body: page(view.frame('Leads', 'Leads'), body) };
