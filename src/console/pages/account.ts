@@ -19,7 +19,7 @@ import {
   signedInOf,
   type SignedIn,
 } from '../context.js';
-import { html, table } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 import { newPasswordFields, passwordProblem } from './auth.js';
 
@@ -106,6 +106,39 @@ function sessionsSection(signedIn: SignedIn, sessions: Awaited<ReturnType<typeof
   </section>`;
 }
 
+/** The account's tokens, each revocable until revoked. */
+function tokensTable(signedIn: SignedIn, tokens: Awaited<ReturnType<typeof listAccessTokens>>): Html {
+  return table({
+    caption: 'Your tokens',
+    headings: ['Name', 'Ends in', 'Role', 'Last used', 'Expires', 'State'],
+    rows: tokens.map(
+      (t) =>
+        html`<tr>
+          <td>${t.name}</td>
+          <td>…${t.last_four}</td>
+          <td>${t.role}</td>
+          <td>${when(t.last_used_at)}</td>
+          <td>${when(t.expires_at)}</td>
+          <td>
+            ${
+              t.revoked_at
+                ? 'revoked'
+                : html`<form method="post" action="/console/account/tokens/${t.id}/revoke">
+                    ${csrfField(signedIn.csrf)}<button
+                      type="submit"
+                      class="danger"
+                      aria-label="Revoke the token ${t.name} ending ${t.last_four}"
+                    >
+                      Revoke
+                    </button>
+                  </form>`
+            }
+          </td>
+        </tr>`,
+    ),
+  });
+}
+
 /** The account's personal access tokens for the admin interface, and the form that creates one. */
 function tokensSection(
   signedIn: SignedIn,
@@ -134,35 +167,7 @@ function tokensSection(
       ${passwordAgain}
       <button type="submit">Create token</button>
     </form>
-    ${table({
-      caption: 'Your tokens',
-      headings: ['Name', 'Ends in', 'Role', 'Last used', 'Expires', 'State'],
-      rows: tokens.map(
-        (t) =>
-          html`<tr>
-            <td>${t.name}</td>
-            <td>…${t.last_four}</td>
-            <td>${t.role}</td>
-            <td>${when(t.last_used_at)}</td>
-            <td>${when(t.expires_at)}</td>
-            <td>
-              ${
-                t.revoked_at
-                  ? 'revoked'
-                  : html`<form method="post" action="/console/account/tokens/${t.id}/revoke">
-                      ${csrfField(signedIn.csrf)}<button
-                        type="submit"
-                        class="danger"
-                        aria-label="Revoke the token ${t.name} ending ${t.last_four}"
-                      >
-                        Revoke
-                      </button>
-                    </form>`
-              }
-            </td>
-          </tr>`,
-      ),
-    })}
+    ${tokensTable(signedIn, tokens)}
   </section>`;
 }
 
