@@ -25,3 +25,28 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 }
 
 export const raw = (text: string) => new Html(text);
+
+/**
+ * A data table: its caption, a heading per column (`scope="col"`; a heading that is false or null is left out, for
+ * columns only some members see), and its rows, each a `<tr>`.
+ */
+export function table(o: {
+  caption: unknown;
+  headings: readonly (string | false | null | undefined)[];
+  rows: readonly Html[];
+}): Html {
+  const headings = o.headings.filter((h): h is string => typeof h === 'string');
+  return html`<table>
+    <caption>
+      ${o.caption}
+    </caption>
+    <thead>
+      <tr>
+        ${headings.map((h) => html`<th scope="col">${h}</th>`)}
+      </tr>
+    </thead>
+    <tbody>
+      ${o.rows}
+    </tbody>
+  </table>`;
+}

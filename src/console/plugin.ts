@@ -71,6 +71,72 @@ function errorPage(request: FastifyRequest, reply: FastifyReply, status: number,
   );
 }
 
+/** Headers on every console page; then the session of the cookie, if it is still good (a stale cookie is cleared). */
+async function resumeConsoleSession(services: AppServices, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('content-security-policy', CSP);
+  reply.header('x-frame-options', 'DENY');
+  reply.header('referrer-policy', 'same-origin');
+  reply.header('x-content-type-options', 'nosniff');
+  // Pages show members, keys and secrets once: none is kept by a browser or a proxy.
+  reply.header('cache-control', 'no-store');
+  const id = request.cookies[SESSION_COOKIE];
+  if (!id) return;
+  const session = await resumeSession(services.pool, id, services.now());
+  if (session) request.signedIn = { sessionId: id, session, csrf: sessionCsrf(id) };
+  else reply.clearCookie(SESSION_COOKIE, { path: '/console' });
+}
+
+/** A form is acted on only if it came from the console itself and, unless it is an open form, with the CSRF token. */
+async function checkForm(request: FastifyRequest, reply: FastifyReply) {
+  if (request.method !== 'POST') return;
+  if (!sameOrigin(request)) throw new ConsoleRefusal(403, 'This form was sent from another site, so nothing was done.');
+  const path = request.url.split('?')[0]!;
+  if (OPEN_FORMS.some((p) => p.test(path))) return;
+  if (!request.signedIn) return reply.redirect('/console/sign-in', 303);
+  if (!csrfTokenMatches(request.signedIn.sessionId, formOf(request)._csrf))
+    throw new ConsoleRefusal(
+      403,
+      'This form has expired or was not sent from the console; nothing was done. Open the page again.',
+    );
+}
+
+/** Any error as a page in words: a refusal's own, a command's refusal, an unreadable form, or a failure logged. */
+function consoleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof ConsoleRefusal) return errorPage(request, reply, error.status, error.message);
+  if (isCommandError(error)) {
+    const answer = commandErrorAnswer(error);
+    return errorPage(request, reply, answer.statusCode, answer.message);
+  }
+  const status = (error as FastifyError).statusCode;
+  if (status && status < 500) return errorPage(request, reply, status, 'The form could not be read; nothing was done.');
+  request.log.error({ err: error }, 'console page failed');
+  return errorPage(
+    request,
+    reply,
+    500,
+    'Something went wrong on our side; nothing was changed unless a page said so. Try again.',
+  );
+}
+
+/** Every page of the console, in one scope. */
+function registerPages(scope: TypedApp, services: AppServices): void {
+  scope.get('/assets/console.css', async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS),
+  );
+  registerAuthPages(scope, services);
+  registerAccountPages(scope, services);
+  registerKeyPages(scope, services);
+  registerWebhookPages(scope, services);
+  registerMemberPages(scope, services);
+  registerLeadPages(scope, services);
+  registerApplicationPages(scope, services);
+  registerAuditPages(scope, services);
+  registerTaskPages(scope, services);
+  registerInvoicePages(scope, services);
+  registerPasskeyPages(scope, services);
+  registerDocumentPages(scope, services);
+}
+
 /**
  * The workspace console under /console: server-rendered pages and ordinary forms, in a scope of its own so its
  * cookie and form parsers, its session hook and its Content-Security-Policy touch nothing else of the service.
@@ -85,69 +151,11 @@ export async function registerConsole(app: TypedApp, services: AppServices): Pro
       await scope.register(cookie);
       await scope.register(formbody, { bodyLimit: 64 * 1024 });
       scope.decorateRequest('signedIn', null);
-
-      scope.addHook('onRequest', async (request, reply) => {
-        reply.header('content-security-policy', CSP);
-        reply.header('x-frame-options', 'DENY');
-        reply.header('referrer-policy', 'same-origin');
-        reply.header('x-content-type-options', 'nosniff');
-        // Pages show members, keys and secrets once: none is kept by a browser or a proxy.
-        reply.header('cache-control', 'no-store');
-        const id = request.cookies[SESSION_COOKIE];
-        if (!id) return;
-        const session = await resumeSession(services.pool, id, services.now());
-        if (session) request.signedIn = { sessionId: id, session, csrf: sessionCsrf(id) };
-        else reply.clearCookie(SESSION_COOKIE, { path: '/console' });
-      });
-
-      scope.addHook('preHandler', async (request, reply) => {
-        if (request.method !== 'POST') return;
-        if (!sameOrigin(request))
-          throw new ConsoleRefusal(403, 'This form was sent from another site, so nothing was done.');
-        const path = request.url.split('?')[0]!;
-        if (OPEN_FORMS.some((p) => p.test(path))) return;
-        if (!request.signedIn) return reply.redirect('/console/sign-in', 303);
-        if (!csrfTokenMatches(request.signedIn.sessionId, formOf(request)._csrf))
-          throw new ConsoleRefusal(
-            403,
-            'This form has expired or was not sent from the console; nothing was done. Open the page again.',
-          );
-      });
-
-      scope.setErrorHandler((error: FastifyError | Error, request, reply) => {
-        if (error instanceof ConsoleRefusal) return errorPage(request, reply, error.status, error.message);
-        if (isCommandError(error)) {
-          const answer = commandErrorAnswer(error);
-          return errorPage(request, reply, answer.statusCode, answer.message);
-        }
-        const status = (error as FastifyError).statusCode;
-        if (status && status < 500)
-          return errorPage(request, reply, status, 'The form could not be read; nothing was done.');
-        request.log.error({ err: error }, 'console page failed');
-        return errorPage(
-          request,
-          reply,
-          500,
-          'Something went wrong on our side; nothing was changed unless a page said so. Try again.',
-        );
-      });
+      scope.addHook('onRequest', async (request, reply) => resumeConsoleSession(services, request, reply));
+      scope.addHook('preHandler', checkForm);
+      scope.setErrorHandler(consoleError);
       scope.setNotFoundHandler((request, reply) => errorPage(request, reply, 404, 'There is no such page.'));
-
-      scope.get('/assets/console.css', async (_request, reply) =>
-        reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS),
-      );
-      registerAuthPages(scope, services);
-      registerAccountPages(scope, services);
-      registerKeyPages(scope, services);
-      registerWebhookPages(scope, services);
-      registerMemberPages(scope, services);
-      registerLeadPages(scope, services);
-      registerApplicationPages(scope, services);
-      registerAuditPages(scope, services);
-      registerTaskPages(scope, services);
-      registerInvoicePages(scope, services);
-      registerPasskeyPages(scope, services);
-      registerDocumentPages(scope, services);
+      registerPages(scope, services);
     },
     { prefix: '/console' },
   );

@@ -109,16 +109,19 @@ t.test(
       entries.every((e) => /^\d{4}-\d\d-\d\dT/.test(e.at)),
       'each with its time',
     );
-    t.match(entries[3]!.summary, /profile -> documents \(forward, after module updates\)/);
+    t.match(entries[3]!.summary, /Stage profile → documents \(forward, after module updates\)/);
 
     const text = await cli('history', 'application', view.id);
     const lines = text.stdout.split('\n');
     t.match(lines[0], new RegExp(`History of application ${view.id}`));
     t.match(
       text.stdout,
-      /application\.opened {2}by Vikram Singh <vikram@northstar\.example>\n {4}opened APP-1 from lead/,
+      /application\.opened {2}by Vikram Singh <vikram@northstar\.example>\n {4}Opened APP-1 from lead/,
     );
-    t.match(text.stdout, /application\.outcome {2}by Meera Iyer <meera@northstar\.example>\n {4}outcome granted/);
+    t.match(
+      text.stdout,
+      /application\.outcome {2}by Meera Iyer <meera@northstar\.example>\n {4}Outcome recorded: granted/,
+    );
     t.ok(text.stdout.indexOf('application.opened') < text.stdout.indexOf('application.outcome'), 'oldest first');
 
     const leadHistory = await cli('--json', 'history', 'lead', leadId);

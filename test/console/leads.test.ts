@@ -83,6 +83,9 @@ t.test('a lead page: change stage to lost with a reason, see it atop the timelin
   const types = [...timeline.matchAll(/<strong>([a-z_.]+)<\/strong>/g)].map((m) => m[1]);
   t.same(types.slice(0, 2), ['lead.note_added', 'lead.lost'], 'newest first: the note, then the move to lost');
   t.match(timeline, /by The admin &lt;admin@northstar.example&gt;/, 'who');
+  t.match(timeline, '<p>Marked lost: Not reachable (was at stage New)</p>', 'the move to lost in words');
+  t.match(timeline, '<p>Note: Three calls unanswered</p>', 'the note in words');
+  t.notMatch(timeline, /[{}[\]]|&quot;\w+&quot;:/, 'no summary shows JSON');
 
   const badDate = await admin.post(path, { stage: 'lost', follow_up: 'soon' });
   t.equal(badDate.status, 400);
@@ -90,6 +93,8 @@ t.test('a lead page: change stage to lost with a reason, see it atop the timelin
 
   const back = await admin.post(path, { stage: 'contacted' });
   t.equal(back.status, 303);
+  const contacted = /<ol class="timeline"[^>]*>([\s\S]*?)<\/ol>/.exec((await admin.get(path)).text)![1]!;
+  t.match(contacted, /<p>Changed stage to Contacted, lost reason to none<\/p>/, 'the stage change in words, on top');
   const converted = await admin.post(`${path}/convert`, {});
   t.equal(converted.status, 303);
   t.match(converted.headers.get('location'), /\/applications\/[0-9a-f-]{36}\?done=converted$/);

@@ -138,6 +138,11 @@ t.test(
     await page.click('text=Save the changes');
     await page.waitForURL(/done=changed/);
     t.equal((await timelineTypes(page))[0], 'lead.lost');
+    t.match(
+      await page.locator('ol.timeline > li').first().textContent(),
+      /Marked lost: Not reachable \(was at stage New\)/,
+      'the move to lost in words',
+    );
     const delivered = await waitFor(
       () => h.receiver.requests.find((r) => r.path === '/lost' && r.body.includes(leadId)),
       'lead.lost arrives at the receiver',
@@ -151,6 +156,11 @@ t.test(
     await page.selectOption('#f-stage', 'contacted');
     await page.click('text=Save the changes');
     await page.waitForURL(/done=changed/);
+    t.match(
+      await page.locator('ol.timeline > li').first().textContent(),
+      /Changed stage to Contacted, lost reason to none/,
+      'the stage change in words',
+    );
     await new Promise((r) => setTimeout(r, 50));
     const beforeConversion = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 50));

@@ -82,7 +82,7 @@ t.test(
     t.equal(history.code, 0, history.stderr);
     t.match(history.stdout, /document\.received/);
     t.match(history.stdout, /document\.uploaded/);
-    t.match(history.stdout, /document\.rejected[^\n]*\n\s+rejected: Not signed/);
+    t.match(history.stdout, /document\.rejected[^\n]*\n\s+Rejected: Not signed/);
 
     const missing = await cli(
       'document',

@@ -91,5 +91,5 @@ t.test('the CLI creates, changes, completes and reopens tasks, lists them and pr
     'every event in order',
   );
   t.match(history.stdout, /by Vikram Singh <vikram@northstar.example>/);
-  t.match(history.stdout, /created "Collect IELTS scores" for lead/);
+  t.match(history.stdout, /Created "Collect IELTS scores" for lead/);
 });

@@ -19,7 +19,7 @@ import {
   signedInOf,
   type SignedIn,
 } from '../context.js';
-import { html } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 import { newPasswordFields, passwordProblem } from './auth.js';
 
@@ -87,33 +87,56 @@ function sessionsSection(signedIn: SignedIn, sessions: Awaited<ReturnType<typeof
   const current = secretHash(signedIn.sessionId);
   return html`<section aria-labelledby="ss">
     <h2 id="ss">Sessions</h2>
-    <table>
-      <caption>
-        Where you are signed in
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Signed in</th>
-          <th scope="col">Last used</th>
-          <th scope="col">Browser</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${sessions.map(
-          (s) =>
-            html`<tr>
-              <td>${when(s.created_at)}${s.current_hash.equals(current) ? ' (this one)' : ''}</td>
-              <td>${when(s.last_seen_at)}</td>
-              <td>${s.user_agent.slice(0, 80)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${table({
+      caption: 'Where you are signed in',
+      headings: ['Signed in', 'Last used', 'Browser'],
+      rows: sessions.map(
+        (s) =>
+          html`<tr>
+            <td>${when(s.created_at)}${s.current_hash.equals(current) ? ' (this one)' : ''}</td>
+            <td>${when(s.last_seen_at)}</td>
+            <td>${s.user_agent.slice(0, 80)}</td>
+          </tr>`,
+      ),
+    })}
     <form method="post" action="/console/account/sign-out-everywhere">
       ${csrfField(signedIn.csrf)}
       <button type="submit" class="danger">Sign out everywhere</button>
     </form>
   </section>`;
+}
+
+/** The account's tokens, each revocable until revoked. */
+function tokensTable(signedIn: SignedIn, tokens: Awaited<ReturnType<typeof listAccessTokens>>): Html {
+  return table({
+    caption: 'Your tokens',
+    headings: ['Name', 'Ends in', 'Role', 'Last used', 'Expires', 'State'],
+    rows: tokens.map(
+      (t) =>
+        html`<tr>
+          <td>${t.name}</td>
+          <td>…${t.last_four}</td>
+          <td>${t.role}</td>
+          <td>${when(t.last_used_at)}</td>
+          <td>${when(t.expires_at)}</td>
+          <td>
+            ${
+              t.revoked_at
+                ? 'revoked'
+                : html`<form method="post" action="/console/account/tokens/${t.id}/revoke">
+                    ${csrfField(signedIn.csrf)}<button
+                      type="submit"
+                      class="danger"
+                      aria-label="Revoke the token ${t.name} ending ${t.last_four}"
+                    >
+                      Revoke
+                    </button>
+                  </form>`
+            }
+          </td>
+        </tr>`,
+    ),
+  });
 }
 
 /** The account's personal access tokens for the admin interface, and the form that creates one. */
@@ -144,48 +167,7 @@ function tokensSection(
       ${passwordAgain}
       <button type="submit">Create token</button>
     </form>
-    <table>
-      <caption>
-        Your tokens
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Ends in</th>
-          <th scope="col">Role</th>
-          <th scope="col">Last used</th>
-          <th scope="col">Expires</th>
-          <th scope="col">State</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${tokens.map(
-          (t) =>
-            html`<tr>
-              <td>${t.name}</td>
-              <td>…${t.last_four}</td>
-              <td>${t.role}</td>
-              <td>${when(t.last_used_at)}</td>
-              <td>${when(t.expires_at)}</td>
-              <td>
-                ${
-                  t.revoked_at
-                    ? 'revoked'
-                    : html`<form method="post" action="/console/account/tokens/${t.id}/revoke">
-                        ${csrfField(signedIn.csrf)}<button
-                          type="submit"
-                          class="danger"
-                          aria-label="Revoke the token ${t.name} ending ${t.last_four}"
-                        >
-                          Revoke
-                        </button>
-                      </form>`
-                }
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${tokensTable(signedIn, tokens)}
   </section>`;
 }
 

@@ -18,7 +18,7 @@ import { findApplication } from '../../projections/applications.js';
 import { findLead } from '../../projections/leads-queries.js';
 import type { AdminApplication } from '../../schemas/application.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, notice, page } from '../layout.js';
 import { listConsoleApplications } from '../queries/applications.js';
 import { choice, contextOf, idParam, refusalErrors, timeline, when } from './leads.js';
@@ -49,36 +49,23 @@ async function listPage(services: AppServices, view: MemberView, query: Record<s
   });
   return page(
     view.frame('Applications', 'Applications'),
-    html`<table>
-        <caption>
-          Applications, newest first
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Case</th>
-            <th scope="col">Person</th>
-            <th scope="col">Stage</th>
-            <th scope="col">Progress</th>
-            <th scope="col">Status</th>
-            <th scope="col">Outcome</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${found.rows.map(
-            (a) =>
-              html`<tr>
-                <td><a href="${base(view)}/${a.id}">${a.case_ref}</a></td>
-                <td>${a.full_name || '(erased)'}</td>
-                <td>${a.stage}</td>
-                <td>${a.progress}%</td>
-                <td>${a.status}</td>
-                <td>${a.outcome ?? '—'}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-      ${found.rows.length === 0 ? html`<p>No application yet: convert a lead to open one.</p>` : ''}
-      ${found.next !== null ? html`<p><a href="${base(view)}?before=${found.next}" rel="next">Older applications</a></p>` : ''}`,
+    html`${table({
+      caption: 'Applications, newest first',
+      headings: ['Case', 'Person', 'Stage', 'Progress', 'Status', 'Outcome'],
+      rows: found.rows.map(
+        (a) =>
+          html`<tr>
+            <td><a href="${base(view)}/${a.id}">${a.case_ref}</a></td>
+            <td>${a.full_name || '(erased)'}</td>
+            <td>${a.stage}</td>
+            <td>${a.progress}%</td>
+            <td>${a.status}</td>
+            <td>${a.outcome ?? '—'}</td>
+          </tr>`,
+      ),
+    })}
+    ${found.rows.length === 0 ? html`<p>No application yet: convert a lead to open one.</p>` : ''}
+    ${found.next !== null ? html`<p><a href="${base(view)}?before=${found.next}" rel="next">Older applications</a></p>` : ''}`,
   );
 }
 
@@ -118,40 +105,28 @@ function modulesTable(view: MemberView, app: AdminApplication, editable: boolean
     html`<form method="post" action="${base(view)}/${app.id}/modules/${m.key}/${to}" class="inline">
       ${csrf}<button type="submit">${label}<span class="visually-hidden"> ${m.name}</span></button>
     </form>`;
-  return html`<table>
-    <caption>
-      Modules
-    </caption>
-    <thead>
-      <tr>
-        <th scope="col">Module</th>
-        <th scope="col">Stages</th>
-        <th scope="col">State</th>
-        <th scope="col">Switched</th>
-        ${editable ? html`<th scope="col">Work on it</th>` : ''}
-      </tr>
-    </thead>
-    <tbody>
-      ${app.roadmap.map(
-        (m) =>
-          html`<tr>
-            <td>${m.name}${m.optional ? ' (optional)' : ''}</td>
-            <td>${m.stages.join(', ')}</td>
-            <td>${m.state}</td>
-            <td>${m.selected ? 'on' : 'off'}</td>
-            ${
-              editable
-                ? html`<td>
-                    ${m.selected ? action(m, m.state === 'pending' ? 'updated' : 'pending', m.state === 'pending' ? 'Mark updated' : 'Mark pending') : ''}
-                    ${m.optional ? action(m, m.selected ? 'deselect' : 'select', m.selected ? 'Switch off' : 'Switch on') : ''}
-                    ${m.custom ? '' : action(m, 'restore', 'Restore')}
-                  </td>`
-                : ''
-            }
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  return table({
+    caption: 'Modules',
+    headings: ['Module', 'Stages', 'State', 'Switched', editable && 'Work on it'],
+    rows: app.roadmap.map(
+      (m) =>
+        html`<tr>
+          <td>${m.name}${m.optional ? ' (optional)' : ''}</td>
+          <td>${m.stages.join(', ')}</td>
+          <td>${m.state}</td>
+          <td>${m.selected ? 'on' : 'off'}</td>
+          ${
+            editable
+              ? html`<td>
+                  ${m.selected ? action(m, m.state === 'pending' ? 'updated' : 'pending', m.state === 'pending' ? 'Mark updated' : 'Mark pending') : ''}
+                  ${m.optional ? action(m, m.selected ? 'deselect' : 'select', m.selected ? 'Switch off' : 'Switch on') : ''}
+                  ${m.custom ? '' : action(m, 'restore', 'Restore')}
+                </td>`
+              : ''
+          }
+        </tr>`,
+    ),
+  });
 }
 
 function leadThen(lead: Lead): Html {

@@ -1,6 +1,6 @@
 import multipart, { type MultipartFile } from '@fastify/multipart';
 import contentDisposition from 'content-disposition';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../../bootstrap.js';
 import { operateDocument, receiveUpload, recordUpload } from '../../commands/documents/document-commands.js';
 import { isCommandError } from '../../commands/errors.js';
@@ -10,7 +10,7 @@ import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { findDocument, listDocuments } from '../../projections/documents.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, notice, page } from '../layout.js';
 import { choice, contextOf, idParam, refusalErrors, textArea } from './leads.js';
 
@@ -70,24 +70,8 @@ async function documentsPage(
     html`${notice(o.message)}
     ${
       bySubject
-        ? html`<table>
-              <caption>
-                Documents of this ${subject.lead_id ? 'lead' : 'application'}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">File</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Scan and verdict</th>
-                  <th scope="col">Do</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${documents.map((d) => documentRow(view, self, d))}
-              </tbody>
-            </table>
-            ${documents.length === 0 ? html`<p>No document yet.</p>` : ''}`
+        ? html`${table({ caption: `Documents of this ${subject.lead_id ? 'lead' : 'application'}`, headings: ['File', 'Type', 'Size', 'Scan and verdict', 'Do'], rows: documents.map((d) => documentRow(view, self, d)) })}
+          ${documents.length === 0 ? html`<p>No document yet.</p>` : ''}`
         : html`<p>Documents belong to a lead or an application: open them from its page.</p>`
     }
     ${upload}`,
@@ -156,6 +140,45 @@ async function rejectPage(services: AppServices, view: MemberView, id: string, e
   );
 }
 
+/** The upload form posted (its file already in the incoming area): the document recorded and scanned, or why not. */
+async function uploadDocument(services: AppServices, request: FastifyRequest, reply: FastifyReply) {
+  const view = await memberView(services, request);
+  allow(view, 'documents.upload');
+  const query = request.query as Form;
+  const form = formOf(request);
+  const refuse = async (status: number, errors: Errors) =>
+    sendPage(reply, await documentsPage(services, view, query, { errors }), status);
+  const pending = request.consoleUpload;
+  if (!pending || pending.upload.file.size === 0) return refuse(400, { file: 'Choose a file to upload.' });
+  if (pending.upload.file.truncated)
+    return refuse(413, { file: `A document is at most ${MAX_DOCUMENT_BYTES.toLocaleString('en')} bytes.` });
+  const lead = UUID.test(query.lead ?? '') ? query.lead : undefined;
+  const application = UUID.test(query.application ?? '') ? query.application : undefined;
+  pending.recorded = true;
+  try {
+    const document = await recordUpload(
+      services.store,
+      services.documents,
+      contextOf(view)(services.now()),
+      documentTypesOf(view.workspace.settings),
+      pending.upload,
+      {
+        subject: subjectOf({ lead_id: lead, application_id: application }),
+        document_type: form.type ?? '',
+        filename: pending.filename,
+        declared_content_type: pending.mimetype === 'application/octet-stream' ? null : pending.mimetype,
+      },
+    );
+    const back = lead ? `lead=${lead}` : `application=${application}`;
+    return reply.redirect(`${base(view)}?${back}&done=${document.status}`, 303);
+  } catch (error) {
+    pending.recorded = false;
+    if (!isCommandError(error)) throw error;
+    const refused = refusalErrors(error, { type: 'type', document_type: 'type' }, 'file');
+    return refuse(refused.status, refused.errors);
+  }
+}
+
 export function registerDocumentPages(app: TypedApp, services: AppServices): void {
   const { storage } = services.documents;
 
@@ -187,43 +210,7 @@ export function registerDocumentPages(app: TypedApp, services: AppServices): voi
       if (pending && !pending.recorded) await storage.discard(pending.upload.id);
     });
 
-    scope.post('/w/:slug/documents', async (request, reply) => {
-      const view = await memberView(services, request);
-      allow(view, 'documents.upload');
-      const query = request.query as Form;
-      const form = formOf(request);
-      const refuse = async (status: number, errors: Errors) =>
-        sendPage(reply, await documentsPage(services, view, query, { errors }), status);
-      const pending = request.consoleUpload;
-      if (!pending || pending.upload.file.size === 0) return refuse(400, { file: 'Choose a file to upload.' });
-      if (pending.upload.file.truncated)
-        return refuse(413, { file: `A document is at most ${MAX_DOCUMENT_BYTES.toLocaleString('en')} bytes.` });
-      const lead = UUID.test(query.lead ?? '') ? query.lead : undefined;
-      const application = UUID.test(query.application ?? '') ? query.application : undefined;
-      pending.recorded = true;
-      try {
-        const document = await recordUpload(
-          services.store,
-          services.documents,
-          contextOf(view)(services.now()),
-          documentTypesOf(view.workspace.settings),
-          pending.upload,
-          {
-            subject: subjectOf({ lead_id: lead, application_id: application }),
-            document_type: form.type ?? '',
-            filename: pending.filename,
-            declared_content_type: pending.mimetype === 'application/octet-stream' ? null : pending.mimetype,
-          },
-        );
-        const back = lead ? `lead=${lead}` : `application=${application}`;
-        return reply.redirect(`${base(view)}?${back}&done=${document.status}`, 303);
-      } catch (error) {
-        pending.recorded = false;
-        if (!isCommandError(error)) throw error;
-        const refused = refusalErrors(error, { type: 'type', document_type: 'type' }, 'file');
-        return refuse(refused.status, refused.errors);
-      }
-    });
+    scope.post('/w/:slug/documents', async (request, reply) => uploadDocument(services, request, reply));
   });
 
   app.get('/w/:slug/documents/:id', async (request, reply) => {

@@ -10,7 +10,7 @@ import { can } from '../../identity/permissions.js';
 import { findInvoice, listInvoices } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page } from '../layout.js';
 import { formatMoney, parseMoney } from '../money.js';
 import { choice, contextOf, idParam, refusalErrors, when } from './leads.js';
@@ -33,6 +33,46 @@ function subjectLink(view: MemberView, invoice: InvoiceView): Html {
     : html`<a href="/console/w/${view.workspace.slug}/applications/${invoice.application_id}">the application</a>`;
 }
 
+type Subject = { lead_id?: string; application_id?: string };
+
+/** The form that issues an invoice for the lead or application in view (one item, a tax rate, a due date). */
+function issueSection(view: MemberView, subject: Subject, errors: Errors, v: Form): Html {
+  return html`<section aria-labelledby="issue">
+    <h2 id="issue">Issue an invoice</h2>
+    ${errors.form ? notice(errors.form, 'alert') : ''}
+    <form method="post" action="${base(view)}">
+      ${csrfField(view.signedIn.csrf)}
+      ${subject.lead_id ? html`<input type="hidden" name="lead_id" value="${subject.lead_id}" />` : html`<input type="hidden" name="application_id" value="${subject.application_id}" />`}
+      ${field({ name: 'currency', label: 'Currency (ISO 4217)', value: v.currency ?? 'INR', required: true, error: errors.currency })}
+      ${field({ name: 'description', label: 'Item', value: v.description, required: true, error: errors.description })}
+      ${field({ name: 'quantity', label: 'Quantity', type: 'number', value: v.quantity ?? '1', required: true, error: errors.quantity })}
+      ${field({ name: 'unit_amount', label: 'Price of one', value: v.unit_amount, required: true, hint: 'In the currency’s major units, such as 15000 or 15000.50.', error: errors.unit_amount })}
+      ${field({ name: 'tax_percent', label: 'Tax rate (%)', value: v.tax_percent ?? '0', error: errors.tax_percent })}
+      ${field({ name: 'due_date', label: 'Due date', type: 'date', value: v.due_date, required: true, error: errors.due_date })}
+      <button type="submit">Issue the invoice</button>
+    </form>
+  </section>`;
+}
+
+function invoicesTable(view: MemberView, invoices: Awaited<ReturnType<typeof listInvoices>>, caption: string): Html {
+  return table({
+    caption,
+    headings: ['Number', 'For', 'Total', 'Paid', 'Balance', 'Status', 'Due'],
+    rows: invoices.map(
+      (i) =>
+        html`<tr>
+          <td><a href="${base(view)}/${i.id}">${i.number}</a></td>
+          <td>${subjectLink(view, i)}</td>
+          <td>${formatMoney(i.total, i.currency)}</td>
+          <td>${formatMoney(i.amount_paid, i.currency)}</td>
+          <td>${formatMoney(i.balance, i.currency)}</td>
+          <td>${i.status.replace('_', ' ')}</td>
+          <td>${i.due_date}</td>
+        </tr>`,
+    ),
+  });
+}
+
 async function listPage(
   services: AppServices,
   view: MemberView,
@@ -40,65 +80,19 @@ async function listPage(
   o: { errors?: Errors; values?: Form } = {},
 ) {
   allow(view, 'invoices.view');
-  const subject = {
+  const subject: Subject = {
     lead_id: UUID.test(query.lead ?? '') ? query.lead : undefined,
     application_id: UUID.test(query.application ?? '') ? query.application : undefined,
   };
   const invoices = await listInvoices(services.pool, view.workspace.id, false, subject);
-  const errors = o.errors ?? {};
-  const v = o.values ?? {};
   const bySubject = Boolean(subject.lead_id || subject.application_id);
+  const caption = bySubject ? `Invoices of this ${subject.lead_id ? 'lead' : 'application'}` : 'Invoices, newest first';
   const issue =
-    bySubject && can(view.role, 'invoices.issue')
-      ? html`<section aria-labelledby="issue">
-          <h2 id="issue">Issue an invoice</h2>
-          ${errors.form ? notice(errors.form, 'alert') : ''}
-          <form method="post" action="${base(view)}">
-            ${csrfField(view.signedIn.csrf)}
-            ${subject.lead_id ? html`<input type="hidden" name="lead_id" value="${subject.lead_id}" />` : html`<input type="hidden" name="application_id" value="${subject.application_id}" />`}
-            ${field({ name: 'currency', label: 'Currency (ISO 4217)', value: v.currency ?? 'INR', required: true, error: errors.currency })}
-            ${field({ name: 'description', label: 'Item', value: v.description, required: true, error: errors.description })}
-            ${field({ name: 'quantity', label: 'Quantity', type: 'number', value: v.quantity ?? '1', required: true, error: errors.quantity })}
-            ${field({ name: 'unit_amount', label: 'Price of one', value: v.unit_amount, required: true, hint: 'In the currency’s major units, such as 15000 or 15000.50.', error: errors.unit_amount })}
-            ${field({ name: 'tax_percent', label: 'Tax rate (%)', value: v.tax_percent ?? '0', error: errors.tax_percent })}
-            ${field({ name: 'due_date', label: 'Due date', type: 'date', value: v.due_date, required: true, error: errors.due_date })}
-            <button type="submit">Issue the invoice</button>
-          </form>
-        </section>`
-      : '';
+    bySubject && can(view.role, 'invoices.issue') ? issueSection(view, subject, o.errors ?? {}, o.values ?? {}) : '';
   return page(
     view.frame('Invoices', 'Invoices'),
-    html`<table>
-        <caption>
-          ${bySubject ? `Invoices of this ${subject.lead_id ? 'lead' : 'application'}` : 'Invoices, newest first'}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Number</th>
-            <th scope="col">For</th>
-            <th scope="col">Total</th>
-            <th scope="col">Paid</th>
-            <th scope="col">Balance</th>
-            <th scope="col">Status</th>
-            <th scope="col">Due</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${invoices.map(
-            (i) =>
-              html`<tr>
-                <td><a href="${base(view)}/${i.id}">${i.number}</a></td>
-                <td>${subjectLink(view, i)}</td>
-                <td>${formatMoney(i.total, i.currency)}</td>
-                <td>${formatMoney(i.amount_paid, i.currency)}</td>
-                <td>${formatMoney(i.balance, i.currency)}</td>
-                <td>${i.status.replace('_', ' ')}</td>
-                <td>${i.due_date}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-      ${invoices.length === 0 ? html`<p>No invoice here.</p>` : ''} ${issue}`,
+    html`${invoicesTable(view, invoices, caption)} ${invoices.length === 0 ? html`<p>No invoice here.</p>` : ''}
+    ${issue}`,
   );
 }
 
@@ -136,30 +130,19 @@ async function invoicePage(
 /** The items, then subtotal, tax, total, paid, balance and status. */
 function invoiceFigures(invoice: InvoiceRecord) {
   const money = (amount: number) => formatMoney(amount, invoice.currency);
-  return html`<table>
-      <caption>
-        Items
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Item</th>
-          <th scope="col">Quantity</th>
-          <th scope="col">Price of one</th>
-          <th scope="col">Amount</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${invoice.line_items.map(
-          (item) =>
-            html`<tr>
-              <td>${item.description || '(erased)'}</td>
-              <td>${item.quantity}</td>
-              <td>${money(item.unit_amount)}</td>
-              <td>${money(item.amount)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+  return html`${table({
+      caption: 'Items',
+      headings: ['Item', 'Quantity', 'Price of one', 'Amount'],
+      rows: invoice.line_items.map(
+        (item) =>
+          html`<tr>
+            <td>${item.description || '(erased)'}</td>
+            <td>${item.quantity}</td>
+            <td>${money(item.unit_amount)}</td>
+            <td>${money(item.amount)}</td>
+          </tr>`,
+      ),
+    })}
     <dl class="facts">
       <dt>Subtotal</dt>
       <dd>${money(invoice.subtotal)}</dd>

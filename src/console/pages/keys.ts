@@ -1,7 +1,7 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
-import { createKey, KeyRuleError, listKeys, revokeKey } from '../../keys/repository.js';
+import { createKey, KeyRuleError, listKeys, revokeKey, type ListedKey, type NewKey } from '../../keys/repository.js';
 import { sandboxSubmissions } from '../../projections/leads-queries.js';
 import { SCOPES, type Scope } from '../../shared/enums.js';
 import {
@@ -15,7 +15,7 @@ import {
   sendPage,
   type MemberView,
 } from '../context.js';
-import { html } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 
 const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
@@ -25,157 +25,189 @@ const lines = (text: string | undefined) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+type Errors = Record<string, string>;
+type Form = Record<string, string | undefined>;
+
+function keysTable(view: MemberView, keys: ListedKey[]): Html {
+  const base = `/console/w/${view.workspace.slug}/keys`;
+  return table({
+    caption: 'Keys of this workspace',
+    headings: ['Name', 'Ends in', 'Type', 'Mode', 'Scopes', 'Last use', 'Expires', 'State'],
+    rows: keys.map(
+      (k) =>
+        html`<tr>
+          <td>${k.mode === 'test' ? html`<a href="${base}/${k.id}">${k.name}</a>` : k.name}</td>
+          <td>…${k.last4}</td>
+          <td>${k.kind}</td>
+          <td>${k.mode}</td>
+          <td>${k.scopes.join(', ')}</td>
+          <td>${k.last_used_at ? when(k.last_used_at) : 'never'}</td>
+          <td>${when(k.expires_at)}</td>
+          <td>
+            ${
+              k.revoked_at
+                ? 'revoked'
+                : html`<a href="${base}/${k.id}/revoke">Revoke<span class="visually-hidden"> ${k.name}</span></a>`
+            }
+          </td>
+        </tr>`,
+    ),
+  });
+}
+
+function newKeySection(services: AppServices, view: MemberView, errors: Errors, v: Form): Html {
+  return html`<section aria-labelledby="new">
+    <h2 id="new">Create a key</h2>
+    <form method="post" action="/console/w/${view.workspace.slug}/keys">
+      ${csrfField(view.signedIn.csrf)}
+      ${field({ name: 'name', label: 'Name', value: v.name ?? '', required: true, error: errors.name })}
+      ${select({ name: 'type', label: 'Type', options: ['secret', 'public'], value: v.type ?? 'secret', error: errors.type })}
+      ${select({ name: 'mode', label: 'Mode', options: ['test', 'live'], value: v.mode ?? 'test', error: errors.mode })}
+      <fieldset>
+        <legend>Scopes (none chosen: every scope for a secret key, leads:create for a public one)</legend>
+        ${SCOPES.map((s) => html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}" /> <label for="scope-${s}" class="inline">${s}</label></div>`)}
+        ${errors.scopes ? html`<p class="error">${errors.scopes}</p>` : ''}
+      </fieldset>
+      ${field({ name: 'origins', label: 'Allowed origins (public keys)', value: v.origins ?? '', hint: 'Separated by spaces or commas, e.g. https://www.example.com', error: errors.origins })}
+      ${field({ name: 'ips', label: 'Allowed IP addresses or ranges', value: v.ips ?? '', hint: 'Separated by spaces or commas; empty: any.', error: errors.ips })}
+      ${field({ name: 'expires', label: 'Expires at', type: 'datetime-local', value: v.expires ?? '', hint: 'UTC; empty: never.', error: errors.expires })}
+      ${needsPassword(services, view.signedIn, 'keys.create_live_secret') ? signInAgain(view.signedIn.csrf, errors.password) : ''}
+      <button type="submit">Create key</button>
+    </form>
+  </section>`;
+}
+
 async function keysPage(
   services: AppServices,
-  request: FastifyRequest,
   view: MemberView,
-  o: { errors?: Record<string, string>; values?: Record<string, string | undefined> } = {},
+  o: { errors?: Errors; values?: Form } = {},
 ): Promise<string> {
   allow(view, 'keys.view');
   const keys = await listKeys(services.pool, view.workspace.id);
-  const errors = o.errors ?? {};
-  const v = o.values ?? {};
-  const base = `/console/w/${view.workspace.slug}/keys`;
   return page(
     view.frame('API keys', 'API keys'),
-    html`<table>
-        <caption>
-          Keys of this workspace
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Ends in</th>
-            <th scope="col">Type</th>
-            <th scope="col">Mode</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Last use</th>
-            <th scope="col">Expires</th>
-            <th scope="col">State</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${keys.map(
-            (k) =>
-              html`<tr>
-                <td>${k.mode === 'test' ? html`<a href="${base}/${k.id}">${k.name}</a>` : k.name}</td>
-                <td>…${k.last4}</td>
-                <td>${k.kind}</td>
-                <td>${k.mode}</td>
-                <td>${k.scopes.join(', ')}</td>
-                <td>${k.last_used_at ? when(k.last_used_at) : 'never'}</td>
-                <td>${when(k.expires_at)}</td>
-                <td>
-                  ${
-                    k.revoked_at
-                      ? 'revoked'
-                      : html`<a href="${base}/${k.id}/revoke">Revoke<span class="visually-hidden"> ${k.name}</span></a>`
-                  }
-                </td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-      <section aria-labelledby="new">
-        <h2 id="new">Create a key</h2>
-        <form method="post" action="${base}">
-          ${csrfField(view.signedIn.csrf)}
-          ${field({ name: 'name', label: 'Name', value: v.name ?? '', required: true, error: errors.name })}
-          ${select({ name: 'type', label: 'Type', options: ['secret', 'public'], value: v.type ?? 'secret', error: errors.type })}
-          ${select({ name: 'mode', label: 'Mode', options: ['test', 'live'], value: v.mode ?? 'test', error: errors.mode })}
-          <fieldset>
-            <legend>Scopes (none chosen: every scope for a secret key, leads:create for a public one)</legend>
-            ${SCOPES.map((s) => html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}" /> <label for="scope-${s}" class="inline">${s}</label></div>`)}
-            ${errors.scopes ? html`<p class="error">${errors.scopes}</p>` : ''}
-          </fieldset>
-          ${field({ name: 'origins', label: 'Allowed origins (public keys)', value: v.origins ?? '', hint: 'Separated by spaces or commas, e.g. https://www.example.com', error: errors.origins })}
-          ${field({ name: 'ips', label: 'Allowed IP addresses or ranges', value: v.ips ?? '', hint: 'Separated by spaces or commas; empty: any.', error: errors.ips })}
-          ${field({ name: 'expires', label: 'Expires at', type: 'datetime-local', value: v.expires ?? '', hint: 'UTC; empty: never.', error: errors.expires })}
-          ${needsPassword(services, view.signedIn, 'keys.create_live_secret') ? signInAgain(view.signedIn.csrf, errors.password) : ''}
-          <button type="submit">Create key</button>
-        </form>
-      </section>`,
+    html`${keysTable(view, keys)} ${newKeySection(services, view, o.errors ?? {}, o.values ?? {})}`,
   );
+}
+
+type KeyType = Pick<NewKey, 'kind' | 'mode'>;
+
+/** The type and mode the form chose, or which of them it did not. */
+function keyType(form: Form): KeyType | { errors: Errors } {
+  const kind = form.type === 'public' ? 'public' : form.type === 'secret' ? 'secret' : undefined;
+  const mode = form.mode === 'live' ? 'live' : form.mode === 'test' ? 'test' : undefined;
+  if (!kind) return { errors: { type: 'Choose secret or public.' } };
+  if (!mode) return { errors: { mode: 'Choose test or live.' } };
+  return { kind, mode };
+}
+
+/** The key the form asks for (scopes, expiry, name, origins, addresses), or the first thing wrong with it. */
+function keyWanted(
+  request: FastifyRequest,
+  form: Form,
+  type: KeyType,
+  now: Date,
+): Omit<NewKey, 'tenantId'> | { errors: Errors } {
+  const chosen = formList(request, 'scopes');
+  const unknown = chosen.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length) return { errors: { scopes: `Unknown scope: ${unknown.join(', ')}.` } };
+  const scopes = (chosen.length ? chosen : type.kind === 'public' ? ['leads:create'] : [...SCOPES]) as Scope[];
+  let expiresAt: Date | null = null;
+  if (form.expires) {
+    expiresAt = new Date(`${form.expires}Z`);
+    if (Number.isNaN(expiresAt.getTime())) return { errors: { expires: 'Enter a date and time.' } };
+    if (expiresAt.getTime() <= now.getTime()) return { errors: { expires: 'Choose a time in the future.' } };
+  }
+  const name = (form.name ?? '').trim();
+  if (!name || name.length > 100) return { errors: { name: 'Give the key a name of up to 100 characters.' } };
+  return { ...type, name, scopes, allowedOrigins: lines(form.origins), ipAllowlist: lines(form.ips), expiresAt };
+}
+
+/** A refusal of createKey next to the field it concerns; undefined for an error that is not a refusal. */
+function keyRefusal(error: unknown): Errors | undefined {
+  if (error instanceof KeyRuleError) {
+    const about = /origin/i.test(error.message)
+      ? 'origins'
+      : /ip|cidr|address/i.test(error.message)
+        ? 'ips'
+        : /scope/i.test(error.message)
+          ? 'scopes'
+          : 'name';
+    return { [about]: error.message };
+  }
+  if (error instanceof TypeError)
+    return { origins: 'Each origin must be a full address like https://www.example.com.' };
+  return undefined;
+}
+
+/** The new key's value, on this answer only: never cached (the console's every page is no-store), never shown again. */
+function newKeyPage(view: MemberView, key: Omit<NewKey, 'tenantId'>, value: string): string {
+  return page(
+    view.frame('Your new key', 'API keys'),
+    html`<div role="status">
+        <p>
+          The ${key.mode} ${key.kind} key <strong>${key.name}</strong> is ready. Copy it now: it is shown this once and
+          never again.
+        </p>
+        <p class="secret" id="new-key">${value}</p>
+      </div>
+      <p><a href="/console/w/${view.workspace.slug}/keys">Back to the keys</a></p>`,
+  );
+}
+
+/** The create form posted: the new key's page, or the form again with what is wrong next to its field. */
+async function createKeyAnswer(services: AppServices, request: FastifyRequest, reply: FastifyReply) {
+  const view = await memberView(services, request);
+  const form = formOf(request);
+  const refuse = async (errors: Errors) =>
+    sendPage(reply, await keysPage(services, view, { errors, values: form }), 400);
+  const type = keyType(form);
+  if ('errors' in type) return refuse(type.errors);
+  const operation = type.kind === 'secret' && type.mode === 'live' ? 'keys.create_live_secret' : 'keys.create';
+  try {
+    await allowRecent(services, view, operation, form);
+  } catch (error) {
+    if (error instanceof ConsoleRefusal && error.field) return refuse({ [error.field]: error.message });
+    throw error;
+  }
+  const wanted = keyWanted(request, form, type, services.now());
+  if ('errors' in wanted) return refuse(wanted.errors);
+  let created;
+  try {
+    created = await createKey(services.pool, { tenantId: view.workspace.id, ...wanted });
+  } catch (error) {
+    const refused = keyRefusal(error);
+    if (!refused) throw error;
+    return refuse(refused);
+  }
+  return sendPage(reply, newKeyPage(view, wanted, created.value), 201);
+}
+
+/** What was sent with a test key: each submission and how it ended. */
+function submissionsTable(submissions: Awaited<ReturnType<typeof sandboxSubmissions>>): Html {
+  return table({
+    caption: 'Leads sent with this key, newest first',
+    headings: ['Received', 'Outcome', 'Name', 'Email', 'Phone'],
+    rows: submissions.map(
+      (s) =>
+        html`<tr>
+          <td>${when(s.received_at)}</td>
+          <td>${s.outcome}</td>
+          <td>${s.full_name}</td>
+          <td>${s.email ?? ''}</td>
+          <td>${s.phone ?? ''}</td>
+        </tr>`,
+    ),
+  });
 }
 
 export function registerKeyPages(app: TypedApp, services: AppServices): void {
   app.get('/w/:slug/keys', async (request, reply) => {
     const view = await memberView(services, request);
-    return sendPage(reply, await keysPage(services, request, view));
+    return sendPage(reply, await keysPage(services, view));
   });
 
-  app.post('/w/:slug/keys', async (request, reply) => {
-    const view = await memberView(services, request);
-    const form = formOf(request);
-    const refuse = async (errors: Record<string, string>) =>
-      sendPage(reply, await keysPage(services, request, view, { errors, values: form }), 400);
-    const kind = form.type === 'public' ? 'public' : form.type === 'secret' ? 'secret' : undefined;
-    const mode = form.mode === 'live' ? 'live' : form.mode === 'test' ? 'test' : undefined;
-    if (!kind) return refuse({ type: 'Choose secret or public.' });
-    if (!mode) return refuse({ mode: 'Choose test or live.' });
-    const operation = kind === 'secret' && mode === 'live' ? 'keys.create_live_secret' : 'keys.create';
-    try {
-      await allowRecent(services, view, operation, form);
-    } catch (error) {
-      if (error instanceof ConsoleRefusal && error.field) return refuse({ [error.field]: error.message });
-      throw error;
-    }
-    const chosen = formList(request, 'scopes');
-    const unknown = chosen.filter((s) => !(SCOPES as readonly string[]).includes(s));
-    if (unknown.length) return refuse({ scopes: `Unknown scope: ${unknown.join(', ')}.` });
-    const scopes = (chosen.length ? chosen : kind === 'public' ? ['leads:create'] : [...SCOPES]) as Scope[];
-    let expiresAt: Date | null = null;
-    if (form.expires) {
-      expiresAt = new Date(`${form.expires}Z`);
-      if (Number.isNaN(expiresAt.getTime())) return refuse({ expires: 'Enter a date and time.' });
-      if (expiresAt.getTime() <= services.now().getTime()) return refuse({ expires: 'Choose a time in the future.' });
-    }
-    const name = (form.name ?? '').trim();
-    if (!name || name.length > 100) return refuse({ name: 'Give the key a name of up to 100 characters.' });
-    let created;
-    try {
-      created = await createKey(services.pool, {
-        tenantId: view.workspace.id,
-        name,
-        kind,
-        mode,
-        scopes,
-        allowedOrigins: lines(form.origins),
-        ipAllowlist: lines(form.ips),
-        expiresAt,
-      });
-    } catch (error) {
-      if (error instanceof KeyRuleError) {
-        const about = /origin/i.test(error.message)
-          ? 'origins'
-          : /ip|cidr|address/i.test(error.message)
-            ? 'ips'
-            : /scope/i.test(error.message)
-              ? 'scopes'
-              : 'name';
-        return refuse({ [about]: error.message });
-      }
-      if (error instanceof TypeError)
-        return refuse({ origins: 'Each origin must be a full address like https://www.example.com.' });
-      throw error;
-    }
-    // The value is on this answer only: never cached (the console's every page is no-store), never shown again.
-    return sendPage(
-      reply,
-      page(
-        view.frame('Your new key', 'API keys'),
-        html`<div role="status">
-            <p>
-              The ${mode} ${kind} key <strong>${name}</strong> is ready. Copy it now: it is shown this once and never
-              again.
-            </p>
-            <p class="secret" id="new-key">${created.value}</p>
-          </div>
-          <p><a href="/console/w/${view.workspace.slug}/keys">Back to the keys</a></p>`,
-      ),
-      201,
-    );
-  });
+  app.post('/w/:slug/keys', async (request, reply) => createKeyAnswer(services, request, reply));
 
   app.get('/w/:slug/keys/:id/revoke', async (request, reply) => {
     const view = await memberView(services, request);
@@ -224,32 +256,7 @@ export function registerKeyPages(app: TypedApp, services: AppServices): void {
         html`<p>Ends in …${key.last4}; scopes ${key.scopes.join(', ')}.</p>
           <h2>Sandbox submissions</h2>
           ${submissions.length === 0 ? notice('Nothing has been sent with this key yet.') : ''}
-          <table>
-            <caption>
-              Leads sent with this key, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Received</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Phone</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${submissions.map(
-                (s) =>
-                  html`<tr>
-                    <td>${when(s.received_at)}</td>
-                    <td>${s.outcome}</td>
-                    <td>${s.full_name}</td>
-                    <td>${s.email ?? ''}</td>
-                    <td>${s.phone ?? ''}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`,
+          ${submissionsTable(submissions)}`,
       ),
     );
   });

@@ -12,7 +12,7 @@ import type { Actor } from '../../events/types.js';
 import { commandErrorAnswer } from '../../http/errors.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
-import { decodeCursor, encodeCursor } from '../../leads/cursor.js';
+import { decodeCursor, encodeCursor, type ListPosition } from '../../leads/cursor.js';
 import { findLead } from '../../projections/leads-queries.js';
 import {
   allow,
@@ -24,7 +24,7 @@ import {
   sendPage,
   type MemberView,
 } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page } from '../layout.js';
 import { applicationsOfLead, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
 
@@ -135,13 +135,78 @@ const FILTER_NAMES = [
   'updated_to',
 ];
 
+/** The search form: a text search, the choices of the workspace's settings and two date ranges. */
+function filterForm(view: MemberView, query: Query, errors: Record<string, string>): Html {
+  const s = view.workspace.settings;
+  const dateField = (name: string, label: string) =>
+    field({ name, label, type: 'date', value: query[name] ?? '', error: errors[name] });
+  return html`<form method="get" action="${leadsBase(view)}" class="filters" role="search" aria-label="Find leads">
+    ${field({
+      name: 'q',
+      label: 'Search',
+      type: 'search',
+      value: query.q ?? '',
+      hint: 'Any part of a name, phone or email, three characters or more.',
+      error: errors.q,
+    })}
+    ${choice({ name: 'stage', label: 'Stage', options: s.pipeline.stages.map((x) => [x.key, x.name]), value: query.stage, empty: 'Any stage' })}
+    ${choice({
+      name: 'owner',
+      label: 'Owner',
+      options: [['none', 'No owner'], ...s.users.map((u) => [u.id, u.name] as const)],
+      value: query.owner,
+      empty: 'Anyone',
+    })}
+    ${choice({ name: 'branch', label: 'Branch', options: s.branches.map((b) => [b.id, b.name]), value: query.branch, empty: 'Any branch' })}
+    ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, v]), value: query.visa_type, empty: 'Any visa type' })}
+    ${choice({ name: 'source', label: 'Source', options: s.sources.map((x) => [x.key, x.name]), value: query.source, empty: 'Any source' })}
+    <fieldset>
+      <legend>Created between</legend>
+      ${dateField('created_from', 'From')} ${dateField('created_to', 'To (inclusive)')}
+    </fieldset>
+    <fieldset>
+      <legend>Last changed between</legend>
+      ${dateField('updated_from', 'From')} ${dateField('updated_to', 'To (inclusive)')}
+    </fieldset>
+    <button type="submit">Find leads</button>
+    <a href="${leadsBase(view)}">Clear the filters</a>
+  </form>`;
+}
+
+function leadsTable(view: MemberView, leads: Lead[], failed: boolean): Html {
+  return table({
+    caption: `Leads, most recently changed first${failed ? ' (correct the filters above)' : ''}`,
+    headings: ['Name', 'Phone', 'Email', 'Stage', 'Owner', 'Branch', 'Changed'],
+    rows: leads.map(
+      (l) =>
+        html`<tr>
+          <td><a href="${leadsBase(view)}/${l.id}">${l.full_name || '(erased)'}</a></td>
+          <td>${l.phone ?? '—'}</td>
+          <td>${l.email ?? '—'}</td>
+          <td>${l.stage.name}${l.converted ? ' (converted)' : ''}</td>
+          <td>${l.owner?.name ?? '—'}</td>
+          <td>${l.branch.code}</td>
+          <td>${when(l.updated_at)}</td>
+        </tr>`,
+    ),
+  });
+}
+
+/** The link to the next page: the same filters and the cursor after the last lead shown. */
+function nextPageLink(services: AppServices, view: MemberView, query: Query, next: ListPosition | null): Html | '' {
+  if (!next) return '';
+  const kept = FILTER_NAMES.filter((n) => query[n]).map((n) => [n, query[n]!] as [string, string]);
+  const cursor = encodeCursor(services.secretBox, view.workspace.id, false, next);
+  const href = `${leadsBase(view)}?${new URLSearchParams([...kept, ['cursor', cursor]]).toString()}`;
+  return html`<p><a href="${href}" rel="next">Next ${PAGE_SIZE} leads</a></p>`;
+}
+
 async function listPage(
   services: AppServices,
   view: MemberView,
   query: Query,
 ): Promise<{ status: number; body: string }> {
   allow(view, 'leads.view');
-  const s = view.workspace.settings;
   const { filter, errors } = filterOf(query);
   const after = query.cursor ? decodeCursor(services.secretBox, view.workspace.id, false, query.cursor) : undefined;
   if (query.cursor && !after) errors.cursor = 'This page link is not valid any more; start from the first page.';
@@ -149,82 +214,9 @@ async function listPage(
   const found = failed
     ? { leads: [], next: null }
     : await listConsoleLeads(services.pool, view.workspace.id, filter, { after, limit: PAGE_SIZE });
-  const kept = FILTER_NAMES.filter((n) => query[n]).map((n) => [n, query[n]!] as [string, string]);
-  const next = found.next
-    ? `${leadsBase(view)}?${new URLSearchParams([...kept, ['cursor', encodeCursor(services.secretBox, view.workspace.id, false, found.next)]]).toString()}`
-    : undefined;
-  const dateField = (name: string, label: string) =>
-    field({ name, label, type: 'date', value: query[name] ?? '', error: errors[name] });
-  const body = html`<form
-      method="get"
-      action="${leadsBase(view)}"
-      class="filters"
-      role="search"
-      aria-label="Find leads"
-    >
-      ${field({
-        name: 'q',
-        label: 'Search',
-        type: 'search',
-        value: query.q ?? '',
-        hint: 'Any part of a name, phone or email, three characters or more.',
-        error: errors.q,
-      })}
-      ${choice({ name: 'stage', label: 'Stage', options: s.pipeline.stages.map((x) => [x.key, x.name]), value: query.stage, empty: 'Any stage' })}
-      ${choice({
-        name: 'owner',
-        label: 'Owner',
-        options: [['none', 'No owner'], ...s.users.map((u) => [u.id, u.name] as const)],
-        value: query.owner,
-        empty: 'Anyone',
-      })}
-      ${choice({ name: 'branch', label: 'Branch', options: s.branches.map((b) => [b.id, b.name]), value: query.branch, empty: 'Any branch' })}
-      ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, v]), value: query.visa_type, empty: 'Any visa type' })}
-      ${choice({ name: 'source', label: 'Source', options: s.sources.map((x) => [x.key, x.name]), value: query.source, empty: 'Any source' })}
-      <fieldset>
-        <legend>Created between</legend>
-        ${dateField('created_from', 'From')} ${dateField('created_to', 'To (inclusive)')}
-      </fieldset>
-      <fieldset>
-        <legend>Last changed between</legend>
-        ${dateField('updated_from', 'From')} ${dateField('updated_to', 'To (inclusive)')}
-      </fieldset>
-      <button type="submit">Find leads</button>
-      <a href="${leadsBase(view)}">Clear the filters</a>
-    </form>
-    ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
-    <table>
-      <caption>
-        Leads, most recently changed first${failed ? ' (correct the filters above)' : ''}
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Phone</th>
-          <th scope="col">Email</th>
-          <th scope="col">Stage</th>
-          <th scope="col">Owner</th>
-          <th scope="col">Branch</th>
-          <th scope="col">Changed</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${found.leads.map(
-          (l) =>
-            html`<tr>
-              <td><a href="${leadsBase(view)}/${l.id}">${l.full_name || '(erased)'}</a></td>
-              <td>${l.phone ?? '—'}</td>
-              <td>${l.email ?? '—'}</td>
-              <td>${l.stage.name}${l.converted ? ' (converted)' : ''}</td>
-              <td>${l.owner?.name ?? '—'}</td>
-              <td>${l.branch.code}</td>
-              <td>${when(l.updated_at)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-    ${found.leads.length === 0 && !failed ? html`<p>No lead matches.</p>` : ''}
-    ${next ? html`<p><a href="${next}" rel="next">Next ${PAGE_SIZE} leads</a></p>` : ''}`;
+  const body = html`${filterForm(view, query, errors)} ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
+  ${leadsTable(view, found.leads, failed)} ${found.leads.length === 0 && !failed ? html`<p>No lead matches.</p>` : ''}
+  ${nextPageLink(services, view, query, found.next)}`;
   return { status: failed ? 400 : 200, body: page(view.frame('Leads', 'Leads'), body) };
 }
 
@@ -302,6 +294,117 @@ function leadFacts(lead: Lead): Html {
   </dl>`;
 }
 
+/** The form that changes the lead (stage, lost reason, owner, follow-up, a note), for members who may change it. */
+function changeSection(view: MemberView, lead: Lead, o: LeadPageState): Html | '' {
+  if (lead.converted) return html`<p>This lead was converted to an application, so it can no longer be changed.</p>`;
+  if (!can(view.role, 'leads.change')) return '';
+  const s = view.workspace.settings;
+  const errors = o.errors ?? {};
+  const v = o.values ?? {};
+  return html`<section aria-labelledby="change">
+    <h2 id="change">Change this lead</h2>
+    <form method="post" action="${leadsBase(view)}/${lead.id}">
+      ${csrfField(view.signedIn.csrf)}
+      ${choice({ name: 'stage', label: 'Stage', options: s.pipeline.stages.map((x) => [x.key, x.name]), value: v.stage ?? lead.stage.key, error: errors.stage })}
+      ${choice({
+        name: 'lost_reason',
+        label: 'Lost reason (when the stage is lost)',
+        options: s.lost_reasons.map((x) => [x.key, x.name]),
+        value: v.lost_reason ?? lead.lost_reason?.key,
+        empty: 'None',
+        error: errors.lost_reason,
+      })}
+      ${choice({
+        name: 'owner',
+        label: 'Owner',
+        options: s.users.filter((u) => u.active).map((u) => [u.email, u.name]),
+        value: v.owner ?? lead.owner?.email,
+        empty: 'No owner',
+        error: errors.owner,
+      })}
+      ${field({
+        name: 'follow_up',
+        label: 'Next follow-up (UTC)',
+        type: 'datetime-local',
+        value: v.follow_up ?? (lead.next_follow_up_at ? lead.next_follow_up_at.slice(0, 16) : ''),
+        error: errors.follow_up,
+      })}
+      ${textArea({ name: 'note', label: 'Add a note', value: v.note, error: errors.note })}
+      <button type="submit">Save the changes</button>
+    </form>
+  </section>`;
+}
+
+function convertSection(view: MemberView, lead: Lead, errors: Record<string, string>): Html | '' {
+  if (!can(view.role, 'applications.convert') || lead.converted) return '';
+  return html`<section aria-labelledby="convert">
+    <h2 id="convert">Convert to an application</h2>
+    ${errors.convert ? html`<p class="error" id="convert-error">${errors.convert}</p>` : ''}
+    <form method="post" action="${leadsBase(view)}/${lead.id}/convert">
+      ${csrfField(view.signedIn.csrf)}
+      <button type="submit">Convert ${lead.full_name} to an application</button>
+    </form>
+  </section>`;
+}
+
+/** Erasing the person: what it does, a box to tick, and the password when the sign-in is not recent. */
+function eraseSection(services: AppServices, view: MemberView, lead: Lead, errors: Record<string, string>): Html | '' {
+  if (!can(view.role, 'leads.erase')) return '';
+  return html`<section aria-labelledby="erase">
+    <h2 id="erase">Erase this person</h2>
+    <p>
+      Erasing deletes the keys their personal data is sealed with, in this lead, its applications and their documents,
+      tasks and invoices: name, phone, email and every other personal value can never be read again, here, in exports or
+      in webhook deliveries. The records stay, without the person. This cannot be undone.
+    </p>
+    ${errors.erase_form ? notice(errors.erase_form, 'alert') : ''}
+    <form method="post" action="${leadsBase(view)}/${lead.id}/erase">
+      ${csrfField(view.signedIn.csrf)}
+      <div class="field${errors.confirm ? ' invalid' : ''}">
+        <input
+          id="f-confirm"
+          name="confirm"
+          type="checkbox"
+          value="yes"
+          ${errors.confirm ? html`aria-invalid="true" aria-describedby="f-confirm-error"` : ''}
+        />
+        <label for="f-confirm" class="inline">I understand this person’s data will be gone for good</label>
+        ${errors.confirm ? html`<p class="error" id="f-confirm-error">${errors.confirm}</p>` : ''}
+      </div>
+      ${
+        needsPassword(services, view.signedIn, 'leads.erase') || errors.password
+          ? field({
+              name: 'password',
+              label: 'Your password (erasing asks for a recent sign-in)',
+              type: 'password',
+              autocomplete: 'current-password',
+              error: errors.password,
+            })
+          : ''
+      }
+      <button type="submit" class="danger">Erase this person</button>
+    </form>
+  </section>`;
+}
+
+/** Links to the lead's applications, tasks, invoices and documents. */
+function recordLinks(view: MemberView, leadId: string, applications: { id: string; case_ref: string }[]): Html {
+  const workspace = `/console/w/${view.workspace.slug}`;
+  return html`${
+      applications.length
+        ? html`<p>
+            Applications:
+            ${applications.map((a) => html`<a href="${workspace}/applications/${a.id}">${a.case_ref}</a> `)}
+          </p>`
+        : ''
+    }
+    <p>
+      <a href="${workspace}/tasks?lead=${leadId}">Tasks of this lead</a> ·
+      <a href="${workspace}/invoices?lead=${leadId}">Invoices of this lead</a> ·
+      <a href="${workspace}/documents?lead=${leadId}">Documents of this lead</a>
+    </p>`;
+}
+
 async function leadPage(
   services: AppServices,
   view: MemberView,
@@ -315,116 +418,17 @@ async function leadPage(
     limit: 10_000,
   });
   const applications = await applicationsOfLead(services.pool, view.workspace.id, leadId);
-  const s = view.workspace.settings;
   const errors = o.errors ?? {};
-  const v = o.values ?? {};
-  const base = `${leadsBase(view)}/${leadId}`;
-  const csrf = csrfField(view.signedIn.csrf);
-  const mayChange = can(view.role, 'leads.change') && !lead.converted;
-  const change = mayChange
-    ? html`<section aria-labelledby="change">
-        <h2 id="change">Change this lead</h2>
-        <form method="post" action="${base}">
-          ${csrf}
-          ${choice({ name: 'stage', label: 'Stage', options: s.pipeline.stages.map((x) => [x.key, x.name]), value: v.stage ?? lead.stage.key, error: errors.stage })}
-          ${choice({
-            name: 'lost_reason',
-            label: 'Lost reason (when the stage is lost)',
-            options: s.lost_reasons.map((x) => [x.key, x.name]),
-            value: v.lost_reason ?? lead.lost_reason?.key,
-            empty: 'None',
-            error: errors.lost_reason,
-          })}
-          ${choice({
-            name: 'owner',
-            label: 'Owner',
-            options: s.users.filter((u) => u.active).map((u) => [u.email, u.name]),
-            value: v.owner ?? lead.owner?.email,
-            empty: 'No owner',
-            error: errors.owner,
-          })}
-          ${field({
-            name: 'follow_up',
-            label: 'Next follow-up (UTC)',
-            type: 'datetime-local',
-            value: v.follow_up ?? (lead.next_follow_up_at ? lead.next_follow_up_at.slice(0, 16) : ''),
-            error: errors.follow_up,
-          })}
-          ${textArea({ name: 'note', label: 'Add a note', value: v.note, error: errors.note })}
-          <button type="submit">Save the changes</button>
-        </form>
-      </section>`
-    : lead.converted
-      ? html`<p>This lead was converted to an application, so it can no longer be changed.</p>`
-      : '';
-  const convert =
-    can(view.role, 'applications.convert') && !lead.converted
-      ? html`<section aria-labelledby="convert">
-          <h2 id="convert">Convert to an application</h2>
-          ${errors.convert ? html`<p class="error" id="convert-error">${errors.convert}</p>` : ''}
-          <form method="post" action="${base}/convert">
-            ${csrf}
-            <button type="submit">Convert ${lead.full_name} to an application</button>
-          </form>
-        </section>`
-      : '';
-  const erase = can(view.role, 'leads.erase')
-    ? html`<section aria-labelledby="erase">
-        <h2 id="erase">Erase this person</h2>
-        <p>
-          Erasing deletes the keys their personal data is sealed with, in this lead, its applications and their
-          documents, tasks and invoices: name, phone, email and every other personal value can never be read again,
-          here, in exports or in webhook deliveries. The records stay, without the person. This cannot be undone.
-        </p>
-        ${errors.erase_form ? notice(errors.erase_form, 'alert') : ''}
-        <form method="post" action="${base}/erase">
-          ${csrf}
-          <div class="field${errors.confirm ? ' invalid' : ''}">
-            <input
-              id="f-confirm"
-              name="confirm"
-              type="checkbox"
-              value="yes"
-              ${errors.confirm ? html`aria-invalid="true" aria-describedby="f-confirm-error"` : ''}
-            />
-            <label for="f-confirm" class="inline">I understand this person’s data will be gone for good</label>
-            ${errors.confirm ? html`<p class="error" id="f-confirm-error">${errors.confirm}</p>` : ''}
-          </div>
-          ${
-            needsPassword(services, view.signedIn, 'leads.erase') || errors.password
-              ? field({
-                  name: 'password',
-                  label: 'Your password (erasing asks for a recent sign-in)',
-                  type: 'password',
-                  autocomplete: 'current-password',
-                  error: errors.password,
-                })
-              : ''
-          }
-          <button type="submit" class="danger">Erase this person</button>
-        </form>
-      </section>`
-    : '';
-  const applicationLinks = applications.length
-    ? html`<p>
-        Applications:
-        ${applications.map((a) => html`<a href="/console/w/${view.workspace.slug}/applications/${a.id}">${a.case_ref}</a> `)}
-      </p>`
-    : '';
   return page(
     view.frame(lead.full_name || 'Erased person', 'Leads'),
-    html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''} ${applicationLinks}
-      <p>
-        <a href="/console/w/${view.workspace.slug}/tasks?lead=${leadId}">Tasks of this lead</a> ·
-        <a href="/console/w/${view.workspace.slug}/invoices?lead=${leadId}">Invoices of this lead</a> ·
-        <a href="/console/w/${view.workspace.slug}/documents?lead=${leadId}">Documents of this lead</a>
-      </p>
-      ${leadFacts(lead)} ${change} ${convert}
+    html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
+      ${recordLinks(view, leadId, applications)} ${leadFacts(lead)} ${changeSection(view, lead, o)}
+      ${convertSection(view, lead, errors)}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
         ${timeline(history.data)}
       </section>
-      ${erase}`,
+      ${eraseSection(services, view, lead, errors)}`,
   );
 }
 

@@ -14,7 +14,7 @@ import {
   sendPage,
   type MemberView,
 } from '../context.js';
-import { html } from '../html.js';
+import { html, table } from '../html.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 
 async function membersPage(
@@ -34,23 +34,7 @@ async function membersPage(
     view.frame('Members', 'Members'),
     html`${notice(o.message)}${o.link ? html`<p>No mail server is set, so give them this link yourself (it works once): <span class="secret">${o.link}</span></p>` : ''}
       ${errors.member ? notice(errors.member, 'alert') : ''}
-      <table>
-        <caption>
-          Members of ${view.workspace.name}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">State</th>
-            <th scope="col">Change</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${view.workspace.settings.users.map((u) => memberRow(u, base, csrf, password))}
-        </tbody>
-      </table>
+      ${table({ caption: `Members of ${view.workspace.name}`, headings: ['Name', 'Email', 'Role', 'State', 'Change'], rows: view.workspace.settings.users.map((u) => memberRow(u, base, csrf, password)) })}
       <section aria-labelledby="invite">
         <h2 id="invite">Invite a member</h2>
         <form method="post" action="${base}/invite">

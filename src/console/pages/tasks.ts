@@ -8,7 +8,7 @@ import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { findTask } from '../../projections/tasks.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page } from '../layout.js';
 import { listConsoleTasks, type TaskFilter } from '../queries/tasks.js';
 import { momentOf } from './applications.js';
@@ -88,24 +88,7 @@ async function tasksPage(
         </ul>
       </nav>
       ${errors.task ? notice(errors.task, 'alert') : ''}
-      <table>
-        <caption>
-          ${heading}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Title</th>
-            <th scope="col">For</th>
-            <th scope="col">Assignee</th>
-            <th scope="col">Due</th>
-            <th scope="col">Status</th>
-            ${editable ? html`<th scope="col">Do</th>` : ''}
-          </tr>
-        </thead>
-        <tbody>
-          ${tasks.map((task) => taskRow(view, task, editable, csrf))}
-        </tbody>
-      </table>
+      ${table({ caption: heading, headings: ['Title', 'For', 'Assignee', 'Due', 'Status', editable && 'Do'], rows: tasks.map((task) => taskRow(view, task, editable, csrf)) })}
       ${tasks.length === 0 ? html`<p>No task here.</p>` : ''} ${create}`,
   );
 }

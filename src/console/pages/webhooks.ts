@@ -15,7 +15,7 @@ import {
   sendPage,
   type MemberView,
 } from '../context.js';
-import { html } from '../html.js';
+import { html, table } from '../html.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -85,30 +85,19 @@ async function endpointsPage(services: AppServices, request: FastifyRequest) {
   };
   return page(
     view.frame('Webhooks', 'Webhooks'),
-    html`<table>
-      <caption>
-        Endpoints (success in the last 24 hours)
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">URL</th>
-          <th scope="col">Mode</th>
-          <th scope="col">Status</th>
-          <th scope="col">Success</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${endpoints.map((e) => {
-          const p = toPublicEndpoint(e, now);
-          return html`<tr>
-            <td><a href="/console/w/${view.workspace.slug}/webhooks/${e.id}">${p.url}</a></td>
-            <td>${e.sandbox ? 'test' : 'live'}</td>
-            <td>${p.status}</td>
-            <td>${rate(e.id)}</td>
-          </tr>`;
-        })}
-      </tbody>
-    </table>`,
+    html`${table({
+      caption: 'Endpoints (success in the last 24 hours)',
+      headings: ['URL', 'Mode', 'Status', 'Success'],
+      rows: endpoints.map((e) => {
+        const p = toPublicEndpoint(e, now);
+        return html`<tr>
+          <td><a href="/console/w/${view.workspace.slug}/webhooks/${e.id}">${p.url}</a></td>
+          <td>${e.sandbox ? 'test' : 'live'}</td>
+          <td>${p.status}</td>
+          <td>${rate(e.id)}</td>
+        </tr>`;
+      }),
+    })}`,
   );
 }
 
