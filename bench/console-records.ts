@@ -3,39 +3,36 @@
  * search by part of a phone and of an email, a lead's page with a 200-event timeline and an application "as of" a
  * past moment, each as the page over HTTP (signed in, p99) beside its database reads alone. `npm run bench:console`.
  */
-import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { createServices } from '../src/bootstrap.js';
 import { convertLeadToApplication } from '../src/commands/applications/convert-lead.js';
 import { readApplicationAsOf, readHistoryPage, readLeadAsOf } from '../src/commands/history/history.js';
 import { updateLead } from '../src/commands/leads/update-lead.js';
 import { staffContext } from '../src/commands/run-command.js';
-import { loadConfig } from '../src/config.js';
 import { applicationsOfLead, listConsoleLeads } from '../src/console/queries/leads.js';
 import { buildApp } from '../src/http/app.js';
-import { ensureAccount, setPassword } from '../src/identity/accounts.js';
-import { bulkImportLeads } from './bulk-seed.js';
 import type { LeadSubmission } from '../src/leads/submission.js';
 import { findLead } from '../src/projections/leads-queries.js';
-import { validateDefinition } from '../src/workspaces/definition.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
-import { benchDatabase, measure, row } from './support.js';
+import { demoDefinition } from '../test/support/app.js';
+import {
+  benchDatabase,
+  benchServices,
+  consoleCookie,
+  consoleOwner,
+  measure,
+  row,
+  seededPerson,
+  seedLeads,
+} from './support.js';
 
 const LEADS = Number(process.env.LEADS ?? 100_000);
 const REQUESTS = Number(process.env.REQUESTS ?? 300);
-const SEED_BATCH = 5000;
 const TIMELINE = 200;
 const PASSWORD = 'bench password long enough';
 
 function submission(i: number): LeadSubmission {
-  const n = String(i).padStart(9, '0');
   return {
-    full_name: `Seeded Person ${n}`,
-    phone: `+919${n}`,
-    alt_phone: null,
-    email: `seed-${n}@example.com`,
-    city: i % 2 ? 'Bengaluru' : 'Delhi',
-    state: null,
+    ...seededPerson(i),
     country_interest: 'CA',
     visa_type: (['student', 'work', 'pr', 'visitor'] as const)[i % 4]!,
     intake: null,
@@ -57,41 +54,14 @@ function submission(i: number): LeadSubmission {
 async function main(): Promise<void> {
   const db = await benchDatabase(10);
   const { pool } = db;
-  const config = {
-    ...loadConfig({
-      DATABASE_URL: db.url,
-      SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
-      LOG_LEVEL: 'silent',
-    }),
-    runWorkers: false,
-  };
-  const services = await createServices(config, { pool, url: db.url, kind: 'external', close: async () => undefined });
+  const services = await benchServices(db);
   try {
-    const demo = JSON.parse(
-      readFileSync(new URL('../definitions/demo-workspace.json', import.meta.url), 'utf8'),
-    ) as object;
-    const def = validateDefinition({ ...demo, slug: `bench-${randomBytes(3).toString('hex')}`, plan: 'enterprise' });
+    const def = demoDefinition({ slug: `bench-${randomBytes(3).toString('hex')}`, plan: 'enterprise' });
     const { workspace } = await applyDefinition(pool, def, services.secretBox);
-    const owner = workspace.settings.users.find((u) => u.role === 'owner')!;
-    const account = await ensureAccount(pool, owner, new Date());
-    await setPassword(pool, account.id, PASSWORD, new Date());
+    const { owner } = await consoleOwner(pool, workspace, PASSWORD);
 
     const seeded = performance.now();
-    const base = Date.now() - LEADS * 1000 - 3_600_000;
-    for (let from = 0; from < LEADS; from += SEED_BATCH) {
-      const items = Array.from({ length: Math.min(SEED_BATCH, LEADS - from) }, (_, j) => ({
-        submission: submission(from + j),
-        at: new Date(base + (from + j) * 1000),
-      }));
-      await bulkImportLeads(
-        pool,
-        workspace,
-        false,
-        { key: 'api', name: 'API' },
-        { type: 'system', name: 'bench' },
-        items,
-      );
-    }
+    await seedLeads(pool, workspace, LEADS, submission, Date.now() - LEADS * 1000 - 3_600_000, 'bench');
     // One lead with a 200-event timeline: notes, then its conversion.
     const target = (
       await pool.query<{ id: string }>('SELECT id FROM leads WHERE tenant_id = $1 LIMIT 1', [workspace.id])
@@ -112,13 +82,7 @@ async function main(): Promise<void> {
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address() as { port: number };
     const origin = `http://127.0.0.1:${address.port}`;
-    const signIn = await fetch(`${origin}/console/sign-in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
-      body: new URLSearchParams({ email: owner.email, password: PASSWORD }),
-    });
-    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = await consoleCookie(origin, owner.email, PASSWORD);
     const page = async (path: string) => {
       const response = await fetch(origin + path, { headers: { cookie } });
       if (response.status !== 200) throw new Error(`${path}: ${response.status}`);

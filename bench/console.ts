@@ -3,12 +3,8 @@
 // at a time, p50 and p99, beside the same page's database reads alone.
 // Run: npm run bench:console   (DATABASE_URL, else an embedded PostgreSQL). BENCH_CONSOLE_SECONDS per page (10).
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createServices } from '../src/bootstrap.js';
-import { loadConfig } from '../src/config.js';
 import { recentOutcomes } from '../src/console/pages/webhooks.js';
 import { buildApp } from '../src/http/app.js';
-import { ensureAccount, setPassword } from '../src/identity/accounts.js';
 import { listAccessTokens } from '../src/identity/access-tokens.js';
 import { membershipsOf } from '../src/identity/members.js';
 import { listSessions } from '../src/identity/sessions.js';
@@ -16,9 +12,9 @@ import { createKey, listKeys } from '../src/keys/repository.js';
 import { sandboxSubmissions } from '../src/projections/leads-queries.js';
 import { findEndpoint, listAllEndpoints } from '../src/projections/webhook-endpoints.js';
 import { listDeliveries } from '../src/webhooks/deliveries.js';
-import { validateDefinition } from '../src/workspaces/definition.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
-import { benchDatabase, measure, row } from './support.js';
+import { demoDefinition } from '../test/support/app.js';
+import { benchDatabase, benchServices, consoleCookie, consoleOwner, measure, row } from './support.js';
 
 const LEADS = 100_000;
 const DELIVERIES = 100_000;
@@ -26,33 +22,13 @@ const SECONDS = Number(process.env.BENCH_CONSOLE_SECONDS ?? 10);
 const PASSWORD = 'a bench password of some length';
 
 const db = await benchDatabase(20);
-const config = {
-  ...loadConfig({
-    DATABASE_URL: db.url,
-    SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
-    LOG_LEVEL: 'silent',
-  }),
-  runWorkers: false,
-};
-const services = await createServices(config, {
-  pool: db.pool,
-  url: db.url,
-  kind: 'external',
-  close: async () => undefined,
-});
+const services = await benchServices(db);
 const app = await buildApp(services, { logger: false });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 
-const demo = JSON.parse(readFileSync(new URL('../definitions/demo-workspace.json', import.meta.url), 'utf8')) as object;
-const { workspace } = await applyDefinition(
-  db.pool,
-  validateDefinition({ ...demo, slug: 'bench-console' }),
-  services.secretBox,
-);
-const owner = workspace.settings.users.find((u) => u.role === 'owner')!;
-const account = await ensureAccount(db.pool, owner, new Date());
-await setPassword(db.pool, account.id, PASSWORD, new Date());
+const { workspace } = await applyDefinition(db.pool, demoDefinition({ slug: 'bench-console' }), services.secretBox);
+const { owner, account } = await consoleOwner(db.pool, workspace, PASSWORD);
 const testKey = await createKey(db.pool, {
   tenantId: workspace.id,
   name: 'bench test key',
@@ -96,13 +72,7 @@ await db.pool.query(
 );
 await db.pool.query('VACUUM ANALYZE events, webhook_deliveries, webhook_endpoints');
 
-const signIn = await fetch(`${base}/console/sign-in`, {
-  method: 'POST',
-  redirect: 'manual',
-  headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base },
-  body: new URLSearchParams({ email: owner.email, password: PASSWORD }),
-});
-const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+const cookie = await consoleCookie(base, owner.email, PASSWORD);
 const now = () => new Date();
 const w = `/console/w/${workspace.slug}`;
 const pages: { name: string; path: string; reads: () => Promise<unknown> }[] = [

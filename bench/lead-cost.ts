@@ -11,20 +11,21 @@
  *
  * Needs a superuser on DATABASE_URL's server (CREATE EXTENSION pg_walinspect).
  */
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createServices, type AppServices } from '../src/bootstrap.js';
-import { loadConfig } from '../src/config.js';
+import type { AppServices } from '../src/bootstrap.js';
 import type { LeadCreateBody } from '../src/leads/submission.js';
 import { PostgresEventStore } from '../src/events/postgres-event-store.js';
 import { projections } from '../src/projections/index.js';
-import { createKey, findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
-import { validateDefinition } from '../src/workspaces/definition.js';
-import { applyDefinition } from '../src/workspaces/repository.js';
+import { findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
-import { SCOPES } from '../src/shared/enums.js';
-import { benchDatabase, captureAsKey, postgresCpuBetween, postgresCpuMs } from './support.js';
+import {
+  benchDatabase,
+  benchServices,
+  captureAsKey,
+  postgresCpuBetween,
+  postgresCpuMs,
+  unlimitedWorkspace,
+} from './support.js';
 
 const CAPTURES = Number(process.env.BENCH_CAPTURES ?? 3000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1);
@@ -45,30 +46,12 @@ async function main(): Promise<void> {
   const { pool } = db;
   try {
     await pool.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
-    const config = {
-      ...loadConfig({
-        DATABASE_URL: db.url,
-        SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
-        LOG_LEVEL: 'silent',
-      }),
-      runWorkers: false,
-    };
-    const sealed = await createServices(config, { pool, url: db.url, kind: 'external', close: async () => undefined });
+    const sealed = await benchServices(db);
     const plain: AppServices = { ...sealed, store: new PostgresEventStore(pool, projections) };
-    const demo = JSON.parse(
-      readFileSync(new URL('../definitions/demo-workspace.json', import.meta.url), 'utf8'),
-    ) as Record<string, unknown>;
-    const big = { capacity: 10_000_000, refill_per_second: 1_000_000 };
-    const def = validateDefinition({
-      ...demo,
-      slug: `cost-${randomBytes(3).toString('hex')}`,
-      plan: 'enterprise',
-      limits: { monthly_leads: null, rate: { key: big, scopes: Object.fromEntries(SCOPES.map((s) => [s, big])) } },
-    });
-    const { workspace } = await applyDefinition(pool, def, sealed.secretBox);
-    const value = (
-      await createKey(pool, { tenantId: workspace.id, name: 'cost', kind: 'secret', mode: 'live', scopes: [...SCOPES] })
-    ).value;
+    const {
+      workspace,
+      key: { value },
+    } = await unlimitedWorkspace(sealed, 'cost', 'cost');
     const key = (await findKeyByValue(pool, value))!;
     const ws = (await sealed.workspaces.get(workspace.id, key.workspace_revision))!;
     const dbOid = (await pool.query<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = current_database()'))

@@ -24,27 +24,30 @@
  * set (a fresh database is created and dropped), else an embedded PostgreSQL in a temporary folder. BENCH_CLIENTS
  * (default 1,16,64) picks the client counts. Stops by itself.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';
 import pg from 'pg';
-import { createServices } from '../src/bootstrap.js';
 import { PostgresEventStore } from '../src/events/postgres-event-store.js';
 import { projections } from '../src/projections/index.js';
-import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import type { AppServices } from '../src/bootstrap.js';
-import { createKey, findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
-import { bulkImportLeads } from './bulk-seed.js';
+import { findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
 import type { LeadCreateBody, LeadSubmission } from '../src/leads/submission.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
-import { SCOPES } from '../src/shared/enums.js';
-import { benchDatabase, captureAsKey, plainPool, withCpuCost, type CpuCost } from './support.js';
+import {
+  benchDatabase,
+  benchServices,
+  captureAsKey,
+  plainPool,
+  seededPerson,
+  seedLeads,
+  unlimitedWorkspace,
+  withCpuCost,
+  type CpuCost,
+} from './support.js';
 import { SliceProfiler } from './slice-profiles.js';
-import { validateDefinition } from '../src/workspaces/definition.js';
-import { applyDefinition } from '../src/workspaces/repository.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
@@ -62,7 +65,6 @@ const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const SLICE_PEOPLE = 100_000;
 if (SLICES * SLICE_PEOPLE >= 10_000_000) throw new Error('BENCH_SLICES: at most 99 (people are numbered in 7 digits)');
 const POOL_SIZE = 20;
-const SEED_BATCH = 5000;
 
 type Measured = Result & { cpu: CpuCost };
 
@@ -142,37 +144,39 @@ function nextPhase(): number {
   if (phaseCounter > 99) throw new Error('more loads than two-digit phases');
   return phaseCounter;
 }
-function load(
-  port: number,
-  method: 'GET' | 'POST',
-  paths: string[],
-  headers: Record<string, string>,
-  bodyKind: 'lead' | 'none',
-  concurrency: number,
-): Promise<Measured> {
+
+/** What a load sends: to which server, with which method and headers, to paths picked at random, leads or no body. */
+interface Target {
+  port: number;
+  method: 'GET' | 'POST';
+  paths: string[];
+  headers: Record<string, string>;
+  bodyKind: 'lead' | 'none';
+}
+
+/** A new person each time, posted to `route` (/v1/leads unless named). */
+const posting = (port: number, headers: Record<string, string>, route = '/v1/leads'): Target => ({
+  port,
+  method: 'POST',
+  paths: [route],
+  headers,
+  bodyKind: 'lead',
+});
+
+function load(target: Target, concurrency: number): Promise<Measured> {
   return withCpuCost(
-    () => loadOnce(port, method, paths, headers, bodyKind, concurrency, SECONDS * 1000),
+    () => loadOnce(target, concurrency, SECONDS * 1000),
     (r) => r.completed,
   );
 }
 
 /** Unmeasured load before the first measured step of a route, so V8 has compiled its hot paths (the same for every server). */
-async function warmUp(
-  port: number,
-  method: 'GET' | 'POST',
-  paths: string[],
-  headers: Record<string, string>,
-  bodyKind: 'lead' | 'none',
-): Promise<void> {
-  await loadOnce(port, method, paths, headers, bodyKind, 16, WARMUP_SECONDS * 1000);
+async function warmUp(target: Target): Promise<void> {
+  await loadOnce(target, 16, WARMUP_SECONDS * 1000);
 }
 
 function loadOnce(
-  port: number,
-  method: 'GET' | 'POST',
-  paths: string[],
-  headers: Record<string, string>,
-  bodyKind: 'lead' | 'none',
+  target: Target,
   concurrency: number,
   durationMs: number,
   /** The people to submit: a phase of their own, or a later stretch of one an earlier load used. */
@@ -182,11 +186,7 @@ function loadOnce(
     const worker = new Worker(LOAD_WORKER, {
       eval: true,
       workerData: {
-        port,
-        method,
-        paths,
-        headers,
-        bodyKind,
+        ...target,
         concurrency,
         warmupMs: 1000,
         durationMs,
@@ -291,14 +291,8 @@ async function closedLoop(concurrency: number, op: () => Promise<number>): Promi
 }
 
 function seedSubmission(i: number): LeadSubmission {
-  const n = String(i).padStart(9, '0');
   return {
-    full_name: `Seeded Person ${n}`,
-    phone: `+919${n}`,
-    alt_phone: null,
-    email: `seed-${n}@example.com`,
-    city: i % 2 ? 'Bengaluru' : 'Delhi',
-    state: null,
+    ...seededPerson(i),
     country_interest: (['CA', 'AU', 'GB', 'US'] as const)[i % 4]!,
     visa_type: 'student',
     intake: '2027-01',
@@ -403,58 +397,19 @@ async function main(): Promise<void> {
     await pool.query(
       'CREATE TABLE bench_raw_inserts (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
     );
-    const config = {
-      ...loadConfig({
-        DATABASE_URL: dbUrl,
-        SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
-        LOG_LEVEL: 'silent',
-      }),
-      runWorkers: false,
-    };
-    const services = await createServices(config, { pool, url: dbUrl, kind: 'external', close: async () => undefined });
+    const services = await benchServices(db);
     closers.push(() => services.rateLimits.close());
-
-    const demo = JSON.parse(
-      readFileSync(new URL('../definitions/demo-workspace.json', import.meta.url), 'utf8'),
-    ) as Record<string, unknown>;
-    const big = { capacity: 10_000_000, refill_per_second: 1_000_000 };
-    const def = validateDefinition({
-      ...demo,
-      slug: `bench-${randomBytes(3).toString('hex')}`,
-      plan: 'enterprise',
-      limits: { monthly_leads: null, rate: { key: big, scopes: Object.fromEntries(SCOPES.map((s) => [s, big])) } },
-    });
-    const { workspace } = await applyDefinition(pool, def, services.secretBox);
-    const key = (
-      await createKey(pool, {
-        tenantId: workspace.id,
-        name: 'bench',
-        kind: 'secret',
-        mode: 'live',
-        scopes: [...SCOPES],
-      })
-    ).value;
+    const {
+      workspace,
+      key: { value: key },
+    } = await unlimitedWorkspace(services, 'bench', 'bench');
     const auth = { authorization: `Bearer ${key}` };
     const benchKey = (await findKeyByValue(pool, key))!;
     const benchWorkspace = (await services.workspaces.get(workspace.id, benchKey.workspace_revision))!;
 
     // Seed through the bulk path, timestamps one second apart ending now.
     const seedStart = performance.now();
-    const base = Date.now() - LEADS * 1000;
-    for (let from = 0; from < LEADS; from += SEED_BATCH) {
-      const items = Array.from({ length: Math.min(SEED_BATCH, LEADS - from) }, (_, j) => ({
-        submission: seedSubmission(from + j),
-        at: new Date(base + (from + j) * 1000),
-      }));
-      await bulkImportLeads(
-        pool,
-        workspace,
-        false,
-        { key: 'api', name: 'API' },
-        { type: 'system', name: 'bench seed' },
-        items,
-      );
-    }
+    await seedLeads(pool, workspace, LEADS, seedSubmission, Date.now() - LEADS * 1000, 'bench seed');
     // Vacuumed so no autovacuum of the freshly seeded tables runs during a measured step.
     await pool.query('VACUUM (ANALYZE) leads, events');
     // The seeding's pages are written out now, so the checkpoint its WAL would soon set off does not fall in the first
@@ -513,29 +468,32 @@ async function main(): Promise<void> {
         (await admin.query<{ d: string }>('SELECT pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn) AS d', [before, await lsn()]))
           .rows[0]!.d,
       ) / Math.max(1, result.completed);
-    await warmUp(appPort, 'POST', ['/v1/leads'], auth, 'lead');
-    await warmUp(plainPort, 'POST', ['/v1/leads'], auth, 'lead');
-    await warmUp(rawPort, 'POST', ['/v1/leads'], {}, 'lead');
-    await warmUp(rawPort, 'POST', ['/raw/insert'], {}, 'lead');
+    const creating = {
+      app: posting(appPort, auth),
+      plain: posting(plainPort, auth),
+      constant: posting(rawPort, {}),
+      httpInsert: posting(rawPort, {}, '/raw/insert'),
+    };
+    for (const target of Object.values(creating)) await warmUp(target);
     const steps: Record<CreationStep, { label: string; run: (c: number) => Promise<Measured>; wal: boolean }> = {
       app: {
         label: 'visa-crm-api            ',
-        run: (c) => load(appPort, 'POST', ['/v1/leads'], auth, 'lead', c),
+        run: (c) => load(creating.app, c),
         wal: true,
       },
       plain: {
         label: 'visa-crm-api, no sealing',
-        run: (c) => load(plainPort, 'POST', ['/v1/leads'], auth, 'lead', c),
+        run: (c) => load(creating.plain, c),
         wal: true,
       },
       constant: {
         label: 'raw fastify constant    ',
-        run: (c) => load(rawPort, 'POST', ['/v1/leads'], {}, 'lead', c),
+        run: (c) => load(creating.constant, c),
         wal: false,
       },
       httpInsert: {
         label: 'raw fastify + 1-row tx  ',
-        run: (c) => load(rawPort, 'POST', ['/raw/insert'], {}, 'lead', c),
+        run: (c) => load(creating.httpInsert, c),
         wal: true,
       },
       command: {
@@ -575,19 +533,10 @@ async function main(): Promise<void> {
       const profiler = PROFILE_DIR ? new SliceProfiler(path.join(PROFILE_DIR, `${c}-clients`)) : undefined;
       encryption[c] = await interleavedEncryption(async (mode, slice) => {
         await profiler?.start();
-        const result = await loadOnce(
-          mode === 'sealed' ? appPort : plainPort,
-          'POST',
-          ['/v1/leads'],
-          auth,
-          'lead',
-          c,
-          SLICE_SECONDS * 1000,
-          {
-            phase: slicePhases[mode],
-            seqStart: slice * SLICE_PEOPLE,
-          },
-        );
+        const result = await loadOnce(mode === 'sealed' ? creating.app : creating.plain, c, SLICE_SECONDS * 1000, {
+          phase: slicePhases[mode],
+          seqStart: slice * SLICE_PEOPLE,
+        });
         // The profile spans the load worker's warm-up second too, so it is divided by every completed request.
         await profiler?.stop(mode, result.completed);
         // A slice that ran past its stretch of people submitted the next slice's, which would then be duplicates.
@@ -632,13 +581,15 @@ async function main(): Promise<void> {
     console.log(
       `\nGET /v1/leads?limit=100 from random updated_since points over ${total.toLocaleString('en')} leads (page ${(samplePage.length / 1024).toFixed(0)} KiB)`,
     );
-    await warmUp(appPort, 'GET', listPaths, auth, 'none');
-    await warmUp(rawPort, 'GET', ['/v1/leads'], {}, 'none');
+    const listPages: Target = { port: appPort, method: 'GET', paths: listPaths, headers: auth, bodyKind: 'none' };
+    const constantPage: Target = { port: rawPort, method: 'GET', paths: ['/v1/leads'], headers: {}, bodyKind: 'none' };
+    await warmUp(listPages);
+    await warmUp(constantPage);
     const listSteps = async (): Promise<Record<number, { app: Measured; constant: Measured }>> => {
       const measured: Record<number, { app: Measured; constant: Measured }> = {};
       for (const c of CONCURRENCY) {
-        const appResult = await load(appPort, 'GET', listPaths, auth, 'none', c);
-        const constant = await load(rawPort, 'GET', ['/v1/leads'], {}, 'none', c);
+        const appResult = await load(listPages, c);
+        const constant = await load(constantPage, c);
         measured[c] = { app: appResult, constant };
         console.log(`  ${String(c).padStart(2)} clients  visa-crm-api             ${fmt(appResult)}`);
         console.log(`             raw fastify constant     ${fmt(constant)}`);

@@ -9,18 +9,12 @@
  * profile to PROFILE_OUT (default /tmp/profile-leads.cpuprofile, for DevTools). PROFILE_LOG=info logs requests as
  * production does (to /dev/null); the default, silent, is what bench:leads measures. Workers are off.
  */
-import { randomBytes } from 'node:crypto';
 import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Worker } from 'node:worker_threads';
-import { createServices } from '../src/bootstrap.js';
-import { loadConfig } from '../src/config.js';
 import { buildApp, loggerOptions } from '../src/http/app.js';
-import { createKey } from '../src/keys/repository.js';
-import { SCOPES } from '../src/shared/enums.js';
-import { validateDefinition } from '../src/workspaces/definition.js';
-import { applyDefinition } from '../src/workspaces/repository.js';
-import { benchDatabase } from './support.js';
+import type { Profile, ProfileNode } from './slice-profiles.js';
+import { benchDatabase, benchServices, unlimitedWorkspace } from './support.js';
 
 const CLIENTS = Number(process.env.PROFILE_CLIENTS ?? 16);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
@@ -66,17 +60,6 @@ function load(port: number, headers: Record<string, string>, ms: number, phase: 
     worker.once('message', resolve);
     worker.once('error', reject);
   });
-}
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
 }
 
 type Frame = ProfileNode['callFrame'];
@@ -157,36 +140,8 @@ function attribute(profile: Profile, requests: number): void {
 async function main(): Promise<void> {
   const db = await benchDatabase(20);
   try {
-    const config = {
-      ...loadConfig({
-        DATABASE_URL: db.url,
-        SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
-        LOG_LEVEL: LOG_LEVEL,
-      }),
-      runWorkers: false,
-    };
-    const services = await createServices(config, {
-      pool: db.pool,
-      url: db.url,
-      kind: 'external',
-      close: async () => undefined,
-    });
-    const demo = JSON.parse(readFileSync(new URL('../definitions/demo-workspace.json', import.meta.url), 'utf8'));
-    const big = { capacity: 10_000_000, refill_per_second: 1_000_000 };
-    const def = validateDefinition({
-      ...demo,
-      slug: `profile-${randomBytes(3).toString('hex')}`,
-      plan: 'enterprise',
-      limits: { monthly_leads: null, rate: { key: big, scopes: Object.fromEntries(SCOPES.map((s) => [s, big])) } },
-    });
-    const { workspace } = await applyDefinition(db.pool, def, services.secretBox);
-    const key = await createKey(db.pool, {
-      tenantId: workspace.id,
-      name: 'profile',
-      kind: 'secret',
-      mode: 'live',
-      scopes: [...SCOPES],
-    });
+    const services = await benchServices(db, LOG_LEVEL);
+    const { key } = await unlimitedWorkspace(services, 'profile', 'profile');
     const logger = LOG_LEVEL === 'silent' ? false : loggerOptions(LOG_LEVEL, createWriteStream('/dev/null'));
     const app = await buildApp(services, { logger });
     await app.listen({ host: '127.0.0.1', port: 0 });

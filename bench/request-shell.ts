@@ -7,49 +7,13 @@
  * the same whatever the service does), 20,000 times after 5,000 unmeasured, with logging off and at `info` to
  * /dev/null through a synchronous destination as in production. Prints this process's CPU per request.
  */
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
-import { createServices } from '../src/bootstrap.js';
-import { loadConfig } from '../src/config.js';
 import { buildApp, loggerOptions } from '../src/http/app.js';
-import { createKey } from '../src/keys/repository.js';
-import { SCOPES } from '../src/shared/enums.js';
-import { validateDefinition } from '../src/workspaces/definition.js';
-import { applyDefinition } from '../src/workspaces/repository.js';
-import { benchDatabase } from './support.js';
+import { benchDatabase, benchServices, unlimitedWorkspace } from './support.js';
 
 const db = await benchDatabase(4);
-const config = {
-  ...loadConfig({
-    DATABASE_URL: db.url,
-    SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
-    LOG_LEVEL: 'info',
-  }),
-  runWorkers: false,
-};
-const services = await createServices(config, {
-  pool: db.pool,
-  url: db.url,
-  kind: 'external',
-  close: async () => undefined,
-});
-const demo = JSON.parse(readFileSync(new URL('../definitions/demo-workspace.json', import.meta.url), 'utf8'));
-const big = { capacity: 10_000_000, refill_per_second: 1_000_000 };
-const def = validateDefinition({
-  ...demo,
-  slug: `ab-${randomBytes(3).toString('hex')}`,
-  plan: 'enterprise',
-  limits: { monthly_leads: null, rate: { key: big, scopes: Object.fromEntries(SCOPES.map((s) => [s, big])) } },
-});
-const { workspace } = await applyDefinition(db.pool, def, services.secretBox);
-const key = await createKey(db.pool, {
-  tenantId: workspace.id,
-  name: 'ab',
-  kind: 'secret',
-  mode: 'live',
-  scopes: [...SCOPES],
-});
+const services = await benchServices(db, 'info');
+const { key } = await unlimitedWorkspace(services, 'ab', 'ab');
 const out: string[] = [];
 for (const log of ['silent', 'info']) {
   const app = await buildApp(services, {

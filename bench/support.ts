@@ -3,14 +3,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import type { AppServices } from '../src/bootstrap.js';
+import { createServices, type AppServices } from '../src/bootstrap.js';
 import { captureLead } from '../src/commands/leads/capture-lead.js';
-import type { KeyLookup } from '../src/keys/repository.js';
-import { normaliseSubmission, type LeadCreateBody } from '../src/leads/submission.js';
+import { loadConfig } from '../src/config.js';
+import { ensureAccount, setPassword, type StaffAccount } from '../src/identity/accounts.js';
+import { createKey, type KeyLookup } from '../src/keys/repository.js';
+import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from '../src/leads/submission.js';
+import { SCOPES } from '../src/shared/enums.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
+import { applyDefinition } from '../src/workspaces/repository.js';
 import { startEmbeddedPostgres } from '../src/storage/embedded-postgres.js';
 import { migrate } from '../src/storage/migrate.js';
 import { createPool } from '../src/storage/postgres.js';
+import { demoDefinition } from '../test/support/app.js';
+import { bulkImportLeads } from './bulk-seed.js';
 
 /** A fresh, migrated database for a benchmark run: on DATABASE_URL's server, else on an embedded server. Dropped at the end. */
 export async function benchDatabase(
@@ -185,4 +191,114 @@ export async function captureAsKey(
     now: services.now,
   });
   return answer.status;
+}
+
+/** The service on a benchmark's database, its workers off: each benchmark drives the work it measures itself. */
+export function benchServices(db: { pool: pg.Pool; url: string }, logLevel = 'silent'): Promise<AppServices> {
+  const config = {
+    ...loadConfig({
+      DATABASE_URL: db.url,
+      SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
+      LOG_LEVEL: logLevel,
+    }),
+    runWorkers: false,
+  };
+  return createServices(config, { pool: db.pool, url: db.url, kind: 'external', close: async () => undefined });
+}
+
+/** A bucket no benchmark's load empties. */
+const UNLIMITED = { capacity: 10_000_000, refill_per_second: 1_000_000 };
+
+/**
+ * The demo workspace (its slug `slugPrefix-` and a random suffix) on the enterprise plan, with no lead quota and no
+ * rate limit a load reaches, and a live secret key with every scope: the load measures the service, not its limits.
+ */
+export async function unlimitedWorkspace(
+  services: AppServices,
+  slugPrefix: string,
+  keyName: string,
+): Promise<{ workspace: Workspace; key: Awaited<ReturnType<typeof createKey>> }> {
+  const def = demoDefinition({
+    slug: `${slugPrefix}-${randomBytes(3).toString('hex')}`,
+    plan: 'enterprise',
+    limits: {
+      monthly_leads: null,
+      rate: { key: UNLIMITED, scopes: Object.fromEntries(SCOPES.map((s) => [s, UNLIMITED])) },
+    },
+  });
+  const { workspace } = await applyDefinition(services.pool, def, services.secretBox);
+  const key = await createKey(services.pool, {
+    tenantId: workspace.id,
+    name: keyName,
+    kind: 'secret',
+    mode: 'live',
+    scopes: [...SCOPES],
+  });
+  return { workspace, key };
+}
+
+const SEED_BATCH = 5000;
+
+/** The i-th seeded lead's name and contact details: different for every i below a billion. */
+export function seededPerson(i: number) {
+  const n = String(i).padStart(9, '0');
+  return {
+    full_name: `Seeded Person ${n}`,
+    phone: `+919${n}`,
+    alt_phone: null,
+    email: `seed-${n}@example.com`,
+    city: i % 2 ? 'Bengaluru' : 'Delhi',
+    state: null,
+  };
+}
+
+/**
+ * Seeds `count` live leads through the bulk path (bulk-seed.ts), from the API source and a system actor named
+ * `actorName`: the i-th is `submission(i)`, made `startMs` plus i seconds.
+ */
+export async function seedLeads(
+  pool: pg.Pool,
+  workspace: Workspace,
+  count: number,
+  submission: (i: number) => LeadSubmission,
+  startMs: number,
+  actorName: string,
+): Promise<void> {
+  for (let from = 0; from < count; from += SEED_BATCH) {
+    const items = Array.from({ length: Math.min(SEED_BATCH, count - from) }, (_, j) => ({
+      submission: submission(from + j),
+      at: new Date(startMs + (from + j) * 1000),
+    }));
+    await bulkImportLeads(
+      pool,
+      workspace,
+      false,
+      { key: 'api', name: 'API' },
+      { type: 'system', name: actorName },
+      items,
+    );
+  }
+}
+
+/** The workspace's owner, with a console account whose password is `password`. */
+export async function consoleOwner(
+  pool: pg.Pool,
+  workspace: Workspace,
+  password: string,
+): Promise<{ owner: Workspace['settings']['users'][number]; account: StaffAccount }> {
+  const owner = workspace.settings.users.find((u) => u.role === 'owner')!;
+  const account = await ensureAccount(pool, owner, new Date());
+  await setPassword(pool, account.id, password, new Date());
+  return { owner, account };
+}
+
+/** Signs in through the console's form at `origin` (the service's base URL): the session's cookie. */
+export async function consoleCookie(origin: string, email: string, password: string): Promise<string> {
+  const signIn = await fetch(`${origin}/console/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+    body: new URLSearchParams({ email, password }),
+  });
+  return signIn.headers.get('set-cookie')!.split(';')[0]!;
 }

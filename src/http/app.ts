@@ -97,13 +97,29 @@ export interface BuildOptions {
 }
 
 export async function buildApp(services: AppServices, options: BuildOptions = {}): Promise<TypedApp> {
+  const app = createInstance(services, options);
+  // In this order: hooks run in the order they are added, and the onRoute hooks must be in place before the routes.
+  setBodyHandling(app);
+  setRequestFieldsAndErrors(app);
+  await registerLoadShedding(app, services);
+  registerMetrics(app, services);
+  registerAuthentication(app, services);
+  registerShellHooks(app);
+  await registerPublicDocument(app, services.config);
+  registerProbes(app, services, options.isReady);
+  await registerRoutes(app, services);
+  return app;
+}
+
+/** fastify with this service's server options: its logging, limits, proxy trust and refusals in the Error shape. */
+function createInstance(services: AppServices, options: BuildOptions): TypedApp {
   const app = Fastify({
     logger: options.logger ?? loggerOptions(services.config.logLevel),
     genReqId: newRequestId,
     logController: new RequestLog(),
     bodyLimit: services.config.bodyLimitBytes,
     trustProxy: proxyTrust(services.config.trustProxy),
-    // Requests arriving while the server closes get the Error body from the onRequest hook below, not fastify's own.
+    // Requests arriving while the server closes get the Error body from the shell's onRequest hook, not fastify's own.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     // Refusals before a route exists answer in the Error shape too: the router's, and Node's HTTP parser's.
@@ -113,11 +129,15 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     clientErrorHandler(this: FastifyInstance, error, socket) {
       answerClientError(this.log, error, socket);
     },
-    // Node would answer a missing Host with an empty 400; the onRequest hook below refuses it with the Error body.
+    // Node would answer a missing Host with an empty 400; the shell's onRequest hook refuses it with the Error body.
     http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.on('checkExpectation', answerExpectation);
+  return app;
+}
 
+/** How bodies, query strings and paths are parsed and validated. */
+function setBodyHandling(app: TypedApp): void {
   // One body parser, for JSON; fastify's text/plain parser goes, so any other type is 415 before validation.
   const parseJsonText = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
@@ -134,18 +154,23 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
       ? withEdgeChecks(bodyAjv.compile(schema), schema, false)
       : withEdgeChecks(textAjv.compile(schema), schema, true),
   );
+}
 
+/** The request's own fields, and the Error body for a thrown error and for a path no route has. */
+function setRequestFieldsAndErrors(app: TypedApp): void {
   app.decorateRequest('auth', null);
   app.decorateRequest('corsOrigin', null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(errorBody(request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`)),
   );
+}
 
-  await registerLoadShedding(app, services);
-  registerMetrics(app, services);
-  registerAuthentication(app, services);
-
+/**
+ * The hooks around every request: its request-id header, the Host and shutdown refusals, the rate-limit headers, and
+ * `connection: close` while the server closes.
+ */
+function registerShellHooks(app: TypedApp): void {
   // While closing, answers in flight end their keep-alive connection, so shutdown does not wait out keep-alive timeouts.
   let closing = false;
   app.addHook('preClose', async () => {
@@ -175,11 +200,13 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     }
     done(null, payload);
   });
+}
 
-  await registerPublicDocument(app, services.config);
+/** Liveness and readiness, outside the public document. */
+function registerProbes(app: TypedApp, services: AppServices, isReady: BuildOptions['isReady']): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    if (options.isReady && !options.isReady()) return reply.status(503).send({ status: 'not_ready' });
+    if (isReady && !isReady()) return reply.status(503).send({ status: 'not_ready' });
     try {
       await services.pool.query('SELECT 1');
     } catch {
@@ -187,7 +214,4 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
     }
     return { status: 'ready' };
   });
-
-  await registerRoutes(app, services);
-  return app;
 }

@@ -9,7 +9,7 @@ import type { Queryable } from '../storage/postgres.js';
 import { hasFeature, rateBuckets, widgetBucket, type Feature } from '../workspaces/plans.js';
 import type { WorkspaceCache } from '../workspaces/repository.js';
 import type { BucketSpec, Workspace } from '../workspaces/workspace.js';
-import type { BucketRequest, RateLimitStore } from '../ratelimit/token-bucket.js';
+import type { BucketRequest, RateLimitStore, TakeResult } from '../ratelimit/token-bucket.js';
 import { ApiError } from './errors.js';
 
 /** What a route asks of the caller; set as `config.auth` on the route. */
@@ -159,15 +159,39 @@ export async function authenticate(request: FastifyRequest, rule: RouteAuth, dep
   if (!value || !parseKey(value)) throw invalidKey();
   // The failed-authentication limit answers failures only: a valid key is served whatever else its address sent.
   const key = await lookUpKey(value, deps);
-  if (!key || key.revoked_at || (key.expires_at && key.expires_at.getTime() <= deps.now().getTime()))
-    throw await failed(request, deps);
+  if (!key || !inForce(key, deps)) throw await failed(request, deps);
   const workspace = await deps.workspaces.get(key.tenant_id, key.workspace_revision);
   if (!workspace) throw await failed(request, deps);
+  checkWorkspaceAndAddress(request, key, workspace);
+  checkKindAndScope(rule, key);
+  const origin = checkedOrigin(request, key);
+  checkPlan(rule, workspace);
+  const taken = await deps.rateLimits.take(rateBucketsFor(rule, key, workspace));
+  const rate = {
+    limit: taken.constrained.limit,
+    remaining: taken.constrained.remaining,
+    resetSeconds: taken.constrained.resetSeconds,
+  };
+  if (!taken.allowed) throw rateLimited(taken, rate);
+  return { key, workspace, sandbox: key.mode === 'test', origin, rate };
+}
+
+/** Neither revoked nor expired; the clock is read only for a key that expires. */
+function inForce(key: KeyLookup, deps: Pick<AuthDeps, 'now'>): boolean {
+  return !key.revoked_at && !(key.expires_at && key.expires_at.getTime() <= deps.now().getTime());
+}
+
+/** 402 for a suspended workspace, 403 for an address outside the key's allowlist. */
+function checkWorkspaceAndAddress(request: FastifyRequest, key: KeyLookup, workspace: Workspace): void {
   if (workspace.status === 'suspended')
     throw new ApiError(402, 'tenant_suspended', 'This workspace is suspended; contact its owner');
   // request.ip is worked out from the forwarding headers at each read (TRUST_PROXY): read only when a list needs it.
   if (key.ip_allowlist.length > 0 && !ipAllowed(request.ip, key.ip_allowlist))
     throw new ApiError(403, 'ip_not_allowed', 'This key may not be used from your IP address');
+}
+
+/** 403 when the route wants the other kind of key, or a scope the key lacks. */
+function checkKindAndScope(rule: RouteAuth, key: KeyLookup): void {
   if (rule.keys === 'secret' && key.kind !== 'secret') {
     throw new ApiError(403, 'insufficient_scope', 'This endpoint needs a secret key', { required: 'secret_key' });
   }
@@ -177,18 +201,29 @@ export async function authenticate(request: FastifyRequest, rule: RouteAuth, dep
   if (rule.scope && !key.scopes.includes(rule.scope)) {
     throw new ApiError(403, 'insufficient_scope', `This key lacks the scope ${rule.scope}`, { required: rule.scope });
   }
-  let origin: string | null = null;
-  if (key.kind === 'public') {
-    origin = requestOrigin(request);
-    if (!origin || !key.allowed_origins.includes(origin)) {
-      throw new ApiError(403, 'origin_not_allowed', 'The request origin is not among the allowed origins of this key');
-    }
-    // From here on the browser may read the answer, a refusal (such as 429) included.
-    request.corsOrigin = origin;
+}
+
+/** A public key's request must come from one of its allowed origins, which it returns; a secret key's has none. */
+function checkedOrigin(request: FastifyRequest, key: KeyLookup): string | null {
+  if (key.kind !== 'public') return null;
+  const origin = requestOrigin(request);
+  if (!origin || !key.allowed_origins.includes(origin)) {
+    throw new ApiError(403, 'origin_not_allowed', 'The request origin is not among the allowed origins of this key');
   }
+  // From here on the browser may read the answer, a refusal (such as 429) included.
+  request.corsOrigin = origin;
+  return origin;
+}
+
+/** 403 when the route needs a feature the workspace's plan does not have. */
+function checkPlan(rule: RouteAuth, workspace: Workspace): void {
   if (rule.feature && !hasFeature(workspace, rule.feature)) {
     throw new ApiError(403, 'plan_feature_unavailable', 'Webhook management needs the Growth or Enterprise plan');
   }
+}
+
+/** The buckets a request takes a token from: the widget's alone, or the key's and the route's scope's. */
+function rateBucketsFor(rule: RouteAuth, key: KeyLookup, workspace: Workspace): BucketRequest[] {
   const buckets: BucketRequest[] = [];
   if (rule.rate === 'widget') {
     buckets.push({ id: `key:${key.id}:widget`, scope: 'widget', spec: widgetBucket(workspace) });
@@ -198,25 +233,21 @@ export async function authenticate(request: FastifyRequest, rule: RouteAuth, dep
     if (rule.scope && specs.scope)
       buckets.push({ id: `key:${key.id}:${rule.scope}`, scope: rule.scope, spec: specs.scope });
   }
-  const taken = await deps.rateLimits.take(buckets);
-  const rate = {
-    limit: taken.constrained.limit,
-    remaining: taken.constrained.remaining,
-    resetSeconds: taken.constrained.resetSeconds,
-  };
-  if (!taken.allowed) {
-    throw new ApiError(
-      429,
-      'rate_limited',
-      `Too many requests; retry in ${taken.retryAfterSeconds} s`,
-      { scope: taken.constrained.scope, retry_after: taken.retryAfterSeconds },
-      {
-        'retry-after': String(taken.retryAfterSeconds),
-        'ratelimit-limit': String(rate.limit),
-        'ratelimit-remaining': String(rate.remaining),
-        'ratelimit-reset': String(rate.resetSeconds),
-      },
-    );
-  }
-  return { key, workspace, sandbox: key.mode === 'test', origin, rate };
+  return buckets;
+}
+
+/** The 429 for a request over one of its buckets, with the rate-limit headers of the one that constrained it. */
+function rateLimited(taken: TakeResult, rate: AuthContext['rate']): ApiError {
+  return new ApiError(
+    429,
+    'rate_limited',
+    `Too many requests; retry in ${taken.retryAfterSeconds} s`,
+    { scope: taken.constrained.scope, retry_after: taken.retryAfterSeconds },
+    {
+      'retry-after': String(taken.retryAfterSeconds),
+      'ratelimit-limit': String(rate.limit),
+      'ratelimit-remaining': String(rate.remaining),
+      'ratelimit-reset': String(rate.resetSeconds),
+    },
+  );
 }

@@ -1,8 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import t, { type Test } from 'tap';
 import { pauseEndpoint } from '../../src/commands/webhooks/endpoints.js';
@@ -10,6 +9,7 @@ import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
 import { projectRoot } from '../../src/shared/paths.js';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.js';
 import { TestClock } from '../support/app.js';
+import { chromiumSkip, launchChromium } from '../support/chromium.js';
 import { resourcePayload, webhookHarness } from '../webhooks/support/harness.js';
 import { waitFor } from '../webhooks/support/receiver.js';
 import { PASSWORD } from './support.js';
@@ -20,34 +20,9 @@ declare const axe: {
   run(options: unknown): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
 };
 
-/** Debian's chromium package; no browser is downloaded. */
-const CHROMIUM = '/usr/bin/chromium';
 const IMAGES = path.join(projectRoot(), 'docs', 'images');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const OWNER = 'asha@northstar.example';
-
-async function launch(t: Test): Promise<BrowserContext> {
-  const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-sync',
-    ],
-    viewport: { width: 1000, height: 900 },
-    locale: 'en-GB',
-  });
-  t.teardown(async () => {
-    await context.close();
-    rmSync(userDataDir, { recursive: true, force: true });
-  });
-  return context;
-}
 
 /** axe-core with the WCAG 2.2 A and AA rules on the page as it is: no violation. */
 async function accessible(t: Test, page: Page, name: string): Promise<void> {
@@ -71,11 +46,7 @@ async function tabTo(page: Page, id: string): Promise<void> {
   throw new Error(`#${id} is not reachable with Tab`);
 }
 
-const missingBrowser = existsSync(CHROMIUM)
-  ? false
-  : `Chromium is not installed at ${CHROMIUM}: apt-get install -y chromium`;
-
-t.test('the console in headless Chromium', { skip: process.env.CI ? false : missingBrowser }, async (t) => {
+t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) => {
   t.setTimeout(300_000);
   // A delivery's retries (32 hours) run out on this clock; then it is set back to the real time, so signatures carry
   // timestamps a Standard Webhooks verifier accepts.
@@ -123,7 +94,7 @@ t.test('the console in headless Chromium', { skip: process.env.CI ? false : miss
   clock.current = new Date();
   h.receiver.reply = () => ({ status: 200, body: 'ok' });
 
-  const context = await launch(t);
+  const context = await launchChromium(t, { width: 1000 });
   const page = await context.newPage();
   const shot = async (name: string) => {
     mkdirSync(IMAGES, { recursive: true });

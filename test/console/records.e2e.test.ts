@@ -1,18 +1,18 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
 import { projectRoot } from '../../src/shared/paths.js';
 import { everyRole, memberOf } from '../identity/support.js';
+import { chromiumSkip, launchChromium } from '../support/chromium.js';
 import { clamdSkipReason, pdfFile, TEST_MALWARE_MARKER, TestClamd } from '../support/clamd.js';
 import { webhookHarness } from '../webhooks/support/harness.js';
 import { waitFor } from '../webhooks/support/receiver.js';
 import { PASSWORD } from './support.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const IMAGES = path.join(projectRoot(), 'docs', 'images');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -24,24 +24,6 @@ interface AxeViolation {
 // Browser globals used by the callbacks handed to page.evaluate (the project compiles without the DOM library).
 declare const axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
 declare const document: { activeElement: { id: string; textContent: string | null; tagName: string } | null };
-
-async function launch(t: Test): Promise<BrowserContext> {
-  const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-console-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    viewport: { width: 1100, height: 900 },
-    locale: 'en-GB',
-    // axe is injected as an inline script, which the console's CSP (script-src 'self') would rightly refuse.
-    bypassCSP: true,
-  });
-  t.teardown(async () => {
-    await context.close();
-    rmSync(userDataDir, { recursive: true, force: true });
-  });
-  return context;
-}
 
 /** axe-core's WCAG 2.2 AA rules on the page as it is: no violation. */
 async function accessible(t: Test, page: Page, name: string): Promise<void> {
@@ -74,8 +56,7 @@ const timelineTypes = (page: Page) => page.locator('ol.timeline > li strong').al
 
 t.test(
   'the records pages in Chromium: search, lose, deliver, convert, as of, verify, erase; axe and keyboard',
-  // CI installs Chromium (.ci/run), so there a missing browser fails the run; elsewhere the test is skipped.
-  { skip: process.env.CI || existsSync(CHROMIUM) ? false : `Chromium is not installed at ${CHROMIUM}` },
+  { skip: chromiumSkip() },
   async (t) => {
     // The suites' real clamd and a data folder for the documents' files (as test/documents runs them).
     const scanner = clamdSkipReason() ? null : await TestClamd.start();
@@ -102,7 +83,8 @@ t.test(
     const slug = h.ws.workspace.slug;
     mkdirSync(IMAGES, { recursive: true });
 
-    const context = await launch(t);
+    // axe is injected as an inline script, which the console's CSP (script-src 'self') would rightly refuse.
+    const context = await launchChromium(t, { width: 1100, bypassCSP: true });
     const page = await context.newPage();
     await page.goto(`${h.baseUrl}/console/sign-in`);
     await page.fill('#f-email', memberOf('admin'));
