@@ -8,7 +8,7 @@ import { benchDatabase, measure, plainPool, row } from './support.js';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 // Two pools of 45 (the store's and the raw baseline's) stay within PostgreSQL's default of 100 connections.
 const db = await benchDatabase(45);
-const store = new PostgresEventStore(db.pool, []);
+const store = new PostgresEventStore(db.pool, [], { namedStatements: true });
 const tenantId = randomUUID();
 const context = () => ({
   tenantId,

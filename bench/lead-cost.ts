@@ -47,7 +47,10 @@ async function main(): Promise<void> {
   try {
     await pool.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
     const sealed = await benchServices(db);
-    const plain: AppServices = { ...sealed, store: new PostgresEventStore(pool, projections) };
+    const plain: AppServices = {
+      ...sealed,
+      store: new PostgresEventStore(pool, projections, { namedStatements: true }),
+    };
     const {
       workspace,
       key: { value },

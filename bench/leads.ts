@@ -429,7 +429,7 @@ async function main(): Promise<void> {
     const appPort = (app.server.address() as { port: number }).port;
     // The same service with encryption off: its event store seals nothing and makes no data keys.
     const plainApp = await buildApp(
-      { ...services, store: new PostgresEventStore(pool, projections) },
+      { ...services, store: new PostgresEventStore(pool, projections, { namedStatements: true }) },
       { logger: false },
     );
     await plainApp.listen({ host: '127.0.0.1', port: 0 });

@@ -165,7 +165,10 @@ async function main(): Promise<void> {
     close: async () => undefined,
   });
   // Only the webhook read model: the bench's made-up lead payloads are not for the lead projection.
-  const services = { ...base, store: new PostgresEventStore(db.pool, [webhookEndpointsProjection]) };
+  const services = {
+    ...base,
+    store: new PostgresEventStore(db.pool, [webhookEndpointsProjection], { namedStatements: true }),
+  };
   configureWebhookRuntime(services, { ca: pki.ca });
   const { workspace } = await applyDefinition(db.pool, demoDefinition(), services.secretBox);
   const context = (): CommandContext => ({
