@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { createKey, KeyRuleError, listKeys, revokeKey } from '../keys/repository.js';
+import { createKey, KeyRefusal, listKeys, revokeKey } from '../keys/repository.js';
 import { SCOPES, type Scope } from '../shared/enums.js';
 import { requireWorkspace, withServices } from './context.js';
 import { requireId } from './ids.js';
@@ -79,7 +79,7 @@ export function registerKeyCommands(program: Command, json: () => boolean): void
               expiresAt,
             });
           } catch (error) {
-            if (error instanceof KeyRuleError) throw new CliError(error.message);
+            if (error instanceof KeyRefusal) throw new CliError(error.message);
             throw error;
           }
         });

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
-import { createKey, KeyRuleError, listKeys, revokeKey } from '../../keys/repository.js';
+import { createKey, KeyRefusal, listKeys, revokeKey } from '../../keys/repository.js';
 import { sandboxSubmissions } from '../../projections/leads-queries.js';
 import { SCOPES, type Scope } from '../../shared/enums.js';
 import {
@@ -145,7 +145,7 @@ export function registerKeyPages(app: TypedApp, services: AppServices): void {
         expiresAt,
       });
     } catch (error) {
-      if (error instanceof KeyRuleError) {
+      if (error instanceof KeyRefusal) {
         const about = /origin/i.test(error.message)
           ? 'origins'
           : /ip|cidr|address/i.test(error.message)

@@ -1,7 +1,7 @@
 import { refundable } from './evolve.js';
 import { applyBasisPoints, currencyExponent, formatMinor, isCurrency, MAX_AMOUNT, multiply, sum } from './money.js';
 import {
-  InvoiceRejected,
+  InvoiceRefusal,
   PAYMENT_METHODS,
   type Invoice,
   type InvoiceCommand,
@@ -18,7 +18,7 @@ export const MAX_QUANTITY = 10_000;
 const TEXT_MAX = 200;
 
 const invalid = (field: string, problem: string) =>
-  new InvoiceRejected('invalid', 'validation_failed', `${field}: ${problem}`, { [field]: problem });
+  new InvoiceRefusal('invalid', 'validation_failed', `${field}: ${problem}`, { [field]: problem });
 
 function checkAmount(field: string, amount: number, min: number): number {
   if (!Number.isSafeInteger(amount) || amount < min || amount > MAX_AMOUNT)
@@ -47,7 +47,7 @@ function withinMax(field: string, value: bigint): number {
 }
 
 /** The event that issues an invoice: line amounts, subtotal, tax (rounded half up) and total, all in minor units. */
-export function issueInvoice(input: IssueInvoiceInput): InvoiceEvent[] {
+export function decideIssue(input: IssueInvoiceInput): InvoiceEvent[] {
   if (!isCurrency(input.currency)) throw invalid('currency', 'an ISO 4217 currency code, for example INR or USD');
   if (input.line_items.length === 0 || input.line_items.length > MAX_LINE_ITEMS)
     throw invalid('line_items', `1 to ${MAX_LINE_ITEMS} items`);
@@ -93,13 +93,13 @@ export function issueInvoice(input: IssueInvoiceInput): InvoiceEvent[] {
 
 function findPayment(invoice: Invoice, id: string): Payment {
   const payment = invoice.payments.find((p) => p.id === id);
-  if (!payment) throw new InvoiceRejected('not_found', 'not_found', 'No such payment on this invoice');
+  if (!payment) throw new InvoiceRefusal('not_found', 'not_found', 'No such payment on this invoice');
   return payment;
 }
 
 function findRefund(invoice: Invoice, id: string): Refund {
   const refund = invoice.payments.flatMap((p) => p.refunds).find((r) => r.id === id);
-  if (!refund) throw new InvoiceRejected('not_found', 'not_found', 'No such refund on this invoice');
+  if (!refund) throw new InvoiceRefusal('not_found', 'not_found', 'No such refund on this invoice');
   return refund;
 }
 
@@ -112,7 +112,7 @@ export function decide(invoice: Invoice, command: InvoiceCommand): InvoiceEvent[
   switch (command.type) {
     case 'record_payment': {
       if (command.currency !== invoice.currency)
-        throw new InvoiceRejected(
+        throw new InvoiceRefusal(
           'invalid',
           'currency_mismatch',
           `The invoice is in ${invoice.currency}; a payment in ${command.currency} cannot be recorded against it`,
@@ -122,7 +122,7 @@ export function decide(invoice: Invoice, command: InvoiceCommand): InvoiceEvent[
       if (!(PAYMENT_METHODS as readonly string[]).includes(command.method))
         throw invalid('method', `one of ${PAYMENT_METHODS.join(', ')}`);
       if (amount > invoice.balance)
-        throw new InvoiceRejected(
+        throw new InvoiceRefusal(
           'conflict',
           'overpayment',
           `The payment of ${formatMinor(amount, invoice.currency)} exceeds the balance of ${formatMinor(invoice.balance, invoice.currency)}`,
@@ -145,7 +145,7 @@ export function decide(invoice: Invoice, command: InvoiceCommand): InvoiceEvent[
       const amount = checkAmount('amount', command.amount, 1);
       const left = refundable(payment);
       if (amount > left)
-        throw new InvoiceRejected(
+        throw new InvoiceRefusal(
           'conflict',
           'refund_exceeds_payment',
           `The refund of ${formatMinor(amount, invoice.currency)} exceeds the ${formatMinor(left, invoice.currency)} of the payment not yet refunded`,

@@ -5,7 +5,7 @@ import { scoreLead } from '../../leads/scoring.js';
 import type { LeadSubmission } from '../../leads/submission.js';
 import { firstStage, lostStage, type WorkspaceSettings } from '../../workspaces/workspace.js';
 import { decideErasure } from './erase.js';
-import { LeadRuleError } from './errors.js';
+import { LeadRefusal } from './refusal.js';
 import type { LeadConverted, LeadEnquiryReceived, LeadEvent } from './events.js';
 import { CONVERTED_STAGE, LEAD_FIELDS, LeadEventType, type Lead, type Named, type Temperature } from './lead.js';
 
@@ -119,13 +119,13 @@ export function changedFields(before: Lead, after: Lead): string[] {
 export function decideUpdate(c: UpdateCommand): LeadEvent[] {
   const { lead, patch, settings } = c;
   if (lead.converted)
-    throw new LeadRuleError(
+    throw new LeadRefusal(
       'conflict',
       'lead_locked',
       'This lead was converted to an application and can no longer be changed',
     );
   if (patch.stage_key === CONVERTED_STAGE.key) {
-    throw new LeadRuleError(
+    throw new LeadRefusal(
       'conflict',
       'stage_requires_conversion',
       'A lead becomes converted only by converting it to an application',
@@ -168,15 +168,11 @@ export function decideUpdate(c: UpdateCommand): LeadEvent[] {
   const note = patch.note?.trim();
   if (patch.note !== undefined && !note) problems.note = 'must not be blank';
   if (Object.keys(problems).length > 0)
-    throw new LeadRuleError('invalid', 'validation_failed', 'Some fields are invalid; see fields', problems);
+    throw new LeadRefusal('invalid', 'validation_failed', 'Some fields are invalid; see fields', problems);
 
   const movesToLost = Boolean(target?.lost && !isLostNow);
   if (endsLost && (movesToLost || patch.lost_reason_key !== undefined) && !lostReason) {
-    throw new LeadRuleError(
-      'invalid',
-      'lost_reason_required',
-      'Moving a lead to the lost stage needs a lost_reason_key',
-    );
+    throw new LeadRefusal('invalid', 'lost_reason_required', 'Moving a lead to the lost stage needs a lost_reason_key');
   }
 
   const at = c.now.toISOString();
@@ -229,7 +225,7 @@ export function decideConversion(
   now: Date,
 ): LeadConverted[] {
   if (lead.converted)
-    throw new LeadRuleError('conflict', 'lead_locked', 'This lead was already converted to an application');
+    throw new LeadRefusal('conflict', 'lead_locked', 'This lead was already converted to an application');
   const at = now.toISOString();
   const payload: Lead = {
     ...lead,
@@ -258,7 +254,7 @@ export type LeadCommand =
   | { type: 'erase'; now: Date };
 
 /** decide(state, command) → events: the lead's decider, over the three decisions above. */
-export function decideLead(state: Lead | undefined, command: LeadCommand): LeadEvent[] {
+export function decide(state: Lead | undefined, command: LeadCommand): LeadEvent[] {
   switch (command.type) {
     case 'capture':
       return decideCapture({ ...command, existing: state ? { lead: state, matchedOn: command.matchedOn } : null })
@@ -277,6 +273,6 @@ export function decideLead(state: Lead | undefined, command: LeadCommand): LeadE
 }
 
 function existingLead(state: Lead | undefined): Lead {
-  if (!state) throw new LeadRuleError('not_found', 'not_found', 'No such lead');
+  if (!state) throw new LeadRefusal('not_found', 'not_found', 'No such lead');
   return state;
 }
