@@ -15,7 +15,7 @@ import { applicationsOfLead, listConsoleLeads } from '../src/console/queries/lea
 import { buildApp } from '../src/http/app.js';
 import { ensureAccount, setPassword } from '../src/identity/accounts.js';
 import { bulkImportLeads } from './bulk-seed.js';
-import type { LeadSubmission } from '../src/leads/submission.js';
+import type { LeadSubmission } from '../src/domain/leads/submission.js';
 import { findLead } from '../src/projections/leads-queries.js';
 import { validateDefinition } from '../src/workspaces/definition.js';
 import { applyDefinition } from '../src/workspaces/repository.js';

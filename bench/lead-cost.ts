@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createServices, type AppServices } from '../src/bootstrap.js';
 import { loadConfig } from '../src/config.js';
-import type { LeadCreateBody } from '../src/leads/submission.js';
+import type { LeadCreateBody } from '../src/domain/leads/submission.js';
 import { PostgresEventStore } from '../src/events/postgres-event-store.js';
 import { projections } from '../src/projections/index.js';
 import { createKey, findKeyByValue, type KeyLookup } from '../src/keys/repository.js';

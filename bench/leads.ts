@@ -38,7 +38,7 @@ import { buildApp } from '../src/http/app.js';
 import type { AppServices } from '../src/bootstrap.js';
 import { createKey, findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
 import { bulkImportLeads } from './bulk-seed.js';
-import type { LeadCreateBody, LeadSubmission } from '../src/leads/submission.js';
+import type { LeadCreateBody, LeadSubmission } from '../src/domain/leads/submission.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 import { SCOPES } from '../src/shared/enums.js';
 import { benchDatabase, captureAsKey, plainPool, withCpuCost, type CpuCost } from './support.js';

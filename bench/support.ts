@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { AppServices } from '../src/bootstrap.js';
 import { captureLead } from '../src/commands/leads/capture-lead.js';
 import type { KeyLookup } from '../src/keys/repository.js';
-import { normaliseSubmission, type LeadCreateBody } from '../src/leads/submission.js';
+import { normaliseSubmission, type LeadCreateBody } from '../src/domain/leads/submission.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 import { startEmbeddedPostgres } from '../src/storage/embedded-postgres.js';
 import { migrate } from '../src/storage/migrate.js';

@@ -3,7 +3,7 @@ import { decide, type LeadCommand, type LeadPatch } from '../../src/domain/leads
 import type { LeadCreated, LeadEvent } from '../../src/domain/leads/events.js';
 import { evolve } from '../../src/domain/leads/evolve.js';
 import type { Lead } from '../../src/domain/leads/lead.js';
-import type { LeadSubmission } from '../../src/leads/submission.js';
+import type { LeadSubmission } from '../../src/domain/leads/submission.js';
 import { SecretBox } from '../../src/shared/secret-box.js';
 import { settingsFromDefinition } from '../../src/workspaces/repository.js';
 import { demoDefinition } from '../support/app.js';

@@ -12,7 +12,7 @@ import {
   saveAnswer,
   type StoredAnswer,
 } from '../../leads/idempotency.js';
-import type { LeadSubmission } from '../../leads/submission.js';
+import type { LeadSubmission } from '../../domain/leads/submission.js';
 import { captureLookup, type CaptureLookup } from '../../projections/leads-queries.js';
 import { monthlyLeadQuota } from '../../workspaces/plans.js';
 import { consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';

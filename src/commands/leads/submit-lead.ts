@@ -5,7 +5,7 @@ import type { KeyLookup } from '../../keys/repository.js';
 import { checkLeadCreate } from '../../leads/check-create.js';
 import { findAnswer, idempotencyScope, requestHash } from '../../leads/idempotency.js';
 import { spamReason } from '../../leads/spam.js';
-import type { LeadCreateBody, LeadSubmission } from '../../leads/submission.js';
+import type { LeadCreateBody, LeadSubmission } from '../../domain/leads/submission.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { IdempotencyKeyReusedError } from '../errors.js';
 import { captchaToCheck, captchaVerdict, type CaptchaLog } from './captcha-check.js';

@@ -1,13 +1,13 @@
 import type { Actor } from '../../events/types.js';
-import { chooseBranch, chooseOwner } from '../../leads/assignment.js';
-import { checkCustomFields } from '../../leads/custom-fields.js';
-import { scoreLead } from '../../leads/scoring.js';
-import type { LeadSubmission } from '../../leads/submission.js';
-import { firstStage, lostStage, type WorkspaceSettings } from '../../workspaces/workspace.js';
+import { chooseBranch, chooseOwner } from './assignment.js';
+import { checkCustomFields } from './custom-fields.js';
+import { scoreLead } from './scoring.js';
+import type { LeadSubmission } from './submission.js';
 import { decideErasure } from './erase.js';
 import { LeadRefusal } from './refusal.js';
 import type { LeadConverted, LeadEnquiryReceived, LeadEvent } from './events.js';
 import { CONVERTED_STAGE, LEAD_FIELDS, LeadEventType, type Lead, type Named, type Temperature } from './lead.js';
+import { firstStage, lostStage, type LeadSettings } from './settings.js';
 
 export interface CaptureCommand {
   /** The id a new lead gets. */
@@ -17,7 +17,7 @@ export interface CaptureCommand {
   existing: { lead: Lead; matchedOn: ('phone' | 'email')[] } | null;
   source: Named;
   consentSource: string;
-  settings: WorkspaceSettings;
+  settings: LeadSettings;
   now: Date;
 }
 
@@ -99,7 +99,7 @@ export interface LeadPatch {
 export interface UpdateCommand {
   lead: Lead;
   patch: LeadPatch;
-  settings: WorkspaceSettings;
+  settings: LeadSettings;
   author: Actor;
   now: Date;
 }
