@@ -110,73 +110,85 @@ function findRefund(invoice: Invoice, id: string): Refund {
  */
 export function decide(invoice: Invoice, command: InvoiceCommand): InvoiceEvent[] {
   switch (command.type) {
-    case 'record_payment': {
-      if (command.currency !== invoice.currency)
-        throw new InvoiceRefusal(
-          'invalid',
-          'currency_mismatch',
-          `The invoice is in ${invoice.currency}; a payment in ${command.currency} cannot be recorded against it`,
-          { currency: `must be ${invoice.currency}` },
-        );
-      const amount = checkAmount('amount', command.amount, 1);
-      if (!(PAYMENT_METHODS as readonly string[]).includes(command.method))
-        throw invalid('method', `one of ${PAYMENT_METHODS.join(', ')}`);
-      if (amount > invoice.balance)
-        throw new InvoiceRefusal(
-          'conflict',
-          'overpayment',
-          `The payment of ${formatMinor(amount, invoice.currency)} exceeds the balance of ${formatMinor(invoice.balance, invoice.currency)}`,
-        );
-      const payment: Payment = {
-        id: command.payment_id,
-        invoice_id: invoice.id,
-        amount,
-        currency: invoice.currency,
-        method: command.method,
-        reference: checkText('reference', command.reference),
-        received_at: command.now.toISOString(),
-        refunded_amount: 0,
-        refunds: [],
-      };
-      return [{ type: 'payment.received', data: { payment_id: payment.id, payload: payment } }];
-    }
-    case 'create_refund': {
-      const payment = findPayment(invoice, command.payment_id);
-      const amount = checkAmount('amount', command.amount, 1);
-      const left = refundable(payment);
-      if (amount > left)
-        throw new InvoiceRefusal(
-          'conflict',
-          'refund_exceeds_payment',
-          `The refund of ${formatMinor(amount, invoice.currency)} exceeds the ${formatMinor(left, invoice.currency)} of the payment not yet refunded`,
-        );
-      const refund: Refund = {
-        id: command.refund_id,
-        payment_id: payment.id,
-        invoice_id: invoice.id,
-        amount,
-        currency: invoice.currency,
-        reason: checkText('reason', command.reason),
-        status: 'pending',
-        created_at: command.now.toISOString(),
-        paid_at: null,
-      };
-      return [{ type: 'refund.created', data: { refund } }];
-    }
-    case 'mark_refund_paid': {
-      const refund = findRefund(invoice, command.refund_id);
-      if (refund.status === 'paid') return [];
-      const paidAt = command.now.toISOString();
-      const payload: Refund = { ...refund, status: 'paid', paid_at: paidAt };
-      const event: InvoiceEvent = {
-        type: 'refund.paid',
-        data: { refund_id: refund.id, payment_id: refund.payment_id, paid_at: paidAt, payload },
-      };
-      return [event];
-    }
+    case 'record_payment':
+      return decideRecordPayment(invoice, command);
+    case 'create_refund':
+      return decideCreateRefund(invoice, command);
+    case 'mark_refund_paid':
+      return decideMarkRefundPaid(invoice, command);
     default: {
       const unknown: never = command;
       throw new Error(`unknown invoice command ${JSON.stringify(unknown)}`);
     }
   }
+}
+
+type CommandOf<T extends InvoiceCommand['type']> = Extract<InvoiceCommand, { type: T }>;
+
+function decideRecordPayment(invoice: Invoice, command: CommandOf<'record_payment'>): InvoiceEvent[] {
+  if (command.currency !== invoice.currency)
+    throw new InvoiceRefusal(
+      'invalid',
+      'currency_mismatch',
+      `The invoice is in ${invoice.currency}; a payment in ${command.currency} cannot be recorded against it`,
+      { currency: `must be ${invoice.currency}` },
+    );
+  const amount = checkAmount('amount', command.amount, 1);
+  if (!(PAYMENT_METHODS as readonly string[]).includes(command.method))
+    throw invalid('method', `one of ${PAYMENT_METHODS.join(', ')}`);
+  if (amount > invoice.balance)
+    throw new InvoiceRefusal(
+      'conflict',
+      'overpayment',
+      `The payment of ${formatMinor(amount, invoice.currency)} exceeds the balance of ${formatMinor(invoice.balance, invoice.currency)}`,
+    );
+  const payment: Payment = {
+    id: command.payment_id,
+    invoice_id: invoice.id,
+    amount,
+    currency: invoice.currency,
+    method: command.method,
+    reference: checkText('reference', command.reference),
+    received_at: command.now.toISOString(),
+    refunded_amount: 0,
+    refunds: [],
+  };
+  return [{ type: 'payment.received', data: { payment_id: payment.id, payload: payment } }];
+}
+
+function decideCreateRefund(invoice: Invoice, command: CommandOf<'create_refund'>): InvoiceEvent[] {
+  const payment = findPayment(invoice, command.payment_id);
+  const amount = checkAmount('amount', command.amount, 1);
+  const left = refundable(payment);
+  if (amount > left)
+    throw new InvoiceRefusal(
+      'conflict',
+      'refund_exceeds_payment',
+      `The refund of ${formatMinor(amount, invoice.currency)} exceeds the ${formatMinor(left, invoice.currency)} of the payment not yet refunded`,
+    );
+  const refund: Refund = {
+    id: command.refund_id,
+    payment_id: payment.id,
+    invoice_id: invoice.id,
+    amount,
+    currency: invoice.currency,
+    reason: checkText('reason', command.reason),
+    status: 'pending',
+    created_at: command.now.toISOString(),
+    paid_at: null,
+  };
+  return [{ type: 'refund.created', data: { refund } }];
+}
+
+function decideMarkRefundPaid(invoice: Invoice, command: CommandOf<'mark_refund_paid'>): InvoiceEvent[] {
+  const refund = findRefund(invoice, command.refund_id);
+  if (refund.status === 'paid') return [];
+  const paidAt = command.now.toISOString();
+  const payload: Refund = { ...refund, status: 'paid', paid_at: paidAt };
+  return [
+    {
+      type: 'refund.paid',
+      data: { refund_id: refund.id, payment_id: refund.payment_id, paid_at: paidAt, payload },
+    },
+  ];
 }
