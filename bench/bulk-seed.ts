@@ -6,7 +6,7 @@ import { contentDigest, GENESIS, link } from '../src/events/chain.js';
 import type { Actor } from '../src/events/types.js';
 import { withTransaction } from '../src/storage/postgres.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
-import type { LeadSubmission } from '../src/leads/submission.js';
+import type { LeadSubmission } from '../src/domain/leads/submission.js';
 import { newId } from '../src/shared/ids.js';
 
 /**

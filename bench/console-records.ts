@@ -10,7 +10,7 @@ import { updateLead } from '../src/commands/leads/update-lead.js';
 import { staffContext } from '../src/commands/run-command.js';
 import { applicationsOfLead, listConsoleLeads } from '../src/console/queries/leads.js';
 import { buildApp } from '../src/http/app.js';
-import type { LeadSubmission } from '../src/leads/submission.js';
+import type { LeadSubmission } from '../src/domain/leads/submission.js';
 import { findLead } from '../src/projections/leads-queries.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
 import { demoDefinition } from '../test/support/app.js';

@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppServices } from '../src/bootstrap.js';
-import type { LeadCreateBody } from '../src/leads/submission.js';
+import type { LeadCreateBody } from '../src/domain/leads/submission.js';
 import { PostgresEventStore } from '../src/events/postgres-event-store.js';
 import { projections } from '../src/projections/index.js';
 import { findKeyByValue, type KeyLookup } from '../src/keys/repository.js';

@@ -34,7 +34,7 @@ import { projections } from '../src/projections/index.js';
 import { buildApp } from '../src/http/app.js';
 import type { AppServices } from '../src/bootstrap.js';
 import { findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
-import type { LeadCreateBody, LeadSubmission } from '../src/leads/submission.js';
+import type { LeadCreateBody, LeadSubmission } from '../src/domain/leads/submission.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 import {
   benchDatabase,

@@ -8,7 +8,7 @@ import { captureLead } from '../src/commands/leads/capture-lead.js';
 import { loadConfig } from '../src/config.js';
 import { ensureAccount, setPassword, type StaffAccount } from '../src/identity/accounts.js';
 import { createKey, type KeyLookup } from '../src/keys/repository.js';
-import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from '../src/leads/submission.js';
+import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from '../src/domain/leads/submission.js';
 import { SCOPES } from '../src/shared/enums.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 import { applyDefinition } from '../src/workspaces/repository.js';

@@ -1,17 +1,17 @@
 import { Command } from 'commander';
-import { registerApplicationCommands } from './application-commands.js';
-import { registerAuditCommands } from './audit-commands.js';
-import { registerExportCommands } from './export-commands.js';
+import { registerApplicationVerbs } from './verbs/applications.js';
+import { registerAuditVerbs } from './verbs/audit.js';
+import { registerExportVerbs } from './verbs/export.js';
 import { markRequiredOptions } from './help.js';
-import { registerHistoryCommands } from './history-commands.js';
-import { registerInvoiceCommands } from './invoice-commands.js';
-import { registerDocumentCommands } from './document-commands.js';
-import { registerKeyCommands } from './key-commands.js';
-import { registerLeadCommands } from './lead-commands.js';
-import { registerServiceCommands } from './service-commands.js';
-import { registerTaskCommands } from './task-commands.js';
-import { registerWebhookCommands } from './webhook-commands.js';
-import { registerWorkspaceCommands } from './workspace-commands.js';
+import { registerHistoryVerbs } from './verbs/history.js';
+import { registerInvoiceVerbs } from './verbs/invoices.js';
+import { registerDocumentVerbs } from './verbs/documents.js';
+import { registerKeyVerbs } from './verbs/keys.js';
+import { registerLeadVerbs } from './verbs/leads.js';
+import { registerServiceVerbs } from './verbs/service.js';
+import { registerTaskVerbs } from './verbs/tasks.js';
+import { registerWebhookVerbs } from './verbs/webhooks.js';
+import { registerWorkspaceVerbs } from './verbs/workspaces.js';
 
 /** The `visa-crm` command and every subcommand, ready to parse a command line. */
 export function buildProgram(): Command {
@@ -23,17 +23,17 @@ export function buildProgram(): Command {
   markRequiredOptions(program);
   const json = () => Boolean(program.opts<{ json?: boolean }>().json);
 
-  registerServiceCommands(program, json);
-  registerWorkspaceCommands(program, json);
-  registerKeyCommands(program, json);
-  registerLeadCommands(program, json);
-  registerApplicationCommands(program, json);
-  registerHistoryCommands(program, json);
-  registerWebhookCommands(program, json);
-  registerAuditCommands(program, json);
-  registerExportCommands(program, json);
-  registerTaskCommands(program, json);
-  registerInvoiceCommands(program, json);
-  registerDocumentCommands(program, json);
+  registerServiceVerbs(program, json);
+  registerWorkspaceVerbs(program, json);
+  registerKeyVerbs(program, json);
+  registerLeadVerbs(program, json);
+  registerApplicationVerbs(program, json);
+  registerHistoryVerbs(program, json);
+  registerWebhookVerbs(program, json);
+  registerAuditVerbs(program, json);
+  registerExportVerbs(program, json);
+  registerTaskVerbs(program, json);
+  registerInvoiceVerbs(program, json);
+  registerDocumentVerbs(program, json);
   return program;
 }

@@ -1,4 +1,4 @@
-import { RuleError } from '../domain/rule-error.js';
+import { Refusal } from '../domain/refusal.js';
 import { QuotaExceededError } from '../workspaces/quota.js';
 
 /*
@@ -70,7 +70,7 @@ export class WebhookLimitError extends Error {
 
 /** Every refusal a command may throw: the domain's broken rules and the commands' own. */
 export type CommandError =
-  | RuleError
+  | Refusal
   | QuotaExceededError
   | NotFoundError
   | CaptchaFailedError
@@ -80,7 +80,7 @@ export type CommandError =
   | WebhookLimitError;
 
 const COMMAND_ERRORS = [
-  RuleError,
+  Refusal,
   QuotaExceededError,
   NotFoundError,
   CaptchaFailedError,

@@ -3,7 +3,7 @@ import pRetry, { AbortError } from 'p-retry';
 import type { FastifyRequest } from 'fastify';
 import type { EventStore, StoreTransaction, TransactOptions } from '../events/event-store.js';
 import { ErasedStreamError, WrongExpectedRevisionError, type Actor, type CommandContext } from '../events/types.js';
-import { RuleError } from '../domain/rule-error.js';
+import { Refusal } from '../domain/refusal.js';
 import { PgCode, pgErrorCode } from '../storage/postgres.js';
 
 /** Another writer got to a stream first, or the database broke a deadlock or a serialization conflict: decide again. */
@@ -52,7 +52,7 @@ export async function runCommand<T>(
 /** The domain refusal a store error stands for: personal data for an erased person is 409 lead_erased. */
 function refusal(error: unknown): unknown {
   if (error instanceof ErasedStreamError)
-    return new RuleError('conflict', 'lead_erased', 'This lead was erased: it takes no personal data');
+    return new Refusal('conflict', 'lead_erased', 'This lead was erased: it takes no personal data');
   return error;
 }
 

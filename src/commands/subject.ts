@@ -1,5 +1,5 @@
 import type { StoreTransaction } from '../events/event-store.js';
-import { RuleError } from '../domain/rule-error.js';
+import { Refusal } from '../domain/refusal.js';
 import type { Queryable } from '../storage/postgres.js';
 import { NotFoundError } from './errors.js';
 import { findApplication } from '../projections/applications.js';
@@ -11,7 +11,7 @@ export type Subject = { lead_id: string; application_id: null } | { lead_id: nul
 /** The subject of a request body or CLI options: exactly one of the two ids. */
 export function subjectOf(input: { lead_id?: string | undefined; application_id?: string | undefined }): Subject {
   if ((input.lead_id === undefined) === (input.application_id === undefined))
-    throw new RuleError('invalid', 'validation_failed', 'Name exactly one lead or one application', {
+    throw new Refusal('invalid', 'validation_failed', 'Name exactly one lead or one application', {
       lead_id: 'exactly one of lead_id and application_id',
     });
   return input.lead_id !== undefined
@@ -90,6 +90,6 @@ export async function personOfSubject(tx: StoreTransaction, subject: Subject): P
   }
   // Read after the lock was granted: an erasure that held it has committed, and this statement sees it.
   if (await erasedAt(tx.sql, tenantId, person))
-    throw new RuleError('conflict', 'lead_erased', 'This lead was erased: it takes nothing new that may name them');
+    throw new Refusal('conflict', 'lead_erased', 'This lead was erased: it takes nothing new that may name them');
   return person;
 }

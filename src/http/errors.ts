@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { poolTimedOut } from '../storage/postgres.js';
 import { isCommandError, type CommandError } from '../commands/errors.js';
-import type { RuleKind } from '../domain/rule-error.js';
+import type { RefusalKind } from '../domain/refusal.js';
 import { DATE_TIME_RULE, printable } from './edge-values.js';
 
 const REQUEST_ID_BYTES = 12;
@@ -64,7 +64,7 @@ export function validationFailed(
   return new ApiError(400, 'validation_failed', message, { fields });
 }
 
-const RULE_STATUS: Record<RuleKind, number> = {
+const RULE_STATUS: Record<RefusalKind, number> = {
   invalid: 400,
   not_found: 404,
   conflict: 409,

@@ -32,8 +32,8 @@ export interface NewKey {
   expiresAt?: Date | null;
 }
 
-export class KeyRuleError extends Error {
-  override name = 'KeyRuleError';
+export class KeyRefusal extends Error {
+  override name = 'KeyRefusal';
 }
 
 const COLUMNS =
@@ -43,7 +43,7 @@ const COLUMNS =
 export function normaliseOrigin(origin: string): string {
   const url = new URL(origin);
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw new KeyRuleError(`Origin ${origin} must be http or https`);
+    throw new KeyRefusal(`Origin ${origin} must be http or https`);
   return url.origin;
 }
 
@@ -52,13 +52,13 @@ export async function createKey(sql: Queryable, input: NewKey): Promise<{ record
   if (input.kind === 'public') {
     const extra = input.scopes.filter((s) => s !== 'leads:create');
     if (extra.length > 0)
-      throw new KeyRuleError(`Public keys can only have the scope leads:create, not ${extra.join(', ')}`);
+      throw new KeyRefusal(`Public keys can only have the scope leads:create, not ${extra.join(', ')}`);
     if ((input.allowedOrigins ?? []).length === 0)
-      throw new KeyRuleError('A public key needs at least one allowed origin');
+      throw new KeyRefusal('A public key needs at least one allowed origin');
   } else if ((input.allowedOrigins ?? []).length > 0) {
-    throw new KeyRuleError('Allowed origins apply to public keys only; secret keys must never reach a browser');
+    throw new KeyRefusal('Allowed origins apply to public keys only; secret keys must never reach a browser');
   }
-  if (input.scopes.length === 0) throw new KeyRuleError('A key needs at least one scope');
+  if (input.scopes.length === 0) throw new KeyRefusal('A key needs at least one scope');
   const origins = (input.allowedOrigins ?? []).map(normaliseOrigin);
   const value = generateKey(input.kind, input.mode);
   const result = await sql.query<ApiKeyRecord>(

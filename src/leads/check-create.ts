@@ -1,6 +1,6 @@
 import type { KeyKind } from '../keys/api-key.js';
 import type { WorkspaceSettings } from '../workspaces/workspace.js';
-import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from './submission.js';
+import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from '../domain/leads/submission.js';
 
 export interface CreateCheck {
   /** Every problem found, by field (consent left out: it is answered on its own). */

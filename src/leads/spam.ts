@@ -1,4 +1,4 @@
-import type { LeadCreateBody } from './submission.js';
+import type { LeadCreateBody } from '../domain/leads/submission.js';
 
 const LINK = /(https?:\/\/|www\.)/i;
 const LINKS = /(https?:\/\/|www\.)/gi;

@@ -42,13 +42,7 @@ const HOUR = 3_600_000;
  * on the services the API uses (createServices), its pool included: the pool is sized for both (see main.ts).
  */
 export async function startWorkers(services: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
-  const runtime = services.webhooks;
-  const client = new DeliveryClient({
-    allowLoopback: services.config.webhookAllowLoopback,
-    resolve: runtime.resolve,
-    ca: runtime.ca,
-    timeoutMs: options.deliveryTimeoutMs,
-  });
+  const client = deliveryClient(services, options);
   const worker = new DeliveryWorker(services, client, log, options);
   const fanOut = new FanOutRunner(services, log, {
     pollIntervalMs: options.fanOutPollIntervalMs ?? options.pollIntervalMs ?? 200,
@@ -58,31 +52,11 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
   const documentScans = new DocumentScanRunner(services, log, {
     pollIntervalMs: options.documentScanIntervalMs ?? 5000,
   });
-  let purging: Promise<void> | undefined;
-  const purge = () => (purging ??= runPurge().finally(() => (purging = undefined)));
-  const runPurge = async () => {
-    try {
-      const result = await purgeDeliveries(services.pool, services.now());
-      if (result.purged + result.cancelled > 0) log.info(result, 'webhook delivery log purged');
-    } catch (error) {
-      log.error({ err: error }, 'webhook delivery log purge failed');
-    }
-  };
-  const purgeTimer = setInterval(() => void purge(), options.purgeIntervalMs ?? HOUR);
+  const purge = deliveryLogPurge(services, log, options.purgeIntervalMs ?? HOUR);
   // Appends in this process wake the fan-out at once (the event store does not NOTIFY; other processes' appends are
   // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
   const stopWatchingCommits = services.store.onCommit(() => fanOut.wake());
-  // Owner notices go out only where SMTP is configured; elsewhere they are recorded as not sent (docs/decisions.md).
-  const smtpUrl = services.config.smtpUrl;
-  const mailer =
-    options.mailTransport || smtpUrl
-      ? new OwnerMailer(
-          { pool: services.pool, now: services.now, from: services.config.smtpFrom },
-          options.mailTransport ?? smtpTransport(smtpUrl!),
-          log,
-          { pollIntervalMs: options.mailPollIntervalMs },
-        )
-      : undefined;
+  const mailer = ownerMailer(services, log, options);
   const listener = listen(services.direct.pool, log, {
     [DELIVERIES_CHANNEL]: () => worker.wake(),
     [NOTICES_CHANNEL]: () => mailer?.wake(),
@@ -96,15 +70,15 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
   taskTimers.start();
   documentScans.start();
   mailer?.start();
-  void purge();
+  void purge.run();
   let stopping: Promise<void> | undefined;
   return {
     stop: () =>
       (stopping ??= (async () => {
-        clearInterval(purgeTimer);
+        purge.stopTimer();
         await lagWatch.stop();
         stopWatchingCommits();
-        await purging;
+        await purge.running();
         await taskTimers.stop();
         await documentScans.stop();
         await mailer?.stop();
@@ -114,4 +88,44 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
         client.close();
       })()),
   };
+}
+
+function deliveryClient(services: AppServices, options: WorkerOptions): DeliveryClient {
+  return new DeliveryClient({
+    allowLoopback: services.config.webhookAllowLoopback,
+    resolve: services.webhooks.resolve,
+    ca: services.webhooks.ca,
+    timeoutMs: options.deliveryTimeoutMs,
+  });
+}
+
+/**
+ * The delivery log purge, every interval from now on; `run` starts one unless one is under way, `running` is the one
+ * under way (if any).
+ */
+function deliveryLogPurge(services: AppServices, log: Logger, intervalMs: number) {
+  let purging: Promise<void> | undefined;
+  const purgeOnce = async () => {
+    try {
+      const result = await purgeDeliveries(services.pool, services.now());
+      if (result.purged + result.cancelled > 0) log.info(result, 'webhook delivery log purged');
+    } catch (error) {
+      log.error({ err: error }, 'webhook delivery log purge failed');
+    }
+  };
+  const run = () => (purging ??= purgeOnce().finally(() => (purging = undefined)));
+  const timer = setInterval(() => void run(), intervalMs);
+  return { run, stopTimer: () => clearInterval(timer), running: () => purging };
+}
+
+/** Owner notices go out only where SMTP is configured; elsewhere they are recorded as not sent (docs/decisions.md). */
+function ownerMailer(services: AppServices, log: Logger, options: WorkerOptions): OwnerMailer | undefined {
+  const smtpUrl = services.config.smtpUrl;
+  if (!options.mailTransport && !smtpUrl) return undefined;
+  return new OwnerMailer(
+    { pool: services.pool, now: services.now, from: services.config.smtpFrom },
+    options.mailTransport ?? smtpTransport(smtpUrl!),
+    log,
+    { pollIntervalMs: options.mailPollIntervalMs },
+  );
 }

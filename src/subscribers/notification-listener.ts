@@ -8,32 +8,69 @@ const RECONNECT_DELAY_MS = 1000;
  * cover the gap meanwhile.
  */
 export function listen(pool: pg.Pool, log: Logger, handlers: Record<string, () => void>): { close(): Promise<void> } {
-  let held: { connection: pg.PoolClient; release(error?: Error): void } | undefined;
-  let closed = false;
-  let retry: NodeJS.Timeout | undefined;
+  const listener = new NotificationListener(pool, log, handlers);
+  void listener.connect();
+  return { close: () => listener.close() };
+}
 
-  const scheduleReconnect = () => {
-    if (closed || retry) return;
-    retry = setTimeout(() => {
-      retry = undefined;
-      void connect();
-    }, RECONNECT_DELAY_MS);
-  };
+/** A connection held for LISTEN: `release` gives it back to the pool once. */
+interface Held {
+  connection: pg.PoolClient;
+  release(error?: Error): void;
+  released(): boolean;
+}
 
-  const connect = async () => {
+class NotificationListener {
+  private held: Held | undefined;
+  private closed = false;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly log: Logger,
+    private readonly handlers: Record<string, () => void>,
+  ) {}
+
+  async connect(): Promise<void> {
     let connection: pg.PoolClient;
     try {
-      connection = await pool.connect();
+      connection = await this.pool.connect();
     } catch (error) {
-      log.warn({ err: error }, 'webhook workers: cannot connect to LISTEN; retrying');
-      return scheduleReconnect();
+      this.log.warn({ err: error }, 'webhook workers: cannot connect to LISTEN; retrying');
+      return this.scheduleReconnect();
     }
-    if (closed) return connection.release();
-    const onNotification = (message: pg.Notification) => handlers[message.channel]?.();
+    if (this.closed) return connection.release();
+    const held = this.hold(connection);
+    try {
+      for (const channel of Object.keys(this.handlers)) {
+        if (held.released()) return; // closed meanwhile
+        await connection.query(`LISTEN ${channel}`);
+      }
+    } catch (error) {
+      this.log.warn({ err: error }, 'webhook workers: cannot LISTEN; retrying');
+      held.release(error instanceof Error ? error : new Error(String(error)));
+      this.scheduleReconnect();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    const h = this.held;
+    if (h) {
+      await h.connection.query('UNLISTEN *').catch(() => undefined);
+      h.release();
+    }
+  }
+
+  /** Routes the connection's notifications to the handlers and its failure to a reconnect. */
+  private hold(connection: pg.PoolClient): Held {
+    const onNotification = (message: pg.Notification) => this.handlers[message.channel]?.();
     const onError = (error: Error) => {
-      log.warn({ err: error }, 'webhook workers: the notification connection failed; reconnecting');
+      this.log.warn({ err: error }, 'webhook workers: the notification connection failed; reconnecting');
       release(error);
-      scheduleReconnect();
+      this.scheduleReconnect();
     };
     // The connection can fail while close() is still sending UNLISTEN on it, and the LISTEN's own failure and the
     // connection's error event report one loss twice: it goes back to the pool once, without this listener's handlers.
@@ -43,35 +80,20 @@ export function listen(pool: pg.Pool, log: Logger, handlers: Record<string, () =
       released = true;
       connection.off('notification', onNotification);
       connection.off('error', onError);
-      if (held?.connection === connection) held = undefined;
+      if (this.held?.connection === connection) this.held = undefined;
       connection.release(error);
     };
-    held = { connection, release };
+    this.held = { connection, release, released: () => released };
     connection.on('notification', onNotification);
     connection.on('error', onError);
-    try {
-      for (const channel of Object.keys(handlers)) {
-        if (released) return; // closed meanwhile
-        await connection.query(`LISTEN ${channel}`);
-      }
-    } catch (error) {
-      log.warn({ err: error }, 'webhook workers: cannot LISTEN; retrying');
-      release(error instanceof Error ? error : new Error(String(error)));
-      scheduleReconnect();
-    }
-  };
+    return this.held;
+  }
 
-  void connect();
-  return {
-    async close() {
-      closed = true;
-      clearTimeout(retry);
-      retry = undefined;
-      const h = held;
-      if (h) {
-        await h.connection.query('UNLISTEN *').catch(() => undefined);
-        h.release();
-      }
-    },
-  };
+  private scheduleReconnect(): void {
+    if (this.closed || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.connect();
+    }, RECONNECT_DELAY_MS);
+  }
 }

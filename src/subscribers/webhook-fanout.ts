@@ -5,7 +5,7 @@ import { withTransaction } from '../storage/postgres.js';
 import { DELIVERIES_CHANNEL } from '../webhooks/deliveries.js';
 import { envelopeBody } from '../webhooks/envelope.js';
 import { extractPersonal, holdsPersonalData } from '../events/personal-fields.js';
-import type { StoredEvent } from '../events/types.js';
+import type { GlobalPosition, StoredEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import { passGate } from '../commands/subject.js';
 
@@ -32,64 +32,85 @@ export async function fanOutBatch(
   batchSize = 500,
 ): Promise<FanOutResult> {
   return withTransaction(pool, async (sql) => {
-    const checkpoint = await sql.query<{ tx_id_text: string; position: number }>(
-      'SELECT tx_id::text AS tx_id_text, position FROM subscription_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED',
-      [FANOUT_SUBSCRIPTION],
-    );
-    const at = checkpoint.rows[0];
-    if (!at) {
-      const exists = await sql.query('SELECT 1 FROM subscription_checkpoints WHERE name = $1', [FANOUT_SUBSCRIPTION]);
-      if (exists.rowCount === 0)
-        await sql.query(
-          "INSERT INTO subscription_checkpoints (name, tx_id, position) VALUES ($1, '0', 0) ON CONFLICT DO NOTHING",
-          [FANOUT_SUBSCRIPTION],
-        );
-      return { events: 0, deliveries: 0, busy: exists.rowCount !== 0 };
-    }
-    const events = await readAllWith(sql, { txId: at.tx_id_text, position: at.position }, batchSize, true, keys);
+    const at = await lockCheckpoint(sql);
+    if (at === 'busy' || at === 'created') return { events: 0, deliveries: 0, busy: at === 'busy' };
+    const events = await readAllWith(sql, at, batchSize, true, keys);
     if (events.length === 0) return { events: 0, deliveries: 0, busy: false };
     const erased = await lockPersonsOf(sql, events);
-    const deliverable = events.flatMap((event) => {
-      const said = erased.has(event.streamId)
-        ? { ...event, data: extractPersonal(event.type, event.data).clear }
-        : event;
-      const body = envelopeBody(said);
-      return body === null ? [] : [{ event, body }];
-    });
-    let deliveries = 0;
-    if (deliverable.length > 0) {
-      const inserted = await sql.query(
-        `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at, created_at, updated_at)
-         SELECT gen_random_uuid(), ev.id, ep.id, ev.tenant_id, ev.sandbox, ev.type, ev.body, 'pending', $9, $9, $9
-           FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::text[], $6::xid8[], $7::bigint[], $8::text[])
-                AS ev(id, tenant_id, sandbox, type, body, tx_id, position, target)
-           JOIN webhook_endpoints ep
-             ON ep.tenant_id = ev.tenant_id AND ep.sandbox = ev.sandbox
-            AND (ev.tx_id, ev.position) > (ep.created_tx_id, ep.created_position)
-            AND CASE WHEN ev.type = 'webhook.test' THEN ep.id::text = ev.target ELSE ev.type = ANY (ep.events) END
-         ON CONFLICT (event_id, endpoint_id) WHERE resend_of IS NULL DO NOTHING`,
-        [
-          deliverable.map((d) => d.event.id),
-          deliverable.map((d) => d.event.tenantId),
-          deliverable.map((d) => d.event.sandbox),
-          deliverable.map((d) => d.event.type),
-          deliverable.map((d) => d.body),
-          deliverable.map((d) => d.event.position.txId),
-          deliverable.map((d) => d.event.position.position),
-          deliverable.map((d) => (typeof d.event.data.endpoint_id === 'string' ? d.event.data.endpoint_id : '')),
-          now,
-        ],
-      );
-      deliveries = inserted.rowCount ?? 0;
-    }
-    const last = events[events.length - 1]!.position;
-    await sql.query(
-      'UPDATE subscription_checkpoints SET tx_id = $2::xid8, position = $3, updated_at = $4 WHERE name = $1',
-      [FANOUT_SUBSCRIPTION, last.txId, last.position, now],
-    );
+    const deliveries = await recordDeliveries(sql, deliverableOf(events, erased), now);
+    await moveCheckpoint(sql, events[events.length - 1]!.position, now);
     if (deliveries > 0) await sql.query(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
     return { events: events.length, deliveries, busy: false };
   });
+}
+
+/**
+ * The fan-out's position, its row locked; `busy` when another process holds it, `created` when there was no row yet
+ * (one is inserted at the start of the log, for the next step).
+ */
+async function lockCheckpoint(sql: Queryable): Promise<GlobalPosition | 'busy' | 'created'> {
+  const checkpoint = await sql.query<{ tx_id_text: string; position: number }>(
+    'SELECT tx_id::text AS tx_id_text, position FROM subscription_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED',
+    [FANOUT_SUBSCRIPTION],
+  );
+  const at = checkpoint.rows[0];
+  if (at) return { txId: at.tx_id_text, position: at.position };
+  const exists = await sql.query('SELECT 1 FROM subscription_checkpoints WHERE name = $1', [FANOUT_SUBSCRIPTION]);
+  if (exists.rowCount !== 0) return 'busy';
+  await sql.query(
+    "INSERT INTO subscription_checkpoints (name, tx_id, position) VALUES ($1, '0', 0) ON CONFLICT DO NOTHING",
+    [FANOUT_SUBSCRIPTION],
+  );
+  return 'created';
+}
+
+interface Deliverable {
+  event: StoredEvent;
+  body: string;
+}
+
+/** The webhook events with the body they are delivered with; an erased stream's events read as they do once erased. */
+function deliverableOf(events: readonly StoredEvent[], erased: ReadonlySet<string>): Deliverable[] {
+  return events.flatMap((event) => {
+    const said = erased.has(event.streamId) ? { ...event, data: extractPersonal(event.type, event.data).clear } : event;
+    const body = envelopeBody(said);
+    return body === null ? [] : [{ event, body }];
+  });
+}
+
+/** One pending delivery per event and subscribed endpoint; how many were recorded. */
+async function recordDeliveries(sql: Queryable, deliverable: readonly Deliverable[], now: Date): Promise<number> {
+  if (deliverable.length === 0) return 0;
+  const inserted = await sql.query(
+    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at, created_at, updated_at)
+     SELECT gen_random_uuid(), ev.id, ep.id, ev.tenant_id, ev.sandbox, ev.type, ev.body, 'pending', $9, $9, $9
+       FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::text[], $6::xid8[], $7::bigint[], $8::text[])
+            AS ev(id, tenant_id, sandbox, type, body, tx_id, position, target)
+       JOIN webhook_endpoints ep
+         ON ep.tenant_id = ev.tenant_id AND ep.sandbox = ev.sandbox
+        AND (ev.tx_id, ev.position) > (ep.created_tx_id, ep.created_position)
+        AND CASE WHEN ev.type = 'webhook.test' THEN ep.id::text = ev.target ELSE ev.type = ANY (ep.events) END
+     ON CONFLICT (event_id, endpoint_id) WHERE resend_of IS NULL DO NOTHING`,
+    [
+      deliverable.map((d) => d.event.id),
+      deliverable.map((d) => d.event.tenantId),
+      deliverable.map((d) => d.event.sandbox),
+      deliverable.map((d) => d.event.type),
+      deliverable.map((d) => d.body),
+      deliverable.map((d) => d.event.position.txId),
+      deliverable.map((d) => d.event.position.position),
+      deliverable.map((d) => (typeof d.event.data.endpoint_id === 'string' ? d.event.data.endpoint_id : '')),
+      now,
+    ],
+  );
+  return inserted.rowCount ?? 0;
+}
+
+async function moveCheckpoint(sql: Queryable, last: GlobalPosition, now: Date): Promise<void> {
+  await sql.query(
+    'UPDATE subscription_checkpoints SET tx_id = $2::xid8, position = $3, updated_at = $4 WHERE name = $1',
+    [FANOUT_SUBSCRIPTION, last.txId, last.position, now],
+  );
 }
 
 /**

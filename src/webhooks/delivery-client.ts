@@ -94,80 +94,105 @@ export class DeliveryClient {
     body: string,
     started: number,
   ): Promise<DeliveryResult> {
-    const { address, family } = target;
-    const pinned = ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-      if (options?.all) callback(null, [{ address, family }]);
-      else callback(null, address, family);
-    }) as unknown as LookupFunction;
     const payload = Buffer.from(body, 'utf8');
     return new Promise<DeliveryResult>((resolve) => {
+      const answer: Answer = { status: null, headers: null, chunks: [], kept: 0 };
       let settled = false;
-      let status: number | null = null;
-      let responseHeaders: Record<string, string | string[]> | null = null;
-      const chunks: Buffer[] = [];
-      let kept = 0;
       const finish = (error: string | null) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        const ok = status !== null && status >= 200 && status < 300;
-        const redirect = status !== null && status >= 300 && status < 400;
-        const location = responseHeaders?.location;
-        resolve({
-          ok,
-          status,
-          headers: responseHeaders,
-          body: status === null ? null : Buffer.concat(chunks).toString('utf8'),
-          durationMs: Math.round(performance.now() - started),
-          error:
-            error ??
-            (redirect
-              ? `redirect${location ? ` to ${String(location)}` : ''} not followed`
-              : status !== null && (status < 200 || status >= 300)
-                ? `answered ${status}`
-                : null),
-          address,
-        });
+        resolve(deliveryResult(answer, error, started, target.address));
       };
-      const request = https.request({
-        host: target.hostname,
-        // SNI carries names only; an IP-literal URL is checked against the certificate's IP entries.
-        ...(net.isIP(target.hostname) ? {} : { servername: target.hostname }),
-        port: target.port,
-        path: `${target.url.pathname}${target.url.search}`,
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(payload.length) },
-        agent: this.agentFor(target),
-        lookup: pinned,
-        ca: this.options.ca,
-      });
+      const request = https.request(this.requestOptions(target, headers, payload));
       const timer = setTimeout(() => {
         // A 2xx status that arrived in time acknowledges even if the body is still streaming.
-        finish(status === null ? `no answer within ${this.timeoutMs / 1000} s` : null);
+        finish(answer.status === null ? `no answer within ${this.timeoutMs / 1000} s` : null);
         request.destroy();
       }, this.timeoutMs);
       request.on('response', (response) => {
-        status = response.statusCode ?? null;
-        responseHeaders = { ...response.headers } as Record<string, string | string[]>;
-        response.on('data', (chunk: Buffer) => {
-          if (kept < this.maxResponseBytes) {
-            const part = chunk.subarray(0, this.maxResponseBytes - kept);
-            chunks.push(part);
-            kept += part.length;
-          }
-        });
+        answer.status = response.statusCode ?? null;
+        answer.headers = { ...response.headers } as Record<string, string | string[]>;
+        response.on('data', (chunk: Buffer) => keepChunk(answer, chunk, this.maxResponseBytes));
         response.on('end', () => finish(null));
         response.on('error', () => finish(null));
       });
       request.on('error', (error: NodeJS.ErrnoException) =>
-        finish(status === null ? (error.code ? `${error.code}: ${error.message}` : error.message) : null),
+        finish(answer.status === null ? (error.code ? `${error.code}: ${error.message}` : error.message) : null),
       );
       request.end(payload);
     });
+  }
+
+  /** A POST to the checked address only, through the target's kept-alive agent. */
+  private requestOptions(
+    target: CheckedTarget,
+    headers: Record<string, string>,
+    payload: Buffer,
+  ): https.RequestOptions {
+    return {
+      host: target.hostname,
+      // SNI carries names only; an IP-literal URL is checked against the certificate's IP entries.
+      ...(net.isIP(target.hostname) ? {} : { servername: target.hostname }),
+      port: target.port,
+      path: `${target.url.pathname}${target.url.search}`,
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(payload.length) },
+      agent: this.agentFor(target),
+      lookup: pinnedLookup(target.address, target.family),
+      ca: this.options.ca,
+    };
   }
 
   close(): void {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
   }
+}
+
+/** A socket lookup that answers with the checked address only, whatever the name resolves to by now. */
+function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
+  }) as unknown as LookupFunction;
+}
+
+/** An answer as it arrives: its status and headers, and the first bytes of its body. */
+interface Answer {
+  status: number | null;
+  headers: Record<string, string | string[]> | null;
+  chunks: Buffer[];
+  kept: number;
+}
+
+/** Keeps the part of a body chunk that fits within the logged bytes. */
+function keepChunk(answer: Answer, chunk: Buffer, limit: number): void {
+  if (answer.kept >= limit) return;
+  const part = chunk.subarray(0, limit - answer.kept);
+  answer.chunks.push(part);
+  answer.kept += part.length;
+}
+
+function deliveryResult(answer: Answer, error: string | null, started: number, address: string): DeliveryResult {
+  const { status } = answer;
+  return {
+    ok: status !== null && status >= 200 && status < 300,
+    status,
+    headers: answer.headers,
+    body: status === null ? null : Buffer.concat(answer.chunks).toString('utf8'),
+    durationMs: Math.round(performance.now() - started),
+    error: error ?? statusError(status, answer.headers),
+    address,
+  };
+}
+
+/** Why an answer that arrived does not acknowledge: a redirect (never followed) or a status outside 2xx. */
+function statusError(status: number | null, headers: Record<string, string | string[]> | null): string | null {
+  if (status === null) return null;
+  if (status >= 300 && status < 400) {
+    const location = headers?.location;
+    return `redirect${location ? ` to ${String(location)}` : ''} not followed`;
+  }
+  return status < 200 || status >= 300 ? `answered ${status}` : null;
 }

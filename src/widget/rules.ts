@@ -15,9 +15,9 @@ export interface ClientRules {
   fields: Record<string, PropertyRule>;
   /** The longest UTM value the schema accepts. */
   utmMaxLength: number;
-  /** What src/leads/email.ts accepts, as one pattern (test/widget/form-rules.test.ts holds them equal). */
+  /** What src/domain/leads/email.ts accepts, as one pattern (test/widget/form-rules.test.ts holds them equal). */
   emailPattern: string;
-  /** The longest value of a text custom field (src/leads/custom-fields.ts). */
+  /** The longest value of a text custom field (src/domain/leads/custom-fields.ts). */
   customTextMaxLength: number;
   /** The spam rules a person can trip by accident (src/leads/spam.ts): a link in the name, too many in the message. */
   linkPattern: string;

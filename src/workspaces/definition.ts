@@ -180,6 +180,18 @@ function shapeProblem(error: { instancePath: string; message: string; keyword: s
 
 /** The cross-reference rules, on whatever parts of the file have the shape they read (shape problems come apart). */
 function ruleProblems(input: unknown): string[] {
+  return [
+    ...peopleProblems(input),
+    ...pipelineProblems(input),
+    ...duplicateKeyProblems(input, ['lost_reasons', 'sources', 'document_types']),
+    ...customFieldProblems(input),
+    ...captchaProblems(input),
+    ...workflowProblems(input),
+  ];
+}
+
+/** Branch codes and user emails once each, every user in a branch, and an active owner. */
+function peopleProblems(input: unknown): string[] {
   const problems: string[] = [];
   const branchCodes = texts(objects(field(input, 'branches')).map((b) => b.code));
   for (const code of duplicates(branchCodes)) problems.push(`branches: code ${code} appears more than once`);
@@ -193,6 +205,12 @@ function ruleProblems(input: unknown): string[] {
   });
   if (!users.some((u) => u.role === 'owner' && u.active !== false))
     problems.push('users: at least one active owner is needed (owners are told when a webhook endpoint is paused)');
+  return problems;
+}
+
+/** Stage keys once each and not the reserved one, exactly one lost stage, and not first. */
+function pipelineProblems(input: unknown): string[] {
+  const problems: string[] = [];
   const stages = objects(field(field(input, 'pipeline'), 'stages'));
   const stageKeys = texts(stages.map((s) => s.key));
   for (const key of duplicates(stageKeys)) problems.push(`pipeline.stages: key ${key} appears more than once`);
@@ -202,12 +220,20 @@ function ruleProblems(input: unknown): string[] {
     problems.push(`pipeline.stages: exactly one stage must be marked lost, found ${lost.length}`);
   if (stages[0]?.lost === true)
     problems.push('pipeline.stages: the first stage (where new leads start) cannot be the lost stage');
-  for (const key of duplicates(texts(objects(field(input, 'lost_reasons')).map((r) => r.key))))
-    problems.push(`lost_reasons: key ${key} appears more than once`);
-  for (const key of duplicates(texts(objects(field(input, 'sources')).map((r) => r.key))))
-    problems.push(`sources: key ${key} appears more than once`);
-  for (const key of duplicates(texts(objects(field(input, 'document_types')).map((r) => r.key))))
-    problems.push(`document_types: key ${key} appears more than once`);
+  return problems;
+}
+
+/** Each list's keys once each. */
+function duplicateKeyProblems(input: unknown, lists: readonly string[]): string[] {
+  return lists.flatMap((list) =>
+    duplicates(texts(objects(field(input, list)).map((r) => r.key))).map(
+      (key) => `${list}: key ${key} appears more than once`,
+    ),
+  );
+}
+
+function customFieldProblems(input: unknown): string[] {
+  const problems: string[] = [];
   const customFields = objects(field(input, 'custom_fields'));
   customFields.forEach((f, i) => {
     const key = text(f.key);
@@ -220,24 +246,33 @@ function ruleProblems(input: unknown): string[] {
   });
   for (const key of duplicates(texts(customFields.map((f) => f.key))))
     if (key) problems.push(`custom_fields: key ${key} appears more than once`);
+  return problems;
+}
+
+function captchaProblems(input: unknown): string[] {
   const captcha = field(field(input, 'widget'), 'captcha');
   const provider = text(field(captcha, 'provider'));
   if (provider && provider !== 'none' && !field(captcha, 'site_key'))
-    problems.push(`widget.captcha.site_key: the ${provider} provider needs a site key`);
+    return [`widget.captcha.site_key: the ${provider} provider needs a site key`];
+  return [];
+}
+
+/** Application stage and module keys once each, and every module's stages among the workflow's. */
+function workflowProblems(input: unknown): string[] {
   const workflow = field(input, 'application_workflow');
-  if (workflow) {
-    const appStages = texts(objects(field(workflow, 'stages')).map((s) => s.key));
-    for (const key of duplicates(appStages))
-      problems.push(`application_workflow.stages: key ${key} appears more than once`);
-    const modules = objects(field(workflow, 'modules'));
-    for (const key of duplicates(texts(modules.map((m) => m.key))))
-      problems.push(`application_workflow.modules: key ${key} appears more than once`);
-    modules.forEach((m, i) => {
-      for (const stage of texts(Array.isArray(m.stages) ? m.stages : []))
-        if (!appStages.includes(stage))
-          problems.push(`application_workflow.modules.${i}.stages: no stage has the key ${stage}`);
-    });
-  }
+  if (!workflow) return [];
+  const problems: string[] = [];
+  const appStages = texts(objects(field(workflow, 'stages')).map((s) => s.key));
+  for (const key of duplicates(appStages))
+    problems.push(`application_workflow.stages: key ${key} appears more than once`);
+  const modules = objects(field(workflow, 'modules'));
+  for (const key of duplicates(texts(modules.map((m) => m.key))))
+    problems.push(`application_workflow.modules: key ${key} appears more than once`);
+  modules.forEach((m, i) => {
+    for (const stage of texts(Array.isArray(m.stages) ? m.stages : []))
+      if (!appStages.includes(stage))
+        problems.push(`application_workflow.modules.${i}.stages: no stage has the key ${stage}`);
+  });
   return problems;
 }
 

@@ -31,34 +31,11 @@ export function settingsFromDefinition(
   previous: WorkspaceSettings | undefined,
   box: SecretBox,
 ): WorkspaceSettings {
-  const branches = def.branches.map((b) => ({
-    id: keepId(previous?.branches, (p) => p.code === b.code),
-    code: b.code,
-    name: b.name,
-  }));
-  const branchId = (code: string) => branches.find((b) => b.code === code)!.id;
-  const secret = def.widget.captcha.secret;
-  const previousSealed = previous?.widget.captcha.sealed_secret ?? null;
-  const sealedSecret =
-    secret === undefined
-      ? previousSealed
-      : secret === null
-        ? null
-        : // The same secret keeps its sealed form, so applying an unchanged file changes nothing.
-          previousSealed !== null && sameSecret(box, previousSealed, secret)
-          ? previousSealed
-          : box.captchaSecrets.seal(secret);
+  const branches = branchesOf(def, previous);
   return {
     default_phone_country: def.default_phone_country,
     branches,
-    users: def.users.map((u) => ({
-      id: keepId(previous?.users, (p) => p.email.toLowerCase() === u.email.toLowerCase()),
-      name: u.name,
-      email: u.email.toLowerCase(),
-      role: u.role,
-      branch_id: branchId(u.branch),
-      active: u.active ?? true,
-    })),
+    users: usersOf(def, previous, branches),
     pipeline: { stages: def.pipeline.stages.map((s) => ({ key: s.key, name: s.name, lost: s.lost ?? false })) },
     lost_reasons: def.lost_reasons,
     sources: def.sources ?? [
@@ -68,44 +45,100 @@ export function settingsFromDefinition(
     custom_fields: def.custom_fields,
     visa_types: def.visa_types,
     countries: def.countries,
-    widget: {
-      brand_color: def.widget.brand_color,
-      logo_url: def.widget.logo_url,
-      consent_text: def.widget.consent_text,
-      consent_text_version: def.widget.consent_text_version,
-      captcha: {
-        provider: def.widget.captcha.provider,
-        site_key: def.widget.captcha.site_key,
-        sealed_secret: sealedSecret,
-      },
-    },
-    application_workflow: {
-      stages: (def.application_workflow?.stages ?? []).map((s, position) => ({
-        id: keepId(previous?.application_workflow.stages, (p) => p.key === s.key),
-        key: s.key,
-        name: s.name,
-        position,
-      })),
-      modules: (def.application_workflow?.modules ?? []).map((m) => ({
-        key: m.key,
-        name: m.name,
-        stages: m.stages,
-        counts_toward_progress: m.counts_toward_progress ?? true,
-        optional: m.optional ?? false,
-      })),
-    },
-    ...(def.document_types
-      ? {
-          document_types: def.document_types.map((d) => ({
-            key: d.key,
-            name: d.name,
-            max_size_bytes: d.max_size_bytes ?? DEFAULT_DOCUMENT_MAX_BYTES,
-            content_types: d.content_types ?? [...DOCUMENT_CONTENT_TYPES],
-          })),
-        }
-      : {}),
+    widget: widgetOf(def, previous, box),
+    application_workflow: applicationWorkflowOf(def, previous),
+    ...(def.document_types ? { document_types: documentTypeDefs(def.document_types) } : {}),
     limits: def.limits ?? {},
   };
+}
+
+function branchesOf(def: WorkspaceDefinition, previous: WorkspaceSettings | undefined): WorkspaceSettings['branches'] {
+  return def.branches.map((b) => ({
+    id: keepId(previous?.branches, (p) => p.code === b.code),
+    code: b.code,
+    name: b.name,
+  }));
+}
+
+function usersOf(
+  def: WorkspaceDefinition,
+  previous: WorkspaceSettings | undefined,
+  branches: WorkspaceSettings['branches'],
+): WorkspaceSettings['users'] {
+  const branchId = (code: string) => branches.find((b) => b.code === code)!.id;
+  return def.users.map((u) => ({
+    id: keepId(previous?.users, (p) => p.email.toLowerCase() === u.email.toLowerCase()),
+    name: u.name,
+    email: u.email.toLowerCase(),
+    role: u.role,
+    branch_id: branchId(u.branch),
+    active: u.active ?? true,
+  }));
+}
+
+function widgetOf(
+  def: WorkspaceDefinition,
+  previous: WorkspaceSettings | undefined,
+  box: SecretBox,
+): WorkspaceSettings['widget'] {
+  return {
+    brand_color: def.widget.brand_color,
+    logo_url: def.widget.logo_url,
+    consent_text: def.widget.consent_text,
+    consent_text_version: def.widget.consent_text_version,
+    captcha: {
+      provider: def.widget.captcha.provider,
+      site_key: def.widget.captcha.site_key,
+      sealed_secret: sealedCaptchaSecret(def.widget.captcha.secret, previous, box),
+    },
+  };
+}
+
+/** The captcha secret sealed: absent keeps the stored one, null removes it. */
+function sealedCaptchaSecret(
+  secret: string | null | undefined,
+  previous: WorkspaceSettings | undefined,
+  box: SecretBox,
+): string | null {
+  const previousSealed = previous?.widget.captcha.sealed_secret ?? null;
+  if (secret === undefined) return previousSealed;
+  if (secret === null) return null;
+  // The same secret keeps its sealed form, so applying an unchanged file changes nothing.
+  return previousSealed !== null && sameSecret(box, previousSealed, secret)
+    ? previousSealed
+    : box.captchaSecrets.seal(secret);
+}
+
+function applicationWorkflowOf(
+  def: WorkspaceDefinition,
+  previous: WorkspaceSettings | undefined,
+): WorkspaceSettings['application_workflow'] {
+  return {
+    stages: (def.application_workflow?.stages ?? []).map((s, position) => ({
+      id: keepId(previous?.application_workflow.stages, (p) => p.key === s.key),
+      key: s.key,
+      name: s.name,
+      position,
+    })),
+    modules: (def.application_workflow?.modules ?? []).map((m) => ({
+      key: m.key,
+      name: m.name,
+      stages: m.stages,
+      counts_toward_progress: m.counts_toward_progress ?? true,
+      optional: m.optional ?? false,
+    })),
+  };
+}
+
+function documentTypeDefs(
+  types: NonNullable<WorkspaceDefinition['document_types']>,
+): NonNullable<WorkspaceSettings['document_types']> {
+  return types.map((d) => ({
+    key: d.key,
+    name: d.name,
+    max_size_bytes: d.max_size_bytes ?? DEFAULT_DOCUMENT_MAX_BYTES,
+    content_types: d.content_types ?? [...DOCUMENT_CONTENT_TYPES],
+  }));
 }
 
 function sameSecret(box: SecretBox, sealed: string, secret: string): boolean {

@@ -84,11 +84,3 @@ export interface Workspace {
   revision: number;
   settings: WorkspaceSettings;
 }
-
-export function firstStage(settings: WorkspaceSettings): PipelineStage {
-  return settings.pipeline.stages[0]!;
-}
-
-export function lostStage(settings: WorkspaceSettings): PipelineStage | undefined {
-  return settings.pipeline.stages.find((s) => s.lost);
-}

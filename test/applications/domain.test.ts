@@ -1,11 +1,11 @@
 import t from 'tap';
 import {
-  ApplicationRejected,
+  ApplicationRefusal,
   applicationStatus,
   decide,
   evolve,
   fold,
-  openApplication,
+  decideOpen,
   progressPercent,
   type ApplicationCommand,
   type ApplicationEvent,
@@ -55,7 +55,7 @@ const WORKFLOW: WorkflowInput = {
 const NOW = new Date('2026-11-01T10:00:00.000Z');
 
 function open(workflow: WorkflowInput = WORKFLOW): { state: ApplicationState; events: ApplicationEvent[] } {
-  const events = openApplication({
+  const events = decideOpen({
     application_id: 'a0000000-0000-4000-8000-00000000000a',
     lead_id: 'b0000000-0000-4000-8000-00000000000b',
     number: 7,
@@ -126,7 +126,7 @@ t.test('opening a case: APP-<number>, the first stage, optional modules off, an 
   t.same(payloadStatus, status, 'the initial event carries the status at that event');
   t.throws(
     () => open({ stages: [], modules: [] }),
-    ApplicationRejected,
+    ApplicationRefusal,
     'a workspace without stages cannot open a case',
   );
 });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { expiryInstant } from '../../src/cli/key-commands.js';
+import { expiryInstant } from '../../src/cli/verbs/keys.js';
 import { demoDefinition } from '../support/app.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { freshDatabase } from '../support/db.js';

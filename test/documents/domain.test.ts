@@ -5,10 +5,10 @@ import {
   decide,
   DEFAULT_DOCUMENT_TYPES,
   DOCUMENT_CONTENT_TYPES,
-  DocumentRefused,
+  DocumentRefusal,
   evolve,
   fold,
-  receiveDocument,
+  decideReceive,
   type Document,
   type DocumentCommand,
   type DocumentEvent,
@@ -25,8 +25,8 @@ const TYPES: DocumentTypeDef[] = [
   { key: 'photo', name: 'Photo', max_size_bytes: 500, content_types: ['image/jpeg', 'image/png'] },
 ];
 
-const received = (overrides: Partial<Omit<Parameters<typeof receiveDocument>[0], 'person_id'>> = {}) =>
-  receiveDocument({
+const received = (overrides: Partial<Omit<Parameters<typeof decideReceive>[0], 'person_id'>> = {}) =>
+  decideReceive({
     document_id: '0190a000-0000-7000-8000-0000000000d1',
     subject: { lead_id: LEAD, application_id: null },
     types: TYPES,
@@ -44,7 +44,7 @@ const received = (overrides: Partial<Omit<Parameters<typeof receiveDocument>[0],
 t.test('a received file is accepted exactly when its type, size and content type are allowed', async (t) => {
   await checkProperty(
     t,
-    'receiveDocument',
+    'decideReceive',
     fc.property(
       fc.constantFrom('passport', 'photo', 'visa'),
       fc.integer({ min: 0, max: 1_200 }),
@@ -79,7 +79,7 @@ t.test('a received file is accepted exactly when its type, size and content type
           if (events[0]!.type !== 'document.received' || events[0]!.data.content_type !== detected)
             throw new Error('the content type kept is not the detected one');
         } catch (error) {
-          if (!(error instanceof DocumentRefused)) throw error;
+          if (!(error instanceof DocumentRefusal)) throw error;
           outcome = error.code;
         }
         return outcome === expected;
@@ -115,7 +115,7 @@ t.test('any sequence of scans, set-asides and rejections keeps the document cons
         try {
           events = decide(state, command);
         } catch (error) {
-          if (!(error instanceof DocumentRefused)) throw error;
+          if (!(error instanceof DocumentRefusal)) throw error;
           // Refused: a blank reason, or rejecting what is not available.
           if (command.type !== 'reject') throw error;
           if (command.reason.trim() !== '' && state.status === 'available') throw error;

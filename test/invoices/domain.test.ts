@@ -7,8 +7,8 @@ import {
   evolve,
   fold,
   formatMinor,
-  issueInvoice,
-  InvoiceRejected,
+  decideIssue,
+  InvoiceRefusal,
   refundable,
   MAX_AMOUNT,
   type Invoice,
@@ -22,8 +22,8 @@ const LEAD = '00000000-0000-4000-8000-000000000001';
 let counter = 0;
 const id = () => `00000000-0000-4000-8000-${String(++counter).padStart(12, '0')}`;
 
-function issued(overrides: Partial<Omit<Parameters<typeof issueInvoice>[0], 'person_id'>> = {}): InvoiceEvent[] {
-  return issueInvoice({
+function issued(overrides: Partial<Omit<Parameters<typeof decideIssue>[0], 'person_id'>> = {}): InvoiceEvent[] {
+  return decideIssue({
     invoice_id: '00000000-0000-4000-8000-00000000aaaa',
     number: 7,
     subject: { lead_id: LEAD, application_id: null },
@@ -103,7 +103,7 @@ t.test('issuing: line amounts, subtotal, tax rounded half up, total, number, exp
     { tax_rate_basis_points: 10_001 },
     { due_date: '2026-02-30' },
   ])
-    t.throws(() => issued(bad), InvoiceRejected, JSON.stringify(bad));
+    t.throws(() => issued(bad), InvoiceRefusal, JSON.stringify(bad));
 });
 
 t.test('payments: partial, then paid; overpayment and another currency refused', async (t) => {
@@ -241,7 +241,7 @@ t.test('properties: balances never negative, refunds never above what was paid, 
         try {
           appended = decide(invoice, command);
         } catch (error) {
-          if (!(error instanceof InvoiceRejected)) throw error;
+          if (!(error instanceof InvoiceRefusal)) throw error;
           // A refusal must be one of the money rules, never a silent change.
           if (!['overpayment', 'currency_mismatch', 'refund_exceeds_payment'].includes(error.code)) return false;
         }

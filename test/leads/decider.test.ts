@@ -1,9 +1,9 @@
 import t from 'tap';
-import { decideLead, type LeadCommand, type LeadPatch } from '../../src/domain/leads/decide.js';
+import { decide, type LeadCommand, type LeadPatch } from '../../src/domain/leads/decide.js';
 import type { LeadCreated, LeadEvent } from '../../src/domain/leads/events.js';
 import { evolve } from '../../src/domain/leads/evolve.js';
 import type { Lead } from '../../src/domain/leads/lead.js';
-import type { LeadSubmission } from '../../src/leads/submission.js';
+import type { LeadSubmission } from '../../src/domain/leads/submission.js';
 import { SecretBox } from '../../src/shared/secret-box.js';
 import { settingsFromDefinition } from '../../src/workspaces/repository.js';
 import { demoDefinition } from '../support/app.js';
@@ -19,7 +19,7 @@ const SOURCE = { key: 'web_form', name: 'Web form' };
 const STAFF = { type: 'user' as const, email: 'asha@northstar.example' };
 
 const spec = deciderSpec<Lead | undefined, LeadCommand, LeadEvent>({
-  decide: decideLead,
+  decide,
   evolve,
   initialState: () => undefined,
 });
@@ -70,7 +70,7 @@ const convert = (now = T1): LeadCommand => ({
 
 /** The events of a command on the given history (to build the next history). */
 function decided(history: LeadEvent[], command: LeadCommand): LeadEvent[] {
-  return decideLead(history.reduce(evolve, undefined), command);
+  return decide(history.reduce(evolve, undefined), command);
 }
 
 const created = decided([], capture()) as [LeadCreated];

@@ -2,7 +2,7 @@ import { createServices } from '../../src/bootstrap.js';
 import { captureLead } from '../../src/commands/leads/capture-lead.js';
 import { PostgresEventStore } from '../../src/events/postgres-event-store.js';
 import { findKeyByValue } from '../../src/keys/repository.js';
-import { normaliseSubmission } from '../../src/leads/submission.js';
+import { normaliseSubmission } from '../../src/domain/leads/submission.js';
 import t from 'tap';
 import { projections } from '../../src/projections/index.js';
 import { rebuildReadModels } from '../../src/projections/rebuild.js';

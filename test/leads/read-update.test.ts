@@ -3,7 +3,7 @@ import t from 'tap';
 import { markLeadConverted } from '../../src/commands/leads/convert-lead.js';
 import { runCommand, staffContext } from '../../src/commands/run-command.js';
 import { NotFoundError } from '../../src/commands/errors.js';
-import { LeadRuleError } from '../../src/domain/leads/errors.js';
+import { LeadRefusal } from '../../src/domain/leads/refusal.js';
 import type { Lead } from '../../src/domain/leads/lead.js';
 import { seedWorkspace, TestClock } from '../support/app.js';
 import { LEAD_FIELDS, leadBody, leadsFixture, streamTypes, type LeadsFixture } from './helpers.js';
@@ -237,7 +237,7 @@ t.test('a converted lead is locked', async (t) => {
   }
   await t.rejects(
     runCommand(f.services.store, ctx, [`lead-${id}`], (tx) => markLeadConverted(tx, f.workspace, id, application)),
-    new LeadRuleError('conflict', 'lead_locked', 'This lead was already converted to an application'),
+    new LeadRefusal('conflict', 'lead_locked', 'This lead was already converted to an application'),
     'converting twice is refused',
   );
   const sandboxCtx = staffContext(f.workspace.id, true, { type: 'system', name: 'test' }, new Date());

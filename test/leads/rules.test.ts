@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { chooseBranch, chooseOwner } from '../../src/leads/assignment.js';
-import { normaliseCountry } from '../../src/leads/country.js';
-import { dateOfBirthProblem, isCalendarDate } from '../../src/leads/dates.js';
-import { normaliseEmail } from '../../src/leads/email.js';
-import { normalisePhone } from '../../src/leads/phone.js';
-import { scoreLead } from '../../src/leads/scoring.js';
+import { chooseBranch, chooseOwner } from '../../src/domain/leads/assignment.js';
+import { normaliseCountry } from '../../src/domain/leads/country.js';
+import { dateOfBirthProblem, isCalendarDate } from '../../src/domain/leads/dates.js';
+import { normaliseEmail } from '../../src/domain/leads/email.js';
+import { normalisePhone } from '../../src/domain/leads/phone.js';
+import { scoreLead } from '../../src/domain/leads/scoring.js';
 import { spamReason } from '../../src/leads/spam.js';
 import { requestHash } from '../../src/leads/idempotency.js';
 import { settingsFromDefinition } from '../../src/workspaces/repository.js';

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import t from 'tap';
 import {
-  createTask,
+  decideCreate,
   decide,
   evolve,
   fold,
   taskView,
   timerDue,
-  TaskRejected,
+  TaskRefusal,
   type TaskCommand,
   type TaskEvent,
   type TaskState,
@@ -29,7 +29,7 @@ function given(events: TaskEvent[]) {
 }
 
 const created = (due = at(60)): TaskEvent[] =>
-  createTask({
+  decideCreate({
     task_id: '00000000-0000-4000-8000-0000000000f1',
     subject: { lead_id: LEAD, application_id: null },
     person_id: LEAD,
@@ -54,7 +54,7 @@ t.test('creation: an open task with its due time armed, title trimmed', async (t
   t.equal(timerDue(state), at(60).toISOString());
   t.throws(
     () =>
-      createTask({
+      decideCreate({
         task_id: 'x',
         subject: { lead_id: LEAD, application_id: null },
         person_id: LEAD,
@@ -63,10 +63,10 @@ t.test('creation: an open task with its due time armed, title trimmed', async (t
         due_at: at(1),
         now: T0,
       }),
-    TaskRejected,
+    TaskRefusal,
   );
   t.throws(() =>
-    createTask({
+    decideCreate({
       task_id: 'x',
       subject: { lead_id: LEAD, application_id: null },
       person_id: LEAD,

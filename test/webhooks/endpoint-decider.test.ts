@@ -1,6 +1,6 @@
 import t from 'tap';
 import {
-  decideEndpoint,
+  decide,
   EndpointNotFoundError,
   evolve,
   SECRET_ROTATION_OVERLAP_MS,
@@ -13,7 +13,7 @@ import { deciderSpec } from '../support/decider-spec.js';
 // The webhook endpoint decider's rules, given/when/then, without a database.
 
 const spec = deciderSpec<EndpointState | null, EndpointCommand, EndpointEvent>({
-  decide: decideEndpoint,
+  decide,
   evolve,
   initialState: () => null,
 });

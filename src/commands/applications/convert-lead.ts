@@ -1,11 +1,5 @@
 import { leadStream } from '../../domain/leads/lead.js';
-import {
-  caseRef,
-  fold,
-  openApplication,
-  workflowStages,
-  type ApplicationState,
-} from '../../domain/applications/index.js';
+import { caseRef, fold, decideOpen, workflowStages, type ApplicationState } from '../../domain/applications/index.js';
 import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import type { Workspace } from '../../workspaces/workspace.js';
@@ -37,7 +31,7 @@ export async function convertLeadToApplication(
     const number = await nextApplicationNumber(tx.sql, context.tenantId, context.sandbox);
     const now = tx.context.now;
     await markLeadConverted(tx, workspace, leadId, { id, case_ref: caseRef(number) });
-    const events = openApplication({ application_id: id, lead_id: leadId, number, workflow, now });
+    const events = decideOpen({ application_id: id, lead_id: leadId, number, workflow, now });
     await tx.append(stream, 'no_stream', events);
     return fold(events)!;
   });

@@ -2,11 +2,11 @@ import type { Readable } from 'node:stream';
 import {
   checkUpload,
   decide,
-  DocumentRefused,
+  DocumentRefusal,
   evolve,
   fold,
   MAX_DOCUMENT_BYTES,
-  receiveDocument,
+  decideReceive,
   type Document,
   type DocumentCommand,
   type DocumentEvent,
@@ -112,7 +112,7 @@ export async function recordUpload(
     const stream = documentStream(id);
     const document = await runCommand(store, context, [stream], async (tx) => {
       const person = await personOfSubject(tx, details.subject);
-      const events: DocumentEvent[] = receiveDocument({ ...facts, person_id: person });
+      const events: DocumentEvent[] = decideReceive({ ...facts, person_id: person });
       const state = fold(events)!;
       if (result) events.push(...decide(state, { type: 'record_scan', result, now: tx.context.now }));
       await tx.append(stream, 'no_stream', events);
@@ -120,7 +120,7 @@ export async function recordUpload(
     });
     if (document.status === 'infected') {
       await documents.storage.discard(id);
-      throw new DocumentRefused(
+      throw new DocumentRefusal(
         'unprocessable',
         'document_infected',
         `The virus scan found ${document.scan_signature}; the file was refused and deleted (recorded as document ${id})`,
@@ -128,7 +128,7 @@ export async function recordUpload(
     }
     return document;
   } catch (error) {
-    if (!(error instanceof DocumentRefused && error.code === 'document_infected')) {
+    if (!(error instanceof DocumentRefusal && error.code === 'document_infected')) {
       await documents.storage.discard(id);
       if (stored) await documents.storage.remove(id);
     }

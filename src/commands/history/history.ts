@@ -1,13 +1,13 @@
 import type { AppServices } from '../../bootstrap.js';
-import { fold } from '../../domain/applications/index.js';
-import { evolve } from '../../domain/leads/evolve.js';
+import { fold as foldApplication } from '../../domain/applications/index.js';
+import { fold as foldLead } from '../../domain/leads/evolve.js';
 import { toLeadEvent } from '../../domain/leads/events.js';
 import { leadStream, type Lead } from '../../domain/leads/lead.js';
 import type { StoredEvent } from '../../events/types.js';
 import { toApplicationEvent } from '../../projections/applications.js';
 import { applicationView } from '../applications/application-view.js';
 import { applicationStream } from '../../domain/applications/index.js';
-import { RuleError } from '../../domain/rule-error.js';
+import { Refusal } from '../../domain/refusal.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../../events/event-rows.js';
 import { NotFoundError } from '../errors.js';
 import { actorText, eventSummary } from './summary.js';
@@ -56,7 +56,7 @@ async function revisionOf(services: Services, stream: string, subject: HistorySu
   );
   const row = found.rows[0];
   if (!row)
-    throw new RuleError('invalid', 'validation_failed', `starting_after is not an event of this ${subject}`, {
+    throw new Refusal('invalid', 'validation_failed', `starting_after is not an event of this ${subject}`, {
       starting_after: `not an event of this ${subject}`,
     });
   return row.revision;
@@ -121,7 +121,7 @@ async function eventsAsOf(
   asOf: Date,
 ): Promise<StoredEvent[]> {
   if (asOf.getTime() > services.now().getTime())
-    throw new RuleError('invalid', 'validation_failed', 'as_of is in the future', {
+    throw new Refusal('invalid', 'validation_failed', 'as_of is in the future', {
       as_of: 'must not be in the future: later events may still come',
     });
   const stream = await subjectStream(services, scope, subject, id);
@@ -139,7 +139,7 @@ export async function readLeadAsOf(
   asOf: Date,
 ): Promise<{ revision: number; lead: Lead }> {
   const events = await eventsAsOf(services, scope, 'lead', id, asOf);
-  const lead = events.map(toLeadEvent).reduce<Lead | undefined>(evolve, undefined);
+  const lead = foldLead(events.map(toLeadEvent));
   if (!lead) throw new NotFoundError('lead');
   return { revision: events[events.length - 1]!.revision, lead };
 }
@@ -152,7 +152,7 @@ export async function readApplicationAsOf(
   asOf: Date,
 ): Promise<{ revision: number; application: ReturnType<typeof applicationView> }> {
   const events = await eventsAsOf(services, scope, 'application', id, asOf);
-  const state = fold(events.map(toApplicationEvent));
+  const state = foldApplication(events.map(toApplicationEvent));
   if (!state) throw new NotFoundError('application');
   return { revision: events[events.length - 1]!.revision, application: applicationView(state, scope.sandbox) };
 }

@@ -2,7 +2,7 @@ import {
   decide,
   evolve,
   fold,
-  issueInvoice,
+  decideIssue,
   type Invoice,
   type InvoiceCommand,
   type InvoiceEvent,
@@ -47,9 +47,9 @@ export async function issueInvoiceCommand(
   return runCommand(store, context, [stream], async (tx) => {
     const person_id = await personOfSubject(tx, input.subject);
     // Validate before taking a number, so a refused invoice never holds the counter row longer than it must.
-    issueInvoice({ ...input, invoice_id: id, number: 1, now: tx.context.now, person_id });
+    decideIssue({ ...input, invoice_id: id, number: 1, now: tx.context.now, person_id });
     const number = await nextInvoiceNumber(tx.sql, tx.context.tenantId, tx.context.sandbox);
-    const events = issueInvoice({ ...input, invoice_id: id, number, now: tx.context.now, person_id });
+    const events = decideIssue({ ...input, invoice_id: id, number, now: tx.context.now, person_id });
     await tx.append(stream, 'no_stream', events);
     return fold(events)!;
   });

@@ -10,10 +10,11 @@ import {
   idempotencyLock,
   idempotencyScope,
   saveAnswer,
+  type IdempotencyScope,
   type StoredAnswer,
 } from '../../leads/idempotency.js';
-import type { LeadSubmission } from '../../leads/submission.js';
-import { captureLookup, type CaptureLookup } from '../../projections/leads-queries.js';
+import type { LeadSubmission } from '../../domain/leads/submission.js';
+import { captureLookup } from '../../projections/leads-queries.js';
 import { monthlyLeadQuota } from '../../workspaces/plans.js';
 import { consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
 import type { Workspace } from '../../workspaces/workspace.js';
@@ -65,66 +66,111 @@ export function identityLocks(
  * lead takes its slot of the monthly quota in the same transaction (`consumeQuota`), before its events are written.
  */
 export async function captureLead(services: Pick<AppServices, 'store'>, input: CaptureInput): Promise<CaptureAnswer> {
-  const { workspace, key, submission, idempotency } = input;
-  const sandbox = key.mode === 'test';
-  const tenantId = workspace.id;
-  const leadId = newId();
-  // A new lead's stream needs no lock (its first event's unique revision refuses a second writer); a duplicate's
-  // existing stream is locked when the enquiry is appended.
-  const locks = identityLocks(tenantId, sandbox, submission);
-  const keyScope = idempotencyScope(tenantId, key);
-  if (idempotency) locks.push(idempotencyLock(keyScope, idempotency.key));
-
+  const capture = prepareCapture(input);
   const context = input.context(input.now());
-  const quotaLimit = sandbox ? null : monthlyLeadQuota(workspace);
+  return runLeadWrite({ store: services.store, now: input.now }, context, captureLocks(capture), (tx) =>
+    writeCapture(tx, capture),
+  );
+}
+
+/** What a capture settles before its transaction: the new lead's id, the mode, the key's scope, quota and source. */
+interface Capture {
+  input: CaptureInput;
+  leadId: string;
+  sandbox: boolean;
+  tenantId: string;
+  keyScope: IdempotencyScope;
+  quotaLimit: number | null;
+  source: Named;
+  consentSource: string;
+}
+
+function prepareCapture(input: CaptureInput): Capture {
+  const { workspace, key } = input;
+  const sandbox = key.mode === 'test';
   const source = leadSource(workspace, key);
-  const consentSource =
-    key.kind === 'public' ? `${source.key}@${workspace.settings.widget.consent_text_version}` : source.key;
-  const decide = (existing: NonNullable<CaptureLookup['duplicate']> | null, now: Date) =>
-    decideCapture({ leadId, submission, existing, source, consentSource, settings: workspace.settings, now });
-
-  const create = async (tx: StoreTransaction, decision: CaptureDecision, now: Date): Promise<StoredAnswer> => {
-    // The check and the count in one step: refused past the limit, the transaction rolls back (429 quota_exceeded).
-    if (!sandbox) await consumeQuota(tx.sql, tenantId, LEADS_METRIC, quotaLimit, now);
-    await tx.append(leadStream(leadId), 'no_stream', decision.events);
-    const body = {
-      id: leadId,
-      status: decision.lead.stage.key,
-      assigned_to: decision.lead.owner?.email ?? null,
-      duplicate: false,
-      test_mode: sandbox,
-    };
-    return { requestHash: idempotency?.requestHash ?? '', status: 201, body };
+  return {
+    input,
+    leadId: newId(),
+    sandbox,
+    tenantId: workspace.id,
+    keyScope: idempotencyScope(workspace.id, key),
+    quotaLimit: sandbox ? null : monthlyLeadQuota(workspace),
+    source,
+    consentSource:
+      key.kind === 'public' ? `${source.key}@${workspace.settings.widget.consent_text_version}` : source.key,
   };
+}
 
-  const work = async (tx: StoreTransaction): Promise<CaptureAnswer> => {
-    if (idempotency) {
-      const earlier = await findAnswer(tx.sql, keyScope, idempotency.key, tx.context.now);
-      if (earlier) {
-        if (earlier.requestHash !== idempotency.requestHash) throw new IdempotencyKeyReusedError();
-        return { ...earlier, replayed: true };
-      }
-    }
-    if (input.captcha && !input.captcha.ok) throw new CaptchaFailedError();
+/**
+ * The person's identity locks and the idempotency key's. A new lead's stream needs no lock (its first event's unique
+ * revision refuses a second writer); a duplicate's existing stream is locked when the enquiry is appended.
+ */
+function captureLocks({ input, tenantId, sandbox, keyScope }: Capture): string[] {
+  const locks = identityLocks(tenantId, sandbox, input.submission);
+  if (input.idempotency) locks.push(idempotencyLock(keyScope, input.idempotency.key));
+  return locks;
+}
 
-    const found = await captureLookup(tx.sql, tenantId, sandbox, submission.phone, submission.email);
-    const now = tx.context.now;
-    const existing = found.duplicate ?? null;
-    const decision = decide(existing, now);
+async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<CaptureAnswer> {
+  const { input } = capture;
+  const { idempotency, submission } = input;
+  const earlier = await earlierAnswer(tx, capture);
+  if (earlier) return { ...earlier, replayed: true };
+  if (input.captcha && !input.captcha.ok) throw new CaptchaFailedError();
 
-    let answer: StoredAnswer;
-    if (decision.outcome === 'duplicate') {
-      await tx.append(leadStream(decision.lead.id), 'any', decision.events);
-      answer = {
-        requestHash: idempotency?.requestHash ?? '',
-        status: 200,
-        body: { id: decision.lead.id, duplicate: true },
-      };
-    } else {
-      answer = await create(tx, decision, now);
-    }
-    if (idempotency) await saveAnswer(tx.writes, keyScope, idempotency.key, answer, now);
-    return { ...answer, replayed: false };
+  const found = await captureLookup(tx.sql, capture.tenantId, capture.sandbox, submission.phone, submission.email);
+  const now = tx.context.now;
+  const decision = decideCapture({
+    leadId: capture.leadId,
+    submission,
+    existing: found.duplicate ?? null,
+    source: capture.source,
+    consentSource: capture.consentSource,
+    settings: input.workspace.settings,
+    now,
+  });
+  const answer =
+    decision.outcome === 'duplicate'
+      ? await addEnquiry(tx, capture, decision)
+      : await createLead(tx, capture, decision, now);
+  if (idempotency) await saveAnswer(tx.writes, capture.keyScope, idempotency.key, answer, now);
+  return { ...answer, replayed: false };
+}
+
+/** The first answer given to this Idempotency-Key, refused when it answered another request. */
+async function earlierAnswer(tx: StoreTransaction, { input, keyScope }: Capture): Promise<StoredAnswer | null> {
+  if (!input.idempotency) return null;
+  const earlier = await findAnswer(tx.sql, keyScope, input.idempotency.key, tx.context.now);
+  if (!earlier) return null;
+  if (earlier.requestHash !== input.idempotency.requestHash) throw new IdempotencyKeyReusedError();
+  return earlier;
+}
+
+async function addEnquiry(tx: StoreTransaction, { input }: Capture, decision: CaptureDecision): Promise<StoredAnswer> {
+  await tx.append(leadStream(decision.lead.id), 'any', decision.events);
+  return {
+    requestHash: input.idempotency?.requestHash ?? '',
+    status: 200,
+    body: { id: decision.lead.id, duplicate: true },
   };
-  return runLeadWrite({ store: services.store, now: input.now }, context, locks, work);
+}
+
+async function createLead(
+  tx: StoreTransaction,
+  { input, leadId, sandbox, tenantId, quotaLimit }: Capture,
+  decision: CaptureDecision,
+  now: Date,
+): Promise<StoredAnswer> {
+  // The check and the count in one step: refused past the limit, the transaction rolls back (429 quota_exceeded).
+  if (!sandbox) await consumeQuota(tx.sql, tenantId, LEADS_METRIC, quotaLimit, now);
+  await tx.append(leadStream(leadId), 'no_stream', decision.events);
+  const body = {
+    id: leadId,
+    status: decision.lead.stage.key,
+    assigned_to: decision.lead.owner?.email ?? null,
+    duplicate: false,
+    test_mode: sandbox,
+  };
+  return { requestHash: input.idempotency?.requestHash ?? '', status: 201, body };
 }

@@ -1,5 +1,5 @@
 import type { AppServices } from '../../bootstrap.js';
-import { decideLead } from '../../domain/leads/decide.js';
+import { decide } from '../../domain/leads/decide.js';
 import { leadStream } from '../../domain/leads/lead.js';
 import type { StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
@@ -59,7 +59,7 @@ export async function eraseLead(
     const before = await erasedAt(tx.sql, tenantId, leadId);
     const live = await liveKeys(tx.sql, tenantId, leadId);
     const now = tx.context.now;
-    if (!before) await tx.append(stream, row.revision, decideLead(row.lead, { type: 'erase', now }));
+    if (!before) await tx.append(stream, row.revision, decide(row.lead, { type: 'erase', now }));
     await passGate('erasure-keys', leadId);
     await eraseKeys(tx.writes, { tenantId, personId: leadId, streams: [stream], now });
     await scrubPersonRows(tx.writes, { tenantId, sandbox, leadId });

@@ -1,11 +1,11 @@
 import type { AppServices } from '../../bootstrap.js';
-import { RuleError } from '../../domain/rule-error.js';
+import { Refusal } from '../../domain/refusal.js';
 import type { CommandContext } from '../../events/types.js';
 import type { KeyLookup } from '../../keys/repository.js';
 import { checkLeadCreate } from '../../leads/check-create.js';
 import { findAnswer, idempotencyScope, requestHash } from '../../leads/idempotency.js';
 import { spamReason } from '../../leads/spam.js';
-import type { LeadCreateBody, LeadSubmission } from '../../leads/submission.js';
+import type { LeadCreateBody, LeadSubmission } from '../../domain/leads/submission.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { IdempotencyKeyReusedError } from '../errors.js';
 import { captchaToCheck, captchaVerdict, type CaptchaLog } from './captcha-check.js';
@@ -77,16 +77,16 @@ function acceptedSubmission(request: LeadRequest, now: Date): { body: LeadCreate
   const consentGiven = body?.consent === true;
   if (Object.keys(problems).length > 0 || !body || !submission) {
     if (!consentGiven) problems.consent = 'must be true';
-    throw new RuleError('invalid', 'validation_failed', 'Some fields are invalid; see fields', problems);
+    throw new Refusal('invalid', 'validation_failed', 'Some fields are invalid; see fields', problems);
   }
   if (!consentGiven)
-    throw new RuleError(
+    throw new Refusal(
       'invalid',
       'consent_required',
       'The enquirer must consent (consent: true) before a lead can be created',
     );
   if (spamReason(body))
-    throw new RuleError('invalid', 'spam_detected', 'This submission looks like spam and was not accepted');
+    throw new Refusal('invalid', 'spam_detected', 'This submission looks like spam and was not accepted');
   return { body, submission };
 }
 

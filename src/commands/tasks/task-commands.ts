@@ -1,9 +1,9 @@
 import {
-  createTask,
+  decideCreate,
   decide,
   evolve,
   fold,
-  TaskRejected,
+  TaskRefusal,
   type TaskAssignee,
   type TaskCommand,
   type TaskEvent,
@@ -31,7 +31,7 @@ export function resolveAssignee(workspace: Workspace, email: string | null): Tas
   if (email === null) return null;
   const user = workspace.settings.users.find((u) => u.email === email.toLowerCase() && u.active);
   if (!user)
-    throw new TaskRejected('invalid', 'validation_failed', 'The assignee must be an active user of the workspace', {
+    throw new TaskRefusal('invalid', 'validation_failed', 'The assignee must be an active user of the workspace', {
       assignee: 'the email of an active user of the workspace',
     });
   return { user_id: user.id, email: user.email, name: user.name };
@@ -54,7 +54,7 @@ export async function createTaskCommand(
   const stream = taskStream(id);
   return runCommand(store, context, [stream], async (tx) => {
     const person = await personOfSubject(tx, input.subject);
-    const events = createTask({ task_id: id, ...input, now: tx.context.now, person_id: person });
+    const events = decideCreate({ task_id: id, ...input, now: tx.context.now, person_id: person });
     await tx.append(stream, 'no_stream', events);
     return fold(events)!;
   });

@@ -10,7 +10,8 @@ import {
   decideSendTest,
   EndpointNotFoundError,
   endpointStream,
-  foldStream,
+  fold,
+  toEndpointEvent,
   type EndpointState,
 } from '../../domain/webhooks/endpoint.js';
 import type { StoreTransaction } from '../../events/event-store.js';
@@ -100,7 +101,8 @@ async function load(
 ): Promise<{ row: EndpointRow; state: EndpointState | null }> {
   const row = await findEndpoint(tx.sql, context.tenantId, id, context.sandbox);
   if (!row) throw notFound();
-  return { row, state: foldStream(await tx.readStream(endpointStream(id))) };
+  const events = await tx.readStream(endpointStream(id));
+  return { row, state: fold(events.map(toEndpointEvent)) };
 }
 
 function domainErrors<T>(work: () => Promise<T>): Promise<T> {
@@ -217,10 +219,8 @@ export async function pauseEndpoint(
   };
   const reason = `${consecutiveFailures} deliveries failed in a row`;
   return runCommand(services.store, context, [endpointStream(endpointId)], async (tx) => {
-    const events = decidePause(foldStream(await tx.readStream(endpointStream(endpointId))), {
-      reason,
-      consecutiveFailures,
-    });
+    const state = fold((await tx.readStream(endpointStream(endpointId))).map(toEndpointEvent));
+    const events = decidePause(state, { reason, consecutiveFailures });
     if (events.length === 0) return false;
     await tx.append(endpointStream(endpointId), 'any', events);
     const workspace = await services.workspaces.get(endpoint.tenant_id, -1);

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
-import { createKey, KeyRuleError, listKeys, revokeKey, type ListedKey, type NewKey } from '../../keys/repository.js';
+import { createKey, KeyRefusal, listKeys, revokeKey, type ListedKey, type NewKey } from '../../keys/repository.js';
 import { sandboxSubmissions } from '../../projections/leads-queries.js';
 import { SCOPES, type Scope } from '../../shared/enums.js';
 import {
@@ -125,7 +125,7 @@ function keyWanted(
 
 /** A refusal of createKey next to the field it concerns; undefined for an error that is not a refusal. */
 function keyRefusal(error: unknown): Errors | undefined {
-  if (error instanceof KeyRuleError) {
+  if (error instanceof KeyRefusal) {
     const about = /origin/i.test(error.message)
       ? 'origins'
       : /ip|cidr|address/i.test(error.message)

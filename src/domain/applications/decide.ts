@@ -1,7 +1,7 @@
 import { evolve } from './evolve.js';
 import { applicationStatus, coveringModules, currentStage, stageModule } from './status.js';
 import {
-  ApplicationRejected,
+  ApplicationRefusal,
   type ApplicationCommand,
   type ApplicationEvent,
   type ApplicationModuleUpdated,
@@ -97,7 +97,7 @@ function moduleUpdated(
 export function workflowStages(workflow: OpenInput['workflow']): OpenInput['workflow']['stages'] {
   const stages = [...workflow.stages].sort((a, b) => a.position - b.position);
   if (stages.length === 0)
-    throw new ApplicationRejected(
+    throw new ApplicationRefusal(
       'conflict',
       'no_application_workflow',
       'The workspace defines no application stages, so a lead cannot be converted yet',
@@ -106,7 +106,7 @@ export function workflowStages(workflow: OpenInput['workflow']): OpenInput['work
 }
 
 /** The events that open a case on conversion: the case with its workflow, then its entry into the first stage. */
-export function openApplication(input: OpenInput): ApplicationEvent[] {
+export function decideOpen(input: OpenInput): ApplicationEvent[] {
   const stages = workflowStages(input.workflow);
   const opened: ApplicationOpened = {
     type: 'application.opened',
@@ -154,13 +154,13 @@ export function automaticMove(state: ApplicationState): ApplicationStageChanged 
 function findModule(state: ApplicationState, key: string): { module: CaseModule; index: number } {
   const index = state.modules.findIndex((m) => m.key === key);
   if (index < 0)
-    throw new ApplicationRejected('not_found', 'module_not_found', `The case has no module with the key ${key}`);
+    throw new ApplicationRefusal('not_found', 'module_not_found', `The case has no module with the key ${key}`);
   return { module: state.modules[index]!, index };
 }
 
 function assertOpen(state: ApplicationState): void {
   if (state.status === 'closed')
-    throw new ApplicationRejected(
+    throw new ApplicationRefusal(
       'conflict',
       'application_closed',
       'The application is closed; set its status to active or on_hold first',
@@ -170,7 +170,7 @@ function assertOpen(state: ApplicationState): void {
 function cleanName(name: string, field: string): string {
   const trimmed = name.trim();
   if (trimmed.length < 1 || trimmed.length > NAME_MAX)
-    throw new ApplicationRejected('invalid', 'validation_failed', `${field} must be 1 to ${NAME_MAX} characters`, {
+    throw new ApplicationRefusal('invalid', 'validation_failed', `${field} must be 1 to ${NAME_MAX} characters`, {
       [field]: `must be 1 to ${NAME_MAX} characters`,
     });
   return trimmed;
@@ -227,7 +227,7 @@ function setModuleState(state: ApplicationState, command: Command<'set_module_st
   assertOpen(state);
   const { module, index } = findModule(state, command.module_key);
   if (!module.selected)
-    throw new ApplicationRejected(
+    throw new ApplicationRefusal(
       'conflict',
       'module_not_selected',
       `The module ${module.key} is switched off on this case; select it first`,
@@ -272,17 +272,17 @@ function addModule(state: ApplicationState, command: Command<'add_module'>): App
   assertOpen(state);
   const name = cleanName(command.name, 'name');
   if (command.key !== undefined && !KEY_PATTERN.test(command.key))
-    throw new ApplicationRejected('invalid', 'validation_failed', 'key must match ^[a-z][a-z0-9_]{0,59}$', {
+    throw new ApplicationRefusal('invalid', 'validation_failed', 'key must match ^[a-z][a-z0-9_]{0,59}$', {
       key: 'must match ^[a-z][a-z0-9_]{0,59}$',
     });
   if (command.key !== undefined && state.modules.some((m) => m.key === command.key))
-    throw new ApplicationRejected(
+    throw new ApplicationRefusal(
       'conflict',
       'module_exists',
       `The case already has a module with the key ${command.key}`,
     );
   if (command.after !== undefined && command.before !== undefined)
-    throw new ApplicationRejected('invalid', 'validation_failed', 'Give after or before, not both', {
+    throw new ApplicationRefusal('invalid', 'validation_failed', 'Give after or before, not both', {
       before: 'cannot be given with after',
     });
   const stageKeys = knownStageKeys(state, command.stage_keys ?? []);
@@ -306,7 +306,7 @@ function addModule(state: ApplicationState, command: Command<'add_module'>): App
 function knownStageKeys(state: ApplicationState, stageKeys: string[]): string[] {
   const unknownStage = stageKeys.find((k) => !state.stages.some((s) => s.key === k));
   if (unknownStage !== undefined)
-    throw new ApplicationRejected('invalid', 'validation_failed', `No stage has the key ${unknownStage}`, {
+    throw new ApplicationRefusal('invalid', 'validation_failed', `No stage has the key ${unknownStage}`, {
       stage_keys: `no stage has the key ${unknownStage}`,
     });
   return stageKeys;
@@ -322,7 +322,7 @@ function insertionIndex(state: ApplicationState, command: Pick<Command<'add_modu
     if (anchor === undefined) continue;
     const at = state.modules.findIndex((m) => m.key === anchor);
     if (at < 0)
-      throw new ApplicationRejected('invalid', 'validation_failed', `No module has the key ${anchor}`, {
+      throw new ApplicationRefusal('invalid', 'validation_failed', `No module has the key ${anchor}`, {
         [field]: `no module has the key ${anchor}`,
       });
     index = field === 'after' ? at + 1 : at;
@@ -346,7 +346,7 @@ function moveToStage(state: ApplicationState, command: Command<'move_to_stage'>)
   assertOpen(state);
   const target = state.stages.find((s) => s.key === command.stage || s.id === command.stage);
   if (!target)
-    throw new ApplicationRejected('invalid', 'validation_failed', `No stage has the key or id ${command.stage}`, {
+    throw new ApplicationRefusal('invalid', 'validation_failed', `No stage has the key or id ${command.stage}`, {
       stage: 'no such stage',
     });
   if (target.id === state.stage_id) return [];

@@ -1,4 +1,4 @@
-import { RuleError } from '../rule-error.js';
+import { Refusal } from '../refusal.js';
 /** The application (case) aggregate: its state, the status shape the API shows, and the events of its stream. */
 
 export const MODULE_STATES = ['pending', 'updated'] as const;
@@ -173,4 +173,4 @@ export type ApplicationCommand =
   | { type: 'record_outcome'; outcome: Outcome };
 
 /** A command the case refuses: its kind and the code the caller sees. */
-export class ApplicationRejected extends RuleError {}
+export class ApplicationRefusal extends Refusal {}

@@ -1,6 +1,6 @@
 import { evolve } from './evolve.js';
 import {
-  DocumentRefused,
+  DocumentRefusal,
   type Document,
   type DocumentCommand,
   type DocumentContentType,
@@ -33,7 +33,7 @@ export function cleanFilename(name: string): string {
   // eslint-disable-next-line no-control-regex -- control characters are what is removed
   const base = (name.split(/[\\/]/).pop() ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim();
   if (base.length === 0 || base === '.' || base === '..')
-    throw new DocumentRefused('invalid', 'validation_failed', 'The file needs a name', {
+    throw new DocumentRefusal('invalid', 'validation_failed', 'The file needs a name', {
       file: 'a file with a name',
     });
   return [...base].slice(0, FILENAME_MAX).join('');
@@ -42,7 +42,7 @@ export function cleanFilename(name: string): string {
 function documentType(types: readonly DocumentTypeDef[], key: string): DocumentTypeDef {
   const found = types.find((t) => t.key === key);
   if (!found)
-    throw new DocumentRefused('invalid', 'validation_failed', `No document type ${key} in this workspace`, {
+    throw new DocumentRefusal('invalid', 'validation_failed', `No document type ${key} in this workspace`, {
       type: `one of ${types.map((t) => t.key).join(', ')}`,
     });
   return found;
@@ -63,9 +63,9 @@ export function checkUpload(input: ReceiveDocumentInput): CheckedUpload {
   const type = documentType(input.types, input.document_type);
   const filename = cleanFilename(input.filename);
   if (input.size === 0)
-    throw new DocumentRefused('invalid', 'validation_failed', 'The file is empty', { file: 'a non-empty file' });
+    throw new DocumentRefusal('invalid', 'validation_failed', 'The file is empty', { file: 'a non-empty file' });
   if (input.size > type.max_size_bytes)
-    throw new DocumentRefused(
+    throw new DocumentRefusal(
       'too_large',
       'document_too_large',
       `A ${type.key} document is at most ${type.max_size_bytes} bytes; this file has ${input.size}`,
@@ -73,7 +73,7 @@ export function checkUpload(input: ReceiveDocumentInput): CheckedUpload {
   const detected = input.detected_content_type;
   const declared = input.declared_content_type?.split(';')[0]!.trim().toLowerCase() || null;
   if (detected === null || !type.content_types.includes(detected) || (declared !== null && declared !== detected))
-    throw new DocumentRefused(
+    throw new DocumentRefusal(
       'unsupported',
       'unsupported_content_type',
       `A ${type.key} document is ${type.content_types.join(', ')}; ${
@@ -88,7 +88,7 @@ export function checkUpload(input: ReceiveDocumentInput): CheckedUpload {
 }
 
 /** The event that records a received file, once checkUpload passed it; `person_id` is the lead of its person. */
-export function receiveDocument(input: ReceiveDocumentInput & { person_id: string }): DocumentEvent[] {
+export function decideReceive(input: ReceiveDocumentInput & { person_id: string }): DocumentEvent[] {
   const { type, filename, content_type } = checkUpload(input);
   return [
     {
@@ -112,7 +112,7 @@ export function receiveDocument(input: ReceiveDocumentInput & { person_id: strin
 function checkedReason(reason: string): string {
   const trimmed = reason.trim();
   if (trimmed.length === 0 || trimmed.length > REASON_MAX)
-    throw new DocumentRefused('invalid', 'validation_failed', `A reason is 1 to ${REASON_MAX} characters`, {
+    throw new DocumentRefusal('invalid', 'validation_failed', `A reason is 1 to ${REASON_MAX} characters`, {
       reason: `1 to ${REASON_MAX} characters`,
     });
   return trimmed;
@@ -143,7 +143,7 @@ export function decide(state: Document, command: DocumentCommand): DocumentEvent
       const reason = checkedReason(command.reason);
       if (state.status === 'rejected') return [];
       if (state.status !== 'available')
-        throw new DocumentRefused(
+        throw new DocumentRefusal(
           'conflict',
           'document_not_available',
           state.status === 'pending_scan'

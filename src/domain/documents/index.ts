@@ -5,7 +5,7 @@ export {
   checkUpload,
   cleanFilename,
   decide,
-  receiveDocument,
+  decideReceive,
   FILENAME_MAX,
   REASON_MAX,
   type CheckedUpload,

@@ -1,4 +1,4 @@
-import { RuleError } from '../rule-error.js';
+import { Refusal } from '../refusal.js';
 
 /** The document aggregate: a file staff upload for a lead or an application, scanned before it is accepted. */
 
@@ -113,4 +113,4 @@ export type DocumentCommand =
   | { type: 'reject'; reason: string; now: Date };
 
 /** A document operation the document refuses: the status and code the caller sees. */
-export class DocumentRefused extends RuleError {}
+export class DocumentRefusal extends Refusal {}

@@ -1,7 +1,7 @@
 import { refundable } from './evolve.js';
 import { applyBasisPoints, currencyExponent, formatMinor, isCurrency, MAX_AMOUNT, multiply, sum } from './money.js';
 import {
-  InvoiceRejected,
+  InvoiceRefusal,
   PAYMENT_METHODS,
   type Invoice,
   type InvoiceCommand,
@@ -18,7 +18,7 @@ export const MAX_QUANTITY = 10_000;
 const TEXT_MAX = 200;
 
 const invalid = (field: string, problem: string) =>
-  new InvoiceRejected('invalid', 'validation_failed', `${field}: ${problem}`, { [field]: problem });
+  new InvoiceRefusal('invalid', 'validation_failed', `${field}: ${problem}`, { [field]: problem });
 
 function checkAmount(field: string, amount: number, min: number): number {
   if (!Number.isSafeInteger(amount) || amount < min || amount > MAX_AMOUNT)
@@ -47,7 +47,7 @@ function withinMax(field: string, value: bigint): number {
 }
 
 /** The event that issues an invoice: line amounts, subtotal, tax (rounded half up) and total, all in minor units. */
-export function issueInvoice(input: IssueInvoiceInput): InvoiceEvent[] {
+export function decideIssue(input: IssueInvoiceInput): InvoiceEvent[] {
   if (!isCurrency(input.currency)) throw invalid('currency', 'an ISO 4217 currency code, for example INR or USD');
   if (input.line_items.length === 0 || input.line_items.length > MAX_LINE_ITEMS)
     throw invalid('line_items', `1 to ${MAX_LINE_ITEMS} items`);
@@ -93,13 +93,13 @@ export function issueInvoice(input: IssueInvoiceInput): InvoiceEvent[] {
 
 function findPayment(invoice: Invoice, id: string): Payment {
   const payment = invoice.payments.find((p) => p.id === id);
-  if (!payment) throw new InvoiceRejected('not_found', 'not_found', 'No such payment on this invoice');
+  if (!payment) throw new InvoiceRefusal('not_found', 'not_found', 'No such payment on this invoice');
   return payment;
 }
 
 function findRefund(invoice: Invoice, id: string): Refund {
   const refund = invoice.payments.flatMap((p) => p.refunds).find((r) => r.id === id);
-  if (!refund) throw new InvoiceRejected('not_found', 'not_found', 'No such refund on this invoice');
+  if (!refund) throw new InvoiceRefusal('not_found', 'not_found', 'No such refund on this invoice');
   return refund;
 }
 
@@ -110,73 +110,85 @@ function findRefund(invoice: Invoice, id: string): Refund {
  */
 export function decide(invoice: Invoice, command: InvoiceCommand): InvoiceEvent[] {
   switch (command.type) {
-    case 'record_payment': {
-      if (command.currency !== invoice.currency)
-        throw new InvoiceRejected(
-          'invalid',
-          'currency_mismatch',
-          `The invoice is in ${invoice.currency}; a payment in ${command.currency} cannot be recorded against it`,
-          { currency: `must be ${invoice.currency}` },
-        );
-      const amount = checkAmount('amount', command.amount, 1);
-      if (!(PAYMENT_METHODS as readonly string[]).includes(command.method))
-        throw invalid('method', `one of ${PAYMENT_METHODS.join(', ')}`);
-      if (amount > invoice.balance)
-        throw new InvoiceRejected(
-          'conflict',
-          'overpayment',
-          `The payment of ${formatMinor(amount, invoice.currency)} exceeds the balance of ${formatMinor(invoice.balance, invoice.currency)}`,
-        );
-      const payment: Payment = {
-        id: command.payment_id,
-        invoice_id: invoice.id,
-        amount,
-        currency: invoice.currency,
-        method: command.method,
-        reference: checkText('reference', command.reference),
-        received_at: command.now.toISOString(),
-        refunded_amount: 0,
-        refunds: [],
-      };
-      return [{ type: 'payment.received', data: { payment_id: payment.id, payload: payment } }];
-    }
-    case 'create_refund': {
-      const payment = findPayment(invoice, command.payment_id);
-      const amount = checkAmount('amount', command.amount, 1);
-      const left = refundable(payment);
-      if (amount > left)
-        throw new InvoiceRejected(
-          'conflict',
-          'refund_exceeds_payment',
-          `The refund of ${formatMinor(amount, invoice.currency)} exceeds the ${formatMinor(left, invoice.currency)} of the payment not yet refunded`,
-        );
-      const refund: Refund = {
-        id: command.refund_id,
-        payment_id: payment.id,
-        invoice_id: invoice.id,
-        amount,
-        currency: invoice.currency,
-        reason: checkText('reason', command.reason),
-        status: 'pending',
-        created_at: command.now.toISOString(),
-        paid_at: null,
-      };
-      return [{ type: 'refund.created', data: { refund } }];
-    }
-    case 'mark_refund_paid': {
-      const refund = findRefund(invoice, command.refund_id);
-      if (refund.status === 'paid') return [];
-      const paidAt = command.now.toISOString();
-      const payload: Refund = { ...refund, status: 'paid', paid_at: paidAt };
-      const event: InvoiceEvent = {
-        type: 'refund.paid',
-        data: { refund_id: refund.id, payment_id: refund.payment_id, paid_at: paidAt, payload },
-      };
-      return [event];
-    }
+    case 'record_payment':
+      return decideRecordPayment(invoice, command);
+    case 'create_refund':
+      return decideCreateRefund(invoice, command);
+    case 'mark_refund_paid':
+      return decideMarkRefundPaid(invoice, command);
     default: {
       const unknown: never = command;
       throw new Error(`unknown invoice command ${JSON.stringify(unknown)}`);
     }
   }
+}
+
+type CommandOf<T extends InvoiceCommand['type']> = Extract<InvoiceCommand, { type: T }>;
+
+function decideRecordPayment(invoice: Invoice, command: CommandOf<'record_payment'>): InvoiceEvent[] {
+  if (command.currency !== invoice.currency)
+    throw new InvoiceRefusal(
+      'invalid',
+      'currency_mismatch',
+      `The invoice is in ${invoice.currency}; a payment in ${command.currency} cannot be recorded against it`,
+      { currency: `must be ${invoice.currency}` },
+    );
+  const amount = checkAmount('amount', command.amount, 1);
+  if (!(PAYMENT_METHODS as readonly string[]).includes(command.method))
+    throw invalid('method', `one of ${PAYMENT_METHODS.join(', ')}`);
+  if (amount > invoice.balance)
+    throw new InvoiceRefusal(
+      'conflict',
+      'overpayment',
+      `The payment of ${formatMinor(amount, invoice.currency)} exceeds the balance of ${formatMinor(invoice.balance, invoice.currency)}`,
+    );
+  const payment: Payment = {
+    id: command.payment_id,
+    invoice_id: invoice.id,
+    amount,
+    currency: invoice.currency,
+    method: command.method,
+    reference: checkText('reference', command.reference),
+    received_at: command.now.toISOString(),
+    refunded_amount: 0,
+    refunds: [],
+  };
+  return [{ type: 'payment.received', data: { payment_id: payment.id, payload: payment } }];
+}
+
+function decideCreateRefund(invoice: Invoice, command: CommandOf<'create_refund'>): InvoiceEvent[] {
+  const payment = findPayment(invoice, command.payment_id);
+  const amount = checkAmount('amount', command.amount, 1);
+  const left = refundable(payment);
+  if (amount > left)
+    throw new InvoiceRefusal(
+      'conflict',
+      'refund_exceeds_payment',
+      `The refund of ${formatMinor(amount, invoice.currency)} exceeds the ${formatMinor(left, invoice.currency)} of the payment not yet refunded`,
+    );
+  const refund: Refund = {
+    id: command.refund_id,
+    payment_id: payment.id,
+    invoice_id: invoice.id,
+    amount,
+    currency: invoice.currency,
+    reason: checkText('reason', command.reason),
+    status: 'pending',
+    created_at: command.now.toISOString(),
+    paid_at: null,
+  };
+  return [{ type: 'refund.created', data: { refund } }];
+}
+
+function decideMarkRefundPaid(invoice: Invoice, command: CommandOf<'mark_refund_paid'>): InvoiceEvent[] {
+  const refund = findRefund(invoice, command.refund_id);
+  if (refund.status === 'paid') return [];
+  const paidAt = command.now.toISOString();
+  const payload: Refund = { ...refund, status: 'paid', paid_at: paidAt };
+  return [
+    {
+      type: 'refund.paid',
+      data: { refund_id: refund.id, payment_id: refund.payment_id, paid_at: paidAt, payload },
+    },
+  ];
 }

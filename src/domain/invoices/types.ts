@@ -1,4 +1,4 @@
-import { RuleError } from '../rule-error.js';
+import { Refusal } from '../refusal.js';
 
 /** The invoice aggregate: an invoice with the payments recorded against it and the refunds of those payments. */
 
@@ -131,4 +131,4 @@ export type InvoiceCommand =
   | { type: 'mark_refund_paid'; refund_id: string; now: Date };
 
 /** An operation the invoice refuses: the status and code the caller sees. */
-export class InvoiceRejected extends RuleError {}
+export class InvoiceRefusal extends Refusal {}

@@ -1,13 +1,13 @@
 import type { Actor } from '../../events/types.js';
-import { chooseBranch, chooseOwner } from '../../leads/assignment.js';
-import { checkCustomFields } from '../../leads/custom-fields.js';
-import { scoreLead } from '../../leads/scoring.js';
-import type { LeadSubmission } from '../../leads/submission.js';
-import { firstStage, lostStage, type WorkspaceSettings } from '../../workspaces/workspace.js';
+import { chooseBranch, chooseOwner } from './assignment.js';
+import { checkCustomFields } from './custom-fields.js';
+import { scoreLead } from './scoring.js';
+import type { LeadSubmission } from './submission.js';
 import { decideErasure } from './erase.js';
-import { LeadRuleError } from './errors.js';
+import { LeadRefusal } from './refusal.js';
 import type { LeadConverted, LeadEnquiryReceived, LeadEvent } from './events.js';
 import { CONVERTED_STAGE, LEAD_FIELDS, LeadEventType, type Lead, type Named, type Temperature } from './lead.js';
+import { firstStage, lostStage, type LeadSettings, type PipelineStage } from './settings.js';
 
 export interface CaptureCommand {
   /** The id a new lead gets. */
@@ -17,7 +17,7 @@ export interface CaptureCommand {
   existing: { lead: Lead; matchedOn: ('phone' | 'email')[] } | null;
   source: Named;
   consentSource: string;
-  settings: WorkspaceSettings;
+  settings: LeadSettings;
   now: Date;
 }
 
@@ -99,7 +99,7 @@ export interface LeadPatch {
 export interface UpdateCommand {
   lead: Lead;
   patch: LeadPatch;
-  settings: WorkspaceSettings;
+  settings: LeadSettings;
   author: Actor;
   now: Date;
 }
@@ -111,115 +111,165 @@ export function changedFields(before: Lead, after: Lead): string[] {
   return LEAD_FIELDS.filter((f) => f !== 'updated_at' && f !== 'last_activity_at' && !same(before[f], after[f]));
 }
 
+/** A PATCH checked against the lead and the workspace: what it changes, each part refused or accepted. */
+interface CheckedPatch {
+  /** The stage it moves to, if it names one. */
+  target: PipelineStage | undefined;
+  isLostNow: boolean;
+  endsLost: boolean;
+  movesToLost: boolean;
+  lostReason: Named | undefined;
+  /** The new owner (null: none), or undefined when the PATCH leaves the owner alone. */
+  owner: Lead['owner'] | undefined;
+  /** The lead's custom fields after the PATCH, or undefined when it names none. */
+  customFields: Record<string, unknown> | undefined;
+  note: string | undefined;
+}
+
 /**
  * The events of a PATCH, in order: lead.updated (fields other than the owner and a move to lost, with
  * changed_fields), lead.assigned (a new owner), lead.lost (a move to the lost stage), then lead.note_added.
  * Each public event carries the lead as it is after that event. Nothing changes, nothing is appended.
  */
 export function decideUpdate(c: UpdateCommand): LeadEvent[] {
-  const { lead, patch, settings } = c;
+  refuseLockedStage(c.lead, c.patch);
+  const checked = checkPatch(c);
+  const at = c.now.toISOString();
+  const touched = { updated_at: at, last_activity_at: at };
+  const events: LeadEvent[] = [];
+  let current = c.lead;
+
+  // lead.updated: everything except the owner and a move into the lost stage.
+  const updated = withUpdates(c.lead, c.patch, checked, at);
+  const changed = changedFields(c.lead, updated);
+  if (changed.length > 0) {
+    events.push({ type: LeadEventType.updated, data: { payload: { ...updated, changed_fields: changed } } });
+    current = updated;
+  }
+
+  if (checked.owner !== undefined && !same(checked.owner, current.owner)) {
+    const assigned: Lead = { ...current, ...touched, owner: checked.owner };
+    events.push({ type: LeadEventType.assigned, data: { payload: assigned, previous_owner: current.owner } });
+    current = assigned;
+  }
+
+  if (checked.movesToLost && checked.target && checked.lostReason) {
+    const lostLead: Lead = {
+      ...current,
+      ...touched,
+      stage: { key: checked.target.key, name: checked.target.name },
+      stage_changed_at: at,
+      lost_reason: checked.lostReason,
+    };
+    events.push({ type: LeadEventType.lost, data: { payload: lostLead, previous_stage: current.stage } });
+  }
+
+  if (checked.note) events.push({ type: LeadEventType.noteAdded, data: { at, note: checked.note, author: c.author } });
+  return events;
+}
+
+/** A converted lead takes no change, and no PATCH moves a lead into the converted stage. */
+function refuseLockedStage(lead: Lead, patch: LeadPatch): void {
   if (lead.converted)
-    throw new LeadRuleError(
+    throw new LeadRefusal(
       'conflict',
       'lead_locked',
       'This lead was converted to an application and can no longer be changed',
     );
   if (patch.stage_key === CONVERTED_STAGE.key) {
-    throw new LeadRuleError(
+    throw new LeadRefusal(
       'conflict',
       'stage_requires_conversion',
       'A lead becomes converted only by converting it to an application',
     );
   }
+}
+
+/** Every problem of the PATCH at once (one per field, in the fields' order), then the lost stage's need of a reason. */
+function checkPatch({ lead, patch, settings }: UpdateCommand): CheckedPatch {
   const problems: Record<string, string> = {};
   const stages = settings.pipeline.stages;
   const target = patch.stage_key === undefined ? undefined : stages.find((s) => s.key === patch.stage_key);
   if (patch.stage_key !== undefined && !target) problems.stage_key = "is not a stage of this workspace's pipeline";
-  const lost = lostStage(settings);
-  const isLostNow = lead.stage.key === lost?.key;
+  const isLostNow = lead.stage.key === lostStage(settings)?.key;
   const endsLost = target ? target.lost : isLostNow;
-
-  let lostReason: Named | null | undefined;
-  if (patch.lost_reason_key !== undefined && patch.lost_reason_key !== null) {
-    lostReason = settings.lost_reasons.find((r) => r.key === patch.lost_reason_key);
-    if (!lostReason) problems.lost_reason_key = 'is not a lost reason of this workspace';
-    else if (!endsLost) problems.lost_reason_key = 'applies only to a lead moving to (or in) the lost stage';
-  }
-
-  let owner: Lead['owner'] | undefined;
-  if (patch.owner_email === null) owner = null;
-  else if (patch.owner_email !== undefined) {
-    const email = patch.owner_email.trim().toLowerCase();
-    const user = settings.users.find((u) => u.email === email && u.active && u.branch_id === lead.branch.id);
-    if (user) owner = { id: user.id, name: user.name, email: user.email };
-    else problems.owner_email = `is not an active user of the lead's branch ${lead.branch.code}`;
-  }
-
-  let customFields: Record<string, unknown> | undefined;
-  if (patch.custom_fields !== undefined) {
-    const accepted = checkCustomFields(settings.custom_fields, patch.custom_fields, problems);
-    customFields = { ...lead.custom_fields };
-    for (const [key, value] of Object.entries(accepted)) {
-      if (value === null) delete customFields[key];
-      else customFields[key] = value;
-    }
-  }
-
+  const lostReason = checkLostReason(patch, settings, endsLost, problems);
+  const owner = checkOwner(patch, settings, lead, problems);
+  const customFields = patchedCustomFields(patch, settings, lead, problems);
   const note = patch.note?.trim();
   if (patch.note !== undefined && !note) problems.note = 'must not be blank';
   if (Object.keys(problems).length > 0)
-    throw new LeadRuleError('invalid', 'validation_failed', 'Some fields are invalid; see fields', problems);
+    throw new LeadRefusal('invalid', 'validation_failed', 'Some fields are invalid; see fields', problems);
 
   const movesToLost = Boolean(target?.lost && !isLostNow);
   if (endsLost && (movesToLost || patch.lost_reason_key !== undefined) && !lostReason) {
-    throw new LeadRuleError(
-      'invalid',
-      'lost_reason_required',
-      'Moving a lead to the lost stage needs a lost_reason_key',
-    );
+    throw new LeadRefusal('invalid', 'lost_reason_required', 'Moving a lead to the lost stage needs a lost_reason_key');
   }
+  return { target, isLostNow, endsLost, movesToLost, lostReason, owner, customFields, note };
+}
 
-  const at = c.now.toISOString();
-  const touched = { updated_at: at, last_activity_at: at };
-  const events: LeadEvent[] = [];
+function checkLostReason(
+  patch: LeadPatch,
+  settings: LeadSettings,
+  endsLost: boolean,
+  problems: Record<string, string>,
+): Named | undefined {
+  if (patch.lost_reason_key === undefined || patch.lost_reason_key === null) return undefined;
+  const lostReason = settings.lost_reasons.find((r) => r.key === patch.lost_reason_key);
+  if (!lostReason) problems.lost_reason_key = 'is not a lost reason of this workspace';
+  else if (!endsLost) problems.lost_reason_key = 'applies only to a lead moving to (or in) the lost stage';
+  return lostReason;
+}
 
-  // lead.updated: everything except the owner and a move into the lost stage.
-  const updated: Lead = { ...lead, ...touched };
+function checkOwner(
+  patch: LeadPatch,
+  settings: LeadSettings,
+  lead: Lead,
+  problems: Record<string, string>,
+): Lead['owner'] | undefined {
+  if (patch.owner_email === null) return null;
+  if (patch.owner_email === undefined) return undefined;
+  const email = patch.owner_email.trim().toLowerCase();
+  const user = settings.users.find((u) => u.email === email && u.active && u.branch_id === lead.branch.id);
+  if (user) return { id: user.id, name: user.name, email: user.email };
+  problems.owner_email = `is not an active user of the lead's branch ${lead.branch.code}`;
+  return undefined;
+}
+
+/** The lead's custom fields with the PATCH's accepted values set and its nulls removed. */
+function patchedCustomFields(
+  patch: LeadPatch,
+  settings: LeadSettings,
+  lead: Lead,
+  problems: Record<string, string>,
+): Record<string, unknown> | undefined {
+  if (patch.custom_fields === undefined) return undefined;
+  const accepted = checkCustomFields(settings.custom_fields, patch.custom_fields, problems);
+  const customFields = { ...lead.custom_fields };
+  for (const [key, value] of Object.entries(accepted)) {
+    if (value === null) delete customFields[key];
+    else customFields[key] = value;
+  }
+  return customFields;
+}
+
+/** The lead after the PATCH's changes other than the owner and a move into the lost stage. */
+function withUpdates(lead: Lead, patch: LeadPatch, checked: CheckedPatch, at: string): Lead {
+  const updated: Lead = { ...lead, updated_at: at, last_activity_at: at };
   if (patch.temperature !== undefined) updated.temperature = patch.temperature;
   if (patch.next_follow_up_at !== undefined)
     updated.next_follow_up_at =
       patch.next_follow_up_at === null ? null : new Date(patch.next_follow_up_at).toISOString();
-  if (customFields) updated.custom_fields = customFields;
+  if (checked.customFields) updated.custom_fields = checked.customFields;
+  const { target } = checked;
   if (target && !target.lost && target.key !== lead.stage.key) {
     updated.stage = { key: target.key, name: target.name };
     updated.stage_changed_at = at;
     updated.lost_reason = null;
   }
-  if (!movesToLost && isLostNow && endsLost && lostReason) updated.lost_reason = lostReason;
-  const changed = changedFields(lead, updated);
-  let current = changed.length > 0 ? updated : lead;
-  if (changed.length > 0)
-    events.push({ type: LeadEventType.updated, data: { payload: { ...updated, changed_fields: changed } } });
-
-  if (owner !== undefined && !same(owner, current.owner)) {
-    const assigned: Lead = { ...current, ...touched, owner };
-    events.push({ type: LeadEventType.assigned, data: { payload: assigned, previous_owner: current.owner } });
-    current = assigned;
-  }
-
-  if (movesToLost && target && lostReason) {
-    const lostLead: Lead = {
-      ...current,
-      ...touched,
-      stage: { key: target.key, name: target.name },
-      stage_changed_at: at,
-      lost_reason: lostReason,
-    };
-    events.push({ type: LeadEventType.lost, data: { payload: lostLead, previous_stage: current.stage } });
-  }
-
-  if (note) events.push({ type: LeadEventType.noteAdded, data: { at, note, author: c.author } });
-  return events;
+  if (!checked.movesToLost && checked.isLostNow && checked.endsLost && checked.lostReason)
+    updated.lost_reason = checked.lostReason;
+  return updated;
 }
 
 /** lead.converted: the lead locked in the reserved converted stage, with the application it became. */
@@ -229,7 +279,7 @@ export function decideConversion(
   now: Date,
 ): LeadConverted[] {
   if (lead.converted)
-    throw new LeadRuleError('conflict', 'lead_locked', 'This lead was already converted to an application');
+    throw new LeadRefusal('conflict', 'lead_locked', 'This lead was already converted to an application');
   const at = now.toISOString();
   const payload: Lead = {
     ...lead,
@@ -258,7 +308,7 @@ export type LeadCommand =
   | { type: 'erase'; now: Date };
 
 /** decide(state, command) → events: the lead's decider, over the three decisions above. */
-export function decideLead(state: Lead | undefined, command: LeadCommand): LeadEvent[] {
+export function decide(state: Lead | undefined, command: LeadCommand): LeadEvent[] {
   switch (command.type) {
     case 'capture':
       return decideCapture({ ...command, existing: state ? { lead: state, matchedOn: command.matchedOn } : null })
@@ -277,6 +327,6 @@ export function decideLead(state: Lead | undefined, command: LeadCommand): LeadE
 }
 
 function existingLead(state: Lead | undefined): Lead {
-  if (!state) throw new LeadRuleError('not_found', 'not_found', 'No such lead');
+  if (!state) throw new LeadRefusal('not_found', 'not_found', 'No such lead');
   return state;
 }

@@ -1,5 +1,5 @@
 import type { Actor, RecordedEvent } from '../../events/types.js';
-import type { LeadSubmission } from '../../leads/submission.js';
+import type { LeadSubmission } from './submission.js';
 import { LEAD_EVENT_TYPES, LeadEventType, type Lead, type LeadOwner, type Named } from './lead.js';
 
 /*

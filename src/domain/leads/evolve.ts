@@ -1,5 +1,4 @@
-import type { RecordedEvent } from '../../events/types.js';
-import { toLeadEvent, type LeadEvent } from './events.js';
+import type { LeadEvent } from './events.js';
 import { LEAD_FIELDS, LeadEventType, type Lead } from './lead.js';
 
 /** Exactly the Lead fields of a payload (dropping changed_fields and anything else a webhook carries beside them). */
@@ -40,11 +39,7 @@ export function evolve(state: Lead | undefined, event: LeadEvent): Lead | undefi
   }
 }
 
-export function foldLead(events: readonly LeadEvent[]): Lead | undefined {
+/** The lead its events describe; events read from the log go through toLeadEvent first. */
+export function fold(events: readonly LeadEvent[]): Lead | undefined {
   return events.reduce<Lead | undefined>(evolve, undefined);
-}
-
-/** The lead a stream read from the log describes. */
-export function foldLeadStream(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): Lead | undefined {
-  return foldLead(events.map(toLeadEvent));
 }

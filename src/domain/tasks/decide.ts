@@ -1,6 +1,6 @@
 import { evolve, taskView, timerDue } from './evolve.js';
 import {
-  TaskRejected,
+  TaskRefusal,
   type CreateTaskInput,
   type TaskAssignee,
   type TaskCommand,
@@ -13,7 +13,7 @@ export const TITLE_MAX = 200;
 function checkedTitle(title: string): string {
   const trimmed = title.trim();
   if (trimmed.length === 0 || trimmed.length > TITLE_MAX)
-    throw new TaskRejected('invalid', 'validation_failed', `A task's title is 1 to ${TITLE_MAX} characters`, {
+    throw new TaskRefusal('invalid', 'validation_failed', `A task's title is 1 to ${TITLE_MAX} characters`, {
       title: `1 to ${TITLE_MAX} characters`,
     });
   return trimmed;
@@ -21,14 +21,14 @@ function checkedTitle(title: string): string {
 
 function checkedTime(at: Date): string {
   if (Number.isNaN(at.getTime()))
-    throw new TaskRejected('invalid', 'validation_failed', 'due_at is not a date-time', { due_at: 'a date-time' });
+    throw new TaskRefusal('invalid', 'validation_failed', 'due_at is not a date-time', { due_at: 'a date-time' });
   return at.toISOString();
 }
 
 const sameAssignee = (a: TaskAssignee | null, b: TaskAssignee | null) => (a?.user_id ?? null) === (b?.user_id ?? null);
 
 /** The event that creates a task. A due time already past is allowed: the timer then announces it at once. */
-export function createTask(input: CreateTaskInput): TaskEvent[] {
+export function decideCreate(input: CreateTaskInput): TaskEvent[] {
   return [
     {
       type: 'task.created',

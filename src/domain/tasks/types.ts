@@ -1,4 +1,4 @@
-import { RuleError } from '../rule-error.js';
+import { Refusal } from '../refusal.js';
 
 /** The task aggregate: a to-do for staff on a lead or an application, with a due time that raises task.overdue. */
 
@@ -112,4 +112,4 @@ export type TaskCommand =
   | { type: 'mark_overdue'; now: Date };
 
 /** A task operation the task refuses: the status and code the caller sees. */
-export class TaskRejected extends RuleError {}
+export class TaskRefusal extends Refusal {}

@@ -101,13 +101,9 @@ export function evolve(state: EndpointState | null, event: EndpointEvent): Endpo
   }
 }
 
+/** The endpoint its events describe; events read from the log go through toEndpointEvent first. */
 export function fold(events: readonly EndpointEvent[]): EndpointState | null {
   return events.reduce<EndpointState | null>(evolve, null);
-}
-
-/** The endpoint a stream read from the log describes. */
-export function foldStream(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): EndpointState | null {
-  return fold(events.map(toEndpointEvent));
 }
 
 function existing(state: EndpointState | null): EndpointState {
@@ -202,7 +198,7 @@ export type EndpointCommand =
   | { type: 'send_test'; payload: Record<string, unknown> };
 
 /** decide(state, command) → events: the endpoint's decider, over the decisions above. */
-export function decideEndpoint(state: EndpointState | null, command: EndpointCommand): EndpointEvent[] {
+export function decide(state: EndpointState | null, command: EndpointCommand): EndpointEvent[] {
   switch (command.type) {
     case 'create':
       return decideCreate(state, command);

@@ -1,9 +1,9 @@
 import { Option, type Command } from 'commander';
-import { createKey, KeyRuleError, listKeys, revokeKey } from '../keys/repository.js';
-import { SCOPES, type Scope } from '../shared/enums.js';
-import { requireWorkspace, withServices } from './context.js';
-import { requireId } from './ids.js';
-import { CliError, output, table } from './output.js';
+import { createKey, KeyRefusal, listKeys, revokeKey } from '../../keys/repository.js';
+import { SCOPES, type Scope } from '../../shared/enums.js';
+import { requireWorkspace, withServices } from '../context.js';
+import { requireId } from '../ids.js';
+import { CliError, output, table } from '../output.js';
 
 const list = (value: string, previous: string[] = []) => [
   ...previous,
@@ -30,7 +30,7 @@ export function expiryInstant(value: string, now: Date): Date {
   return instant;
 }
 
-export function registerKeyCommands(program: Command, json: () => boolean): void {
+export function registerKeyVerbs(program: Command, json: () => boolean): void {
   const key = program.command('key').description('create, list and revoke API keys');
 
   key
@@ -79,7 +79,7 @@ export function registerKeyCommands(program: Command, json: () => boolean): void
               expiresAt,
             });
           } catch (error) {
-            if (error instanceof KeyRuleError) throw new CliError(error.message);
+            if (error instanceof KeyRefusal) throw new CliError(error.message);
             throw error;
           }
         });

@@ -5,14 +5,14 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
-import { operateDocument, receiveUpload, recordUpload } from '../commands/documents/document-commands.js';
-import { documentTypesOf, type Document, type DocumentSubject } from '../domain/documents/index.js';
-import type { AppServices } from '../bootstrap.js';
-import { findDocument, listDocuments } from '../projections/documents.js';
-import type { Workspace } from '../workspaces/workspace.js';
-import { staffOptions, withStaff, type StaffOptions } from './staff.js';
-import { requireWorkspace, withServices } from './context.js';
-import { CliError, output, table } from './output.js';
+import { operateDocument, receiveUpload, recordUpload } from '../../commands/documents/document-commands.js';
+import { documentTypesOf, type Document, type DocumentSubject } from '../../domain/documents/index.js';
+import type { AppServices } from '../../bootstrap.js';
+import { findDocument, listDocuments } from '../../projections/documents.js';
+import type { Workspace } from '../../workspaces/workspace.js';
+import { staffOptions, withStaff, type StaffOptions } from '../staff.js';
+import { requireWorkspace, withServices } from '../context.js';
+import { CliError, output, table } from '../output.js';
 
 function describe(document: Document): string {
   const status =
@@ -39,7 +39,7 @@ function subjectOf(o: { lead?: string; application?: string }): DocumentSubject 
 }
 
 /** `visa-crm document …`: the workspace UI's document operations. */
-export function registerDocumentCommands(program: Command, json: () => boolean): void {
+export function registerDocumentVerbs(program: Command, json: () => boolean): void {
   const document = program
     .command('document')
     .description('documents for leads and applications, scanned by ClamAV (document.uploaded, document.rejected)');

@@ -4,14 +4,14 @@
  * content refused, as a file the virus scan flags). The HTTP edge (src/http/errors.ts) turns the kind into a status;
  * the domain knows no HTTP.
  */
-export type RuleKind = 'invalid' | 'not_found' | 'conflict' | 'too_large' | 'unsupported' | 'unprocessable';
+export type RefusalKind = 'invalid' | 'not_found' | 'conflict' | 'too_large' | 'unsupported' | 'unprocessable';
 
 /** A domain rule a command broke: its kind, the machine-readable code and the sentence the caller sees. */
-export class RuleError extends Error {
+export class Refusal extends Error {
   readonly refusal = 'rule';
 
   constructor(
-    readonly kind: RuleKind,
+    readonly kind: RefusalKind,
     readonly code: string,
     message: string,
     readonly fields?: Record<string, string>,

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Branch, WorkspaceSettings, WorkspaceUser } from '../workspaces/workspace.js';
+import type { LeadBranch, LeadSettings, LeadStaffMember } from './settings.js';
 
 /** The branch of a new lead: the branch whose name or code equals the lead's city (ignoring case), else the first branch. */
-export function chooseBranch(settings: WorkspaceSettings, city: string | null): Branch {
+export function chooseBranch(settings: LeadSettings, city: string | null): LeadBranch {
   const wanted = city?.trim().toLowerCase();
   const match = wanted
     ? settings.branches.find((b) => b.name.toLowerCase() === wanted || b.code.toLowerCase() === wanted)
@@ -15,7 +15,7 @@ export function chooseBranch(settings: WorkspaceSettings, city: string | null): 
  * ordered by email, the one picked by the lead id's hash. Leads spread evenly without a shared counter that every
  * capture in a workspace would have to wait on; null when the branch has no active user.
  */
-export function chooseOwner(settings: WorkspaceSettings, branchId: string, leadId: string): WorkspaceUser | null {
+export function chooseOwner(settings: LeadSettings, branchId: string, leadId: string): LeadStaffMember | null {
   const active = settings.users
     .filter((u) => u.active && u.branch_id === branchId)
     .sort((a, b) => a.email.localeCompare(b.email));

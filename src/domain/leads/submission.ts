@@ -1,11 +1,11 @@
-import type { EnglishTest, Lead, Qualification } from '../domain/leads/lead.js';
-import type { VisaType } from '../shared/enums.js';
-import type { WorkspaceSettings } from '../workspaces/workspace.js';
+import type { EnglishTest, Lead, Qualification } from './lead.js';
+import type { VisaType } from '../../shared/enums.js';
 import { normaliseCountry } from './country.js';
 import { checkCustomFields } from './custom-fields.js';
 import { dateOfBirthProblem, testDateProblem } from './dates.js';
 import { normaliseEmail } from './email.js';
 import { normalisePhone } from './phone.js';
+import type { LeadSettings } from './settings.js';
 
 /** A LeadCreate body that passed the schema (types, lengths, ranges, enums, patterns, no unknown properties). */
 export interface LeadCreateBody {
@@ -70,7 +70,7 @@ function text(value: string | null | undefined): string | null {
 /** One submission being checked: the body, the workspace's settings, the time, and where problems are written. */
 interface Check {
   body: LeadCreateBody;
-  settings: WorkspaceSettings;
+  settings: LeadSettings;
   now: Date;
   problems: Record<string, string>;
   /** False for a field the schema already refused (it reports one problem only). */
@@ -84,7 +84,7 @@ interface Check {
  */
 export function normaliseSubmission(
   body: LeadCreateBody,
-  settings: WorkspaceSettings,
+  settings: LeadSettings,
   now: Date,
   problems: Record<string, string>,
   skip: ReadonlySet<string> = new Set(),

@@ -1,18 +1,18 @@
 import type { Command } from 'commander';
-import { issueInvoiceCommand, operateInvoice } from '../commands/invoices/invoice-commands.js';
-import { subjectOf } from '../commands/subject.js';
+import { issueInvoiceCommand, operateInvoice } from '../../commands/invoices/invoice-commands.js';
+import { subjectOf } from '../../commands/subject.js';
 import {
   formatMinor,
   PAYMENT_METHODS,
   type Invoice,
   type InvoiceCommand,
   type PaymentMethod,
-} from '../domain/invoices/index.js';
-import { findInvoice, listInvoices } from '../projections/invoices.js';
-import { newId } from '../shared/ids.js';
-import { staffOptions, withStaff, type StaffOptions } from './staff.js';
-import { requireWorkspace, withServices } from './context.js';
-import { CliError, output, table } from './output.js';
+} from '../../domain/invoices/index.js';
+import { findInvoice, listInvoices } from '../../projections/invoices.js';
+import { newId } from '../../shared/ids.js';
+import { staffOptions, withStaff, type StaffOptions } from '../staff.js';
+import { requireWorkspace, withServices } from '../context.js';
+import { CliError, output, table } from '../output.js';
 
 function describe(invoice: Invoice): string {
   const money = (amount: number) => formatMinor(amount, invoice.currency);
@@ -55,7 +55,7 @@ function lineItem(value: string, previous: { description: string; quantity: numb
 }
 
 /** `visa-crm invoice …`: issue invoices, record payments, refund them. Amounts are integers in minor units. */
-export function registerInvoiceCommands(program: Command, json: () => boolean): void {
+export function registerInvoiceVerbs(program: Command, json: () => boolean): void {
   const invoice = program
     .command('invoice')
     .description('invoices, payments and refunds (amounts are integers in minor units of the currency)');

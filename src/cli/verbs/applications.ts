@@ -1,19 +1,19 @@
 import type { Command } from 'commander';
-import { applyApplicationOperation } from '../commands/applications/apply-operation.js';
-import { applicationView } from '../commands/applications/application-view.js';
-import { convertLeadToApplication } from '../commands/applications/convert-lead.js';
+import { applyApplicationOperation } from '../../commands/applications/apply-operation.js';
+import { applicationView } from '../../commands/applications/application-view.js';
+import { convertLeadToApplication } from '../../commands/applications/convert-lead.js';
 import {
   APPLICATION_STATUSES,
   MODULE_STATES,
   OUTCOMES,
   type ApplicationCommand,
-} from '../domain/applications/index.js';
-import type { AdminApplication } from '../schemas/application.js';
-import { findApplication } from '../projections/applications.js';
-import { requireWorkspace, withServices } from './context.js';
-import { requireId } from './ids.js';
-import { CliError, output, table } from './output.js';
-import { staffOptions, withStaff, type StaffOptions } from './staff.js';
+} from '../../domain/applications/index.js';
+import type { AdminApplication } from '../../schemas/application.js';
+import { findApplication } from '../../projections/applications.js';
+import { requireWorkspace, withServices } from '../context.js';
+import { requireId } from '../ids.js';
+import { CliError, output, table } from '../output.js';
+import { staffOptions, withStaff, type StaffOptions } from '../staff.js';
 
 function describe(view: AdminApplication): string {
   const lines = [
@@ -35,7 +35,7 @@ function describe(view: AdminApplication): string {
   return lines.join('\n');
 }
 
-export function registerApplicationCommands(program: Command, json: () => boolean): void {
+export function registerApplicationVerbs(program: Command, json: () => boolean): void {
   const application = program
     .command('application')
     .description('convert leads and work on applications (the workspace UI operations)');

@@ -1,15 +1,15 @@
 import type { Command } from 'commander';
-import { eraseLead } from '../commands/leads/erase-lead.js';
-import { staffContext } from '../commands/run-command.js';
-import { listKeys } from '../keys/repository.js';
-import type { LeadErasure } from '../schemas/lead.js';
-import { staffActor } from './staff.js';
-import { sandboxSubmissions } from '../projections/leads-queries.js';
-import { requireWorkspace, withServices } from './context.js';
-import { requireId } from './ids.js';
-import { CliError, output, table } from './output.js';
+import { eraseLead } from '../../commands/leads/erase-lead.js';
+import { staffContext } from '../../commands/run-command.js';
+import { listKeys } from '../../keys/repository.js';
+import type { LeadErasure } from '../../schemas/lead.js';
+import { staffActor } from '../staff.js';
+import { sandboxSubmissions } from '../../projections/leads-queries.js';
+import { requireWorkspace, withServices } from '../context.js';
+import { requireId } from '../ids.js';
+import { CliError, output, table } from '../output.js';
 
-export function registerLeadCommands(program: Command, json: () => boolean): void {
+export function registerLeadVerbs(program: Command, json: () => boolean): void {
   const sandbox = program
     .command('sandbox')
     .description("a test key's sandbox submissions (the workspace UI's key page)");

@@ -1,20 +1,20 @@
 import type { Command } from 'commander';
-import { staffContext } from '../commands/run-command.js';
-import { resumeEndpoint, rotateEndpointSecret, sendTestEvent } from '../commands/webhooks/endpoints.js';
-import type { Operation } from '../identity/permissions.js';
-import type { AppServices } from '../bootstrap.js';
+import { staffContext } from '../../commands/run-command.js';
+import { resumeEndpoint, rotateEndpointSecret, sendTestEvent } from '../../commands/webhooks/endpoints.js';
+import type { Operation } from '../../identity/permissions.js';
+import type { AppServices } from '../../bootstrap.js';
 import {
   findEndpoint,
   listAllEndpoints,
   toPublicEndpoint,
   type EndpointRow,
-} from '../projections/webhook-endpoints.js';
-import { listDeliveries, resendDelivery } from '../webhooks/deliveries.js';
-import type { Workspace } from '../workspaces/workspace.js';
-import { requireWorkspace, withServices } from './context.js';
-import { requireId } from './ids.js';
-import { CliError, output, table } from './output.js';
-import { staffActor } from './staff.js';
+} from '../../projections/webhook-endpoints.js';
+import { listDeliveries, resendDelivery } from '../../webhooks/deliveries.js';
+import type { Workspace } from '../../workspaces/workspace.js';
+import { requireWorkspace, withServices } from '../context.js';
+import { requireId } from '../ids.js';
+import { CliError, output, table } from '../output.js';
+import { staffActor } from '../staff.js';
 
 async function endpointIn(
   s: AppServices,
@@ -43,7 +43,7 @@ async function onEndpoint<T>(
   });
 }
 
-export function registerWebhookCommands(program: Command, json: () => boolean): void {
+export function registerWebhookVerbs(program: Command, json: () => boolean): void {
   const webhook = program
     .command('webhook')
     .description('webhook endpoints: delivery log, resend, resume, secret rotation, test events');

@@ -3,18 +3,18 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import type { Command } from 'commander';
-import { boundedLines } from '../commands/export/bounded-lines.js';
-import { exportLines } from '../commands/export/export-log.js';
-import { importExport, type ExportFile } from '../commands/export/import-log.js';
-import { ImportRefusedError } from '../commands/export/line-checker.js';
-import { parsePositionToken } from '../commands/export/position-token.js';
-import { countWorkspaceEventsAfter } from '../events/workspace-log.js';
-import { START_OF_LOG } from '../events/types.js';
-import { projections } from '../projections/index.js';
-import type { ExportTrailer } from '../schemas/export.js';
-import { requireWorkspace, withServices } from './context.js';
-import { CliError, output } from './output.js';
-import { progressBar } from './progress.js';
+import { boundedLines } from '../../commands/export/bounded-lines.js';
+import { exportLines } from '../../commands/export/export-log.js';
+import { importExport, type ExportFile } from '../../commands/export/import-log.js';
+import { ImportRefusedError } from '../../commands/export/line-checker.js';
+import { parsePositionToken } from '../../commands/export/position-token.js';
+import { countWorkspaceEventsAfter } from '../../events/workspace-log.js';
+import { START_OF_LOG } from '../../events/types.js';
+import { projections } from '../../projections/index.js';
+import type { ExportTrailer } from '../../schemas/export.js';
+import { requireWorkspace, withServices } from '../context.js';
+import { CliError, output } from '../output.js';
+import { progressBar } from '../progress.js';
 
 interface ExportOptions {
   out?: string;
@@ -96,7 +96,7 @@ async function runExport(idOrSlug: string, options: ExportOptions) {
 }
 
 /** `visa-crm export` and `visa-crm import`: a workspace's log as NDJSON, for auditors and as its backup and restore. */
-export function registerExportCommands(program: Command, json: () => boolean): void {
+export function registerExportVerbs(program: Command, json: () => boolean): void {
   program
     .command('export <workspace>')
     .description("write the workspace's whole event log as NDJSON (a header, one line per event, a trailer)")

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { anchorText, parseAnchor, verifyChains, type VerifyResult } from '../events/verify-chain.js';
-import { listWorkspaces } from '../workspaces/repository.js';
-import { requireWorkspace, withServices } from './context.js';
-import { CliError, output } from './output.js';
+import { anchorText, parseAnchor, verifyChains, type VerifyResult } from '../../events/verify-chain.js';
+import { listWorkspaces } from '../../workspaces/repository.js';
+import { requireWorkspace, withServices } from '../context.js';
+import { CliError, output } from '../output.js';
 
 function resultText(slug: string, r: VerifyResult): string {
   const summary = `${slug} (${r.tenantId}): ${r.events} event(s) in ${r.streams} stream(s)`;
@@ -14,7 +14,7 @@ function resultText(slug: string, r: VerifyResult): string {
 }
 
 /** `visa-crm audit verify [<workspace>]`: recomputes the hash chains and reports the first broken link. */
-export function registerAuditCommands(program: Command, json: () => boolean): void {
+export function registerAuditVerbs(program: Command, json: () => boolean): void {
   const audit = program.command('audit').description('check that the event log is the one that was written');
   audit
     .command('verify [workspace]')

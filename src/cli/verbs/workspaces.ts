@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
-import { DefinitionError, validateDefinition } from '../workspaces/definition.js';
-import { applyDefinition, listWorkspaces, setWorkspaceStatus } from '../workspaces/repository.js';
-import { requireWorkspace, withServices } from './context.js';
-import { CliError, output, table } from './output.js';
+import { DefinitionError, validateDefinition } from '../../workspaces/definition.js';
+import { applyDefinition, listWorkspaces, setWorkspaceStatus } from '../../workspaces/repository.js';
+import { requireWorkspace, withServices } from '../context.js';
+import { CliError, output, table } from '../output.js';
 
 export async function readDefinitionFile(file: string) {
   let parsed: unknown;
@@ -20,7 +20,7 @@ export async function readDefinitionFile(file: string) {
   }
 }
 
-export function registerWorkspaceCommands(program: Command, json: () => boolean): void {
+export function registerWorkspaceVerbs(program: Command, json: () => boolean): void {
   const workspace = program.command('workspace').description('create, change, suspend and reactivate workspaces');
 
   workspace

@@ -1,17 +1,17 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { inviteFirstOwner } from '../identity/invitations.js';
-import { startService } from '../main.js';
-import { projections } from '../projections/index.js';
-import { rebuildReadModels } from '../projections/rebuild.js';
-import { projectRoot } from '../shared/paths.js';
-import { applyDefinition } from '../workspaces/repository.js';
-import { cliConfig, withServices } from './context.js';
-import { renewDemoKeys, revokedText, type DemoKeys } from './demo-keys.js';
-import { output } from './output.js';
-import { readDefinitionFile } from './workspace-commands.js';
+import { inviteFirstOwner } from '../../identity/invitations.js';
+import { startService } from '../../main.js';
+import { projections } from '../../projections/index.js';
+import { rebuildReadModels } from '../../projections/rebuild.js';
+import { projectRoot } from '../../shared/paths.js';
+import { applyDefinition } from '../../workspaces/repository.js';
+import { cliConfig, withServices } from '../context.js';
+import { renewDemoKeys, revokedText, type DemoKeys } from '../demo-keys.js';
+import { output } from '../output.js';
+import { readDefinitionFile } from './workspaces.js';
 
-export function registerServiceCommands(program: Command, json: () => boolean): void {
+export function registerServiceVerbs(program: Command, json: () => boolean): void {
   program
     .command('serve')
     .description('start the API (and the webhook workers unless RUN_WORKERS=false)')

@@ -1,10 +1,10 @@
-import type { MetaField } from '../schemas/meta-field.js';
 import { isCalendarDate } from './dates.js';
+import type { CustomField } from './settings.js';
 
 const TEXT_MAX = 2000;
 
 /** Why a value does not fit a custom field's type and options, or undefined when it does. */
-export function customValueProblem(field: MetaField, value: unknown): string | undefined {
+export function customValueProblem(field: CustomField, value: unknown): string | undefined {
   switch (field.type) {
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? undefined : 'must be a number';
@@ -28,7 +28,7 @@ export function customValueProblem(field: MetaField, value: unknown): string | u
  * key). Problems are reported as `custom_fields.<key>`.
  */
 export function checkCustomFields(
-  fields: readonly MetaField[],
+  fields: readonly CustomField[],
   values: Record<string, unknown>,
   problems: Record<string, string>,
 ): Record<string, unknown> {

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { createTaskCommand, operateTask, resolveAssignee } from '../commands/tasks/task-commands.js';
-import { taskView, type Task, type TaskCommand, type TaskSubject } from '../domain/tasks/index.js';
-import { findTask, listTasks } from '../projections/tasks.js';
-import type { Workspace } from '../workspaces/workspace.js';
-import { staffOptions, withStaff, type StaffOptions } from './staff.js';
-import { requireWorkspace, withServices } from './context.js';
-import { CliError, output, table } from './output.js';
+import { createTaskCommand, operateTask, resolveAssignee } from '../../commands/tasks/task-commands.js';
+import { taskView, type Task, type TaskCommand, type TaskSubject } from '../../domain/tasks/index.js';
+import { findTask, listTasks } from '../../projections/tasks.js';
+import type { Workspace } from '../../workspaces/workspace.js';
+import { staffOptions, withStaff, type StaffOptions } from '../staff.js';
+import { requireWorkspace, withServices } from '../context.js';
+import { CliError, output, table } from '../output.js';
 
 function describe(task: Task): string {
   return [
@@ -23,7 +23,7 @@ function dueTime(value: string): Date {
 }
 
 /** `visa-crm task …`: the workspace UI's task operations. */
-export function registerTaskCommands(program: Command, json: () => boolean): void {
+export function registerTaskVerbs(program: Command, json: () => boolean): void {
   const task = program.command('task').description('tasks for staff on leads and applications (task.overdue when due)');
   const print = (view: Task) => output(json(), view, () => describe(view));
 

@@ -1,9 +1,9 @@
-import { streamName } from '../domain/streams.js';
+import { streamName } from '../../domain/streams.js';
 import type { Command } from 'commander';
-import { historyEntries, type HistoryEntry } from '../commands/history/summary.js';
-import { withServices } from './context.js';
-import { requireId } from './ids.js';
-import { CliError, output } from './output.js';
+import { historyEntries, type HistoryEntry } from '../../commands/history/summary.js';
+import { withServices } from '../context.js';
+import { requireId } from '../ids.js';
+import { CliError, output } from '../output.js';
 
 export function historyText(title: string, entries: HistoryEntry[]): string {
   const first = entries[0]!;
@@ -14,7 +14,7 @@ export function historyText(title: string, entries: HistoryEntry[]): string {
 }
 
 /** `visa-crm history lead|application|task|invoice|document <id>`: every event of the stream, oldest first, with who did it and when. */
-export function registerHistoryCommands(program: Command, json: () => boolean): void {
+export function registerHistoryVerbs(program: Command, json: () => boolean): void {
   const history = program
     .command('history')
     .description(
