@@ -30,6 +30,15 @@ const forbid = {
     regex: `${UP}(storage|projections|subscribers|webhooks)/|^(pg|fastify|ioredis)$`,
     message: 'The domain is pure: decide/evolve functions without I/O.',
   },
+  // The domain reads only itself, src/shared and the event types: one regex per depth of the importing file.
+  outsideDomainFromRoot: {
+    regex: '^\\.\\./(?!shared/|events/types\\.js$)',
+    message: 'src/domain imports only src/domain, src/shared and src/events/types.ts.',
+  },
+  outsideDomainFromAggregate: {
+    regex: '^\\.\\./\\.\\./(?!shared/|events/types\\.js$)',
+    message: 'src/domain imports only src/domain, src/shared and src/events/types.ts.',
+  },
 };
 const layer = (files, ignores, patterns) => ({
   files,
@@ -43,7 +52,8 @@ const layers = [
   layer(HTTP, [], [forbid.entry]),
   layer(['src/bootstrap.ts'], [], [forbid.entry, forbid.http]),
   layer(APPLICATION, [], [forbid.entry, forbid.http, forbid.bootstrapValues]),
-  layer(['src/domain/**'], [], [forbid.entry, forbid.http, forbid.bootstrapValues, forbid.application, forbid.io]),
+  layer(['src/domain/*.ts'], [], [forbid.io, forbid.outsideDomainFromRoot]),
+  layer(['src/domain/*/**'], [], [forbid.io, forbid.outsideDomainFromAggregate]),
   layer(
     ['src/**/*.ts'],
     [...ENTRY, ...HTTP, ...APPLICATION, 'src/bootstrap.ts', 'src/domain/**'],
