@@ -2,24 +2,13 @@ import type { Role } from '../identity/permissions.js';
 import type { MetaField } from '../schemas/meta-field.js';
 import type { Plan, Scope, VisaType } from '../shared/enums.js';
 import type { DocumentTypeDef } from '../domain/documents/index.js';
+import type { LeadBranch, LeadStaffMember, PipelineStage } from '../domain/leads/settings.js';
 
-export interface Branch {
-  id: string;
-  code: string;
-  name: string;
-}
-export interface WorkspaceUser {
-  id: string;
-  name: string;
-  email: string;
+// A workspace's branches, users and stages are what the lead rules read (src/domain/leads/settings.ts), users with a
+// role of the permission table.
+export type { LeadBranch as Branch, PipelineStage } from '../domain/leads/settings.js';
+export interface WorkspaceUser extends LeadStaffMember {
   role: Role;
-  branch_id: string;
-  active: boolean;
-}
-export interface PipelineStage {
-  key: string;
-  name: string;
-  lost: boolean;
 }
 export interface Named {
   key: string;
@@ -46,7 +35,7 @@ export interface BucketSpec {
 /** A workspace's settings as stored: the definition with stable ids given to branches, users and application stages. */
 export interface WorkspaceSettings {
   default_phone_country: string;
-  branches: Branch[];
+  branches: LeadBranch[];
   users: WorkspaceUser[];
   pipeline: { stages: PipelineStage[] };
   lost_reasons: Named[];
