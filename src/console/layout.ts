@@ -100,6 +100,27 @@ export function field(o: {
   </div>`;
 }
 
+/** A select of (value, label) pairs with an empty first choice. */
+export function choice(o: {
+  name: string;
+  label: string;
+  options: readonly (readonly [string, string])[];
+  value?: string;
+  empty?: string;
+  error?: string;
+}): Html {
+  const id = `f-${o.name}`;
+  return html`<div class="field${o.error ? ' invalid' : ''}">
+    <label for="${id}">${o.label}</label>
+    <select id="${id}" name="${o.name}" ${o.error ? html`aria-invalid="true" aria-describedby="${id}-error"` : ''}>
+      ${o.empty !== undefined ? html`<option value="">${o.empty}</option>` : ''}
+      ${o.options.map(([v, l]) => html`<option value="${v}" ${v === o.value ? html`selected` : ''}>${l}</option>`)}
+    </select>
+    ${o.error ? html`<p class="error" id="${id}-error">${o.error}</p>` : ''}
+  </div>`;
+}
+
+/** A select whose values are their own labels (an empty value reads "any"). */
 export function select(o: {
   name: string;
   label: string;
@@ -107,14 +128,7 @@ export function select(o: {
   value?: string;
   error?: string;
 }): Html {
-  const id = `f-${o.name}`;
-  return html`<div class="field${o.error ? ' invalid' : ''}">
-    <label for="${id}">${o.label}</label>
-    <select id="${id}" name="${o.name}" ${o.error ? html`aria-invalid="true" aria-describedby="${id}-error"` : ''}>
-      ${o.options.map((v) => html`<option value="${v}" ${v === o.value ? html`selected` : ''}>${v || 'any'}</option>`)}
-    </select>
-    ${o.error ? html`<p class="error" id="${id}-error">${o.error}</p>` : ''}
-  </div>`;
+  return choice({ ...o, options: o.options.map((v) => [v, v || 'any'] as const) });
 }
 
 export const csrfField = (csrf: string) => html`<input type="hidden" name="_csrf" value="${csrf}" />`;

@@ -19,9 +19,9 @@ import { findLead } from '../../projections/leads-queries.js';
 import type { AdminApplication } from '../../schemas/application.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
-import { csrfField, notice, page } from '../layout.js';
+import { choice, csrfField, notice, page } from '../layout.js';
 import { listConsoleApplications } from '../queries/applications.js';
-import { choice, contextOf, idParam, refusalErrors, timeline, when } from './leads.js';
+import { contextOf, idParam, refusalErrors, timeline, when } from './leads.js';
 
 const PAGE_SIZE = 50;
 const MODULE_KEY = /^[a-z][a-z0-9_]{0,59}$/;

@@ -11,8 +11,8 @@ import { can } from '../../identity/permissions.js';
 import { findDocument, listDocuments } from '../../projections/documents.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
-import { csrfField, notice, page } from '../layout.js';
-import { choice, contextOf, idParam, refusalErrors, textArea } from './leads.js';
+import { choice, csrfField, notice, page } from '../layout.js';
+import { contextOf, idParam, refusalErrors, textArea } from './leads.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/documents`;

@@ -11,9 +11,9 @@ import { findInvoice, listInvoices } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
-import { csrfField, field, notice, page } from '../layout.js';
+import { choice, csrfField, field, notice, page } from '../layout.js';
 import { formatMoney, parseMoney } from '../money.js';
-import { choice, contextOf, idParam, refusalErrors, when } from './leads.js';
+import { contextOf, idParam, refusalErrors, when } from './leads.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/invoices`;

@@ -25,7 +25,7 @@ import {
   type MemberView,
 } from '../context.js';
 import { html, type Html, table } from '../html.js';
-import { csrfField, field, notice, page } from '../layout.js';
+import { choice, csrfField, field, notice, page } from '../layout.js';
 import { applicationsOfLead, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
 
 const PAGE_SIZE = 50;
@@ -49,26 +49,6 @@ export function idParam(request: FastifyRequest, name = 'id'): string {
   const id = String((request.params as Record<string, string>)[name] ?? '');
   if (!UUID.test(id)) throw new ConsoleRefusal(404, 'There is no such record in this workspace.');
   return id;
-}
-
-/** A select of (value, label) pairs with an empty first choice. */
-export function choice(o: {
-  name: string;
-  label: string;
-  options: readonly (readonly [string, string])[];
-  value?: string;
-  empty?: string;
-  error?: string;
-}): Html {
-  const id = `f-${o.name}`;
-  return html`<div class="field${o.error ? ' invalid' : ''}">
-    <label for="${id}">${o.label}</label>
-    <select id="${id}" name="${o.name}" ${o.error ? html`aria-invalid="true" aria-describedby="${id}-error"` : ''}>
-      ${o.empty !== undefined ? html`<option value="">${o.empty}</option>` : ''}
-      ${o.options.map(([v, l]) => html`<option value="${v}" ${v === o.value ? html`selected` : ''}>${l}</option>`)}
-    </select>
-    ${o.error ? html`<p class="error" id="${id}-error">${o.error}</p>` : ''}
-  </div>`;
 }
 
 export function textArea(o: { name: string; label: string; value?: string; error?: string }): Html {
