@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import t from 'tap';
+import { startServiceProcess } from '../support/service-process.js';
 import { Webhook } from 'standardwebhooks';
 import { LISTENER_NAME } from '../../src/keys/key-cache.js';
 import { SCOPES } from '../../src/shared/enums.js';
@@ -21,34 +21,9 @@ import { makeTestPki } from '../webhooks/support/tls.js';
 // must be on a direct connection, never on one of the pooler's.
 
 const skip = pgbouncerSkipReason();
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const STAFF = 'vikram@northstar.example';
 /** The migrations' advisory lock (src/storage/migrate.ts). */
 const MIGRATION_LOCK = 7_311_001;
-
-interface Service {
-  child: ChildProcess;
-  baseUrl: string;
-  exited: Promise<number | null>;
-}
-
-function startService(env: NodeJS.ProcessEnv): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let log = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      log += d.toString();
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
-      if (match) resolve({ child, baseUrl: match[1]!, exited });
-    });
-    void exited.then(() => reject(new Error(`the service exited early: ${log.slice(-2000)}`)));
-  });
-}
 
 t.test('the service and the CLI work through a transaction pooler', { skip }, async (t) => {
   const db = await emptyDatabase(t);
@@ -100,7 +75,7 @@ t.test('the service and the CLI work through a transaction pooler', { skip }, as
   holder.release();
   t.equal((await listing).length, 1, 'and once it is free the command runs');
 
-  const service = await startService({
+  const service = await startServiceProcess({
     ...process.env,
     DATABASE_URL: pooledUrl,
     DATABASE_DIRECT_URL: db.directUrl,

@@ -1,6 +1,6 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import t from 'tap';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { Webhook } from 'standardwebhooks';
 import { LEASE_MS } from '../../src/subscribers/webhook-delivery-worker.js';
 import { TEST_ENCRYPTION_KEY } from '../support/app.js';
@@ -13,7 +13,6 @@ import { sleep, waitFor, type ReceivedRequest } from './support/receiver.js';
 // deliveries are in flight. Every event must reach every subscribed endpoint with its id unchanged, and a delivery
 // id may arrive twice only when the killed process had sent it and its lease ran out.
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const seed = process.env.MP_SEED ? Number(process.env.MP_SEED) : Math.floor(Math.random() * 2 ** 31);
 
 /** mulberry32: a small seeded generator, so a failing run can be replayed with MP_SEED. */
@@ -24,30 +23,6 @@ function random(s: number): () => number {
     r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
     return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-interface Service {
-  child: ChildProcess;
-  baseUrl: string;
-  exited: Promise<unknown>;
-}
-
-function startService(env: NodeJS.ProcessEnv): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  let log = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      log += d.toString();
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
-      if (match) resolve({ child, baseUrl: match[1]!, exited });
-    });
-    void exited.then(() => reject(new Error(`a service process exited early: ${log.slice(-2000)}`)));
-  });
 }
 
 t.test('three service processes deliver every event once, but for what a killed one had in flight', async (t) => {
@@ -85,12 +60,12 @@ t.test('three service processes deliver every event once, but for what a killed 
     LOG_LEVEL: 'info',
     RUN_WORKERS: 'true',
   };
-  const services = await Promise.all([0, 1, 2].map(() => startService(env)));
+  const services = await Promise.all([0, 1, 2].map(() => startServiceProcess(env)));
   t.teardown(() => {
     for (const s of services) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
   });
 
-  const createLead = async (service: Service): Promise<string> => {
+  const createLead = async (service: ServiceProcess): Promise<string> => {
     for (;;) {
       const response = await fetch(`${service.baseUrl}/v1/leads`, {
         method: 'POST',
@@ -103,7 +78,7 @@ t.test('three service processes deliver every event once, but for what a killed 
       await sleep(200);
     }
   };
-  const updateLead = async (service: Service, id: string): Promise<void> => {
+  const updateLead = async (service: ServiceProcess, id: string): Promise<void> => {
     const response = await fetch(`${service.baseUrl}/v1/leads/${id}`, {
       method: 'PATCH',
       headers: { authorization: `Bearer ${h.ws.live}`, 'content-type': 'application/json' },
@@ -112,7 +87,7 @@ t.test('three service processes deliver every event once, but for what a killed 
     await response.arrayBuffer();
     if (response.status !== 200) throw new Error(`PATCH /v1/leads/${id} answered ${response.status}`);
   };
-  const load = async (through: Service[], count: number) => {
+  const load = async (through: ServiceProcess[], count: number) => {
     await Promise.all(
       Array.from({ length: count }, async (_, i) => {
         const service = through[i % through.length]!;
