@@ -334,3 +334,49 @@ t.test(
     t.equal(pool.totalCount, 0, 'the connection the failure happened on was destroyed, not returned');
   },
 );
+
+t.test(
+  'property: a pipelined opening with failures anywhere reports the first, commits nothing, and destroys its connection',
+  async (t) => {
+    const pool = await setUp(t);
+    const FAILING = [
+      { text: 'SELECT 1 / $1::int', values: [0], code: '22012' },
+      { text: 'SELECT $1::text::int', values: ['x'], code: '22P02' },
+      { text: 'SELECT count(*) FROM no_such_table WHERE $1::int > 0', values: [1], code: '42P01' },
+    ];
+    const statement = fc.oneof(
+      fc.constant({ text: 'SELECT $1::int', values: [1] as unknown[], code: null as string | null }),
+      fc.constant({ text: 'SELECT pg_advisory_xact_lock($1)', values: [42] as unknown[], code: null as string | null }),
+      fc.constantFrom(...FAILING),
+    );
+    let id = 0;
+    let removed = 0;
+    pool.on('remove', () => (removed += 1));
+    await checkProperty(
+      t,
+      'pipelined opening',
+      fc.asyncProperty(fc.array(statement, { maxLength: 6 }), async (opening) => {
+        id += 1;
+        const expected = opening.find((s) => s.code !== null)?.code ?? null;
+        const removedBefore = removed;
+        const outcome = await inTransaction(
+          pool,
+          (tx) => tx.query('INSERT INTO notes (id, body) VALUES ($1, $2)', [id, 'x']),
+          {
+            opening: opening.map(({ text, values }) => ({ text, values })),
+          },
+        ).then(
+          () => null,
+          (error: { code?: string }) => error.code ?? 'no code',
+        );
+        const stored = (await pool.query('SELECT 1 FROM notes WHERE id = $1', [id])).rowCount;
+        if (outcome !== expected) throw new Error(`reported ${outcome}, expected ${expected}`);
+        if (stored !== (expected === null ? 1 : 0)) throw new Error(`row stored ${stored} time(s)`);
+        // pg-pool's 'remove': a connection destroyed rather than returned to the pool.
+        if (removed - removedBefore !== (expected === null ? 0 : 1))
+          throw new Error(`${removed - removedBefore} connection(s) destroyed`);
+      }),
+      60,
+    );
+  },
+);
