@@ -2,17 +2,30 @@ import fc from 'fast-check';
 import type { Test } from 'tap';
 
 /**
- * Runs a fast-check property with a seed printed beforehand (and again on failure); FC_SEED replays a run. The
- * failure message carries fast-check's counterexample, shrunk.
+ * Runs a fast-check property with a seed printed beforehand (and again on failure); FC_SEED replays a run. Seeds that
+ * once failed are kept in `keptSeeds` and run first, every time, as regression cases. The failure message carries
+ * fast-check's counterexample, shrunk.
  */
 export async function checkProperty<Ts extends [unknown, ...unknown[]]>(
   t: Test,
   name: string,
   property: fc.IProperty<Ts> | fc.IAsyncProperty<Ts>,
   numRuns: number,
+  keptSeeds: readonly number[] = [],
 ): Promise<void> {
+  for (const seed of keptSeeds) await runSeed(t, `${name} (kept seed)`, property, numRuns, seed);
   const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Math.floor(Math.random() * 2 ** 31);
   t.comment(`${name}: fast-check seed ${seed} (FC_SEED=${seed} replays it)`);
+  await runSeed(t, name, property, numRuns, seed);
+}
+
+async function runSeed<Ts extends [unknown, ...unknown[]]>(
+  t: Test,
+  name: string,
+  property: fc.IProperty<Ts> | fc.IAsyncProperty<Ts>,
+  numRuns: number,
+  seed: number,
+): Promise<void> {
   try {
     await fc.assert(property as fc.IAsyncProperty<Ts>, { seed, numRuns });
     t.pass(`${name} (${numRuns} runs)`);
