@@ -1,10 +1,10 @@
 import type { Projection } from '../projections/projection.js';
-import type { Queryable } from '../storage/postgres.js';
+import type { Writer } from '../storage/postgres.js';
 import type { RecordedEvent } from './types.js';
 
 /** Applies each event to every projection that reads its type, in order. */
 export async function applyProjections(
-  sql: Queryable,
+  sql: Writer,
   projections: readonly Projection[],
   events: readonly RecordedEvent[],
 ): Promise<void> {

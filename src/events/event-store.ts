@@ -1,4 +1,4 @@
-import type { Queryable, Statement } from '../storage/postgres.js';
+import type { Queryable, Statement, Writer } from '../storage/postgres.js';
 import type {
   CommandContext,
   ExpectedRevision,
@@ -45,14 +45,17 @@ export interface StoreTransaction {
    * the opening and the stream locks have run before the command's work starts.
    */
   readonly sql: Queryable;
-  /** The same connection as `sql`, for a command's trailing writes (quota counters, markers). */
-  readonly writes: Queryable;
+  /** The same connection as `sql`, for a command's trailing writes (quota counters, markers, projections). */
+  readonly writes: Writer;
   /** True once BEGIN and the `opening` statement have been answered (always, inside the command's work). */
   readonly opened: boolean;
   /** Sets the time the events appended from now on carry (for commands that read their clock after their first query). */
   setTime(now: Date): void;
   readStream(streamId: string): Promise<StoredEvent[]>;
-  /** Appends to a stream; a conflict with `expected` (an existing stream for `no_stream`) fails with WrongExpectedRevisionError. */
+  /**
+   * Appends to a stream; a conflict with `expected` fails with WrongExpectedRevisionError. A new stream's events
+   * (`no_stream`) are sent without waiting: an existing stream fails the transaction at its next query or COMMIT.
+   */
   append(streamId: string, expected: ExpectedRevision, events: NewEvent[]): Promise<RecordedEvent[]>;
   /** Everything appended so far in this transaction. */
   readonly appended: readonly RecordedEvent[];

@@ -1,4 +1,4 @@
-import { PgCode, pgConstraint, pgErrorCode, type Queryable, type Statement } from '../storage/postgres.js';
+import { PgCode, pgConstraint, pgErrorCode, type Statement, type Writer } from '../storage/postgres.js';
 import { newId } from '../shared/ids.js';
 import type { StoreTransaction } from './event-store.js';
 import { chainFrom, contentDigest, GENESIS, type ChainedContent } from './chain.js';
@@ -87,7 +87,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
   private now: Date;
 
   constructor(
-    readonly sql: Queryable,
+    readonly sql: Writer,
     private readonly baseContext: CommandContext,
     streams: string[],
     /** Seals personal values with per-stream keys (personal-data.ts); absent: events are stored as given. */
@@ -104,7 +104,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
   }
 
   /** The same connection as `sql`: a command's trailing writes (quota counters, markers) run there too. */
-  get writes(): Queryable {
+  get writes(): Writer {
     return this.sql;
   }
 
@@ -297,12 +297,10 @@ export class PostgresStoreTransaction implements StoreTransaction {
       data.map((d) => JSON.stringify(d)),
       hashes.map((h) => h.toString('hex')),
     ];
-    try {
-      if (key) await this.sql.query(APPEND_NEW_STREAM_WITH_KEY, [...values, person, key.stored]);
-      else await this.sql.query(APPEND_NEW_STREAM, values);
-    } catch (error) {
-      throw newStreamConflict(error) ?? error;
-    }
+    // Nothing is read back, so the insert goes without waiting (it leaves with the projections' writes and COMMIT);
+    // a stream that exists refuses it at COMMIT, which the store reports as a conflict (newStreamConflict).
+    if (key) this.sql.send(APPEND_NEW_STREAM_WITH_KEY, [...values, person, key.stored]);
+    else this.sql.send(APPEND_NEW_STREAM, values);
     this.appended.push(...recorded);
     return recorded;
   }

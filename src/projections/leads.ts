@@ -3,7 +3,7 @@ import { toLeadEvent } from '../domain/leads/events.js';
 import { leadFromPayload } from '../domain/leads/evolve.js';
 import { LeadEventType, type Lead } from '../domain/leads/lead.js';
 import type { RecordedEvent } from '../events/types.js';
-import type { Queryable } from '../storage/postgres.js';
+import type { Queryable, Writer } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
 
 /** The `leads` table: one row per lead, the public shape in `body`, kept at the stream's last revision. */
@@ -11,7 +11,7 @@ export const leadsProjection: Projection = {
   name: 'leads',
   tables: ['leads'],
   eventTypes: Object.values(LeadEventType),
-  async apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
+  async apply(sql: Writer, recorded: RecordedEvent): Promise<void> {
     const event = toLeadEvent(recorded);
     const id = idOfStream('lead', recorded.streamId);
     switch (event.type) {
@@ -33,7 +33,7 @@ export const leadsProjection: Projection = {
   },
 };
 
-async function insertLead(sql: Queryable, event: RecordedEvent, lead: Lead): Promise<void> {
+function insertLead(sql: Writer, event: RecordedEvent, lead: Lead): void {
   const columns = [
     lead.id,
     event.tenantId,
@@ -48,7 +48,7 @@ async function insertLead(sql: Queryable, event: RecordedEvent, lead: Lead): Pro
     lead.updated_at,
   ];
   // The body is the Lead's JSON text, its fields in the spec's order (the column is json: kept as written).
-  await sql.query(
+  sql.send(
     `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [...columns, JSON.stringify(lead)],

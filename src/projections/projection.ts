@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../events/types.js';
-import type { Queryable } from '../storage/postgres.js';
+import type { Writer } from '../storage/postgres.js';
 
 /**
  * A read model kept in PostgreSQL tables. Inline projections run inside the appending transaction, so an answer
@@ -11,6 +11,6 @@ export interface Projection {
   tables: string[];
   /** Event types this projection reads; others are never passed to apply. */
   eventTypes: readonly string[];
-  /** Writes may be batched until the next read or COMMIT: read rows back with a SELECT, never through rowCount. */
-  apply(sql: Queryable, event: RecordedEvent): Promise<void>;
+  /** Runs in the transaction that appended the event; a write whose answer nobody reads may be sent (`sql.send`). */
+  apply(sql: Writer, event: RecordedEvent): Promise<void>;
 }

@@ -1,9 +1,15 @@
 import pg from 'pg';
-import { inTransaction } from './transaction.js';
+import { BatchingClient } from './batching-client.js';
+import { inTransaction, type Transaction } from './transaction.js';
 
 /** Anything that runs SQL: the pool, a client, or a transaction's connection. */
 export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/** A transaction's connection: it also sends writes whose answers nobody reads without waiting (`Transaction.send`). */
+export interface Writer extends Queryable {
+  send(text: string, values?: unknown[]): void;
 }
 
 /** A statement and its parameters. */
@@ -17,8 +23,9 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
 
 /**
  * A pool of connections whose clients pipeline (pg's `pipeline` option): queries issued together on one client are
- * sent without waiting for each answer; code that awaits each query behaves as without it. A checkout waiting longer than `acquireTimeoutMs` fails with `PoolExhaustedError` (load
- * shedding: a 503, not an endless queue).
+ * sent without waiting for each answer, in one write (`BatchingClient`); code that awaits each query behaves as
+ * without it. A checkout waiting longer than `acquireTimeoutMs` fails with `PoolExhaustedError` (load shedding: a
+ * 503, not an endless queue).
  *
  * A pool keeps every connection it has opened (`min` = `max`: pg-pool closes idle ones only above `min`). With a
  * 30 s idle timeout, the connections a burst opened were all closed together 30 s after it, and while they closed
@@ -28,7 +35,14 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
  */
 export function createPool(connectionString: string, max = 10, acquireTimeoutMs?: number): pg.Pool {
   return survivingLostConnections(
-    new pg.Pool({ connectionString, connectionTimeoutMillis: acquireTimeoutMs, max, min: max, pipeline: true }),
+    new pg.Pool({
+      Client: BatchingClient,
+      connectionString,
+      connectionTimeoutMillis: acquireTimeoutMs,
+      max,
+      min: max,
+      pipeline: true,
+    }),
   );
 }
 
@@ -48,7 +62,7 @@ export function survivingLostConnections(pool: pg.Pool): pg.Pool {
  * Runs work in one READ COMMITTED transaction and commits; on any failure rolls back, and destroys the connection
  * if a statement failed on it (see `inTransaction`).
  */
-export function withTransaction<T>(pool: pg.Pool, work: (sql: Queryable) => Promise<T>): Promise<T> {
+export function withTransaction<T>(pool: pg.Pool, work: (sql: Transaction) => Promise<T>): Promise<T> {
   return inTransaction(pool, work);
 }
 

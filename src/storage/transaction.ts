@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { Queryable, Statement } from './postgres.js';
+import { BatchingClient } from './batching-client.js';
+import type { Statement, Writer } from './postgres.js';
 
 /** COMMIT answered ROLLBACK: the transaction had failed, though no statement's own error reached us. */
 export class TransactionRolledBack extends Error {
@@ -12,9 +13,11 @@ export class TransactionRolledBack extends Error {
 /**
  * One transaction's connection. Statements go through pg's `client.query` with their values as bind parameters.
  * Once one has failed, nothing more is sent (the server would refuse it): every later query gets that first failure.
+ * On a `BatchingClient` the statements submitted in one turn leave in one write.
  */
-export class Transaction implements Queryable {
+export class Transaction implements Writer {
   private failure: unknown = undefined;
+  private readonly sent: Promise<unknown>[] = [];
 
   constructor(
     private readonly client: pg.PoolClient,
@@ -26,13 +29,28 @@ export class Transaction implements Queryable {
     values: unknown[] = [],
   ): Promise<pg.QueryResult<R>> {
     if (this.failure !== undefined) throw this.failure;
+    if (this.client instanceof BatchingClient) this.client.holdWrites();
     try {
       return await this.client.query<R>(this.named ? { name: statementName(text), text, values } : { text, values });
     } catch (error) {
       // Pipelined statements after a failed one fail too ("transaction is aborted"): the first failure is the cause.
       if (this.failure === undefined) this.failure = error;
-      throw error;
+      throw this.failure;
     }
+  }
+
+  /**
+   * Sends a write whose answer nobody reads, without waiting for it: on a pipelining client it leaves with what
+   * follows in the same turn (COMMIT, say). Its failure is the transaction's: the next query or COMMIT reports it.
+   */
+  send(text: string, values: unknown[] = []): void {
+    this.sent.push(this.query(text, values).catch(() => undefined));
+  }
+
+  /** Waits for the answers of the statements sent without waiting, and throws the transaction's first failure. */
+  async settled(): Promise<void> {
+    await Promise.all(this.sent.splice(0));
+    if (this.failure !== undefined) throw this.failure;
   }
 
   /** The first statement's failure, if any. */
@@ -94,7 +112,10 @@ export async function inTransaction<T>(
       // A statement failed though `work` went on: the server would answer COMMIT with ROLLBACK.
       if (tx.failed !== undefined) throw tx.failed;
       commitSent = true;
-      if ((await tx.query('COMMIT')).command !== 'COMMIT') throw new TransactionRolledBack();
+      // COMMIT leaves with the writes sent without waiting; if one of them failed, the server rolls back instead.
+      const committed = (await tx.query('COMMIT')).command === 'COMMIT';
+      await tx.settled();
+      if (!committed) throw new TransactionRolledBack();
       return result;
     } catch (error) {
       unfit = await rollBack(tx, error);

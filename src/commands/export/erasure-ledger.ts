@@ -2,7 +2,7 @@ import { applyProjections } from '../../events/apply-projections.js';
 import { readStreamWith } from '../../events/event-rows.js';
 import type { PersonalDataKeys } from '../../events/personal-data.js';
 import type { Projection } from '../../projections/projection.js';
-import type { Queryable } from '../../storage/postgres.js';
+import type { Queryable, Writer } from '../../storage/postgres.js';
 import { parseStream, type StreamFamily } from './event-references.js';
 
 /*
@@ -52,7 +52,7 @@ const READ_MODEL_ROWS: Record<Exclude<StreamFamily, 'webhook-endpoint'>, string[
  * Returns the streams erased.
  */
 export async function applyErasures(
-  sql: Queryable,
+  sql: Writer,
   projections: readonly Projection[],
   tenantId: string,
   carried: readonly Erasure[],

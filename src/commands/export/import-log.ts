@@ -9,6 +9,7 @@ import { PurposeBox } from '../../shared/secret-box.js';
 import type { ExportHeader } from '../../schemas/export.js';
 import { countImportedLeads } from '../../workspaces/quota.js';
 import { withTransaction, type Queryable } from '../../storage/postgres.js';
+import type { Transaction } from '../../storage/transaction.js';
 import { applyErasures } from './erasure-ledger.js';
 import { ExportLineChecker, ImportRefusedError, type CheckedEvent } from './line-checker.js';
 
@@ -281,9 +282,10 @@ async function refuseForeignStreams(sql: Queryable, events: readonly CheckedEven
 }
 
 /** Projects one imported event; a read-model row of the same id elsewhere (a unique violation) refuses its line. */
-async function projectImported(sql: Queryable, projections: readonly Projection[], event: CheckedEvent) {
+async function projectImported(sql: Transaction, projections: readonly Projection[], event: CheckedEvent) {
   try {
     await applyProjections(sql, projections, [event]);
+    await sql.settled();
   } catch (error) {
     if ((error as { code?: string }).code !== '23505') throw error;
     throw refusedAt(event, 'a row it would write already exists in this database (another workspace’s id)');

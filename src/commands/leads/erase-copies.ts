@@ -3,7 +3,7 @@ import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '..
 import { isSealed, type PersonalDataKeys } from '../../events/personal-data.js';
 import { extractPersonal, saysPersonalData } from '../../events/personal-fields.js';
 import type { StoredEvent } from '../../events/types.js';
-import type { Queryable } from '../../storage/postgres.js';
+import type { Queryable, Writer } from '../../storage/postgres.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { invoicesProjection } from '../../projections/invoices.js';
 import type { Projection } from '../../projections/projection.js';
@@ -202,7 +202,7 @@ export async function forgetReadRows(sql: Queryable, streams: string[]): Promise
 }
 
 /** Projects again the events of forgotten read rows (see forgetReadRows), in stream order. */
-export async function reproject(sql: Queryable, events: readonly StoredEvent[]): Promise<void> {
+export async function reproject(sql: Writer, events: readonly StoredEvent[]): Promise<void> {
   for (const event of events) {
     const kind = kindOf(event.streamId);
     const projection = kind === undefined ? undefined : REPROJECTED[kind];
