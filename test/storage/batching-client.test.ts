@@ -11,15 +11,16 @@ import { freshDatabase } from '../support/db.js';
 import { checkProperty } from '../support/properties.js';
 
 /**
- * A proxy on 127.0.0.1 in front of the database, in a process of its own (test/support/counting-proxy.cjs), that
+ * A proxy on 127.0.0.1 in front of the database, in a process of its own (test/support/counting-proxy.ts), that
  * counts the chunks clients send through it: a write made in one system call arrives as one chunk.
  */
 async function countingProxy(t: Test, databaseUrl: string): Promise<{ url: string; chunks: () => Promise<number> }> {
   const target = new URL(databaseUrl);
-  const child = fork(fileURLToPath(new URL('../support/counting-proxy.cjs', import.meta.url)), [
-    target.hostname,
-    target.port || '5432',
-  ]);
+  const child = fork(
+    fileURLToPath(new URL('../support/counting-proxy.ts', import.meta.url)),
+    [target.hostname, target.port || '5432'],
+    { execArgv: ['--import', 'tsx'] },
+  );
   t.teardown(() => child.kill());
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
   const chunks = () =>
