@@ -87,7 +87,8 @@ export interface TransactionOptions {
 /**
  * Runs `work` in one READ COMMITTED transaction on a connection from the pool: BEGIN, then `opening` (statements the
  * transaction runs first), then `work`, then COMMIT. On any failure it rolls back. On a pool whose clients pipeline
- * (`createPool`), BEGIN and the opening are sent together, one round trip rather than one each.
+ * (`createPool`), BEGIN and the opening are sent together, one round trip rather than one each, and the writes `work`
+ * sent without waiting (`tx.send`) leave with COMMIT: if one of them failed, its error is reported, not the commit.
  *
  * A connection on which a statement failed (or whose ROLLBACK failed) is destroyed with pg's `release(error)`, never
  * returned to the pool: whatever state the failure left it in cannot reach the next caller.
