@@ -33,3 +33,13 @@ export class CliError extends Error {
     super(message);
   }
 }
+
+/** The refusal of a record that is not in the workspace (or its sandbox): "No task 0193… in acme (sandbox)". */
+export function notFoundIn(
+  what: string,
+  id: string,
+  workspace: { slug: string },
+  sandbox: boolean | undefined,
+): CliError {
+  return new CliError(`No ${what} ${id} in ${workspace.slug}${sandbox ? ' (sandbox)' : ''}`);
+}

@@ -12,7 +12,7 @@ import type { AdminApplication } from '../../schemas/application.js';
 import { findApplication } from '../../projections/applications.js';
 import { requireWorkspace, withServices } from '../context.js';
 import { requireId } from '../ids.js';
-import { CliError, output, table } from '../output.js';
+import { CliError, notFoundIn, output, table } from '../output.js';
 import { staffOptions, withStaff, type StaffOptions } from '../staff.js';
 
 function describe(view: AdminApplication): string {
@@ -63,7 +63,7 @@ export function registerApplicationVerbs(program: Command, json: () => boolean):
       const view = await withServices(async (s) => {
         const workspace = await requireWorkspace(s, ws);
         const row = await findApplication(s.pool, workspace.id, o.sandbox ?? false, id);
-        if (!row) throw new CliError(`No application ${id} in ${workspace.slug}${o.sandbox ? ' (sandbox)' : ''}`);
+        if (!row) throw notFoundIn('application', id, workspace, o.sandbox);
         return applicationView(row.state, row.sandbox);
       });
       print(view);

@@ -12,7 +12,7 @@ import { findDocument, listDocuments } from '../../projections/documents.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { staffOptions, withStaff, type StaffOptions } from '../staff.js';
 import { requireWorkspace, withServices } from '../context.js';
-import { CliError, output, table } from '../output.js';
+import { CliError, notFoundIn, output, table } from '../output.js';
 
 function describe(document: Document): string {
   const status =
@@ -100,7 +100,7 @@ export function registerDocumentVerbs(program: Command, json: () => boolean): vo
 
   const find = (s: AppServices, workspace: Workspace, id: string, sandbox: boolean | undefined) =>
     findDocument(s.pool, workspace.id, sandbox ?? false, id).then((found) => {
-      if (!found) throw new CliError(`No document ${id} in ${workspace.slug}${sandbox ? ' (sandbox)' : ''}`);
+      if (!found) throw notFoundIn('document', id, workspace, sandbox);
       return found;
     });
 

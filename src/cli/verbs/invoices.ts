@@ -12,7 +12,7 @@ import { findInvoice, listInvoices } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
 import { staffOptions, withStaff, type StaffOptions } from '../staff.js';
 import { requireWorkspace, withServices } from '../context.js';
-import { CliError, output, table } from '../output.js';
+import { CliError, notFoundIn, output, table } from '../output.js';
 
 function describe(invoice: Invoice): string {
   const money = (amount: number) => formatMinor(amount, invoice.currency);
@@ -113,7 +113,7 @@ export function registerInvoiceVerbs(program: Command, json: () => boolean): voi
       const view = await withServices(async (s) => {
         const workspace = await requireWorkspace(s, ws);
         const found = await findInvoice(s.pool, workspace.id, o.sandbox ?? false, id);
-        if (!found) throw new CliError(`No invoice ${id} in ${workspace.slug}${o.sandbox ? ' (sandbox)' : ''}`);
+        if (!found) throw notFoundIn('invoice', id, workspace, o.sandbox);
         return found;
       });
       print(view);

@@ -5,7 +5,7 @@ import { findTask, listTasks } from '../../projections/tasks.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { staffOptions, withStaff, type StaffOptions } from '../staff.js';
 import { requireWorkspace, withServices } from '../context.js';
-import { CliError, output, table } from '../output.js';
+import { CliError, notFoundIn, output, table } from '../output.js';
 
 function describe(task: Task): string {
   return [
@@ -70,7 +70,7 @@ export function registerTaskVerbs(program: Command, json: () => boolean): void {
       const view = await withServices(async (s) => {
         const workspace = await requireWorkspace(s, ws);
         const found = await findTask(s.pool, workspace.id, o.sandbox ?? false, id);
-        if (!found) throw new CliError(`No task ${id} in ${workspace.slug}${o.sandbox ? ' (sandbox)' : ''}`);
+        if (!found) throw notFoundIn('task', id, workspace, o.sandbox);
         return found;
       });
       print(view);
