@@ -21,6 +21,7 @@ import { registerMemberPages } from './pages/members.js';
 import { registerTaskPages } from './pages/tasks.js';
 import { registerPasskeyPages } from './pages/passkeys.js';
 import { registerWebhookPages } from './pages/webhooks.js';
+import { checkAccess } from './routes.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
 const CSP = [
@@ -151,8 +152,11 @@ export async function registerConsole(app: TypedApp, services: AppServices): Pro
       await scope.register(cookie);
       await scope.register(formbody, { bodyLimit: 64 * 1024 });
       scope.decorateRequest('signedIn', null);
+      scope.decorateRequest('memberInView', null);
       scope.addHook('onRequest', async (request, reply) => resumeConsoleSession(services, request, reply));
       scope.addHook('preHandler', checkForm);
+      // After the form's origin and CSRF token: the route's declared access (src/console/routes.ts).
+      scope.addHook('preHandler', async (request) => checkAccess(services, request));
       scope.setErrorHandler(consoleError);
       scope.setNotFoundHandler((request, reply) => errorPage(request, reply, 404, 'There is no such page.'));
       registerPages(scope, services);
