@@ -21,7 +21,9 @@ import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } 
 import { html, type Html, table } from '../html.js';
 import { choice, csrfField, notice, page } from '../layout.js';
 import { listConsoleApplications } from '../queries/applications.js';
-import { contextOf, idParam, refusalErrors, timeline, when } from './leads.js';
+import { contextOf, idParam, refusalErrors } from '../forms.js';
+import { momentOf, when } from '../time.js';
+import { timeline } from '../timeline.js';
 
 const PAGE_SIZE = 50;
 const MODULE_KEY = /^[a-z][a-z0-9_]{0,59}$/;
@@ -33,13 +35,6 @@ const MESSAGES: Record<string, string> = {
 };
 
 /** A moment typed as UTC (yyyy-mm-ddThh:mm, seconds and milliseconds optional), or why it is not one. */
-export function momentOf(value: string): Date | string {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z?$/.test(value))
-    return 'Enter a date and time (UTC), such as 2026-11-26T09:30.';
-  const at = new Date(value.endsWith('Z') ? value : `${value}Z`);
-  return Number.isNaN(at.getTime()) ? 'Enter a date and time that exists.' : at;
-}
-
 async function listPage(services: AppServices, view: MemberView, query: Record<string, string | undefined>) {
   allow(view, 'applications.view');
   const before = /^\d{1,9}$/.test(query.before ?? '') ? Number(query.before) : undefined;

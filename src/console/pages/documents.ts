@@ -12,7 +12,7 @@ import { findDocument, listDocuments } from '../../projections/documents.js';
 import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
 import { choice, csrfField, notice, page } from '../layout.js';
-import { contextOf, idParam, refusalErrors, textArea } from './leads.js';
+import { contextOf, idParam, refusalErrors, textArea } from '../forms.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/documents`;

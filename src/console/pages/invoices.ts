@@ -13,7 +13,8 @@ import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } 
 import { html, type Html, table } from '../html.js';
 import { choice, csrfField, field, notice, page } from '../layout.js';
 import { formatMoney, parseMoney } from '../money.js';
-import { contextOf, idParam, refusalErrors, when } from './leads.js';
+import { contextOf, idParam, refusalErrors } from '../forms.js';
+import { when } from '../time.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/invoices`;

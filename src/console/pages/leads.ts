@@ -1,15 +1,12 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { AppServices } from '../../bootstrap.js';
 import { convertLeadToApplication } from '../../commands/applications/convert-lead.js';
-import { isCommandError, type CommandError } from '../../commands/errors.js';
-import { readHistoryPage, type HistoryItem } from '../../commands/history/history.js';
+import { isCommandError } from '../../commands/errors.js';
+import { readHistoryPage } from '../../commands/history/history.js';
 import { eraseLead } from '../../commands/leads/erase-lead.js';
 import { updateLead } from '../../commands/leads/update-lead.js';
-import { staffContext } from '../../commands/run-command.js';
 import type { LeadPatch } from '../../domain/leads/decide.js';
 import type { Lead } from '../../domain/leads/lead.js';
-import type { Actor } from '../../events/types.js';
-import { commandErrorAnswer } from '../../http/errors.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { decodeCursor, encodeCursor, type ListPosition } from '../../leads/cursor.js';
@@ -27,44 +24,13 @@ import {
 import { html, type Html, table } from '../html.js';
 import { choice, csrfField, field, notice, page } from '../layout.js';
 import { applicationsOfLead, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
+import { contextOf, idParam, refusalErrors, textArea } from '../forms.js';
+import { when } from '../time.js';
+import { timeline } from '../timeline.js';
 
 const PAGE_SIZE = 50;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-export const when = (iso: string | Date | null | undefined) =>
-  iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—';
-
-/** The staff member in view as the actor every event of theirs records (as the admin interface records it). */
-export function actorOf(view: MemberView): Actor {
-  return { type: 'user', user_id: view.member.id, email: view.member.email, name: view.member.name };
-}
-
-/** A command's context with the member as actor, on live data (the console shows no sandbox). */
-export const contextOf = (view: MemberView) => (now: Date) =>
-  staffContext(view.workspace.id, false, actorOf(view), now);
-
 export const leadsBase = (view: MemberView) => `/console/w/${view.workspace.slug}/leads`;
-
-/** An id from the path, or not found: a malformed id names no record, as an unknown one. */
-export function idParam(request: FastifyRequest, name = 'id'): string {
-  const id = String((request.params as Record<string, string>)[name] ?? '');
-  if (!UUID.test(id)) throw new ConsoleRefusal(404, 'There is no such record in this workspace.');
-  return id;
-}
-
-export function textArea(o: { name: string; label: string; value?: string; error?: string }): Html {
-  const id = `f-${o.name}`;
-  return html`<div class="field${o.error ? ' invalid' : ''}">
-    <label for="${id}">${o.label}</label>
-    <textarea
-      id="${id}"
-      name="${o.name}"
-      rows="3"
-      ${o.error ? html`aria-invalid="true" aria-describedby="${id}-error"` : ''}
-    >
-${o.value ?? ''}</textarea>
-    ${o.error ? html`<p class="error" id="${id}-error">${o.error}</p>` : ''}
-  </div>`;
-}
 
 /** A date (yyyy-mm-dd) from a form, or undefined; `endOfDay` takes the next midnight, for "up to and including". */
 function dateParam(value: string | undefined, endOfDay = false): Date | undefined | 'invalid' {
@@ -209,16 +175,6 @@ const FORM_FIELD: Record<string, string> = {
   note: 'note',
 };
 
-/** A command's refusal in words, next to the form's field it names, or for the whole form. */
-export function refusalErrors(error: CommandError, fields: Record<string, string> = FORM_FIELD, whole = 'form') {
-  const answer = commandErrorAnswer(error);
-  const named = error.refusal === 'rule' ? (error.fields ?? {}) : {};
-  const errors: Record<string, string> = {};
-  for (const [key, text] of Object.entries(named)) errors[fields[key] ?? whole] = `${key.replaceAll('_', ' ')} ${text}`;
-  if (Object.keys(errors).length === 0) errors[whole] = answer.message;
-  return { status: answer.statusCode, errors };
-}
-
 const MESSAGES: Record<string, string> = {
   changed: 'The lead was changed.',
   unchanged: 'Nothing was different, so nothing was changed.',
@@ -229,20 +185,6 @@ interface LeadPageState {
   errors?: Record<string, string>;
   values?: Record<string, string | undefined>;
   message?: string;
-}
-
-/** A record's events, newest first; with `asOfBase`, each links to the record as it was right after it. */
-export function timeline(items: HistoryItem[], asOfBase?: string): Html {
-  return html`<ol class="timeline" reversed>
-    ${[...items].reverse().map(
-      (e) =>
-        html`<li>
-          <p><strong>${e.type}</strong> · <time datetime="${e.at}">${when(e.at)}</time> · by ${e.actor_text}</p>
-          <p>${e.summary}</p>
-          ${asOfBase ? html`<p><a href="${asOfBase}?as_of=${e.at}#then">As it was after this</a></p>` : ''}
-        </li>`,
-    )}
-  </ol>`;
 }
 
 function leadFacts(lead: Lead): Html {
@@ -475,7 +417,7 @@ export function registerLeadPages(app: TypedApp, services: AppServices): void {
       });
     } catch (error) {
       if (!isCommandError(error)) throw error;
-      const refused = refusalErrors(error);
+      const refused = refusalErrors(error, FORM_FIELD);
       return refuse(refused.status, refused.errors);
     }
     return redirectTo(reply, request.url, 'changed');
