@@ -38,7 +38,8 @@ function rule(
 
 /**
  * Every operation of the console, the admin HTTP interface and the CLI (`--as`), and the roles allowed it: the one
- * permission table. The console, src/http/routes/admin.ts and src/cli/staff.ts all ask `can` and nothing else.
+ * permission table. The console (src/console/routes.ts), the admin interface (src/http/admin-auth.ts) and the CLI
+ * (src/cli/staff.ts) all ask `can` and nothing else.
  */
 export const PERMISSIONS = {
   'workspace.view': rule('See the workspace and switch to it', ALL, { console: true }),
