@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { PersonalDataKeys } from './personal-data.js';
 
 /*
- * Key rows of the formats before 2026-11-26 hold what a key was derived from, not the key: `s1:` a 16-byte seed
+ * Key rows of the derived formats (`s1:`, `s2:`, from before the wrapped `v2:` keys) hold what a key was derived from, not the key: `s1:` a 16-byte seed
  * (HMAC-SHA256 under the person-key-seed purpose key), `s2:` a 12-byte nonce (RFC 8452's AES derivation under the
  * person-key-nonce purpose key). No migration can rewrite them (it has no SECRET_ENCRYPTION_KEY), and the events
  * sealed under those keys cannot be sealed again (the hash chain covers their ciphertext): so the service, which has

@@ -96,7 +96,7 @@ export type PersonOfStream = (
   first: { type: string; data: Record<string, unknown> } | undefined,
 ) => string | null;
 
-/** The key derivations of the stored formats before 2026-11-26. */
+/** The key derivations of the derived stored formats (`s1:` seeds, `s2:` nonces). */
 type DerivedFormats = Pick<SecretBox, 'personKeySeeds' | 'personKeyNonces'>;
 
 /** Keys kept at most: past it the cache starts over (unwrapping one again is one AES-GCM open). */
@@ -107,8 +107,8 @@ const KEY_BYTES = 32;
  * Makes and reads the stream data keys of `personal_data_keys`, whose `wrapped_key` holds each key in one format:
  * 32 random bytes sealed with the `person-key` box (`v2:`, AES-256-GCM under that purpose's key). Without
  * SECRET_ENCRYPTION_KEY a row opens nothing, and once it is deleted nothing gives the key back, which is all
- * crypto-shredding needs. (Rows of the derived formats written before 2026-11-26 are rewritten into this one at
- * start-up, person-key-rows.ts; an import of an export of that time converts them, `inOneFormat`.)
+ * crypto-shredding needs. (Rows of the derived formats `s1:`/`s2:` are rewritten into this one at start-up,
+ * person-key-rows.ts; an import of an export that carries them converts them, `inOneFormat`.)
  * The cache maps a stored value, as read from personal_data_keys together with the events, to its key; it is never
  * asked for a stream's key by name. Every read of events reads the stream's key row in the same statement, so once
  * an erasure has committed no process finds a stored value to look up, whatever its cache holds: a cache entry
@@ -119,7 +119,7 @@ export class PersonalDataKeys {
 
   constructor(
     private readonly box: PurposeBox,
-    /** The derivations of the formats before 2026-11-26, for `inOneFormat` only. */
+    /** The derivations of the `s1:`/`s2:` formats, for `inOneFormat` only. */
     private readonly derived?: DerivedFormats,
   ) {}
 
@@ -133,7 +133,7 @@ export class PersonalDataKeys {
 
   /**
    * A stored value in the one format: a value of a derived format (`s1:` seed, `s2:` nonce; rows and exports
-   * written before 2026-11-26) becomes its key wrapped; any other is returned as it is.
+   * written before wrapped keys) becomes its key wrapped; any other is returned as it is.
    */
   inOneFormat(stored: string): string {
     if (!/^s[12]:/.test(stored)) return stored;

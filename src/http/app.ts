@@ -39,7 +39,7 @@ function ajv(options: AjvOptions): Ajv {
 
 /**
  * fastify 5.12 turns a hop count into "trust no hop" (so every client would have the proxy's address): a count is
- * given as the trust function it stands for, the nearest `hops` hops (docs/decisions.md, issue 29).
+ * given as the trust function it stands for, the nearest `hops` hops (docs/decisions.md, "Authentication that no neighbour can spoil").
  */
 function proxyTrust(setting: Config['trustProxy']): false | string[] | ((address: string, hop: number) => boolean) {
   return typeof setting === 'number' ? (_address, hop) => hop < setting : setting;

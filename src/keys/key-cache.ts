@@ -46,7 +46,7 @@ export async function announceKeyCreated(sql: Queryable, cacheId: string): Promi
  *
  * Beside them, the hash of every key that exists (revoked and expired ones too: keys are never deleted), read once
  * and kept current by the creation notices, so a value that names no key is refused without a lookup, whoever sends
- * it and however often (docs/decisions.md, issue 29). A listening process reads them all again whenever its
+ * it and however often (docs/decisions.md, "Authentication that no neighbour can spoil"). A listening process reads them all again whenever its
  * listener (re)connects and every minute, which bounds a lost notice; hashes are only ever added, so a reading that
  * overlaps a creation cannot drop it.
  *

@@ -145,8 +145,8 @@ const BLOCKS_PER_KEY = 4;
  * Derives 32-byte keys from stored random 12-byte nonces with the key derivation of AES-GCM-SIV (RFC 8452 §4, the
  * message-encryption key of AES-256): key = AES(K, LE32(2) ‖ N)[0..8) ‖ AES(K, LE32(3) ‖ N)[0..8) ‖
  * AES(K, LE32(4) ‖ N)[0..8) ‖ AES(K, LE32(5) ‖ N)[0..8), with K one purpose's key. As with SeedDerivation, a nonce
- * alone derives nothing and deleting it makes the key underivable. Kept only to read key rows written in that
- * format before 2026-11-26, which start-up rewrites as wrapped keys. Known-answer test: RFC 8452 Appendix C.2.
+ * alone derives nothing and deleting it makes the key underivable. Kept only to read key rows still in that
+ * derived format (`s2:`), which start-up rewrites as wrapped keys. Known-answer test: RFC 8452 Appendix C.2.
  */
 export class NonceKeyDerivation {
   /** `keyGeneratingKey`: RFC 8452's name for the 32-byte key the derivation runs under (here a purpose key). */

@@ -9,7 +9,7 @@ import { runCli } from '../support/cli.js';
 import { freshDatabase } from '../support/db.js';
 import { tempDir } from '../support/export.js';
 
-// `visa-crm import` bounds the work of any input (issue 29, item 7): a line past 16 MiB and gzip data expanding past
+// `visa-crm import` bounds the work of any input: a line past 16 MiB and gzip data expanding past
 // a hundredfold are refused, naming the line, with nothing imported.
 
 // Each CLI run starts tsx (seconds each on a loaded two-core machine).

@@ -7,7 +7,7 @@ import { boundedLines, LINE_LIMITS, type LineLimits } from '../../src/commands/e
 import { ImportRefusedError } from '../../src/commands/export/line-checker.js';
 import { checkProperty, goodText } from '../support/properties.js';
 
-// The import's reader (issue 29, item 7): the lines of plain or gzip bytes, however they are cut into chunks; a line
+// The import's reader: the lines of plain or gzip bytes, however they are cut into chunks; a line
 // past the cap and gzip data past the expansion cap are refused, naming the line being read.
 
 async function read(bytes: Buffer, chunkSizes: number[] = [], limits?: LineLimits): Promise<string[]> {

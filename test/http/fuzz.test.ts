@@ -7,7 +7,7 @@ import { rawRequest, type RawAnswer } from '../support/raw-http.js';
 import { describeRequest, fuzzRequest, requestBytes, type FuzzRequest } from './fuzz/requests.js';
 
 /**
- * The fuzz suite (issue 13 §7): malformed requests to the ten public endpoints over real HTTP on loopback, each sent
+ * The fuzz suite: malformed requests to the ten public endpoints over real HTTP on loopback, each sent
  * together with a valid request of a second workspace. FC_SEED replays a run (the seed is printed before it).
  *
  * RUNS rounds of one to three fuzzed requests (raw sockets, so Node's HTTP parser sees the exact bytes; in one round

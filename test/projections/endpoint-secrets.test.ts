@@ -7,7 +7,7 @@ import { TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { appFixture } from '../applications/support.js';
 import { configureWebhookRuntime } from '../../src/webhooks/runtime.js';
 
-// Webhook secrets are sealed for their endpoint (issue 29, item 3): a sealed secret moved onto another endpoint opens
+// Webhook secrets are sealed for their endpoint (docs/decisions.md, "An import changes nothing outside its own workspace"): a sealed secret moved onto another endpoint opens
 // for none, and migration 55 re-seals the secrets stored before binding.
 
 t.test('a sealed webhook secret opens for its own endpoint only', async (t) => {
@@ -33,7 +33,7 @@ t.test('migration 55 re-seals stored secrets for their endpoint', async (t) => {
   t.equal(created.status, 201);
   const { id, secret } = (await created.json()) as { id: string; secret: string };
   const box = f.app.services.secretBox.webhookSecrets;
-  // As stored before 2026-11-26: sealed for the purpose only.
+  // As stored before migration 0055 (endpoint-bound secrets): sealed for the purpose only.
   await f.app.pool.query('UPDATE webhook_endpoints SET sealed_secret = $2, previous_sealed_secret = $3 WHERE id = $1', [
     id,
     box.seal(secret),

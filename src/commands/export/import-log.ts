@@ -242,7 +242,7 @@ async function insertKeys(
       rows.map(([stream]) => stream),
       rows.map(([, r]) => r.tenant),
       rows.map(([, r]) => r.key.person),
-      // Exports written before 2026-11-26 may carry a derived format: stored in the one format.
+      // Exports written before wrapped keys may carry a derived format (`s1:`/`s2:`): stored in the one format.
       rows.map(([, r]) => (r.key.wrapped === null || !keys ? r.key.wrapped : keys.inOneFormat(r.key.wrapped))),
       rows.map(([, r]) => r.at),
       rows.map(([, r]) => r.key.erased_at),

@@ -31,7 +31,7 @@ export const Document = Type.Object(
     }),
     scan_signature: Nullable(Type.String({ description: 'what the scan found (infected)' })),
     scanned_at: Nullable(DateTime),
-    // Optional: the documents announced before 2026-11-26 went out without it.
+    // Optional: documents announced before scan errors were recorded (`document.scan_failed`) went out without it.
     scan_error: Type.Optional(
       Nullable(Type.String({ description: 'why the scanner gave no verdict (scan_failed); null otherwise' })),
     ),

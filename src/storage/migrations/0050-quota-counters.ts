@@ -1,7 +1,7 @@
 export const name = 'one quota counter row per workspace, month and metric';
 
-// The 64 shard rows per workspace and month let concurrent captures all pass a check of the committed sum (issue 29:
-// forty at once passed a quota of 3). One row, incremented under its row lock by a statement whose CHECK refuses a
+// The 64 shard rows per workspace and month let concurrent captures all pass a check of the committed sum
+// (forty at once passed a quota of 3). One row, incremented under its row lock by a statement whose CHECK refuses a
 // count past the limit the capture passes (`allowed`; NULL: unlimited), makes the check and the count one atomic step.
 // The shards' sums carry over with no limit: the next capture sets it.
 export const sql = `

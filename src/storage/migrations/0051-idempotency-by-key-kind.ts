@@ -1,7 +1,7 @@
 export const name = 'Idempotency-Key answers kept apart by key kind';
 
 // A public key is published in web pages, so anyone could take an Idempotency-Key of the workspace's secret-key
-// integration first (issue 29): answers are now kept per workspace, mode and key kind. An answer stored before this
+// integration first: answers are now kept per workspace, mode and key kind. An answer stored before this
 // migration is copied to both kinds, so a repeat within its 24 hours still gets it.
 export const sql = `
 ALTER TABLE lead_idempotency ADD COLUMN key_kind text NOT NULL DEFAULT 'secret',
