@@ -89,11 +89,10 @@ export const PERMISSIONS = {
     OWNERS,
     { console: true, recentSignIn: true },
   ),
-  'members.require_passkeys': rule(
-    'Require passkeys at sign-in of owners and admins, or of every member',
-    OWNERS,
-    { console: true, recentSignIn: true },
-  ),
+  'members.require_passkeys': rule('Require passkeys at sign-in of owners and admins, or of every member', OWNERS, {
+    console: true,
+    recentSignIn: true,
+  }),
   'applications.view': rule('Read a case', ALL, { console: true, admin: ['getApplication'] }),
   'applications.convert': rule('Convert a lead into a case', STAFF, {
     console: true,

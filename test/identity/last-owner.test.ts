@@ -17,14 +17,14 @@ import { everyRole, memberOf } from './support.js';
 
 const EMAILS = ['a@x.example', 'b@x.example', 'c@x.example', 'd@x.example'];
 
-const change: fc.Arbitrary<(users: WorkspaceUser[]) => MemberChange> = fc.oneof(
+type MakeChange = (users: WorkspaceUser[]) => MemberChange;
+const pendingKind = fc.constantFrom<'link' | 'sign_in'>('link', 'sign_in');
+const at = (users: WorkspaceUser[], i: number) => users[i % users.length]!.id;
+
+const change: fc.Arbitrary<MakeChange> = fc.oneof(
   fc
-    .record({
-      i: fc.nat(3),
-      role: fc.constantFrom(...ROLES),
-      pending: fc.constantFrom('link', 'sign_in') as fc.Arbitrary<'link' | 'sign_in'>,
-    })
-    .map(({ i, role, pending }) => () => ({
+    .record({ i: fc.nat(3), role: fc.constantFrom(...ROLES), pending: pendingKind })
+    .map(({ i, role, pending }): MakeChange => () => ({
       type: 'invite',
       email: EMAILS[i]!,
       name: `P${i}`,
@@ -34,13 +34,13 @@ const change: fc.Arbitrary<(users: WorkspaceUser[]) => MemberChange> = fc.oneof(
     })),
   fc
     .record({ i: fc.nat(3), role: fc.constantFrom(...ROLES) })
-    .map(({ i, role }) => (users) => ({ type: 'set_role', user_id: users[i % users.length]!.id, role })),
-  fc.nat(3).map((i) => (users: WorkspaceUser[]) => ({ type: 'deactivate', user_id: users[i % users.length]!.id })),
-  fc.nat(3).map((i) => (users: WorkspaceUser[]) => ({ type: 'reactivate', user_id: users[i % users.length]!.id })),
+    .map(({ i, role }): MakeChange => (users) => ({ type: 'set_role', user_id: at(users, i), role })),
+  fc.nat(3).map((i): MakeChange => (users) => ({ type: 'deactivate', user_id: at(users, i) })),
+  fc.nat(3).map((i): MakeChange => (users) => ({ type: 'reactivate', user_id: at(users, i) })),
   fc
-    .record({ i: fc.nat(3), via: fc.constantFrom('link', 'sign_in') as fc.Arbitrary<'link' | 'sign_in'> })
-    .map(({ i, via }) => () => ({ type: 'accept', email: EMAILS[i]!, via })),
-  fc.nat(3).map((i) => () => ({ type: 'decline', email: EMAILS[i]! })),
+    .record({ i: fc.nat(3), via: pendingKind })
+    .map(({ i, via }): MakeChange => () => ({ type: 'accept', email: EMAILS[i]!, via })),
+  fc.nat(3).map((i): MakeChange => () => ({ type: 'decline', email: EMAILS[i]! })),
 );
 
 t.test('random member changes: once an owner has come, one always stays', async (t) => {
