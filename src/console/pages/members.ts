@@ -157,7 +157,8 @@ function requirementForm(services: AppServices, view: MemberView, base: string, 
     <p>
       Members in the roles chosen here reach this workspace only after signing in with a passkey. One without a passkey
       registers one right after their password, before anything else. A member who loses theirs asks an owner or admin
-      to reset their passkeys here, then registers a new one.
+      to reset their passkeys here, then registers a new one. A requirement that covers you applies to you from your
+      next page too.
     </p>
     <form method="post" action="${base}/passkeys-required">
       ${csrfField(view.signedIn.csrf)}
