@@ -6,6 +6,7 @@ import type { Queryable } from '../storage/postgres.js';
 import { findWorkspace } from '../workspaces/repository.js';
 import { ACCESS_TOKEN_PREFIX, useAccessToken } from '../identity/access-tokens.js';
 import { activeMember } from '../identity/members.js';
+import { hasPasskey, passkeyRequired } from '../identity/passkey-requirement.js';
 import { sameSecret } from '../identity/secrets.js';
 import { can, operationOfAdminRoute, type Role } from '../identity/permissions.js';
 import type { Workspace } from '../workspaces/workspace.js';
@@ -93,6 +94,9 @@ export function adminAuthentication(services: Pick<AppServices, 'pool' | 'now' |
     const user = activeMember(workspace, token.email);
     if (!user) throw new ApiError(403, 'forbidden', 'The member of this token is not active in the workspace');
     if (user.role !== token.role) throw invalidToken();
+    // A workspace that requires passkeys of this role: a token works while its account holds a passkey.
+    if (passkeyRequired(workspace, user.role) && !(await hasPasskey(deps.sql, token.account_id)))
+      throw new ApiError(403, 'forbidden', 'This workspace requires a passkey of this member; register one first');
     const operation = operationOfAdminRoute(request.routeOptions.schema?.operationId);
     if (!operation || !can(user.role, operation))
       throw new ApiError(403, 'forbidden', `The role ${user.role} may not do this (${operation ?? 'unlisted'})`);

@@ -80,11 +80,17 @@ export const PERMISSIONS = {
   }),
   'members.view': rule('List the members and their roles', ALL, { console: true }),
   'members.invite': rule('Invite a member (any role but owner)', ADMINS, { console: true, recentSignIn: true }),
-  'members.change': rule('Change a member’s role or deactivate them (not an owner)', ADMINS, {
-    console: true,
-    recentSignIn: true,
-  }),
-  'members.manage_owners': rule('Make, unmake, invite or deactivate an owner', OWNERS, {
+  'members.change': rule(
+    'Change a member’s role, deactivate or reactivate them, or reset their passkeys (not an owner)',
+    ADMINS,
+    { console: true, recentSignIn: true },
+  ),
+  'members.manage_owners': rule(
+    'Make, unmake, invite, deactivate or reactivate an owner, or reset an owner’s passkeys',
+    OWNERS,
+    { console: true, recentSignIn: true },
+  ),
+  'members.require_passkeys': rule('Require passkeys at sign-in of owners and admins, or of every member', OWNERS, {
     console: true,
     recentSignIn: true,
   }),

@@ -10,6 +10,8 @@ export interface StaffSession {
   last_seen_at: Date;
   authenticated_at: Date;
   workspace_id: string | null;
+  /** When a passkey was last used in this session (null: a password opened it and no passkey was used since). */
+  passkey_at: Date | null;
 }
 
 /** A new session for the account: a fresh random id every sign-in (no fixation); only its SHA-256 is stored. */
@@ -19,12 +21,14 @@ export async function startSession(
   now: Date,
   userAgent: string,
   workspaceId: string | null = null,
+  byPasskey = false,
 ): Promise<string> {
   const id = newSecret('');
   await sql.query(
-    `INSERT INTO staff_sessions (id_hash, account_id, created_at, last_seen_at, authenticated_at, workspace_id, user_agent)
-     VALUES ($1, $2, $3, $3, $3, $4, $5)`,
-    [secretHash(id), accountId, now, workspaceId, userAgent.slice(0, 300)],
+    `INSERT INTO staff_sessions (id_hash, account_id, created_at, last_seen_at, authenticated_at, workspace_id, user_agent,
+                                 passkey_at)
+     VALUES ($1, $2, $3, $3, $3, $4, $5, $6)`,
+    [secretHash(id), accountId, now, workspaceId, userAgent.slice(0, 300), byPasskey ? now : null],
   );
   return id;
 }
@@ -40,7 +44,8 @@ export async function resumeSession(sql: Queryable, id: string, now: Date): Prom
     `UPDATE staff_sessions s SET last_seen_at = $2
        FROM staff_accounts a
       WHERE s.id_hash = $1 AND a.id = s.account_id AND s.last_seen_at > $3 AND s.created_at > $4
-     RETURNING s.account_id, a.email, a.name, s.created_at, s.last_seen_at, s.authenticated_at, s.workspace_id`,
+     RETURNING s.account_id, a.email, a.name, s.created_at, s.last_seen_at, s.authenticated_at, s.workspace_id,
+               s.passkey_at`,
     [secretHash(id), now, idle, born],
   );
   if (result.rows[0]) return result.rows[0];
@@ -60,6 +65,14 @@ export async function endEverySession(sql: Queryable, accountId: string): Promis
 /** The password or a passkey was entered again: operations asking for a recent sign-in are open for a while. */
 export async function markAuthenticated(sql: Queryable, id: string, now: Date): Promise<void> {
   await sql.query('UPDATE staff_sessions SET authenticated_at = $2 WHERE id_hash = $1', [secretHash(id), now]);
+}
+
+/** One of the account's passkeys was used in this session (confirmed or registered): it counts as a passkey session. */
+export async function markPasskeyUsed(sql: Queryable, id: string, now: Date): Promise<void> {
+  await sql.query('UPDATE staff_sessions SET authenticated_at = $2, passkey_at = $2 WHERE id_hash = $1', [
+    secretHash(id),
+    now,
+  ]);
 }
 
 export async function chooseWorkspace(sql: Queryable, id: string, workspaceId: string): Promise<void> {

@@ -4,6 +4,7 @@ import { ROLES } from '../identity/permissions.js';
 import { MetaField } from '../schemas/meta-field.js';
 import { PLANS, SCOPES, StringEnum, VISA_TYPES } from '../shared/enums.js';
 import { DOCUMENT_CONTENT_TYPES, MAX_DOCUMENT_BYTES } from '../domain/documents/index.js';
+import { PASSKEY_REQUIREMENTS } from './workspace.js';
 
 const Key = Type.String({ pattern: '^[a-z][a-z0-9_]{0,59}$' });
 const Country = Type.String({ pattern: '^[A-Z]{2}$' });
@@ -121,6 +122,8 @@ export const WorkspaceDefinition = Type.Object(
         { minItems: 1 },
       ),
     ),
+    /** Whose sign-ins must use a passkey; absent keeps what the workspace has (an owner may set it in the console). */
+    passkeys_required: Type.Optional(StringEnum(PASSKEY_REQUIREMENTS)),
     limits: Type.Optional(
       Type.Object(
         {

@@ -1,11 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { endAccessOfChangedMembers } from '../identity/members.js';
+import { credentialedEmails, endAccessOfChangedMembers, keepAnOwner, MemberRefusal } from '../identity/members.js';
 import { announceAuthChange } from '../keys/key-cache.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { withTransaction, type Queryable } from '../storage/postgres.js';
-import type { WorkspaceDefinition } from './definition.js';
+import { DefinitionError, type WorkspaceDefinition } from './definition.js';
 import { monthlyLeadQuota } from './plans.js';
 import { recountLeadQuota } from './quota.js';
 import type { Workspace, WorkspaceSettings } from './workspace.js';
@@ -48,8 +48,18 @@ export function settingsFromDefinition(
     widget: widgetOf(def, previous, box),
     application_workflow: applicationWorkflowOf(def, previous),
     ...(def.document_types ? { document_types: documentTypeDefs(def.document_types) } : {}),
+    ...passkeyRequirementOf(def, previous),
     limits: def.limits ?? {},
   };
+}
+
+/** The file's `passkeys_required`; absent, what the workspace has (a file never lowers it by leaving it out). */
+function passkeyRequirementOf(
+  def: WorkspaceDefinition,
+  previous: WorkspaceSettings | undefined,
+): Pick<WorkspaceSettings, 'passkeys_required'> {
+  const requirement = def.passkeys_required ?? previous?.passkeys_required;
+  return requirement ? { passkeys_required: requirement } : {};
 }
 
 function branchesOf(def: WorkspaceDefinition, previous: WorkspaceSettings | undefined): WorkspaceSettings['branches'] {
@@ -66,14 +76,19 @@ function usersOf(
   branches: WorkspaceSettings['branches'],
 ): WorkspaceSettings['users'] {
   const branchId = (code: string) => branches.find((b) => b.code === code)!.id;
-  return def.users.map((u) => ({
-    id: keepId(previous?.users, (p) => p.email.toLowerCase() === u.email.toLowerCase()),
-    name: u.name,
-    email: u.email.toLowerCase(),
-    role: u.role,
-    branch_id: branchId(u.branch),
-    active: u.active ?? true,
-  }));
+  return def.users.map((u) => {
+    const before = previous?.users.find((p) => p.email.toLowerCase() === u.email.toLowerCase());
+    return {
+      id: before?.id ?? randomUUID(),
+      name: u.name,
+      email: u.email.toLowerCase(),
+      role: u.role,
+      branch_id: branchId(u.branch),
+      active: u.active ?? true,
+      // An invitee stays one until they accept: a file naming them gives no access of itself.
+      ...(before?.pending ? { pending: before.pending } : {}),
+    };
+  });
 }
 
 function widgetOf(
@@ -166,6 +181,7 @@ export async function applyDefinition(
     if (existing && isUnchanged(existing, def, settings))
       return { workspace: existing, created: false, changed: false };
     if (existing) {
+      await keepAnOwnerWhoCame(sql, existing.settings.users, settings.users);
       const updated = await sql.query<WorkspaceRow>(
         `UPDATE workspaces SET name = $2, plan = $3, status = $4, settings = $5, revision = revision + 1, updated_at = now()
           WHERE id = $1 RETURNING id, slug, name, plan, status, revision, settings`,
@@ -186,6 +202,24 @@ export async function applyDefinition(
   });
   if (!result.created && result.changed) await announceAuthChange(pool);
   return result;
+}
+
+/** The console's rule at this door too: a file cannot leave the workspace without an owner who has come. */
+async function keepAnOwnerWhoCame(
+  sql: Queryable,
+  before: WorkspaceSettings['users'],
+  after: WorkspaceSettings['users'],
+): Promise<void> {
+  const credentialed = await credentialedEmails(
+    sql,
+    [...before, ...after].map((u) => u.email),
+  );
+  try {
+    keepAnOwner(before, after, credentialed);
+  } catch (error) {
+    if (error instanceof MemberRefusal) throw new DefinitionError([`users: ${error.message}`]);
+    throw error;
+  }
 }
 
 /** Whether the stored workspace already is what the definition describes (settings compared as stored JSON). */

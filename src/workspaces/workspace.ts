@@ -9,7 +9,16 @@ import type { LeadBranch, LeadStaffMember, PipelineStage } from '../domain/leads
 export type { LeadBranch as Branch, PipelineStage } from '../domain/leads/settings.js';
 export interface WorkspaceUser extends LeadStaffMember {
   role: Role;
+  /**
+   * Invited and not yet accepted (no access until then): `link` accepts only through the invitation's own link (it
+   * was sent when the account had no password or passkey), `sign_in` also on the workspace list after signing in.
+   */
+  pending?: 'link' | 'sign_in';
 }
+
+/** Whose sign-ins a workspace asks to be made with a passkey (absent: nobody's). */
+export const PASSKEY_REQUIREMENTS = ['none', 'owners_and_admins', 'everyone'] as const;
+export type PasskeyRequirement = (typeof PASSKEY_REQUIREMENTS)[number];
 export interface Named {
   key: string;
   name: string;
@@ -55,6 +64,8 @@ export interface WorkspaceSettings {
     };
   };
   application_workflow: { stages: ApplicationStageDef[]; modules: ModuleDef[] };
+  /** Absent: `none`. Set by an owner in the console or by the definition file's `passkeys_required`. */
+  passkeys_required?: PasskeyRequirement;
   /** Absent in workspaces stored before documents existed: the defaults apply (documentTypesOf). */
   document_types?: DocumentTypeDef[];
   limits: {

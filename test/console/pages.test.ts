@@ -86,7 +86,7 @@ t.test('invitations and password resets through real SMTP: single-use and expiri
     email: 'new.person@northstar.example',
     role: 'manager',
   });
-  t.equal(invited.status, 201);
+  t.equal(invited.status, 303, 'mailed: back to the list, which says so');
   const mail = smtp.received.find((m) => m.to.includes('new.person@northstar.example'));
   const link = /https?:\/\/\S+\/console\/invitation\/[A-Za-z0-9_-]+/.exec(mail?.mail.text ?? '')?.[0];
   t.ok(link, 'the invitation link came by mail');

@@ -27,11 +27,11 @@ export function registerServiceVerbs(program: Command, json: () => boolean): voi
       const def = await readDefinitionFile(path.join(projectRoot(), 'definitions', 'demo-workspace.json'));
       const origin = `http://localhost:${config.port}`;
       let demo: DemoKeys | undefined;
-      let way: { email: string; link: string } | undefined;
+      let way: { email: string; link: string | null } | undefined;
       const running = await startService(config, async (services) => {
-        const { workspace } = await applyDefinition(services.pool, def, services.secretBox);
+        const { workspace, created } = await applyDefinition(services.pool, def, services.secretBox);
         demo = await renewDemoKeys(services, workspace.id, [origin, `http://127.0.0.1:${config.port}`]);
-        way = await inviteFirstOwner(services, workspace);
+        way = await inviteFirstOwner(services, workspace, created);
       });
       const { keys, revoked } = demo!;
       output(
@@ -48,7 +48,9 @@ export function registerServiceVerbs(program: Command, json: () => boolean): voi
             `  public test key:  ${keys.public_test}`,
             '',
             `  Console:      ${running.url}/console`,
-            `  Sign in as ${way!.email}: choose a password at ${way!.link} (works once, for seven days)`,
+            way!.link
+              ? `  Sign in as ${way!.email}: choose a password at ${way!.link} (works once, for seven days)`
+              : `  Sign in as ${way!.email} (mailed, or an account that has its password already)`,
             `  API docs:     ${running.url}/docs`,
             `  Widget demo:  http://localhost:${config.port}/widget/demo?key=${keys.public_test}`,
             `  Try it:       curl -H "Authorization: Bearer ${keys.secret_test}" ${running.url}/v1/leads`,

@@ -28,7 +28,17 @@ export function registerWorkspaceVerbs(program: Command, json: () => boolean): v
     .description('create the workspace a definition file describes, or update it to match')
     .action(async (file: string) => {
       const def = await readDefinitionFile(file);
-      const { workspace: ws, created, changed } = await withServices((s) => applyDefinition(s.pool, def, s.secretBox));
+      const {
+        workspace: ws,
+        created,
+        changed,
+      } = await withServices((s) =>
+        applyDefinition(s.pool, def, s.secretBox).catch((error: unknown) => {
+          // A file refused against the stored workspace (the last owner who came): said like a file's problem.
+          if (error instanceof DefinitionError) throw new CliError(`${file}: ${error.message}`);
+          throw error;
+        }),
+      );
       const what = created ? 'Created' : changed ? 'Updated' : 'Nothing changed: kept';
       output(
         json(),

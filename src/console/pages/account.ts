@@ -1,9 +1,11 @@
 import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { createAccessToken, listAccessTokens, revokeAccessToken } from '../../identity/access-tokens.js';
 import { findAccountByEmail, setPassword } from '../../identity/accounts.js';
 import { membershipsOf } from '../../identity/members.js';
+import { passkeyRequired } from '../../identity/passkey-requirement.js';
 import { passkeysOf } from '../../identity/passkeys.js';
 import { passwordMatches } from '../../identity/passwords.js';
 import { IDENTITY_POLICY } from '../../identity/policy.js';
@@ -22,6 +24,12 @@ import {
 import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 import { newPasswordFields, passwordProblem } from './auth.js';
+import { answeredNotice, pendingInvitationsSection } from './invitations.js';
+import { passkeyStepDue } from './passkeys.js';
+
+const AnsweredSlug = Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,62}$' }));
+/** The workspace list after an invitation was answered (src/console/pages/invitations.ts answeredNotice). */
+const AnsweredQuery = Type.Object({ joined: AnsweredSlug, declined: AnsweredSlug });
 
 const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
 
@@ -172,24 +180,33 @@ function tokensSection(
 }
 
 export function registerAccountPages(app: TypedApp, services: AppServices): void {
-  app.get('/', async (request, reply) => {
+  app.get('/', { schema: { querystring: AnsweredQuery }, config: { console: 'open' } }, async (request, reply) => {
     if (!request.signedIn) return reply.redirect('/console/sign-in', 303);
-    const memberships = await membershipsOf(services.pool, request.signedIn.session.email);
+    const email = request.signedIn.session.email;
+    const memberships = await membershipsOf(services.pool, email);
+    // Right after a password sign-in: a workspace that requires a passkey of this member asks for one first.
+    if (await passkeyStepDue(services, request.signedIn, memberships))
+      return reply.redirect('/console/passkeys/required', 303);
+    const answered = await answeredNotice(services, email, request.query);
     return sendPage(
       reply,
       page(
         frameOf(request, 'Your workspaces', 'Workspaces'),
-        memberships.length === 0
-          ? html`<p>You are not a member of any workspace now.</p>`
-          : html`<ul class="workspaces">
-              ${memberships.map(
-                (m) =>
-                  html`<li>
-                    <a href="/console/w/${m.workspace.slug}/keys">${m.workspace.name}</a>
-                    <span class="role">(${m.user.role})</span>
-                  </li>`,
-              )}
-            </ul>`,
+        html`${answered}
+        ${
+          memberships.length === 0
+            ? html`<p>You are not a member of any workspace now.</p>`
+            : html`<ul class="workspaces">
+                ${memberships.map(
+                  (m) =>
+                    html`<li>
+                      <a href="/console/w/${m.workspace.slug}/keys">${m.workspace.name}</a>
+                      <span class="role">(${m.user.role})</span>
+                    </li>`,
+                )}
+              </ul>`
+        }
+        ${await pendingInvitationsSection(services, request.signedIn)}`,
       ),
     );
   });
@@ -241,6 +258,9 @@ export function registerAccountPages(app: TypedApp, services: AppServices): void
       (m) => m.workspace.slug === form.workspace,
     );
     if (!membership) return refuse({ workspace: 'Choose one of your workspaces.' });
+    // A token of a workspace that requires passkeys is made only from a session that used one.
+    if (passkeyRequired(membership.workspace, membership.user.role) && !signedIn.session.passkey_at)
+      return refuse({ workspace: `${membership.workspace.name} requires a passkey: sign in with yours first.` });
     const days = Number(form.days);
     if (!Number.isInteger(days) || days < 1 || days > 365)
       return refuse({ days: 'Enter a whole number of days from 1 to 365.' });

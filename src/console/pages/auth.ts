@@ -12,6 +12,7 @@ import { SIGN_IN_REFUSED, signInWithPassword } from '../../identity/sign-in.js';
 import { frameOf, formOf, sendPage, SESSION_COOKIE } from '../context.js';
 import { html } from '../html.js';
 import { field, notice, page } from '../layout.js';
+import { registerInvitationPages } from './invitations.js';
 
 /** Starts a session for the account: always a new id (an id from before sign-in is ended, never kept). */
 export async function signIn(
@@ -19,10 +20,12 @@ export async function signIn(
   request: FastifyRequest,
   reply: FastifyReply,
   accountId: string,
+  byPasskey = false,
 ): Promise<void> {
   const previous = request.cookies[SESSION_COOKIE];
   if (previous) await endSession(services.pool, previous);
-  const id = await startSession(services.pool, accountId, services.now(), request.headers['user-agent'] ?? '');
+  const userAgent = request.headers['user-agent'] ?? '';
+  const id = await startSession(services.pool, accountId, services.now(), userAgent, null, byPasskey);
   reply.setCookie(SESSION_COOKIE, id, {
     path: '/console',
     httpOnly: true,
@@ -126,11 +129,10 @@ export function registerAuthPages(app: TypedApp, services: AppServices): void {
     );
   });
 
-  for (const [path, purpose, title] of [
-    ['/invitation/:token', 'invitation', 'Accept your invitation'],
-    ['/reset/:token', 'password_reset', 'Choose a new password'],
-  ] as const)
+  for (const [path, purpose, title] of [['/reset/:token', 'password_reset', 'Choose a new password']] as const)
     registerOneTimePage(app, services, path, purpose, title);
+  // Invitations have pages of their own: a link sets up a new account only (src/console/pages/invitations.ts).
+  registerInvitationPages(app, services);
 }
 
 function registerOneTimePage(

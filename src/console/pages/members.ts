@@ -1,164 +1,500 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type Static } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
-import { inviteMember } from '../../identity/invitations.js';
-import { changeMembers, MemberRefusal, type MemberChange } from '../../identity/members.js';
-import { ROLES, type Role } from '../../identity/permissions.js';
+import { inviteMember, type InvitationSent } from '../../identity/invitations.js';
 import {
-  allow,
-  allowRecent,
-  ConsoleRefusal,
-  formOf,
-  memberView,
-  needsPassword,
-  sendPage,
-  type MemberView,
-} from '../context.js';
-import { html, table } from '../html.js';
+  changeMembers,
+  credentialedEmails,
+  MemberRefusal,
+  memberState,
+  type MemberChange,
+} from '../../identity/members.js';
+import { resetPasskeysOf, setPasskeyRequirement } from '../../identity/passkey-requirement.js';
+import { can, ROLES, type Operation, type Role } from '../../identity/permissions.js';
+import { withTransaction } from '../../storage/postgres.js';
+import { PASSKEY_REQUIREMENTS, type PasskeyRequirement, type WorkspaceUser } from '../../workspaces/workspace.js';
+import { allow, ConsoleRefusal, confirmRecentSignIn, needsPassword, sendPage, type MemberView } from '../context.js';
+import { html, table, type Html } from '../html.js';
+import { viewOf } from '../routes.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 
-async function membersPage(
-  services: AppServices,
-  request: FastifyRequest,
-  view: MemberView,
-  o: { errors?: Record<string, string>; message?: string; link?: string } = {},
-): Promise<string> {
-  allow(view, 'members.view');
+// Field schemas declared here until src/console/schemas.ts (the frame helper's) is on this branch.
+const NoNul = (maxLength: number) => Type.String({ maxLength, pattern: '^[^\\u0000]*$' });
+const Slug = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,62}$' });
+const Uuid = Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' });
+const RoleField = Type.Union(ROLES.map((r) => Type.Literal(r)));
+const Csrf = { _csrf: Type.Optional(NoNul(200)) };
+const Password = { password: Type.Optional(NoNul(256)) };
+
+const WorkspaceParams = Type.Object({ slug: Slug });
+const MemberParams = Type.Object({ slug: Slug, id: Uuid });
+/** What the list says after an action: a word the page turns into a sentence from the stored state (no echo). */
+const DONE = ['invited', 'role', 'deactivated', 'reactivated', 'passkeys_reset', 'requirement'] as const;
+const ListQuery = Type.Object({
+  done: Type.Optional(Type.Union(DONE.map((d) => Type.Literal(d)))),
+  who: Type.Optional(Uuid),
+});
+const InviteBody = Type.Object({
+  ...Csrf,
+  ...Password,
+  name: NoNul(200),
+  email: NoNul(254),
+  role: RoleField,
+});
+const RoleBody = Type.Object({ ...Csrf, ...Password, role: RoleField });
+const ConfirmBody = Type.Object({ ...Csrf, ...Password });
+const RequirementBody = Type.Object({
+  ...Csrf,
+  ...Password,
+  passkeys_required: Type.Union(PASSKEY_REQUIREMENTS.map((r) => Type.Literal(r))),
+});
+
+const REQUIREMENT_WORDS: Record<PasskeyRequirement, string> = {
+  none: 'No one: a password is enough',
+  owners_and_admins: 'Owners and admins',
+  everyone: 'Every member',
+};
+
+type Done = (typeof DONE)[number];
+
+/** What the member in view may do to this user: owners are changed by owners only; nobody changes themselves here. */
+function mayChange(view: MemberView, user: WorkspaceUser): boolean {
+  if (!can(view.role, 'members.change')) return false;
+  return user.role !== 'owner' || can(view.role, 'members.manage_owners');
+}
+
+/** The roles the member in view may give. */
+function grantableRoles(view: MemberView): readonly Role[] {
+  return can(view.role, 'members.manage_owners') ? ROLES : ROLES.filter((r) => r !== 'owner');
+}
+
+function doneSentence(done: Done | undefined, user: WorkspaceUser | undefined): string | undefined {
+  if (!done) return undefined;
+  const who = user?.name ?? 'The member';
+  switch (done) {
+    case 'invited':
+      return `${who} is invited as ${user?.role ?? 'a member'}. They appear as “invited” until they accept.`;
+    case 'role':
+      return `${who} is now ${user?.role ?? 'in their new role'}. Their sessions ended and their tokens were revoked.`;
+    case 'deactivated':
+      return `${who} is deactivated: their sessions ended and their tokens for this workspace were revoked.`;
+    case 'reactivated':
+      return `${who} is active again. They sign in as before; their old tokens stay revoked.`;
+    case 'passkeys_reset':
+      return `${who}’s passkeys are removed and their sessions ended. They sign in with their password and register a new passkey.`;
+    case 'requirement':
+      return 'The passkey requirement is saved. It applies from each member’s next page.';
+  }
+}
+
+interface PageOptions {
+  errors?: Record<string, string>;
+  message?: string;
+  sent?: InvitationSent;
+}
+
+async function membersPage(services: AppServices, view: MemberView, o: PageOptions = {}): Promise<string> {
   const errors = o.errors ?? {};
+  const users = view.workspace.settings.users;
+  const credentialed = await credentialedEmails(
+    services.pool,
+    users.map((u) => u.email),
+  );
   const base = `/console/w/${view.workspace.slug}/members`;
-  const csrf = csrfField(view.signedIn.csrf);
-  const password = needsPassword(services, view.signedIn, 'members.change')
-    ? signInAgain(view.signedIn.csrf, errors.password)
-    : '';
+  const anyChange = users.some((u) => mayChange(view, u));
+  const headings = ['Name', 'Email', 'Role', 'State', ...(anyChange ? ['Change'] : [])];
   return page(
     view.frame('Members', 'Members'),
-    html`${notice(o.message)}${o.link ? html`<p>No mail server is set, so give them this link yourself (it works once): <span class="secret">${o.link}</span></p>` : ''}
-      ${errors.member ? notice(errors.member, 'alert') : ''}
-      ${table({ caption: `Members of ${view.workspace.name}`, headings: ['Name', 'Email', 'Role', 'State', 'Change'], rows: view.workspace.settings.users.map((u) => memberRow(u, base, csrf, password)) })}
-      <section aria-labelledby="invite">
-        <h2 id="invite">Invite a member</h2>
-        <form method="post" action="${base}/invite">
-          ${csrf} ${field({ name: 'name', label: 'Name', required: true, error: errors.name })}
-          ${field({ name: 'email', label: 'Email', type: 'email', required: true, error: errors.email })}
-          ${select({ name: 'role', label: 'Role', options: ROLES, value: 'counsellor', error: errors.role })}
-          ${password}
-          <button type="submit">Send the invitation</button>
-        </form>
-      </section>`,
+    html`${notice(o.message)}${o.sent ? sentNotice(o.sent) : ''} ${errors.member ? notice(errors.member, 'alert') : ''}
+    ${table({
+      caption: `Members of ${view.workspace.name}`,
+      headings,
+      rows: users.map((u) => memberRow(services, view, u, memberState(u, credentialed), base, anyChange)),
+    })}
+    ${can(view.role, 'members.invite') ? inviteForm(services, view, base, errors) : ''}
+    ${can(view.role, 'members.require_passkeys') ? requirementForm(services, view, base, errors) : ''}`,
   );
 }
 
-/** One member, with the role and deactivation forms while they are active. */
+function sentNotice(sent: InvitationSent): Html {
+  if (sent.link)
+    return html`<div role="status">
+      <p>
+        No mail server is set, so give ${sent.email} this link yourself. It works once, for seven days, and only to set
+        up their new account:
+      </p>
+      <p class="secret" id="invitation-link">${sent.link}</p>
+    </div>`;
+  return html`${notice(
+    sent.mailed
+      ? `An invitation is on its way to ${sent.email}.`
+      : `${sent.email} already has an account: they will see the invitation on their workspace list after signing in.`,
+  )}`;
+}
+
+function passwordFor(services: AppServices, view: MemberView, operation: Operation, error?: string): Html | '' {
+  return needsPassword(services, view.signedIn, operation) ? signInAgain(view.signedIn.csrf, error) : '';
+}
+
+function inviteForm(services: AppServices, view: MemberView, base: string, errors: Record<string, string>): Html {
+  return html`<section aria-labelledby="invite">
+    <h2 id="invite">Invite a member</h2>
+    <form method="post" action="${base}/invite">
+      ${csrfField(view.signedIn.csrf)} ${field({ name: 'name', label: 'Name', required: true, error: errors.name })}
+      ${field({ name: 'email', label: 'Email', type: 'email', required: true, error: errors.email })}
+      ${select({ name: 'role', label: 'Role', options: grantableRoles(view), value: 'counsellor', error: errors.role })}
+      ${passwordFor(services, view, 'members.invite', errors.password)}
+      <button type="submit">Send the invitation</button>
+    </form>
+  </section>`;
+}
+
+function requirementForm(services: AppServices, view: MemberView, base: string, errors: Record<string, string>): Html {
+  const current = view.workspace.settings.passkeys_required ?? 'none';
+  return html`<section aria-labelledby="passkeys-required">
+    <h2 id="passkeys-required">Passkeys at sign-in</h2>
+    <p>
+      Members in the roles chosen here reach this workspace only after signing in with a passkey. One without a passkey
+      registers one right after their password, before anything else. A member who loses theirs asks an owner or admin
+      to reset their passkeys here, then registers a new one. A requirement that covers you applies to you from your
+      next page too.
+    </p>
+    <form method="post" action="${base}/passkeys-required">
+      ${csrfField(view.signedIn.csrf)}
+      <fieldset>
+        <legend>Who must sign in with a passkey</legend>
+        ${PASSKEY_REQUIREMENTS.map(
+          (r) =>
+            html`<div>
+              <input
+                type="radio"
+                id="pkr-${r}"
+                name="passkeys_required"
+                value="${r}"
+                ${r === current ? html`checked` : ''}
+              />
+              <label for="pkr-${r}">${REQUIREMENT_WORDS[r]}</label>
+            </div>`,
+        )}
+      </fieldset>
+      ${
+        needsPassword(services, view.signedIn, 'members.require_passkeys')
+          ? html`<div class="field${errors.requirement_password ? ' invalid' : ''}">
+              <label for="pw-requirement">Your password (this asks for a recent sign-in)</label>
+              <input
+                id="pw-requirement"
+                name="password"
+                type="password"
+                autocomplete="current-password"
+                ${errors.requirement_password ? html`aria-invalid="true" aria-describedby="pw-requirement-error"` : ''}
+              />
+              ${errors.requirement_password ? html`<p class="error" id="pw-requirement-error">${errors.requirement_password}</p>` : ''}
+            </div>`
+          : ''
+      }
+      <button type="submit">Save the requirement</button>
+    </form>
+  </section>`;
+}
+
+/** One member: their state in words and, for those the member in view may change, the actions that fit it. */
 function memberRow(
-  u: MemberView['workspace']['settings']['users'][number],
+  services: AppServices,
+  view: MemberView,
+  u: WorkspaceUser,
+  state: ReturnType<typeof memberState>,
   base: string,
-  csrf: ReturnType<typeof csrfField>,
-  password: ReturnType<typeof signInAgain> | '',
-) {
+  withChangeColumn: boolean,
+): Html {
+  const actions = mayChange(view, u) ? memberActions(services, view, u, base) : '';
   return html`<tr>
     <td>${u.name}</td>
     <td>${u.email}</td>
     <td>${u.role}</td>
-    <td>${u.active ? 'active' : 'deactivated'}</td>
-    <td>
-      ${
-        u.active
-          ? html`<form method="post" action="${base}/${u.id}/role">
-                ${csrf}
-                <label for="role-${u.id}">Role of ${u.name}</label>
-                <select id="role-${u.id}" name="role">
-                  ${ROLES.map((r) => html`<option ${r === u.role ? html`selected` : ''}>${r}</option>`)}
-                </select>
-                ${password ? html`<label for="pw-${u.id}">Your password</label><input id="pw-${u.id}" name="password" type="password" autocomplete="current-password" />` : ''}
-                <button type="submit">Change role</button>
-              </form>
-              <form method="post" action="${base}/${u.id}/deactivate">
-                ${csrf}
-                ${password ? html`<label for="pwd-${u.id}">Your password</label><input id="pwd-${u.id}" name="password" type="password" autocomplete="current-password" />` : ''}
-                <button type="submit" class="danger">Deactivate ${u.name}</button>
-              </form>`
-          : ''
-      }
-    </td>
+    <td>${state}</td>
+    ${withChangeColumn ? html`<td>${actions}</td>` : ''}
   </tr>`;
 }
 
-/** The operations a member change needs: owners are made, unmade, invited or deactivated by owners only. */
-function checkChange(view: MemberView, change: MemberChange, targetRole: Role | undefined): void {
-  allow(view, change.type === 'invite' ? 'members.invite' : 'members.change');
-  const newRole = change.type === 'invite' || change.type === 'set_role' ? change.role : undefined;
-  if (newRole === 'owner' || targetRole === 'owner') allow(view, 'members.manage_owners');
+function memberActions(services: AppServices, view: MemberView, u: WorkspaceUser, base: string): Html {
+  const csrf = csrfField(view.signedIn.csrf);
+  if (!u.active)
+    return u.pending
+      ? html`<span>Invite them again to renew the invitation</span>`
+      : html`<form method="post" action="${base}/${u.id}/reactivate">
+          ${csrf} ${passwordInline(services, view, `pwr-${u.id}`)}
+          <button type="submit">Reactivate<span class="visually-hidden"> ${u.name}</span></button>
+        </form>`;
+  return html`<form method="post" action="${base}/${u.id}/role">
+      ${csrf}
+      <label for="role-${u.id}">Role of ${u.name}</label>
+      <select id="role-${u.id}" name="role">
+        ${grantableRoles(view).map((r) => html`<option ${r === u.role ? html`selected` : ''}>${r}</option>`)}
+      </select>
+      ${passwordInline(services, view, `pw-${u.id}`)}
+      <button type="submit">Change role</button>
+    </form>
+    <p>
+      <a href="${base}/${u.id}/deactivate">Deactivate<span class="visually-hidden"> ${u.name}</span></a>
+      ${u.pending ? '' : html` · <a href="${base}/${u.id}/reset-passkeys">Reset passkeys<span class="visually-hidden"> of ${u.name}</span></a>`}
+    </p>`;
 }
 
-export function registerMemberPages(app: TypedApp, services: AppServices): void {
-  app.get('/w/:slug/members', async (request, reply) => {
-    const view = await memberView(services, request);
-    return sendPage(reply, await membersPage(services, request, view));
-  });
+function passwordInline(services: AppServices, view: MemberView, id: string): Html | '' {
+  return needsPassword(services, view.signedIn, 'members.change')
+    ? html`<label for="${id}">Your password</label
+        ><input id="${id}" name="password" type="password" autocomplete="current-password" />`
+    : '';
+}
 
-  /** Decides and makes a member change; the page again with the refusal in words, or back to the members. */
+/** The step before an action that is hard to undo: what it does, and the button (with the password when asked). */
+function confirmPage(
+  services: AppServices,
+  view: MemberView,
+  o: { title: string; user: WorkspaceUser; action: string; explain: string; button: string; error?: string },
+): string {
+  const base = `/console/w/${view.workspace.slug}/members`;
+  return page(
+    view.frame(o.title, 'Members'),
+    html`<p>${o.explain}</p>
+      <form method="post" action="${base}/${o.user.id}/${o.action}">
+        ${csrfField(view.signedIn.csrf)} ${passwordFor(services, view, 'members.change', o.error)}
+        <button type="submit" class="danger">${o.button}</button>
+      </form>
+      <p><a href="${base}">Back to the members, nothing changed</a></p>`,
+  );
+}
+
+type MemberParamsT = Static<typeof MemberParams>;
+
+export function registerMemberPages(app: TypedApp, services: AppServices): void {
+  const listOf = (view: MemberView) => `/console/w/${view.workspace.slug}/members`;
+  const userOf = (view: MemberView, id: string) => view.workspace.settings.users.find((u) => u.id === id);
+
+  /** The user a member action names, if the member in view may change them; else a refusal in words. */
+  function target(view: MemberView, params: MemberParamsT): WorkspaceUser {
+    const user = userOf(view, params.id);
+    if (!user) throw new ConsoleRefusal(404, 'No such member in this workspace.');
+    // An owner is changed by owners only: a check the route's operation cannot declare, as it depends on the member.
+    if (user.role === 'owner') allow(view, 'members.manage_owners');
+    return user;
+  }
+
+  /** Asks for the recent sign-in, makes the change, and goes back to the list saying what happened. */
   async function change(
     request: FastifyRequest,
     reply: FastifyReply,
-    build: (form: Record<string, string | undefined>) => MemberChange,
+    body: Record<string, string | undefined>,
+    wanted: MemberChange | (() => Promise<void>),
+    done: Done,
+    who: string | undefined,
+    again: (errors: Record<string, string>) => Promise<string>,
   ) {
-    const view = await memberView(services, request);
-    const form = formOf(request);
-    const refuse = async (errors: Record<string, string>, status = 400) =>
-      sendPage(reply, await membersPage(services, request, view, { errors }), status);
-    const wanted = build(form);
-    if ((wanted.type === 'invite' || wanted.type === 'set_role') && !(ROLES as readonly string[]).includes(wanted.role))
-      return refuse({ role: 'Choose one of the roles.' });
-    const target =
-      wanted.type === 'invite' ? undefined : view.workspace.settings.users.find((u) => u.id === wanted.user_id);
-    checkChange(view, wanted, target?.role);
+    const view = viewOf(request);
     try {
-      await allowRecent(services, view, wanted.type === 'invite' ? 'members.invite' : 'members.change', form);
-      if (wanted.type === 'invite') {
-        if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(wanted.email)) return refuse({ email: 'Enter an email address.' });
-        if (!wanted.name) return refuse({ name: 'Enter their name.' });
-        const sent = await inviteMember(services, view.workspace, wanted);
-        const fresh = await memberView(services, request);
-        return sendPage(
-          reply,
-          await membersPage(services, request, fresh, {
-            message: sent.mailed
-              ? `An invitation is on its way to ${sent.member.email}.`
-              : `${sent.member.email} is invited.`,
-            link: sent.mailed ? undefined : sent.link,
-          }),
-          201,
-        );
-      }
-      await changeMembers(services.pool, view.workspace.id, wanted, services.now());
+      await confirmRecentSignIn(services, view.signedIn, body);
+      if (typeof wanted === 'function') await wanted();
+      else await changeMembers(services.pool, view.workspace.id, wanted, services.now());
     } catch (error) {
-      if (error instanceof ConsoleRefusal && error.field) return refuse({ [error.field]: error.message }, error.status);
-      if (error instanceof MemberRefusal)
-        return refuse(
-          { [error.field === 'role' || error.field === 'email' ? error.field : 'member']: error.message },
-          409,
-        );
+      if (error instanceof ConsoleRefusal && error.field)
+        return sendPage(reply, await again({ [error.field]: error.message }), error.status);
+      if (error instanceof MemberRefusal) return sendPage(reply, await again({ member: error.message }), 409);
       throw error;
     }
-    return reply.redirect(`/console/w/${view.workspace.slug}/members`, 303);
+    const query = new URLSearchParams({ done, ...(who ? { who } : {}) });
+    return reply.redirect(`${listOf(view)}?${query}`, 303);
   }
 
-  app.post('/w/:slug/members/invite', async (request, reply) =>
-    change(request, reply, (f) => ({
-      type: 'invite',
-      email: (f.email ?? '').trim().toLowerCase(),
-      name: (f.name ?? '').trim(),
-      role: f.role as Role,
-    })),
+  app.get(
+    '/w/:slug/members',
+    { schema: { params: WorkspaceParams, querystring: ListQuery }, config: { console: { operation: 'members.view' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { done, who } = request.query;
+      const message = doneSentence(done, who ? userOf(view, who) : undefined);
+      return sendPage(reply, await membersPage(services, view, { message }));
+    },
   );
-  app.post('/w/:slug/members/:id/role', async (request, reply) =>
-    change(request, reply, (f) => ({
-      type: 'set_role',
-      user_id: (request.params as { id: string }).id,
-      role: f.role as Role,
-    })),
+
+  app.post(
+    '/w/:slug/members/invite',
+    { schema: { params: WorkspaceParams, body: InviteBody }, config: { console: { operation: 'members.invite' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const body = request.body;
+      const again = (errors: Record<string, string>) => membersPage(services, view, { errors });
+      const email = body.email.trim().toLowerCase();
+      const name = body.name.trim();
+      if (body.role === 'owner') allow(view, 'members.manage_owners');
+      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
+        return sendPage(reply, await again({ email: 'Enter an email address.' }), 400);
+      if (!name) return sendPage(reply, await again({ name: 'Enter their name.' }), 400);
+      let invited: Awaited<ReturnType<typeof inviteMember>>;
+      try {
+        await confirmRecentSignIn(services, view.signedIn, body);
+        invited = await inviteMember(services, view.workspace, { email, name, role: body.role });
+      } catch (error) {
+        if (error instanceof ConsoleRefusal && error.field)
+          return sendPage(reply, await again({ [error.field]: error.message }), error.status);
+        if (error instanceof MemberRefusal)
+          return sendPage(reply, await again({ [error.field === 'email' ? 'email' : 'member']: error.message }), 409);
+        throw error;
+      }
+      // A link to hand over is shown on this answer only (it is nowhere else); otherwise back to the list.
+      if (!invited.sent.link)
+        return reply.redirect(
+          `${listOf(view)}?${new URLSearchParams({ done: 'invited', who: invited.member.id })}`,
+          303,
+        );
+      const fresh = {
+        ...view,
+        workspace: {
+          ...view.workspace,
+          settings: {
+            ...view.workspace.settings,
+            users: [...view.workspace.settings.users.filter((u) => u.id !== invited.member.id), invited.member],
+          },
+        },
+      };
+      return sendPage(reply, await membersPage(services, fresh, { sent: invited.sent }), 201);
+    },
   );
-  app.post('/w/:slug/members/:id/deactivate', async (request, reply) =>
-    change(request, reply, () => ({ type: 'deactivate', user_id: (request.params as { id: string }).id })),
+
+  app.post(
+    '/w/:slug/members/:id/role',
+    { schema: { params: MemberParams, body: RoleBody }, config: { console: { operation: 'members.change' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      // Making an owner is the owners' own operation (it depends on the form, so it is checked here).
+      if (request.body.role === 'owner') allow(view, 'members.manage_owners');
+      const user = target(view, request.params);
+      const again = (errors: Record<string, string>) => membersPage(services, view, { errors });
+      return change(
+        request,
+        reply,
+        request.body,
+        { type: 'set_role', user_id: user.id, role: request.body.role },
+        'role',
+        user.id,
+        (errors) => again({ member: errors.password ?? errors.member ?? '' }),
+      );
+    },
+  );
+
+  const deactivation = (view: MemberView, user: WorkspaceUser, error?: string) =>
+    confirmPage(services, view, {
+      title: `Deactivate ${user.name}?`,
+      user,
+      action: 'deactivate',
+      explain: `${user.name} (${user.email}) will be signed out at once and their tokens for ${view.workspace.name} revoked. Their records stay. You can reactivate them later from the members list.`,
+      button: `Deactivate ${user.name}`,
+      error,
+    });
+
+  app.get(
+    '/w/:slug/members/:id/deactivate',
+    { schema: { params: MemberParams }, config: { console: { operation: 'members.change' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      return sendPage(reply, deactivation(view, target(view, request.params)));
+    },
+  );
+
+  app.post(
+    '/w/:slug/members/:id/deactivate',
+    { schema: { params: MemberParams, body: ConfirmBody }, config: { console: { operation: 'members.change' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const user = target(view, request.params);
+      return change(
+        request,
+        reply,
+        request.body,
+        { type: 'deactivate', user_id: user.id },
+        'deactivated',
+        user.id,
+        async (errors) =>
+          errors.password ? deactivation(view, user, errors.password) : membersPage(services, view, { errors }),
+      );
+    },
+  );
+
+  app.post(
+    '/w/:slug/members/:id/reactivate',
+    { schema: { params: MemberParams, body: ConfirmBody }, config: { console: { operation: 'members.change' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const user = target(view, request.params);
+      return change(
+        request,
+        reply,
+        request.body,
+        { type: 'reactivate', user_id: user.id },
+        'reactivated',
+        user.id,
+        (errors) => membersPage(services, view, { errors: { member: errors.password ?? errors.member ?? '' } }),
+      );
+    },
+  );
+
+  const passkeyReset = (view: MemberView, user: WorkspaceUser, error?: string) =>
+    confirmPage(services, view, {
+      title: `Reset the passkeys of ${user.name}?`,
+      user,
+      action: 'reset-passkeys',
+      explain: `Every passkey of ${user.email} is removed (in every workspace of their account) and they are signed out. They sign in with their password and register a new passkey. Do this when they lost theirs, after making sure it is them who asks.`,
+      button: `Reset the passkeys of ${user.name}`,
+      error,
+    });
+
+  app.get(
+    '/w/:slug/members/:id/reset-passkeys',
+    { schema: { params: MemberParams }, config: { console: { operation: 'members.change' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      return sendPage(reply, passkeyReset(view, target(view, request.params)));
+    },
+  );
+
+  app.post(
+    '/w/:slug/members/:id/reset-passkeys',
+    { schema: { params: MemberParams, body: ConfirmBody }, config: { console: { operation: 'members.change' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const user = target(view, request.params);
+      return change(
+        request,
+        reply,
+        request.body,
+        async () => {
+          await withTransaction(services.pool, (sql) => resetPasskeysOf(sql, user.email));
+        },
+        'passkeys_reset',
+        user.id,
+        async (errors) => passkeyReset(view, user, errors.password),
+      );
+    },
+  );
+
+  app.post(
+    '/w/:slug/members/passkeys-required',
+    {
+      schema: { params: WorkspaceParams, body: RequirementBody },
+      config: { console: { operation: 'members.require_passkeys' } },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const requirement = request.body.passkeys_required;
+      return change(
+        request,
+        reply,
+        request.body,
+        () => setPasskeyRequirement(services.pool, view.workspace.id, requirement, services.now()),
+        'requirement',
+        undefined,
+        (errors) => membersPage(services, view, { errors: { requirement_password: errors.password ?? '' } }),
+      );
+    },
   );
 }

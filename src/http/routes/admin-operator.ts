@@ -8,8 +8,9 @@ import { ApiError } from '../errors.js';
 import type { TypedApp } from '../typed-app.js';
 
 /**
- * The platform operator's one operation: create a workspace from its definition and invite its first owner (the
- * link is in the answer, once, and mailed when SMTP is set). ADMIN_TOKEN opens this and nothing else; everything a
+ * The platform operator's one operation: create a workspace from its definition and invite its first owner (mailed
+ * when SMTP is set; else the link is in the answer, once, when the owner's email has no account that can sign in;
+ * an existing account accepts after signing in as itself). ADMIN_TOKEN opens this and nothing else; everything a
  * workspace's staff do goes through their own sign-in or personal access tokens.
  */
 export function registerOperatorRoutes(app: TypedApp, services: AppServices, adminToken: string): void {
@@ -29,10 +30,16 @@ export function registerOperatorRoutes(app: TypedApp, services: AppServices, adm
     if (await findWorkspace(services.pool, definition.slug))
       throw new ApiError(409, 'workspace_exists', 'A workspace with this slug exists; its owners change it');
     const { workspace } = await applyDefinition(services.pool, definition, services.secretBox);
-    const owner = await inviteFirstOwner(services, workspace);
+    const owner = await inviteFirstOwner(services, workspace, true);
+    // The link is in the answer only when it can do nothing but set up a new account and no mail carries it.
     return reply.status(201).send({
       workspace: { id: workspace.id, slug: workspace.slug, name: workspace.name },
-      owner: { email: owner.email, invitation_url: owner.link, mailed: owner.mailed },
+      owner: {
+        email: owner.email,
+        invitation_url: owner.link,
+        mailed: owner.mailed,
+        existing_account: owner.existingAccount,
+      },
     });
   });
 }
