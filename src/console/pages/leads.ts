@@ -429,7 +429,10 @@ export interface LeadForm {
  * The PATCH the change form asks for: only the fields the form holds whose values differ from the lead's. A field
  * absent from the form is never a change; one present and empty clears what it names (no owner, no follow-up).
  */
-export function patchOf(form: LeadForm, lead: Lead): { patch: LeadPatch; errors: Record<string, string> } {
+export function patchOf(
+  form: LeadForm,
+  lead: Pick<Lead, 'stage' | 'lost_reason' | 'owner' | 'next_follow_up_at'>,
+): { patch: LeadPatch; errors: Record<string, string> } {
   const patch: LeadPatch = {};
   const errors: Record<string, string> = {};
   if (form.stage !== undefined && form.stage !== '' && form.stage !== lead.stage.key) patch.stage_key = form.stage;
