@@ -46,6 +46,7 @@ ${o.value ?? ''}</textarea>
 const CONSOLE_SENTENCES: Record<string, string> = {
   lost_reason_required: 'Choose a lost reason: a lead moves to the lost stage only with one.',
   lead_locked: 'This lead was converted to an application and can no longer be changed.',
+  application_closed: 'This case is closed: set its status to active or on hold before changing it.',
 };
 
 /**

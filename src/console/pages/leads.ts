@@ -20,6 +20,7 @@ import { choice, csrfField, field, notice, page } from '../layout.js';
 import { acceptedMembers, applicationsOfLead, isErased, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
 import { contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
+import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
 import { when } from '../time.js';
 import { timeline } from '../timeline.js';
@@ -295,10 +296,7 @@ function convertSection(view: MemberView, lead: Lead, errors: Record<string, str
   return html`<section aria-labelledby="convert">
     <h2 id="convert">Convert to an application</h2>
     ${errors.convert ? html`<p class="error" id="convert-error">${errors.convert}</p>` : ''}
-    <form method="post" action="${leadsBase(view)}/${lead.id}/convert">
-      ${csrfField(view.signedIn.csrf)}
-      <button type="submit">Convert ${lead.full_name} to an application</button>
-    </form>
+    <p><a href="${leadsBase(view)}/${lead.id}/convert">Convert ${lead.full_name} to an application…</a></p>
   </section>`;
 }
 
@@ -464,6 +462,25 @@ function followUpOf(text: string): string | null | 'invalid' {
   return Number.isNaN(at.getTime()) ? 'invalid' : at.toISOString();
 }
 
+/** The step before a conversion: the lead is locked from then on, and its work goes on in the application. */
+async function convertConfirmation(services: AppServices, view: MemberView, leadId: string, error?: string) {
+  const lead = await findLead(services.pool, view.workspace.id, false, leadId);
+  if (!lead) throw new ConsoleRefusal(404, 'There is no such lead in this workspace.');
+  const back = `${leadsBase(view)}/${leadId}`;
+  if (lead.converted) throw new ConsoleRefusal(409, 'This lead was converted to an application already.');
+  return confirmPage(view, {
+    title: `Convert ${lead.full_name || 'this lead'} to an application`,
+    current: 'Leads',
+    consequence: `An application (a case with its own number) is opened for ${lead.full_name || 'this person'}, and the
+      lead is locked: its stage, owner and follow-up can no longer be changed, and the work goes on in the application.
+      A conversion cannot be undone.`,
+    action: `${back}/convert`,
+    button: 'Convert to an application',
+    back,
+    error,
+  });
+}
+
 function redirectTo(reply: FastifyReply, path: string, done: string): FastifyReply {
   return reply.redirect(`${path}?done=${done}`, 303);
 }
@@ -544,15 +561,28 @@ export function registerLeadPages(app: TypedApp, services: AppServices): void {
     },
   );
 
+  const converting = { console: { operation: 'applications.convert' } } as const;
+  app.get(
+    '/w/:slug/leads/:id/convert',
+    { schema: { params: RecordParams }, config: converting },
+    async (request, reply) => sendPage(reply, await convertConfirmation(services, viewOf(request), request.params.id)),
+  );
+
   app.post(
     '/w/:slug/leads/:id/convert',
     {
-      schema: { params: RecordParams, body: FormBody({}) },
-      config: { console: { operation: 'applications.convert' } },
+      schema: { params: RecordParams, body: FormBody({ confirm: Type.Optional(Text(10)) }) },
+      config: converting,
     },
     async (request, reply) => {
       const view = viewOf(request);
       const leadId = request.params.id;
+      if (request.body.confirm !== 'yes')
+        return sendPage(
+          reply,
+          await convertConfirmation(services, view, leadId, 'Nothing was converted yet: confirm below.'),
+          400,
+        );
       try {
         const state = await convertLeadToApplication(services, contextOf(view)(services.now()), view.workspace, leadId);
         return reply.redirect(`/console/w/${view.workspace.slug}/applications/${state.id}?done=converted`, 303);
