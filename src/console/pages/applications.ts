@@ -124,7 +124,7 @@ function modulesTable(view: MemberView, app: AdminApplication, editable: boolean
               ? html`<td>
                   ${m.selected ? action(m, m.state === 'pending' ? 'updated' : 'pending', m.state === 'pending' ? 'Mark updated' : 'Mark pending') : ''}
                   ${m.optional ? action(m, m.selected ? 'deselect' : 'select', m.selected ? 'Switch off' : 'Switch on') : ''}
-                  ${!m.selected && !m.custom ? action(m, 'restore', 'Restore as the roadmap has it') : ''}
+                  ${!m.selected && !m.optional && !m.custom ? action(m, 'restore', 'Restore as the roadmap has it') : ''}
                 </td>`
               : ''
           }
