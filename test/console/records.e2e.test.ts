@@ -252,7 +252,14 @@ t.test(
     await page.click('button:has-text("Record the refund of ₹500.00")');
     await page.waitForURL(/done=refunded/);
     t.match(await page.locator('.notice.status').textContent(), /The refund was recorded/);
-    t.equal(await page.locator('#balance').textContent(), '₹500.00', 'the balance goes up by the refund');
+    t.equal(await page.locator('#balance').textContent(), '₹0.00', 'a refund not paid yet leaves the balance');
+    await page.click('a:has-text("Mark paid…")');
+    await page.waitForURL(/\/refunds\/[0-9a-f-]{36}\/paid$/);
+    await accessible(t, page, 'the refund-paid step');
+    await page.click('button:has-text("Mark the refund of ₹500.00 paid")');
+    await page.waitForURL(/done=refund_paid/);
+    t.match(await page.locator('.notice.status').textContent(), 'The refund was marked paid.');
+    t.equal(await page.locator('#balance').textContent(), '₹500.00', 'the balance goes up by the refund paid');
     await page.goto(`${h.baseUrl}/console/w/${slug}/invoices`);
     await accessible(t, page, 'every invoice');
 

@@ -317,8 +317,8 @@ function refundConfirmation(
     title: `Refund ${money(amount.minor)} on invoice ${invoice.number}`,
     current: 'Invoices',
     consequence: `A refund of ${money(amount.minor)} from the payment of ${money(payment.amount)} is recorded on invoice
-      ${invoice.number}${reason ? ` (${reason})` : ''}: the balance goes up by it and the refund stays in the invoice’s
-      history. Mark it paid once the money has gone back.`,
+      ${invoice.number}${reason ? ` (${reason})` : ''}, and stays in the invoice’s history. Once you mark it paid (when
+      the money has gone back), the amount paid goes down by it.`,
     action: `${base(view)}/${invoice.id}/payments/${payment.id}/refunds`,
     fields: { amount: amount.typed, reason },
     button: `Record the refund of ${money(amount.minor)}`,
