@@ -39,12 +39,34 @@ ${o.value ?? ''}</textarea>
   </div>`;
 }
 
-/** A command's refusal in words, next to the form's field it names, or for the whole form. */
-export function refusalErrors(error: CommandError, fields: Record<string, string> = {}, whole = 'form') {
+/**
+ * Sentences for the domain's refusal codes in the words of the work (the API's own name fields as its callers send
+ * them, such as `lost_reason_key`; a member reads the console's labels instead).
+ */
+const CONSOLE_SENTENCES: Record<string, string> = {
+  lost_reason_required: 'Choose a lost reason: a lead moves to the lost stage only with one.',
+  lead_locked: 'This lead was converted to an application and can no longer be changed.',
+  application_closed: 'This case is closed: set its status to active or on hold before changing it.',
+};
+
+/**
+ * A command's refusal in words, next to the form's field it names (`fields` maps the command's field to the form's,
+ * `labels` the command's field to the words the form shows it with), or for the whole form.
+ */
+export function refusalErrors(
+  error: CommandError,
+  fields: Record<string, string> = {},
+  whole = 'form',
+  labels: Record<string, string> = {},
+) {
   const answer = commandErrorAnswer(error);
   const named = error.refusal === 'rule' ? (error.fields ?? {}) : {};
   const errors: Record<string, string> = {};
-  for (const [key, text] of Object.entries(named)) errors[fields[key] ?? whole] = `${key.replaceAll('_', ' ')} ${text}`;
-  if (Object.keys(errors).length === 0) errors[whole] = answer.message;
+  for (const [key, text] of Object.entries(named)) {
+    const label = labels[key] ?? key.replaceAll('_', ' ');
+    errors[fields[key] ?? whole] = `${label.charAt(0).toUpperCase()}${label.slice(1)} ${text}.`.replace(/\.\.$/, '.');
+  }
+  const sentence = error.refusal === 'rule' ? CONSOLE_SENTENCES[error.code] : undefined;
+  if (Object.keys(errors).length === 0) errors[whole] = sentence ?? answer.message;
   return { status: answer.statusCode, errors };
 }

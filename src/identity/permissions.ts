@@ -160,7 +160,7 @@ export const PERMISSIONS = {
     admin: ['createRefund', 'markRefundPaid'],
     cli: ['invoice refund', 'invoice refund-paid'],
   }),
-  'leads.erase': rule('Erase a person (crypto-shredding)', ADMINS, {
+  'leads.erase': rule('Erase a person’s personal data for good', ADMINS, {
     console: true,
     admin: ['eraseLead'],
     cli: ['lead erase'],
@@ -174,7 +174,7 @@ export const PERMISSIONS = {
   'leads.view': rule('List, search and read leads with their timelines (the whole workspace, every branch)', ALL, {
     console: true,
   }),
-  'leads.change': rule('Change a lead’s stage, owner, follow-up date and notes (the rules of PATCH)', STAFF, {
+  'leads.change': rule('Change a lead’s stage, owner, follow-up date and notes', STAFF, {
     console: true,
   }),
   'audit.verify': rule('Verify the workspace’s hash chains and check a kept head', OVERSIGHT, { console: true }),

@@ -109,14 +109,18 @@ t.test(
       entries.every((e) => /^\d{4}-\d\d-\d\dT/.test(e.at)),
       'each with its time',
     );
-    t.match(entries[3]!.summary, /Stage profile → documents \(forward, after module updates\)/);
+    t.match(
+      entries[3]!.summary,
+      /Stage Profile → Documents \(forward, after module updates\)/,
+      'stages by their names',
+    );
 
     const text = await cli('history', 'application', view.id);
     const lines = text.stdout.split('\n');
     t.match(lines[0], new RegExp(`History of application ${view.id}`));
     t.match(
       text.stdout,
-      /application\.opened {2}by Vikram Singh <vikram@northstar\.example>\n {4}Opened APP-1 from lead/,
+      /application\.opened {2}by Vikram Singh <vikram@northstar\.example>\n {4}Opened APP-1 from its lead,/,
     );
     t.match(
       text.stdout,

@@ -18,7 +18,7 @@ t.test('an application: convert, advance a module, see it and its lead as of bef
   clock.advance(60_000);
   const beforeConversion = clock.now().toISOString();
   clock.advance(60_000);
-  const converted = await counsellor.post(`/console/w/${slug}/leads/${leadId}/convert`, {});
+  const converted = await counsellor.post(`/console/w/${slug}/leads/${leadId}/convert`, { confirm: 'yes' });
   t.equal(converted.status, 303);
   const path = new URL(converted.headers.get('location')!, f.app.baseUrl).pathname;
   const opened = await counsellor.get(`${path}?done=converted`);

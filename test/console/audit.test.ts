@@ -40,7 +40,14 @@ t.test('audit: verify shows the head; a kept head checks; an event changed with 
   t.match(notAHead.text, /id="f-anchor-error">This is not a head/);
   const wrongHead = await viewer.post(`${base}/verify`, { anchor: `${'0'.repeat(64)}@${head.split('@')[1]}` });
   t.equal(wrongHead.status, 409);
-  t.match(wrongHead.text, 'the head at the kept position is not the head you kept');
+  t.match(wrongHead.text, 'The head you kept does not match.', 'the kept head is named, not a chain');
+  t.notMatch(wrongHead.text, 'A chain is broken', 'the chains are intact and not called broken');
+  t.notMatch(wrongHead.text, 'revision -1', 'no empty link is named');
+  t.match(
+    wrongHead.text,
+    /Every event’s own chain verifies \(\d+ event\(s\) in \d+ stream\(s\)\)/,
+    'says the chains hold',
+  );
 
   const victim = await f.app.pool.query<{ id: string; stream_id: string; revision: number }>(
     `SELECT id, stream_id, revision FROM events WHERE tenant_id = $1 AND type = 'lead.created' ORDER BY tx_id, position LIMIT 1`,

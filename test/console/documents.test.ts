@@ -94,6 +94,13 @@ t.test(
     const viewer = f.client();
     await viewer.signIn(memberOf('viewer'));
     t.equal((await upload(viewer, page, 'passport', { bytes, name: 'v.pdf', type: 'application/pdf' })).status, 403);
+    const documentPath = `/console/w/${f.ws.workspace.slug}/documents/${id}`;
+    const viewerPage = await viewer.get(documentPath);
+    t.equal(viewerPage.status, 200, 'a viewer opens a document’s page');
+    t.match(viewerPage.text, '<h1>passport.pdf</h1>');
+    t.match(viewerPage.text, 'Download the file');
+    t.notMatch(viewerPage.text, '/reject"', 'and is offered no rejection');
+    t.match((await c.get(documentPath)).text, `action="${documentPath}/reject"`, 'staff are, while it is accepted');
 
     const reject = `/console/w/${f.ws.workspace.slug}/documents/${id}/reject`;
     const blank = await c.post(reject, { reason: '  ' });
@@ -117,5 +124,11 @@ t.test(
       /Scanned clean|content"/,
       'never shown as accepted nor downloadable',
     );
+    const waitingId = new RegExp(`documents/([0-9a-f-]{36})">waits\\.pdf`).exec(shown.text)![1]!;
+    const waitingPage = await c.get(`/console/w/${f.ws.workspace.slug}/documents/${waitingId}`);
+    t.equal(waitingPage.status, 200);
+    t.match(waitingPage.text, '<h1>waits.pdf</h1>', 'titled by its file, not "Reject …"');
+    t.notMatch(waitingPage.text, /Reject|\/reject"/, 'no rejection is offered while the scan is awaited');
+    t.match(waitingPage.text, 'Waiting for the virus scan');
   },
 );

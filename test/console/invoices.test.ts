@@ -57,17 +57,18 @@ t.test('invoices: issue, pay part, refund, mark the refund paid; refusals next t
   await manager.signIn(memberOf('manager'));
   const managerView = await manager.get(path);
   const pid = /payments\/([0-9a-f-]{36})\/refunds/.exec(managerView.text)![1]!;
-  const tooMuch = await manager.post(`${path}/payments/${pid}/refunds`, { amount: '10,000.01' });
+  const tooMuch = await manager.post(`${path}/payments/${pid}/refunds`, { amount: '10,000.01', confirm: 'yes' });
   t.ok(tooMuch.status === 409 || tooMuch.status === 400, `refund beyond the payment: ${tooMuch.status}`);
   t.match(tooMuch.text, new RegExp(`id="refund-${pid}-error"`), 'next to the refund amount');
   t.equal(
-    (await manager.post(`${path}/payments/${pid}/refunds`, { amount: '2,500', reason: 'Fee waived' })).status,
+    (await manager.post(`${path}/payments/${pid}/refunds`, { amount: '2,500', reason: 'Fee waived', confirm: 'yes' }))
+      .status,
     303,
   );
   const refunded = await manager.get(path);
   t.match(refunded.text, /Refund of ₹2,500.00 \(Fee waived\): pending/);
   const refundId = /refunds\/([0-9a-f-]{36})\/paid/.exec(refunded.text)![1]!;
-  t.equal((await manager.post(`${path}/refunds/${refundId}/paid`, {})).status, 303);
+  t.equal((await manager.post(`${path}/refunds/${refundId}/paid`, { confirm: 'yes' })).status, 303);
   const done = await manager.get(`${path}?done=refund_paid`);
   t.match(done.text, 'The refund was marked paid.');
   t.match(done.text, /<dd id="paid">₹7,500.00<\/dd>/, 'payments less refunds paid');

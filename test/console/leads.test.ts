@@ -95,7 +95,10 @@ t.test('a lead page: change stage to lost with a reason, see it atop the timelin
   t.equal(back.status, 303);
   const contacted = /<ol class="timeline"[^>]*>([\s\S]*?)<\/ol>/.exec((await admin.get(path)).text)![1]!;
   t.match(contacted, /<p>Changed stage to Contacted, lost reason to none<\/p>/, 'the stage change in words, on top');
-  const converted = await admin.post(`${path}/convert`, {});
+  const unconfirmedConversion = await admin.post(`${path}/convert`, {});
+  t.equal(unconfirmedConversion.status, 400, 'a conversion is confirmed first');
+  t.match(unconfirmedConversion.text, 'Nothing was converted yet');
+  const converted = await admin.post(`${path}/convert`, { confirm: 'yes' });
   t.equal(converted.status, 303);
   t.match(converted.headers.get('location'), /\/applications\/[0-9a-f-]{36}\?done=converted$/);
   const locked = await admin.post(path, { stage: 'qualified' });

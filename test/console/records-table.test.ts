@@ -17,7 +17,7 @@ async function freshLead(f: Fixture, n: number): Promise<string> {
 
 async function freshApplication(f: Fixture, owner: ConsoleClient, n: number): Promise<string> {
   const lead = await freshLead(f, n);
-  const converted = await owner.post(`/console/w/${f.ws.workspace.slug}/leads/${lead}/convert`, {});
+  const converted = await owner.post(`/console/w/${f.ws.workspace.slug}/leads/${lead}/convert`, { confirm: 'yes' });
   return /applications\/([0-9a-f-]{36})/.exec(converted.headers.get('location')!)![1]!;
 }
 
@@ -46,7 +46,7 @@ const PROBES: Partial<
   'leads.change': async (f, c, _o, n) =>
     c.post(`/console/w/${f.ws.workspace.slug}/leads/${await freshLead(f, n)}`, { note: 'A probe note' }),
   'applications.convert': async (f, c, _o, n) =>
-    c.post(`/console/w/${f.ws.workspace.slug}/leads/${await freshLead(f, n)}/convert`, {}),
+    c.post(`/console/w/${f.ws.workspace.slug}/leads/${await freshLead(f, n)}/convert`, { confirm: 'yes' }),
   'applications.view': async (f, c, o, n) =>
     c.get(`/console/w/${f.ws.workspace.slug}/applications/${await freshApplication(f, o, n)}`),
   'applications.change': async (f, c, o, n) =>

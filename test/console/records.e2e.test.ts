@@ -111,7 +111,8 @@ t.test(
     await page.keyboard.type('Asked for a call after six');
     await tabTo(page, (el) => el.text === 'Save the changes');
     await page.keyboard.press('Enter');
-    await page.waitForURL(/done=changed/);
+    await page.waitForURL(/done=noted/);
+    t.match(await page.locator('.notice.status').textContent(), 'The note was added to the timeline.');
     t.equal((await timelineTypes(page))[0], 'lead.note_added', 'the note is on top of the timeline');
 
     // Lost with a reason: on top of the timeline, and lead.lost at the HTTPS receiver.
@@ -146,11 +147,22 @@ t.test(
     await new Promise((r) => setTimeout(r, 50));
     const beforeConversion = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 50));
-    await page.click(`text=Convert ${person.full_name} to an application`);
+    // Converting asks first, on a step of its own; Cancel changes nothing.
+    await page.click(`text=Convert ${person.full_name} to an application…`);
+    await page.waitForURL(new RegExp(`/leads/${leadId}/convert$`));
+    t.match(await page.locator('main').textContent(), /A conversion cannot be undone\./);
+    await accessible(t, page, 'the conversion step');
+    await page.click('text=Cancel, change nothing');
+    await page.waitForURL(new RegExp(`/leads/${leadId}$`));
+    t.ok(await page.locator(`text=Convert ${person.full_name} to an application…`).isVisible(), 'still a lead');
+    await page.click(`text=Convert ${person.full_name} to an application…`);
+    await tabTo(page, (el) => el.text === 'Convert to an application');
+    await page.keyboard.press('Enter');
     await page.waitForURL(/\/applications\/[0-9a-f-]{36}\?done=converted$/);
     const applicationPath = new URL(page.url()).pathname;
     await page.click('button:has-text("Mark updated"):has-text("Profile review")');
-    await page.waitForURL(/done=changed/);
+    await page.waitForURL(/done=module/);
+    t.match(await page.locator('.notice.status').textContent(), 'The module was changed.');
     t.match(await page.locator('tr:has-text("Profile review")').first().textContent(), /updated/);
     t.ok(
       (await timelineTypes(page)).slice(0, 2).includes('application.module_updated'),
@@ -167,6 +179,20 @@ t.test(
     t.match(await then.textContent(), /The application did not exist yet at that moment/);
     t.match(await then.locator('dt:has-text("Converted") + dd').textContent(), 'no');
     await accessible(t, page, "an application's page as of a moment");
+
+    // Recording the outcome asks first, on a page of its own, then says it was recorded.
+    await page.goto(`${h.baseUrl}${applicationPath}`);
+    await page.selectOption('#f-outcome', 'granted');
+    await page.click('button:has-text("Record the outcome…")');
+    await page.waitForURL(/\/outcome\?outcome=granted$/);
+    t.match(await page.locator('main').textContent(), /will be recorded as granted/);
+    await accessible(t, page, 'the outcome step');
+    await page.screenshot({ path: path.join(IMAGES, 'console-outcome-step.png'), fullPage: true });
+    await tabTo(page, (el) => el.text === 'Record granted');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/done=outcome$/);
+    t.match(await page.locator('.notice.status').textContent(), 'The outcome was recorded.');
+    t.match(await page.locator('dt:has-text("Outcome") + dd').first().textContent(), 'granted');
 
     // Tasks and the applications list pass axe too.
     await page.goto(`${h.baseUrl}/console/w/${slug}/tasks?lead=${leadId}`);
@@ -212,6 +238,28 @@ t.test(
     t.equal(await page.locator('#total').textContent(), '₹15,000.50');
     await accessible(t, page, 'an invoice');
     await page.screenshot({ path: path.join(IMAGES, 'console-invoice.png'), fullPage: true });
+
+    // A payment, then a refund of part of it: the refund asks first, then says it was recorded.
+    await page.fill('#f-amount', '15,000.50');
+    await page.click('text=Record the payment');
+    await page.waitForURL(/done=paid/);
+    t.match(await page.locator('.notice.status').textContent(), 'The payment was recorded.');
+    await page.locator('input[name="amount"][id^="refund-"]').fill('500');
+    await page.click('button:has-text("Refund…")');
+    await page.waitForURL(/\/refunds\?amount=500/);
+    t.match(await page.locator('h1').textContent(), /Refund ₹500.00 on invoice/);
+    await accessible(t, page, 'the refund step');
+    await page.click('button:has-text("Record the refund of ₹500.00")');
+    await page.waitForURL(/done=refunded/);
+    t.match(await page.locator('.notice.status').textContent(), /The refund was recorded/);
+    t.equal(await page.locator('#balance').textContent(), '₹0.00', 'a refund not paid yet leaves the balance');
+    await page.click('a:has-text("Mark paid…")');
+    await page.waitForURL(/\/refunds\/[0-9a-f-]{36}\/paid$/);
+    await accessible(t, page, 'the refund-paid step');
+    await page.click('button:has-text("Mark the refund of ₹500.00 paid")');
+    await page.waitForURL(/done=refund_paid/);
+    t.match(await page.locator('.notice.status').textContent(), 'The refund was marked paid.');
+    t.equal(await page.locator('#balance').textContent(), '₹500.00', 'the balance goes up by the refund paid');
     await page.goto(`${h.baseUrl}/console/w/${slug}/invoices`);
     await accessible(t, page, 'every invoice');
 

@@ -10,7 +10,7 @@ import { applicationStream } from '../../domain/applications/index.js';
 import { Refusal } from '../../domain/refusal.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../../events/event-rows.js';
 import { NotFoundError } from '../errors.js';
-import { actorText, eventSummary } from './summary.js';
+import { actorText, eventSummary, stageNamesOf } from './summary.js';
 
 /** The records whose history auditors read: the two aggregates a person's case lives in. */
 export type HistorySubject = 'lead' | 'application';
@@ -96,6 +96,14 @@ export async function readHistoryPage(
   // One more than the page, to know whether another follows.
   const read = await readEvents(services, stream, { afterRevision, limit: page.limit + 1 });
   const slice = read.slice(0, page.limit);
+  // A case's stage changes name its stages as its opening event (revision 0) lists them.
+  const opening =
+    subject === 'application'
+      ? afterRevision === -1
+        ? read[0]
+        : (await readEvents(services, stream, { afterRevision: -1, limit: 1 }))[0]
+      : undefined;
+  const context = { stageNames: stageNamesOf(opening) };
   return {
     object: 'list',
     data: slice.map((e) => ({
@@ -105,7 +113,7 @@ export async function readHistoryPage(
       revision: e.revision,
       actor: (e.metadata.actor as Record<string, unknown> | undefined) ?? null,
       actor_text: actorText(e.metadata.actor),
-      summary: eventSummary(e),
+      summary: eventSummary(e, context),
       facts: e.data,
     })),
     has_more: read.length > page.limit,

@@ -22,14 +22,20 @@ export function actorText(actor: Actor | undefined): string {
         `user ${actor.user_id ?? '?'}`
       );
     case 'key':
-      return `API key ${actor.key_name ? `"${actor.key_name}" ` : ''}(${actor.key_id})`;
+      // By its name, as staff know their keys; the id only when the key has no name.
+      return actor.key_name ? `API key "${actor.key_name}"` : `API key ${actor.key_id}`;
     case 'system':
       return `system (${actor.name})`;
   }
 }
 
 type Data = Record<string, unknown>;
-type Summarize = (data: Data) => string;
+
+/** What a summary may know beyond its event: the names of the record's stages, by key (from its opening event). */
+export interface SummaryContext {
+  stageNames?: ReadonlyMap<string, string>;
+}
+type Summarize = (data: Data, context: SummaryContext) => string;
 
 /*
  * Readers of event data that never throw and never print structure: an event read back may lack a field (written
@@ -199,15 +205,19 @@ const STAGE_CAUSES: Record<string, string> = {
 const progress = (payload: Data): string =>
   typeof payload.progress === 'number' ? `; progress ${payload.progress}%` : '';
 
-function stageChanged(d: Data): string {
+/** A stage by its name: the name the case's stages give its key, else the key in words. */
+const stageName = (key: unknown, context: SummaryContext): string => context.stageNames?.get(say(key)) ?? words(key);
+
+function stageChanged(d: Data, context: SummaryContext): string {
   const payload = obj(d.payload);
   const change = obj(payload.stage_change);
+  const to = scalar(obj(payload.stage).name) ?? stageName(change.to_stage_key, context);
   const passed = list(change.passed_stage_ids).length;
   const cause = Object.hasOwn(STAGE_CAUSES, say(d.cause)) ? STAGE_CAUSES[say(d.cause)] : 'moved by staff';
   const passing = change.direction === 'forward' && passed > 1 ? `, passing ${passed - 1} stage(s)` : '';
   const move = scalar(change.from_stage_key)
-    ? `Stage ${say(change.from_stage_key)} → ${say(change.to_stage_key)}`
-    : `Entered stage ${say(change.to_stage_key, named(payload.stage))}`;
+    ? `Stage ${stageName(change.from_stage_key, context)} → ${to}`
+    : `Entered stage ${to}`;
   return `${move} (${words(change.direction, 'direction unknown')}, ${cause}${passing})${progress(payload)}`;
 }
 
@@ -244,7 +254,7 @@ const APPLICATION_SUMMARIES: Record<ApplicationEvent['type'], Summarize> = {
   'application.opened': (d) => {
     const stages = list(d.stages).map((s) => named(s));
     const modules = list(d.modules).map((m) => `${named(m)}${obj(m).selected === false ? ' (switched off)' : ''}`);
-    return `Opened ${say(d.case_ref)} from lead ${say(d.lead_id)}, with stages ${joined(stages)} and modules ${joined(modules)}`;
+    return `Opened ${say(d.case_ref)} from its lead, with stages ${joined(stages)} and modules ${joined(modules)}`;
   },
   'application.stage_changed': stageChanged,
   'application.module_updated': moduleUpdated,
@@ -322,10 +332,21 @@ const SUMMARIES: Record<string, Summarize> = {
 /** The event types a summary is written for (tests check each against the domains' lists). */
 export const SUMMARISED_EVENT_TYPES: readonly string[] = Object.keys(SUMMARIES);
 
-/** One line saying what an event did, in words, from the facts it stores. */
-export function eventSummary(event: Pick<StoredEvent, 'type' | 'data'>): string {
+/** The names of a case's stages by key, from its opening event's data (empty for any other event). */
+export function stageNamesOf(opened: Pick<StoredEvent, 'type' | 'data'> | undefined): Map<string, string> {
+  const names = new Map<string, string>();
+  if (opened?.type !== 'application.opened') return names;
+  for (const stage of list(obj(opened.data).stages)) {
+    const { key, name } = obj(stage);
+    if (scalar(key) && scalar(name)) names.set(say(key), say(name));
+  }
+  return names;
+}
+
+/** One line saying what an event did, in words, from the facts it stores (and what the context knows). */
+export function eventSummary(event: Pick<StoredEvent, 'type' | 'data'>, context: SummaryContext = {}): string {
   const data = obj(event.data);
-  if (Object.hasOwn(SUMMARIES, event.type)) return SUMMARIES[event.type]!(data);
+  if (Object.hasOwn(SUMMARIES, event.type)) return SUMMARIES[event.type]!(data, context);
   // A type this version does not know (an older or newer writer's): said without its data, which may be anything.
   return `Event ${say(event.type, 'of no type')} recorded`;
 }
@@ -345,6 +366,7 @@ export interface HistoryEntry {
 }
 
 export function historyEntries(events: StoredEvent[]): HistoryEntry[] {
+  const context = { stageNames: stageNamesOf(events.find((e) => e.type === 'application.opened')) };
   return events.map((e) => ({
     at: e.createdAt.toISOString(),
     revision: e.revision,
@@ -352,7 +374,7 @@ export function historyEntries(events: StoredEvent[]): HistoryEntry[] {
     type: e.type,
     actor: e.metadata.actor,
     actor_text: actorText(e.metadata.actor),
-    summary: eventSummary(e),
+    summary: eventSummary(e, context),
     tenant_id: e.tenantId,
     sandbox: e.sandbox,
     correlation_id: e.metadata.correlation_id,

@@ -29,7 +29,7 @@ export interface TaskResult {
 /** The assignee named by email: an active user of the workspace; null clears it. */
 export function resolveAssignee(workspace: Workspace, email: string | null): TaskAssignee | null {
   if (email === null) return null;
-  const user = workspace.settings.users.find((u) => u.email === email.toLowerCase() && u.active);
+  const user = workspace.settings.users.find((u) => u.email === email.toLowerCase() && u.active && !u.pending);
   if (!user)
     throw new TaskRefusal('invalid', 'validation_failed', 'The assignee must be an active user of the workspace', {
       assignee: 'the email of an active user of the workspace',

@@ -224,7 +224,7 @@ export async function pauseEndpoint(
     if (events.length === 0) return false;
     await tx.append(endpointStream(endpointId), 'any', events);
     const workspace = await services.workspaces.get(endpoint.tenant_id, -1);
-    const owners = (workspace?.settings.users ?? []).filter((u) => u.role === 'owner' && u.active);
+    const owners = (workspace?.settings.users ?? []).filter((u) => u.role === 'owner' && u.active && !u.pending);
     const failures = await latestFailures(tx.sql, endpointId);
     const messages = owners.map((owner) => {
       const notice = composePauseNotice({

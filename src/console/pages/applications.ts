@@ -1,4 +1,5 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import { applicationView } from '../../commands/applications/application-view.js';
 import { applyApplicationOperation } from '../../commands/applications/apply-operation.js';
@@ -17,11 +18,14 @@ import { can } from '../../identity/permissions.js';
 import { findApplication } from '../../projections/applications.js';
 import { findLead } from '../../projections/leads-queries.js';
 import type { AdminApplication } from '../../schemas/application.js';
-import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
+import { ConsoleRefusal, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
 import { choice, csrfField, notice, page } from '../layout.js';
 import { listConsoleApplications } from '../queries/applications.js';
-import { contextOf, idParam, refusalErrors } from '../forms.js';
+import { contextOf, refusalErrors } from '../forms.js';
+import { viewOf } from '../routes.js';
+import { confirmPage } from './confirm.js';
+import { Done, FormBody, RecordParams, Slug, Text, Uuid, WorkspaceParams } from './record-schemas.js';
 import { momentOf, when } from '../time.js';
 import { timeline } from '../timeline.js';
 
@@ -32,11 +36,16 @@ const base = (view: MemberView) => `/console/w/${view.workspace.slug}/applicatio
 const MESSAGES: Record<string, string> = {
   converted: 'The lead was converted: this is its application.',
   changed: 'The application was changed.',
+  moved: 'The case moved to its new stage.',
+  status: 'The status was set.',
+  outcome: 'The outcome was recorded.',
+  module: 'The module was changed.',
 };
 
-/** A moment typed as UTC (yyyy-mm-ddThh:mm, seconds and milliseconds optional), or why it is not one. */
-async function listPage(services: AppServices, view: MemberView, query: Record<string, string | undefined>) {
-  allow(view, 'applications.view');
+/** A status, outcome or module state in words ("on hold", not on_hold). */
+const words = (value: string | null | undefined) => (value ? value.replaceAll('_', ' ') : '—');
+
+async function listPage(services: AppServices, view: MemberView, query: { before?: string }) {
   const before = /^\d{1,9}$/.test(query.before ?? '') ? Number(query.before) : undefined;
   const found = await listConsoleApplications(services.pool, view.workspace.id, {
     beforeNumber: before,
@@ -54,8 +63,8 @@ async function listPage(services: AppServices, view: MemberView, query: Record<s
             <td>${a.full_name || '(erased)'}</td>
             <td>${a.stage}</td>
             <td>${a.progress}%</td>
-            <td>${a.status}</td>
-            <td>${a.outcome ?? '—'}</td>
+            <td>${words(a.status)}</td>
+            <td>${words(a.outcome)}</td>
           </tr>`,
       ),
     })}
@@ -84,9 +93,9 @@ function summaryOf(app: AdminApplication): Html {
     <dt>Progress</dt>
     <dd>${app.progress}%</dd>
     <dt>Status</dt>
-    <dd>${app.status}</dd>
+    <dd>${words(app.status)}</dd>
     <dt>Outcome</dt>
-    <dd>${app.outcome ?? '—'}</dd>
+    <dd>${words(app.outcome)}</dd>
     <dt>Current module</dt>
     <dd>${app.current_module?.name ?? '—'}</dd>
     <dt>Opened</dt>
@@ -108,14 +117,14 @@ function modulesTable(view: MemberView, app: AdminApplication, editable: boolean
         html`<tr>
           <td>${m.name}${m.optional ? ' (optional)' : ''}</td>
           <td>${m.stages.join(', ')}</td>
-          <td>${m.state}</td>
+          <td>${words(m.state)}</td>
           <td>${m.selected ? 'on' : 'off'}</td>
           ${
             editable
               ? html`<td>
                   ${m.selected ? action(m, m.state === 'pending' ? 'updated' : 'pending', m.state === 'pending' ? 'Mark updated' : 'Mark pending') : ''}
                   ${m.optional ? action(m, m.selected ? 'deselect' : 'select', m.selected ? 'Switch off' : 'Switch on') : ''}
-                  ${m.custom ? '' : action(m, 'restore', 'Restore')}
+                  ${!m.selected && !m.optional && !m.custom ? action(m, 'restore', 'Restore as the roadmap has it') : ''}
                 </td>`
               : ''
           }
@@ -146,7 +155,6 @@ interface State {
 }
 
 async function applicationPage(services: AppServices, view: MemberView, id: string, o: State = {}): Promise<string> {
-  allow(view, 'applications.view');
   const row = await findApplication(services.pool, view.workspace.id, false, id);
   if (!row) throw new ConsoleRefusal(404, 'There is no such application in this workspace.');
   const now = applicationView(row.state, false);
@@ -241,13 +249,12 @@ function workSection(
     </form>
     <form method="post" action="${base(view)}/${id}/status">
       ${csrf}
-      ${choice({ name: 'status', label: 'Status', options: APPLICATION_STATUSES.map((s) => [s, s]), value: now.status, error: errors.status })}
+      ${choice({ name: 'status', label: 'Status', options: APPLICATION_STATUSES.map((s) => [s, words(s)]), value: now.status, error: errors.status })}
       <button type="submit">Set the status</button>
     </form>
-    <form method="post" action="${base(view)}/${id}/outcome">
-      ${csrf}
-      ${choice({ name: 'outcome', label: 'Outcome', options: OUTCOMES.map((s) => [s, s]), value: now.outcome ?? undefined, error: errors.outcome })}
-      <button type="submit">Record the outcome</button>
+    <form method="get" action="${base(view)}/${id}/outcome">
+      ${choice({ name: 'outcome', label: 'Outcome', options: OUTCOMES.map((s) => [s, words(s)]), value: now.outcome ?? undefined, error: errors.outcome })}
+      <button type="submit">Record the outcome…</button>
     </form>
   </section>`;
 }
@@ -282,34 +289,67 @@ function asOfSection(
   </section>`;
 }
 
+/** The page that asks before an outcome is recorded: the client's case is decided by it, and it is announced. */
+function outcomeConfirmation(view: MemberView, app: ApplicationNow, id: string, outcome: Outcome, error?: string) {
+  return confirmPage(view, {
+    title: `Record the outcome of ${app.case_ref}`,
+    current: 'Applications',
+    consequence: `The outcome of ${app.case_ref} will be recorded as ${words(outcome)}${
+      app.outcome ? ` (it is ${words(app.outcome)} now)` : ''
+    }. It goes into the case’s history for good and is sent to the workspace’s webhooks; changing it later records a
+      second outcome beside this one.`,
+    action: `${base(view)}/${id}/outcome`,
+    fields: { outcome },
+    button: `Record ${words(outcome)}`,
+    back: `${base(view)}/${id}`,
+    error,
+  });
+}
+
+const isOutcome = (value: string | undefined): value is Outcome =>
+  (OUTCOMES as readonly string[]).includes(value ?? '');
+const isStatus = (value: string | undefined): value is ApplicationStatusValue =>
+  (APPLICATION_STATUSES as readonly string[]).includes(value ?? '');
+
+const ModuleParams = Type.Object({ slug: Slug, id: Uuid, module: Text(60), action: Text(20) });
+const changing = { console: { operation: 'applications.change' } } as const;
+
 export function registerApplicationPages(app: TypedApp, services: AppServices): void {
-  app.get('/w/:slug/applications', async (request, reply) => {
-    const view = await memberView(services, request);
-    return sendPage(reply, await listPage(services, view, request.query as Record<string, string | undefined>));
-  });
+  app.get(
+    '/w/:slug/applications',
+    {
+      schema: { params: WorkspaceParams, querystring: Type.Object({ before: Type.Optional(Text(12)) }) },
+      config: { console: { operation: 'applications.view' } },
+    },
+    async (request, reply) => sendPage(reply, await listPage(services, viewOf(request), request.query)),
+  );
 
-  app.get('/w/:slug/applications/:id', async (request, reply) => {
-    const view = await memberView(services, request);
-    const query = request.query as Record<string, string | undefined>;
-    const body = await applicationPage(services, view, idParam(request), {
-      message: MESSAGES[query.done ?? ''],
-      asOf: query.as_of || undefined,
-    });
-    return sendPage(reply, body, body.includes('id="f-as_of-error"') ? 400 : 200);
-  });
+  app.get(
+    '/w/:slug/applications/:id',
+    {
+      schema: { params: RecordParams, querystring: Type.Object({ done: Done, as_of: Type.Optional(Text(40)) }) },
+      config: { console: { operation: 'applications.view' } },
+    },
+    async (request, reply) => {
+      const query = request.query;
+      const body = await applicationPage(services, viewOf(request), request.params.id, {
+        message: MESSAGES[query.done ?? ''],
+        asOf: query.as_of || undefined,
+      });
+      return sendPage(reply, body, body.includes('id="f-as_of-error"') ? 400 : 200);
+    },
+  );
 
-  /** Runs one command on the case, then back to its page; a refusal is shown by the form it came from. */
+  /** Runs one command on the case, then back to its page saying so; a refusal is shown by the form it came from. */
   async function operate(
-    request: FastifyRequest,
+    view: MemberView,
+    id: string,
     field: string,
-    command: (form: Record<string, string | undefined>) => ApplicationCommand | string,
+    done: string,
+    wanted: ApplicationCommand | string,
   ) {
-    const view = await memberView(services, request);
-    allow(view, 'applications.change');
-    const id = idParam(request);
     if (!(await findApplication(services.pool, view.workspace.id, false, id)))
       throw new ConsoleRefusal(404, 'There is no such application in this workspace.');
-    const wanted = command(formOf(request));
     const refuse = async (status: number, errors: Record<string, string>) =>
       ({ status, body: await applicationPage(services, view, id, { errors }) }) as const;
     if (typeof wanted === 'string') return refuse(400, { [field]: wanted });
@@ -320,57 +360,100 @@ export function registerApplicationPages(app: TypedApp, services: AppServices): 
       const refused = refusalErrors(error, {}, field);
       return refuse(refused.status, refused.errors);
     }
-    return { status: 303, body: `${base(view)}/${id}?done=changed` } as const;
+    return { status: 303, body: `${base(view)}/${id}?done=${done}` } as const;
   }
-  const answer = (reply: import('fastify').FastifyReply, result: { status: number; body: string }) =>
+  const answer = (reply: FastifyReply, result: { status: number; body: string }) =>
     result.status === 303 ? reply.redirect(result.body, 303) : sendPage(reply, result.body, result.status);
 
-  app.post('/w/:slug/applications/:id/stage', async (request, reply) =>
-    answer(
-      reply,
-      await operate(request, 'stage', (f) => (f.stage ? { type: 'move_to_stage', stage: f.stage } : 'Choose a stage.')),
-    ),
+  app.post(
+    '/w/:slug/applications/:id/stage',
+    { schema: { params: RecordParams, body: FormBody({ stage: Type.Optional(Text(100)) }) }, config: changing },
+    async (request, reply) => {
+      const stage = request.body.stage;
+      const wanted = stage ? { type: 'move_to_stage' as const, stage } : 'Choose a stage.';
+      return answer(reply, await operate(viewOf(request), request.params.id, 'stage', 'moved', wanted));
+    },
   );
-  app.post('/w/:slug/applications/:id/status', async (request, reply) =>
-    answer(
-      reply,
-      await operate(request, 'status', (f) =>
-        (APPLICATION_STATUSES as readonly string[]).includes(f.status ?? '')
-          ? { type: 'set_status', status: f.status as ApplicationStatusValue }
-          : 'Choose a status.',
-      ),
-    ),
+  app.post(
+    '/w/:slug/applications/:id/status',
+    { schema: { params: RecordParams, body: FormBody({ status: Type.Optional(Text(20)) }) }, config: changing },
+    async (request, reply) => {
+      const status = request.body.status;
+      const wanted = isStatus(status) ? { type: 'set_status' as const, status } : 'Choose a status.';
+      return answer(reply, await operate(viewOf(request), request.params.id, 'status', 'status', wanted));
+    },
   );
-  app.post('/w/:slug/applications/:id/outcome', async (request, reply) =>
-    answer(
-      reply,
-      await operate(request, 'outcome', (f) =>
-        (OUTCOMES as readonly string[]).includes(f.outcome ?? '')
-          ? { type: 'record_outcome', outcome: f.outcome as Outcome }
-          : 'Choose an outcome.',
-      ),
-    ),
+
+  app.get(
+    '/w/:slug/applications/:id/outcome',
+    {
+      schema: { params: RecordParams, querystring: Type.Object({ outcome: Type.Optional(Text(20)) }) },
+      config: changing,
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const id = request.params.id;
+      const row = await findApplication(services.pool, view.workspace.id, false, id);
+      if (!row) throw new ConsoleRefusal(404, 'There is no such application in this workspace.');
+      const outcome = request.query.outcome;
+      if (!isOutcome(outcome))
+        return sendPage(
+          reply,
+          await applicationPage(services, view, id, { errors: { outcome: 'Choose an outcome.' } }),
+          400,
+        );
+      return sendPage(reply, outcomeConfirmation(view, applicationView(row.state, false), id, outcome));
+    },
   );
-  app.post('/w/:slug/applications/:id/modules/:module/:action', async (request, reply) => {
-    const { module, action } = request.params as { module: string; action: string };
-    return answer(
-      reply,
-      await operate(request, 'module', (): ApplicationCommand | string => {
-        if (!MODULE_KEY.test(module)) return 'There is no such module.';
-        switch (action) {
-          case 'updated':
-          case 'pending':
-            return { type: 'set_module_state', module_key: module, state: action };
-          case 'select':
-            return { type: 'select_module', module_key: module };
-          case 'deselect':
-            return { type: 'deselect_module', module_key: module };
-          case 'restore':
-            return { type: 'restore_module', module_key: module };
-          default:
-            return 'There is no such change of a module.';
-        }
-      }),
-    );
-  });
+  app.post(
+    '/w/:slug/applications/:id/outcome',
+    {
+      schema: {
+        params: RecordParams,
+        body: FormBody({ outcome: Type.Optional(Text(20)), confirm: Type.Optional(Text(10)) }),
+      },
+      config: changing,
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const id = request.params.id;
+      const { outcome, confirm } = request.body;
+      if (!isOutcome(outcome))
+        return answer(reply, await operate(view, id, 'outcome', 'outcome', 'Choose an outcome.'));
+      if (confirm !== 'yes') {
+        const row = await findApplication(services.pool, view.workspace.id, false, id);
+        if (!row) throw new ConsoleRefusal(404, 'There is no such application in this workspace.');
+        const again = 'Nothing was recorded yet: confirm the outcome below.';
+        return sendPage(reply, outcomeConfirmation(view, applicationView(row.state, false), id, outcome, again), 400);
+      }
+      return answer(reply, await operate(view, id, 'outcome', 'outcome', { type: 'record_outcome', outcome }));
+    },
+  );
+
+  app.post(
+    '/w/:slug/applications/:id/modules/:module/:action',
+    { schema: { params: ModuleParams, body: FormBody({}) }, config: changing },
+    async (request, reply) => {
+      const { id, module, action } = request.params;
+      return answer(reply, await operate(viewOf(request), id, 'module', 'module', moduleCommand(module, action)));
+    },
+  );
+}
+
+/** The module change a button asks for, or why there is none. */
+function moduleCommand(module: string, action: string): ApplicationCommand | string {
+  if (!MODULE_KEY.test(module)) return 'There is no such module.';
+  switch (action) {
+    case 'updated':
+    case 'pending':
+      return { type: 'set_module_state', module_key: module, state: action };
+    case 'select':
+      return { type: 'select_module', module_key: module };
+    case 'deselect':
+      return { type: 'deselect_module', module_key: module };
+    case 'restore':
+      return { type: 'restore_module', module_key: module };
+    default:
+      return 'There is no such change of a module.';
+  }
 }

@@ -38,8 +38,57 @@ const REASONS: Record<NonNullable<VerifyResult['broken']>['reason'], string> = {
   anchor_mismatch: 'the head at the kept position is not the head you kept: something up to then was changed',
 };
 
-/** A verification's outcome in words: the head to keep, or the first broken link named. */
-function outcome(result: VerifyResult, checkedAnchor: boolean): Html {
+/** A verification against a kept head, and (when the head does not match) whether the chains themselves verify. */
+export interface AuditCheck {
+  result: VerifyResult;
+  /** The chains verified without the kept head, when the kept head did not match. */
+  chains?: VerifyResult;
+}
+
+/** Verifies the chains against the kept head; a head that does not match is checked again without it. */
+export async function verifyAgainst(
+  services: Pick<AppServices, 'pool'>,
+  tenantId: string,
+  anchor: Parameters<typeof verifyChains>[2],
+): Promise<AuditCheck> {
+  const result = await verifyChains(services.pool, tenantId, anchor);
+  if (result.broken?.reason !== 'anchor_mismatch') return { result };
+  return { result, chains: await verifyChains(services.pool, tenantId, undefined) };
+}
+
+/** A kept head that does not match: what that means, and whether the chains themselves verify. */
+function keptHeadMismatch(check: AuditCheck): Html {
+  const chains = check.chains;
+  const at = check.result.broken!.position;
+  return html`<div class="notice alert" role="alert" id="verify-outcome">
+    <p><strong>The head you kept does not match.</strong></p>
+    <p>
+      The workspace’s head at the position you kept (${at.txId}/${at.position}) is not the one you kept. Either the head
+      was copied wrongly or belongs to another workspace’s log, or something in this log up to that position was changed
+      after you kept it. Compare it with the head printed in the export or report you kept it from.
+    </p>
+    ${
+      chains && !chains.broken
+        ? html`<p>
+            Every event’s own chain verifies (${chains.events} event(s) in ${chains.streams} stream(s)): no event was
+            altered in place or removed from the middle of its stream.
+          </p>`
+        : chains?.broken
+          ? html`<p>A chain is broken as well: ${REASONS[chains.broken.reason]} (${describeLink(chains.broken)}).</p>`
+          : ''
+    }
+  </div>`;
+}
+
+/** The first broken link, by the record and revision it concerns. */
+function describeLink(b: NonNullable<VerifyResult['broken']>): string {
+  return `event ${b.eventId}, revision ${b.revision} of ${b.streamId}, position ${b.position.txId}/${b.position.position}`;
+}
+
+/** A verification's outcome in words: the head to keep, a kept head that does not match, or the first broken link. */
+function outcome(check: AuditCheck, checkedAnchor: boolean): Html {
+  const result = check.result;
+  if (result.broken?.reason === 'anchor_mismatch') return keptHeadMismatch(check);
   if (result.broken) {
     const b = result.broken;
     return html`<div class="notice alert" role="alert" id="verify-outcome">
@@ -67,7 +116,7 @@ function outcome(result: VerifyResult, checkedAnchor: boolean): Html {
 function auditPage(
   services: AppServices,
   view: MemberView,
-  o: { result?: VerifyResult; anchor?: string; errors?: Record<string, string> } = {},
+  o: { result?: AuditCheck; anchor?: string; errors?: Record<string, string> } = {},
 ): string {
   allow(view, 'audit.verify');
   const csrf = csrfField(view.signedIn.csrf);
@@ -147,8 +196,8 @@ export function registerAuditPages(app: TypedApp, services: AppServices): void {
         }),
         400,
       );
-    const result = await verifyChains(services.pool, view.workspace.id, anchor);
-    return sendPage(reply, auditPage(services, view, { result, anchor: text }), result.broken ? 409 : 200);
+    const result = await verifyAgainst(services, view.workspace.id, anchor);
+    return sendPage(reply, auditPage(services, view, { result, anchor: text }), result.result.broken ? 409 : 200);
   });
 
   app.post('/w/:slug/audit/export', async (request, reply) => {

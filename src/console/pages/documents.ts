@@ -104,8 +104,8 @@ function uploadSection(view: MemberView, self: string, errors: Errors): Html {
 /** One document: its file, type, size, scan verdict, and what the member may do with it. */
 function documentRow(view: MemberView, self: string, d: Document): Html {
   return html`<tr>
-    <td>${d.filename || '(erased)'}</td>
-    <td>${d.type}</td>
+    <td><a href="${base(view)}/${d.id}">${d.filename || '(file name erased)'}</a></td>
+    <td>${typeName(view, d.type)}</td>
     <td>${d.size} bytes</td>
     <td class="verdict-${d.status}">
       ${VERDICT[d.status]}${d.scan_signature ? ` (${d.scan_signature})` : ''}${d.rejection_reason ? `: ${d.rejection_reason}` : ''}
@@ -124,19 +124,61 @@ function documentRow(view: MemberView, self: string, d: Document): Html {
   </tr>`;
 }
 
-async function rejectPage(services: AppServices, view: MemberView, id: string, errors: Errors = {}) {
-  allow(view, 'documents.reject');
+/** A document type by the name the workspace gives it. */
+const typeName = (view: MemberView, key: string) =>
+  documentTypesOf(view.workspace.settings).find((t) => t.key === key)?.name ?? key.replaceAll('_', ' ');
+
+/**
+ * A document's page, for anyone who may read documents: its file, type, scan verdict and where it belongs; the
+ * download while the file is kept; and, for a member who may reject documents, the rejection form while the document
+ * is accepted (a file waiting for its scan, refused or already rejected cannot be rejected).
+ */
+async function documentPage(services: AppServices, view: MemberView, id: string, errors: Errors = {}) {
+  allow(view, 'documents.view');
   const document = await findDocument(services.pool, view.workspace.id, false, id);
   if (!document) throw new ConsoleRefusal(404, 'There is no such document in this workspace.');
+  const name = document.filename || 'A document (file name erased)';
+  const owner = document.lead_id
+    ? html`<a href="${base(view)}?lead=${document.lead_id}">the other documents of this lead</a>`
+    : html`<a href="${base(view)}?application=${document.application_id}">the other documents of this application</a>`;
+  const mayReject = can(view.role, 'documents.reject') && document.status === 'available';
   return page(
-    view.frame(`Reject ${document.filename || 'a document'}`, 'Documents'),
-    html`<p>${VERDICT[document.status]}.</p>
-      ${errors.form ? notice(errors.form, 'alert') : ''}
-      <form method="post" action="${base(view)}/${id}/reject">
-        ${csrfField(view.signedIn.csrf)}
-        ${textArea({ name: 'reason', label: 'Why it is rejected', error: errors.reason })}
-        <button type="submit" class="danger">Reject the document</button>
-      </form>`,
+    view.frame(name, 'Documents'),
+    html`<dl class="facts">
+        <dt>Type</dt>
+        <dd>${typeName(view, document.type)}</dd>
+        <dt>Size</dt>
+        <dd>${document.size} bytes</dd>
+        <dt>Scan and verdict</dt>
+        <dd>${VERDICT[document.status]}${document.rejection_reason ? `: ${document.rejection_reason}` : ''}</dd>
+      </dl>
+      <p>
+        ${
+          document.status === 'available' || document.status === 'rejected'
+            ? html`<a href="${base(view)}/${id}/content" download>Download the file</a> · `
+            : ''
+        }See
+        ${owner}.
+      </p>
+      ${
+        mayReject
+          ? html`<section aria-labelledby="reject">
+              <h2 id="reject">Reject this document</h2>
+              <p>
+                Rejecting tells everyone working on the case that this file will not do, with your reason; the file
+                stays readable. A rejection cannot be withdrawn: the client uploads a new file instead.
+              </p>
+              ${errors.form ? notice(errors.form, 'alert') : ''}
+              <form method="post" action="${base(view)}/${id}/reject">
+                ${csrfField(view.signedIn.csrf)}
+                ${textArea({ name: 'reason', label: 'Why it is rejected', error: errors.reason })}
+                <button type="submit" class="danger">Reject the document</button>
+              </form>
+            </section>`
+          : errors.form
+            ? notice(errors.form, 'alert')
+            : ''
+      }`,
   );
 }
 
@@ -215,7 +257,7 @@ export function registerDocumentPages(app: TypedApp, services: AppServices): voi
 
   app.get('/w/:slug/documents/:id', async (request, reply) => {
     const view = await memberView(services, request);
-    return sendPage(reply, await rejectPage(services, view, idParam(request)));
+    return sendPage(reply, await documentPage(services, view, idParam(request)));
   });
 
   app.post('/w/:slug/documents/:id/reject', async (request, reply) => {
@@ -223,7 +265,7 @@ export function registerDocumentPages(app: TypedApp, services: AppServices): voi
     allow(view, 'documents.reject');
     const id = idParam(request);
     const reason = (formOf(request).reason ?? '').trim();
-    if (!reason) return sendPage(reply, await rejectPage(services, view, id, { reason: 'Say why.' }), 400);
+    if (!reason) return sendPage(reply, await documentPage(services, view, id, { reason: 'Say why.' }), 400);
     try {
       const { state } = await operateDocument(services.store, contextOf(view)(services.now()), id, (now) => ({
         type: 'reject',
@@ -235,7 +277,7 @@ export function registerDocumentPages(app: TypedApp, services: AppServices): voi
     } catch (error) {
       if (!isCommandError(error)) throw error;
       const refused = refusalErrors(error, { reason: 'reason' });
-      return sendPage(reply, await rejectPage(services, view, id, refused.errors), refused.status);
+      return sendPage(reply, await documentPage(services, view, id, refused.errors), refused.status);
     }
   });
 

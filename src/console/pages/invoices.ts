@@ -1,19 +1,24 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
+import { Type, type Static } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import { isCommandError } from '../../commands/errors.js';
 import { issueInvoiceCommand, operateInvoice } from '../../commands/invoices/invoice-commands.js';
 import { subjectOf } from '../../commands/subject.js';
-import { PAYMENT_METHODS, type InvoiceCommand, type PaymentMethod } from '../../domain/invoices/types.js';
+import { PAYMENT_METHODS, type InvoiceCommand } from '../../domain/invoices/types.js';
 import type { InvoiceView } from '../../http/schemas/invoice.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { findInvoice, listInvoices } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
-import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
+import { ConsoleRefusal, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
 import { choice, csrfField, field, notice, page } from '../layout.js';
 import { formatMoney, parseMoney } from '../money.js';
-import { contextOf, idParam, refusalErrors } from '../forms.js';
+import { contextOf, refusalErrors } from '../forms.js';
+import { subjectName, subjectNames } from '../queries/subjects.js';
+import { viewOf } from '../routes.js';
+import { confirmPage } from './confirm.js';
+import { Done, FormBody, RecordParams, Slug, Text, Uuid, WorkspaceParams } from './record-schemas.js';
 import { when } from '../time.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -24,14 +29,16 @@ type Errors = Record<string, string>;
 const MESSAGES: Record<string, string> = {
   issued: 'The invoice was issued.',
   paid: 'The payment was recorded.',
-  refunded: 'The refund was created; mark it paid once the money has gone back.',
+  refunded: 'The refund was recorded; mark it paid once the money has gone back.',
   refund_paid: 'The refund was marked paid.',
 };
 
-function subjectLink(view: MemberView, invoice: InvoiceView): Html {
+/** What the invoice is for, by the person's name or the case number, linked to it. */
+function subjectLink(view: MemberView, invoice: InvoiceView, names: Map<string, string>): Html {
+  const name = subjectName(names, invoice);
   return invoice.lead_id
-    ? html`<a href="/console/w/${view.workspace.slug}/leads/${invoice.lead_id}">the lead</a>`
-    : html`<a href="/console/w/${view.workspace.slug}/applications/${invoice.application_id}">the application</a>`;
+    ? html`<a href="/console/w/${view.workspace.slug}/leads/${invoice.lead_id}">${name}</a>`
+    : html`<a href="/console/w/${view.workspace.slug}/applications/${invoice.application_id}">${name}</a>`;
 }
 
 type Subject = { lead_id?: string; application_id?: string };
@@ -55,7 +62,12 @@ function issueSection(view: MemberView, subject: Subject, errors: Errors, v: For
   </section>`;
 }
 
-function invoicesTable(view: MemberView, invoices: Awaited<ReturnType<typeof listInvoices>>, caption: string): Html {
+function invoicesTable(
+  view: MemberView,
+  invoices: Awaited<ReturnType<typeof listInvoices>>,
+  names: Map<string, string>,
+  caption: string,
+): Html {
   return table({
     caption,
     headings: ['Number', 'For', 'Total', 'Paid', 'Balance', 'Status', 'Due'],
@@ -63,7 +75,7 @@ function invoicesTable(view: MemberView, invoices: Awaited<ReturnType<typeof lis
       (i) =>
         html`<tr>
           <td><a href="${base(view)}/${i.id}">${i.number}</a></td>
-          <td>${subjectLink(view, i)}</td>
+          <td>${subjectLink(view, i, names)}</td>
           <td>${formatMoney(i.total, i.currency)}</td>
           <td>${formatMoney(i.amount_paid, i.currency)}</td>
           <td>${formatMoney(i.balance, i.currency)}</td>
@@ -80,19 +92,19 @@ async function listPage(
   query: Form,
   o: { errors?: Errors; values?: Form } = {},
 ) {
-  allow(view, 'invoices.view');
   const subject: Subject = {
     lead_id: UUID.test(query.lead ?? '') ? query.lead : undefined,
     application_id: UUID.test(query.application ?? '') ? query.application : undefined,
   };
   const invoices = await listInvoices(services.pool, view.workspace.id, false, subject);
+  const names = await subjectNames(services.pool, view.workspace.id, [...invoices, subject]);
   const bySubject = Boolean(subject.lead_id || subject.application_id);
-  const caption = bySubject ? `Invoices of this ${subject.lead_id ? 'lead' : 'application'}` : 'Invoices, newest first';
+  const caption = bySubject ? `Invoices of ${subjectName(names, subject)}` : 'Invoices, newest first';
   const issue =
     bySubject && can(view.role, 'invoices.issue') ? issueSection(view, subject, o.errors ?? {}, o.values ?? {}) : '';
   return page(
     view.frame('Invoices', 'Invoices'),
-    html`${invoicesTable(view, invoices, caption)} ${invoices.length === 0 ? html`<p>No invoice here.</p>` : ''}
+    html`${invoicesTable(view, invoices, names, caption)} ${invoices.length === 0 ? html`<p>No invoice here.</p>` : ''}
     ${issue}`,
   );
 }
@@ -107,9 +119,9 @@ async function invoicePage(
   id: string,
   o: { errors?: Errors; values?: Form; message?: string } = {},
 ) {
-  allow(view, 'invoices.view');
   const invoice = await findInvoice(services.pool, view.workspace.id, false, id);
   if (!invoice) throw new ConsoleRefusal(404, 'There is no such invoice in this workspace.');
+  const names = await subjectNames(services.pool, view.workspace.id, [invoice]);
   const errors = o.errors ?? {};
   const csrf = csrfField(view.signedIn.csrf);
   const mayRefund = can(view.role, 'invoices.refund');
@@ -120,11 +132,11 @@ async function invoicePage(
   return page(
     view.frame(`Invoice ${invoice.number}`, 'Invoices'),
     html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
-      <p>For ${subjectLink(view, invoice)}; issued ${when(invoice.issued_at)}, due ${invoice.due_date}.</p>
+      <p>For ${subjectLink(view, invoice, names)}; issued ${when(invoice.issued_at)}, due ${invoice.due_date}.</p>
       ${invoiceFigures(invoice)}
       <h2>Payments</h2>
       ${invoice.payments.length === 0 ? html`<p>No payment yet.</p>` : ''}
-      ${invoice.payments.map((p) => paymentSection(view, invoice, p, errors, mayRefund, csrf))} ${pay}`,
+      ${invoice.payments.map((p) => paymentSection(view, invoice, p, errors, mayRefund))} ${pay}`,
   );
 }
 
@@ -175,14 +187,7 @@ function paymentForm(view: MemberView, invoice: InvoiceRecord, errors: Errors, v
 }
 
 /** One payment with its refunds, and (for who may refund) the form that refunds it. */
-function paymentSection(
-  view: MemberView,
-  invoice: InvoiceRecord,
-  p: Payment,
-  errors: Errors,
-  mayRefund: boolean,
-  csrf: Csrf,
-) {
+function paymentSection(view: MemberView, invoice: InvoiceRecord, p: Payment, errors: Errors, mayRefund: boolean) {
   const money = (amount: number) => formatMoney(amount, invoice.currency);
   return html`<section aria-label="Payment of ${money(p.amount)}" class="payment">
     <p>
@@ -190,11 +195,11 @@ function paymentSection(
       ${p.method.replace('_', ' ')}${p.reference ? `, reference ${p.reference}` : ''}, ${when(p.received_at)}; refunded
       ${money(p.refunded_amount)}.
     </p>
-    ${refundList(view, invoice, p, mayRefund, csrf)} ${mayRefund ? refundForm(view, invoice, p, errors, csrf) : ''}
+    ${refundList(view, invoice, p, mayRefund)} ${mayRefund ? refundForm(view, invoice, p, errors) : ''}
   </section>`;
 }
 
-function refundList(view: MemberView, invoice: InvoiceRecord, p: Payment, mayRefund: boolean, csrf: Csrf) {
+function refundList(view: MemberView, invoice: InvoiceRecord, p: Payment, mayRefund: boolean) {
   const id = invoice.id;
   const money = (amount: number) => formatMoney(amount, invoice.currency);
   return html`<ul>
@@ -204,11 +209,9 @@ function refundList(view: MemberView, invoice: InvoiceRecord, p: Payment, mayRef
           Refund of ${money(r.amount)}${r.reason ? ` (${r.reason})` : ''}: ${r.status}
           ${
             r.status === 'pending' && mayRefund
-              ? html`<form method="post" action="${base(view)}/${id}/refunds/${r.id}/paid" class="inline">
-                  ${csrf}<button type="submit">
-                    Mark paid<span class="visually-hidden"> the refund of ${money(r.amount)}</span>
-                  </button>
-                </form>`
+              ? html`<a href="${base(view)}/${id}/refunds/${r.id}/paid"
+                  >Mark paid…<span class="visually-hidden"> the refund of ${money(r.amount)}</span></a
+                >`
               : ''
           }
         </li>`,
@@ -216,11 +219,11 @@ function refundList(view: MemberView, invoice: InvoiceRecord, p: Payment, mayRef
   </ul>`;
 }
 
-function refundForm(view: MemberView, invoice: InvoiceRecord, p: Payment, errors: Errors, csrf: Csrf) {
+/** The refund form: it leads to the page that asks before the refund is recorded. */
+function refundForm(view: MemberView, invoice: InvoiceRecord, p: Payment, errors: Errors) {
   const id = invoice.id;
   const money = (amount: number) => formatMoney(amount, invoice.currency);
-  return html`<form method="post" action="${base(view)}/${id}/payments/${p.id}/refunds">
-    ${csrf}
+  return html`<form method="get" action="${base(view)}/${id}/payments/${p.id}/refunds">
     <div class="field${errors[`refund-${p.id}`] ? ' invalid' : ''}">
       <label for="refund-${p.id}">Refund amount (${invoice.currency})</label>
       <input
@@ -234,7 +237,7 @@ function refundForm(view: MemberView, invoice: InvoiceRecord, p: Payment, errors
       <label for="reason-${p.id}">Reason (optional)</label>
       <input id="reason-${p.id}" name="reason" />
     </div>
-    <button type="submit">Refund<span class="visually-hidden"> the payment of ${money(p.amount)}</span></button>
+    <button type="submit">Refund…<span class="visually-hidden"> the payment of ${money(p.amount)}</span></button>
   </form>`;
 }
 
@@ -274,120 +277,267 @@ function issueInput(form: Form): { errors: Errors; input?: Parameters<typeof iss
   };
 }
 
+const InvoiceQuery = Type.Object({
+  lead: Type.Optional(Text(100)),
+  application: Type.Optional(Text(100)),
+  done: Done,
+});
+const IssueForm = FormBody({
+  lead_id: Type.Optional(Text(100)),
+  application_id: Type.Optional(Text(100)),
+  currency: Type.Optional(Text(10)),
+  description: Type.Optional(Text(500)),
+  quantity: Type.Optional(Text(20)),
+  unit_amount: Type.Optional(Text(40)),
+  tax_percent: Type.Optional(Text(20)),
+  due_date: Type.Optional(Text(20)),
+});
+const PaymentForm = FormBody({
+  amount: Type.Optional(Text(40)),
+  method: Type.Optional(Text(40)),
+  reference: Type.Optional(Text(200)),
+});
+const RefundFields = { amount: Type.Optional(Text(40)), reason: Type.Optional(Text(500)) };
+const RefundForm = FormBody({ ...RefundFields, confirm: Type.Optional(Text(10)) });
+const PaymentParams = Type.Object({ slug: Slug, id: Uuid, paymentId: Uuid });
+const RefundParams = Type.Object({ slug: Slug, id: Uuid, refundId: Uuid });
+const refunding = { console: { operation: 'invoices.refund' } } as const;
+
+/** The step before a refund is recorded: money is owed back to the client from then on. */
+function refundConfirmation(
+  view: MemberView,
+  invoice: InvoiceRecord,
+  payment: Payment,
+  amount: { minor: number; typed: string },
+  reason: string,
+  error?: string,
+) {
+  const money = (minor: number) => formatMoney(minor, invoice.currency);
+  return confirmPage(view, {
+    title: `Refund ${money(amount.minor)} on invoice ${invoice.number}`,
+    current: 'Invoices',
+    consequence: `A refund of ${money(amount.minor)} from the payment of ${money(payment.amount)} is recorded on invoice
+      ${invoice.number}${reason ? ` (${reason})` : ''}, and stays in the invoice’s history. Once you mark it paid (when
+      the money has gone back), the amount paid goes down by it.`,
+    action: `${base(view)}/${invoice.id}/payments/${payment.id}/refunds`,
+    fields: { amount: amount.typed, reason },
+    button: `Record the refund of ${money(amount.minor)}`,
+    back: `${base(view)}/${invoice.id}`,
+    error,
+  });
+}
+
+/** The step before a refund is marked paid: the money is said to have gone back, for good. */
+function refundPaidConfirmation(view: MemberView, invoice: InvoiceRecord, refundId: string, error?: string) {
+  const refund = invoice.payments.flatMap((p) => p.refunds).find((r) => r.id === refundId);
+  if (!refund || refund.status !== 'pending')
+    throw new ConsoleRefusal(404, 'There is no pending refund of this invoice by that link.');
+  const money = formatMoney(refund.amount, invoice.currency);
+  return confirmPage(view, {
+    title: `Mark the refund of ${money} paid`,
+    current: 'Invoices',
+    consequence: `The refund of ${money} on invoice ${invoice.number} will be recorded as paid back to the client. A
+      paid refund cannot be reopened.`,
+    action: `${base(view)}/${invoice.id}/refunds/${refundId}/paid`,
+    button: `Mark the refund of ${money} paid`,
+    back: `${base(view)}/${invoice.id}`,
+    error,
+  });
+}
+
 export function registerInvoicePages(app: TypedApp, services: AppServices): void {
-  app.get('/w/:slug/invoices', async (request, reply) => {
-    const view = await memberView(services, request);
-    return sendPage(reply, await listPage(services, view, request.query as Form));
-  });
+  app.get(
+    '/w/:slug/invoices',
+    {
+      schema: { params: WorkspaceParams, querystring: InvoiceQuery },
+      config: { console: { operation: 'invoices.view' } },
+    },
+    async (request, reply) => sendPage(reply, await listPage(services, viewOf(request), request.query)),
+  );
 
-  app.get('/w/:slug/invoices/:id', async (request, reply) => {
-    const view = await memberView(services, request);
-    const done = MESSAGES[(request.query as Form).done ?? ''];
-    return sendPage(reply, await invoicePage(services, view, idParam(request), { message: done }));
-  });
+  app.get(
+    '/w/:slug/invoices/:id',
+    {
+      schema: { params: RecordParams, querystring: Type.Object({ done: Done }) },
+      config: { console: { operation: 'invoices.view' } },
+    },
+    async (request, reply) => {
+      const done = MESSAGES[request.query.done ?? ''];
+      return sendPage(reply, await invoicePage(services, viewOf(request), request.params.id, { message: done }));
+    },
+  );
 
-  app.post('/w/:slug/invoices', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'invoices.issue');
-    const form = formOf(request);
-    const query = { lead: form.lead_id, application: form.application_id };
-    const refuse = async (status: number, errors: Errors) =>
-      sendPage(reply, await listPage(services, view, query, { errors, values: form }), status);
-    const { errors, input } = issueInput(form);
-    if (!input) return refuse(400, errors);
-    try {
-      const invoice = await issueInvoiceCommand(services.store, contextOf(view)(services.now()), input);
-      return reply.redirect(`${base(view)}/${invoice.id}?done=issued`, 303);
-    } catch (error) {
-      if (!isCommandError(error)) throw error;
-      const refused = refusalErrors(error, ISSUE_FIELDS);
-      return refuse(refused.status, refused.errors);
-    }
-  });
+  app.post(
+    '/w/:slug/invoices',
+    {
+      schema: { params: WorkspaceParams, body: IssueForm },
+      config: { console: { operation: 'invoices.issue' } },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const form = request.body;
+      const query = { lead: form.lead_id, application: form.application_id };
+      const refuse = async (status: number, errors: Errors) =>
+        sendPage(reply, await listPage(services, view, query, { errors, values: form }), status);
+      const { errors, input } = issueInput(form);
+      if (!input) return refuse(400, errors);
+      try {
+        const invoice = await issueInvoiceCommand(services.store, contextOf(view)(services.now()), input);
+        return reply.redirect(`${base(view)}/${invoice.id}?done=issued`, 303);
+      } catch (error) {
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, ISSUE_FIELDS);
+        return refuse(refused.status, refused.errors);
+      }
+    },
+  );
 
-  type Build = (invoice: InvoiceView, form: Form) => ((now: Date) => InvoiceCommand) | Errors;
+  type Build = (invoice: InvoiceView) => ((now: Date) => InvoiceCommand) | Errors;
 
-  /** One operation on an invoice, then back to its page; a refusal next to the field it concerns. */
+  /** One operation on an invoice, then back to its page saying so; a refusal next to the field it concerns. */
   async function operate(
-    request: FastifyRequest,
+    view: MemberView,
     reply: FastifyReply,
-    o: { operation: 'invoices.issue' | 'invoices.refund'; field: string; done: string },
+    o: { id: string; form: Form; field: string; done: string },
     build: Build,
   ) {
-    const view = await memberView(services, request);
-    allow(view, o.operation);
-    const id = idParam(request);
-    const form = formOf(request);
-    const invoice = await findInvoice(services.pool, view.workspace.id, false, id);
+    const invoice = await findInvoice(services.pool, view.workspace.id, false, o.id);
     if (!invoice) throw new ConsoleRefusal(404, 'There is no such invoice in this workspace.');
     const refuse = async (status: number, errors: Errors) =>
-      sendPage(reply, await invoicePage(services, view, id, { errors, values: form }), status);
-    const command = build(invoice, form);
+      sendPage(reply, await invoicePage(services, view, o.id, { errors, values: o.form }), status);
+    const command = build(invoice);
     if (typeof command !== 'function') return refuse(400, command);
     try {
-      await operateInvoice(services.store, contextOf(view)(services.now()), id, command);
+      await operateInvoice(services.store, contextOf(view)(services.now()), o.id, command);
     } catch (error) {
       if (!isCommandError(error)) throw error;
       const refused = refusalErrors(error, { amount: o.field, method: 'method', reference: 'reference' }, o.field);
       return refuse(refused.status, refused.errors);
     }
-    return reply.redirect(`${base(view)}/${id}?done=${o.done}`, 303);
+    return reply.redirect(`${base(view)}/${o.id}?done=${o.done}`, 303);
   }
 
-  app.post('/w/:slug/invoices/:id/payments', (request, reply) =>
-    operate(
-      request,
-      reply,
-      { operation: 'invoices.issue', field: 'amount', done: 'paid' },
-      (invoice, form): ReturnType<Build> => {
-        const amount = parseMoney(form.amount ?? '', invoice.currency);
-        if (typeof amount === 'string') return { amount };
-        if (!(PAYMENT_METHODS as readonly string[]).includes(form.method ?? '')) return { method: 'Choose a method.' };
-        return (now) => ({
-          type: 'record_payment',
-          payment_id: newId(now.getTime()),
-          amount,
-          currency: invoice.currency,
-          method: form.method as PaymentMethod,
-          reference: form.reference?.trim() || null,
-          now,
-        });
-      },
-    ),
+  app.post(
+    '/w/:slug/invoices/:id/payments',
+    { schema: { params: RecordParams, body: PaymentForm }, config: { console: { operation: 'invoices.issue' } } },
+    (request, reply) => {
+      const form = request.body;
+      return operate(
+        viewOf(request),
+        reply,
+        { id: request.params.id, form, field: 'amount', done: 'paid' },
+        (invoice): ReturnType<Build> => {
+          const amount = parseMoney(form.amount ?? '', invoice.currency);
+          if (typeof amount === 'string') return { amount };
+          const method = PAYMENT_METHODS.find((m) => m === form.method);
+          if (!method) return { method: 'Choose a method.' };
+          return (now) => ({
+            type: 'record_payment',
+            payment_id: newId(now.getTime()),
+            amount,
+            currency: invoice.currency,
+            method,
+            reference: form.reference?.trim() || null,
+            now,
+          });
+        },
+      );
+    },
   );
 
-  app.post('/w/:slug/invoices/:id/payments/:paymentId/refunds', (request, reply) => {
-    const paymentId = idParam(request, 'paymentId');
-    return operate(
-      request,
-      reply,
-      { operation: 'invoices.refund', field: `refund-${paymentId}`, done: 'refunded' },
-      (invoice, form): ReturnType<Build> => {
-        const amount = parseMoney(form.amount ?? '', invoice.currency);
-        if (typeof amount === 'string') return { [`refund-${paymentId}`]: amount };
+  /** The refund asked for, read against the invoice: its payment and amount, or the refusal by the form's field. */
+  async function refundAsked(view: MemberView, id: string, paymentId: string, form: Static<typeof RefundForm>) {
+    const invoice = await findInvoice(services.pool, view.workspace.id, false, id);
+    if (!invoice) throw new ConsoleRefusal(404, 'There is no such invoice in this workspace.');
+    const payment = invoice.payments.find((p) => p.id === paymentId);
+    if (!payment) throw new ConsoleRefusal(404, 'There is no such payment on this invoice.');
+    const amount = parseMoney(form.amount ?? '', invoice.currency);
+    return { invoice, payment, amount, reason: form.reason?.trim() ?? '' };
+  }
+
+  app.get(
+    '/w/:slug/invoices/:id/payments/:paymentId/refunds',
+    { schema: { params: PaymentParams, querystring: Type.Object(RefundFields) }, config: refunding },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { id, paymentId } = request.params;
+      const asked = await refundAsked(view, id, paymentId, request.query);
+      if (typeof asked.amount === 'string') {
+        const errors = { [`refund-${paymentId}`]: asked.amount };
+        return sendPage(reply, await invoicePage(services, view, id, { errors }), 400);
+      }
+      const amount = { minor: asked.amount, typed: request.query.amount ?? '' };
+      return sendPage(reply, refundConfirmation(view, asked.invoice, asked.payment, amount, asked.reason));
+    },
+  );
+
+  app.post(
+    '/w/:slug/invoices/:id/payments/:paymentId/refunds',
+    { schema: { params: PaymentParams, body: RefundForm }, config: refunding },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { id, paymentId } = request.params;
+      const form = request.body;
+      const field = `refund-${paymentId}`;
+      const asked = await refundAsked(view, id, paymentId, form);
+      const amount = asked.amount;
+      if (typeof amount !== 'string' && form.confirm !== 'yes') {
+        const again = 'Nothing was refunded yet: confirm the refund below.';
+        return sendPage(
+          reply,
+          refundConfirmation(
+            view,
+            asked.invoice,
+            asked.payment,
+            { minor: amount, typed: form.amount ?? '' },
+            asked.reason,
+            again,
+          ),
+          400,
+        );
+      }
+      return operate(view, reply, { id, form, field, done: 'refunded' }, (): ReturnType<Build> => {
+        if (typeof amount === 'string') return { [field]: amount };
         return (now) => ({
           type: 'create_refund',
           refund_id: newId(now.getTime()),
           payment_id: paymentId,
           amount,
-          reason: form.reason?.trim() || null,
+          reason: asked.reason || null,
           now,
         });
-      },
-    );
-  });
+      });
+    },
+  );
 
-  app.post('/w/:slug/invoices/:id/refunds/:refundId/paid', (request, reply) => {
-    const refundId = idParam(request, 'refundId');
-    return operate(
-      request,
-      reply,
-      { operation: 'invoices.refund', field: 'form', done: 'refund_paid' },
-      () => (now) => ({
+  app.get(
+    '/w/:slug/invoices/:id/refunds/:refundId/paid',
+    { schema: { params: RefundParams }, config: refunding },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const invoice = await findInvoice(services.pool, view.workspace.id, false, request.params.id);
+      if (!invoice) throw new ConsoleRefusal(404, 'There is no such invoice in this workspace.');
+      return sendPage(reply, refundPaidConfirmation(view, invoice, request.params.refundId));
+    },
+  );
+
+  app.post(
+    '/w/:slug/invoices/:id/refunds/:refundId/paid',
+    { schema: { params: RefundParams, body: FormBody({ confirm: Type.Optional(Text(10)) }) }, config: refunding },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { id, refundId } = request.params;
+      if (request.body.confirm !== 'yes') {
+        const invoice = await findInvoice(services.pool, view.workspace.id, false, id);
+        if (!invoice) throw new ConsoleRefusal(404, 'There is no such invoice in this workspace.');
+        const again = 'Nothing was marked yet: confirm below.';
+        return sendPage(reply, refundPaidConfirmation(view, invoice, refundId, again), 400);
+      }
+      return operate(view, reply, { id, form: {}, field: 'form', done: 'refund_paid' }, () => (now) => ({
         type: 'mark_refund_paid',
         refund_id: refundId,
         now,
-      }),
-    );
-  });
+      }));
+    },
+  );
 }

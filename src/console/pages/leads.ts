@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import type { MetaField } from '../../schemas/meta-field.js';
 import type { AppServices } from '../../bootstrap.js';
 import { convertLeadToApplication } from '../../commands/applications/convert-lead.js';
 import { isCommandError } from '../../commands/errors.js';
@@ -7,24 +8,20 @@ import { eraseLead } from '../../commands/leads/erase-lead.js';
 import { updateLead } from '../../commands/leads/update-lead.js';
 import type { LeadPatch } from '../../domain/leads/decide.js';
 import type { Lead } from '../../domain/leads/lead.js';
+import type { WorkspaceUser } from '../../workspaces/workspace.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { decodeCursor, encodeCursor, type ListPosition } from '../../leads/cursor.js';
 import { findLead } from '../../projections/leads-queries.js';
-import {
-  allow,
-  allowRecent,
-  ConsoleRefusal,
-  formOf,
-  memberView,
-  needsPassword,
-  sendPage,
-  type MemberView,
-} from '../context.js';
+import { Type } from 'typebox';
+import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
 import { choice, csrfField, field, notice, page } from '../layout.js';
-import { applicationsOfLead, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
-import { contextOf, idParam, refusalErrors, textArea } from '../forms.js';
+import { acceptedMembers, applicationsOfLead, isErased, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
+import { contextOf, refusalErrors, textArea } from '../forms.js';
+import { viewOf } from '../routes.js';
+import { confirmPage } from './confirm.js';
+import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
 import { when } from '../time.js';
 import { timeline } from '../timeline.js';
 
@@ -99,7 +96,7 @@ function filterForm(view: MemberView, query: Query, errors: Record<string, strin
     ${choice({
       name: 'owner',
       label: 'Owner',
-      options: [['none', 'No owner'], ...s.users.map((u) => [u.id, u.name] as const)],
+      options: [['none', 'No owner'], ...s.users.filter((u) => mayOwnLeads(u)).map((u) => [u.id, u.name] as const)],
       value: query.owner,
       empty: 'Anyone',
     })}
@@ -152,7 +149,6 @@ async function listPage(
   view: MemberView,
   query: Query,
 ): Promise<{ status: number; body: string }> {
-  allow(view, 'leads.view');
   const { filter, errors } = filterOf(query);
   const after = query.cursor ? decodeCursor(services.secretBox, view.workspace.id, false, query.cursor) : undefined;
   if (query.cursor && !after) errors.cursor = 'This page link is not valid any more; start from the first page.';
@@ -166,7 +162,10 @@ async function listPage(
   return { status: failed ? 400 : 200, body: page(view.frame('Leads', 'Leads'), body) };
 }
 
-/** Refusals of the update command by the field of the form they concern. */
+/** Whether a member's role lets them own leads (they change their leads: a viewer does not). */
+const mayOwnLeads = (u: Pick<WorkspaceUser, 'role'>) => can(u.role, 'leads.change');
+
+/** Refusals of the update command by the field of the form they concern, and the words the form names them with. */
 const FORM_FIELD: Record<string, string> = {
   stage_key: 'stage',
   lost_reason_key: 'lost_reason',
@@ -174,9 +173,17 @@ const FORM_FIELD: Record<string, string> = {
   next_follow_up_at: 'follow_up',
   note: 'note',
 };
+const FIELD_LABELS: Record<string, string> = {
+  stage_key: 'the stage',
+  lost_reason_key: 'the lost reason',
+  owner_email: 'the owner',
+  next_follow_up_at: 'the follow-up',
+  note: 'the note',
+};
 
 const MESSAGES: Record<string, string> = {
   changed: 'The lead was changed.',
+  noted: 'The note was added to the timeline.',
   unchanged: 'Nothing was different, so nothing was changed.',
   erased: 'The person was erased: their personal data can no longer be read anywhere.',
 };
@@ -185,6 +192,33 @@ interface LeadPageState {
   errors?: Record<string, string>;
   values?: Record<string, string | undefined>;
   message?: string;
+}
+
+/** A custom field's value in words: an option's label, yes or no, a list joined, or the text as it is. */
+function customValue(field: MetaField | undefined, value: unknown): string {
+  const label = (v: unknown) => field?.options?.find((o) => o.value === v)?.label ?? String(v);
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (Array.isArray(value)) return value.map(label).join(', ');
+  if (value === null || value === undefined) return '';
+  return typeof value === 'object' ? JSON.stringify(value) : label(value);
+}
+
+/** The lead's custom fields, by the labels of the workspace's definition (a field no longer defined by its key). */
+function customFacts(view: MemberView, lead: Lead): Html | '' {
+  const entries = Object.entries(lead.custom_fields ?? {});
+  if (entries.length === 0) return '';
+  const defined = view.workspace.settings.custom_fields;
+  return html`<section aria-labelledby="custom">
+    <h2 id="custom">More about them</h2>
+    <dl class="facts">
+      ${entries.map(([key, value]) => {
+        const field = defined.find((f) => f.key === key);
+        const shown = customValue(field, value);
+        return html`<dt>${field?.label ?? key.replaceAll('_', ' ')}</dt>
+          <dd>${shown === '' ? '—' : shown}</dd>`;
+      })}
+    </dl>
+  </section>`;
 }
 
 function leadFacts(lead: Lead): Html {
@@ -217,7 +251,7 @@ function leadFacts(lead: Lead): Html {
 }
 
 /** The form that changes the lead (stage, lost reason, owner, follow-up, a note), for members who may change it. */
-function changeSection(view: MemberView, lead: Lead, o: LeadPageState): Html | '' {
+function changeSection(view: MemberView, lead: Lead, owners: WorkspaceUser[], o: LeadPageState): Html | '' {
   if (lead.converted) return html`<p>This lead was converted to an application, so it can no longer be changed.</p>`;
   if (!can(view.role, 'leads.change')) return '';
   const s = view.workspace.settings;
@@ -239,7 +273,7 @@ function changeSection(view: MemberView, lead: Lead, o: LeadPageState): Html | '
       ${choice({
         name: 'owner',
         label: 'Owner',
-        options: s.users.filter((u) => u.active).map((u) => [u.email, u.name]),
+        options: owners.map((u) => [u.email, u.name]),
         value: v.owner ?? lead.owner?.email,
         empty: 'No owner',
         error: errors.owner,
@@ -262,22 +296,29 @@ function convertSection(view: MemberView, lead: Lead, errors: Record<string, str
   return html`<section aria-labelledby="convert">
     <h2 id="convert">Convert to an application</h2>
     ${errors.convert ? html`<p class="error" id="convert-error">${errors.convert}</p>` : ''}
-    <form method="post" action="${leadsBase(view)}/${lead.id}/convert">
-      ${csrfField(view.signedIn.csrf)}
-      <button type="submit">Convert ${lead.full_name} to an application</button>
-    </form>
+    <p><a href="${leadsBase(view)}/${lead.id}/convert">Convert ${lead.full_name} to an application…</a></p>
   </section>`;
 }
 
 /** Erasing the person: what it does, a box to tick, and the password when the sign-in is not recent. */
-function eraseSection(services: AppServices, view: MemberView, lead: Lead, errors: Record<string, string>): Html | '' {
+function eraseSection(
+  services: AppServices,
+  view: MemberView,
+  lead: Lead,
+  erased: boolean,
+  errors: Record<string, string>,
+): Html | '' {
   if (!can(view.role, 'leads.erase')) return '';
+  if (erased)
+    return html`<p>
+      This person was erased: their personal data can no longer be read here, in exports or in webhook deliveries.
+    </p>`;
   return html`<section aria-labelledby="erase">
     <h2 id="erase">Erase this person</h2>
     <p>
-      Erasing deletes the keys their personal data is sealed with, in this lead, its applications and their documents,
-      tasks and invoices: name, phone, email and every other personal value can never be read again, here, in exports or
-      in webhook deliveries. The records stay, without the person. This cannot be undone.
+      Erasing removes ${lead.full_name}’s personal data for good, from this lead, its applications and their documents,
+      tasks and invoices: name, phone, email and every other personal detail can never be read again, here, in exports
+      or in webhook deliveries. The records stay, without the person. This cannot be undone.
     </p>
     ${errors.erase_form ? notice(errors.erase_form, 'alert') : ''}
     <form method="post" action="${leadsBase(view)}/${lead.id}/erase">
@@ -333,9 +374,10 @@ async function leadPage(
   leadId: string,
   o: LeadPageState = {},
 ): Promise<string> {
-  allow(view, 'leads.view');
   const lead = await findLead(services.pool, view.workspace.id, false, leadId);
   if (!lead) throw new ConsoleRefusal(404, 'There is no such lead in this workspace.');
+  const erased = await isErased(services.pool, view.workspace.id, leadId);
+  const owners = await ownerChoices(services, view, lead);
   const history = await readHistoryPage(services, { tenantId: view.workspace.id, sandbox: false }, 'lead', leadId, {
     limit: 10_000,
   });
@@ -344,33 +386,67 @@ async function leadPage(
   return page(
     view.frame(lead.full_name || 'Erased person', 'Leads'),
     html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
-      ${recordLinks(view, leadId, applications)} ${leadFacts(lead)} ${changeSection(view, lead, o)}
-      ${convertSection(view, lead, errors)}
+      ${recordLinks(view, leadId, applications)} ${leadFacts(lead)} ${customFacts(view, lead)}
+      ${changeSection(view, lead, owners, o)} ${convertSection(view, lead, errors)}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
         ${timeline(history.data)}
       </section>
-      ${eraseSection(services, view, lead, errors)}`,
+      ${eraseSection(services, view, lead, erased, errors)}`,
   );
 }
 
-/** The PATCH the change form asks for: only what differs from the lead, as a PATCH naming it would. */
-function patchOf(
-  form: Record<string, string | undefined>,
-  lead: Lead,
+/**
+ * Who the owner drop-down offers: active members of the lead's branch whose role may own leads and who accepted their
+ * invitation (they have signed in with a password or a passkey); the current owner stays listed, so keeping them is
+ * no change.
+ */
+async function ownerChoices(services: AppServices, view: MemberView, lead: Lead): Promise<WorkspaceUser[]> {
+  const candidates = view.workspace.settings.users.filter(
+    (u) => u.active && !u.pending && u.branch_id === lead.branch.id && mayOwnLeads(u),
+  );
+  const accepted = await acceptedMembers(
+    services.pool,
+    candidates.map((u) => u.email),
+  );
+  return view.workspace.settings.users.filter(
+    (u) => (candidates.includes(u) && accepted.has(u.email.toLowerCase())) || u.id === lead.owner?.id,
+  );
+}
+
+/** The change form's fields; each may be absent (a form that does not show a field does not send it). */
+export interface LeadForm {
+  stage?: string;
+  lost_reason?: string;
+  owner?: string;
+  follow_up?: string;
+  note?: string;
+}
+
+/**
+ * The PATCH the change form asks for: only the fields the form holds whose values differ from the lead's. A field
+ * absent from the form is never a change; one present and empty clears what it names (no owner, no follow-up).
+ */
+export function patchOf(
+  form: LeadForm,
+  lead: Pick<Lead, 'stage' | 'lost_reason' | 'owner' | 'next_follow_up_at'>,
 ): { patch: LeadPatch; errors: Record<string, string> } {
   const patch: LeadPatch = {};
   const errors: Record<string, string> = {};
-  if (form.stage && form.stage !== lead.stage.key) patch.stage_key = form.stage;
-  if (form.lost_reason && form.lost_reason !== lead.lost_reason?.key) patch.lost_reason_key = form.lost_reason;
-  const owner = form.owner || null;
-  if (owner !== (lead.owner?.email ?? null)) patch.owner_email = owner;
-  const followUp = form.follow_up ?? '';
-  if (followUp && !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(followUp)) errors.follow_up = 'Enter a date and time.';
-  else {
-    const at = followUp ? new Date(`${followUp}:00Z`).toISOString() : null;
-    const current = lead.next_follow_up_at ? new Date(lead.next_follow_up_at).toISOString() : null;
-    if (at !== current) patch.next_follow_up_at = at;
+  if (form.stage !== undefined && form.stage !== '' && form.stage !== lead.stage.key) patch.stage_key = form.stage;
+  if (form.lost_reason !== undefined) {
+    const reason = form.lost_reason || null;
+    if (reason !== (lead.lost_reason?.key ?? null)) patch.lost_reason_key = reason;
+  }
+  if (form.owner !== undefined) {
+    const owner = form.owner.trim().toLowerCase() || null;
+    if (owner !== (lead.owner?.email.toLowerCase() ?? null)) patch.owner_email = owner;
+  }
+  if (form.follow_up !== undefined) {
+    const at = followUpOf(form.follow_up);
+    if (at === 'invalid') errors.follow_up = 'Enter a date and time, such as 2026-11-26T09:30.';
+    else if (at !== (lead.next_follow_up_at ? new Date(lead.next_follow_up_at).toISOString() : null))
+      patch.next_follow_up_at = at;
   }
   const note = (form.note ?? '').trim();
   if (note.length > 5000) errors.note = 'Write at most 5,000 characters.';
@@ -378,83 +454,168 @@ function patchOf(
   return { patch, errors };
 }
 
+/** A follow-up typed into the form (UTC, to the minute) as an instant, null when emptied, or 'invalid'. */
+function followUpOf(text: string): string | null | 'invalid' {
+  if (text === '') return null;
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(text)) return 'invalid';
+  const at = new Date(`${text}:00Z`);
+  return Number.isNaN(at.getTime()) ? 'invalid' : at.toISOString();
+}
+
+/** The step before a conversion: the lead is locked from then on, and its work goes on in the application. */
+async function convertConfirmation(services: AppServices, view: MemberView, leadId: string, error?: string) {
+  const lead = await findLead(services.pool, view.workspace.id, false, leadId);
+  if (!lead) throw new ConsoleRefusal(404, 'There is no such lead in this workspace.');
+  const back = `${leadsBase(view)}/${leadId}`;
+  if (lead.converted) throw new ConsoleRefusal(409, 'This lead was converted to an application already.');
+  return confirmPage(view, {
+    title: `Convert ${lead.full_name || 'this lead'} to an application`,
+    current: 'Leads',
+    consequence: `An application (a case with its own number) is opened for ${lead.full_name || 'this person'}, and the
+      lead is locked: its stage, owner and follow-up can no longer be changed, and the work goes on in the application.
+      A conversion cannot be undone.`,
+    action: `${back}/convert`,
+    button: 'Convert to an application',
+    back,
+    error,
+  });
+}
+
 function redirectTo(reply: FastifyReply, path: string, done: string): FastifyReply {
   return reply.redirect(`${path}?done=${done}`, 303);
 }
 
+const LeadQuery = Type.Object({
+  q: Type.Optional(Text(200)),
+  stage: Type.Optional(Text(100)),
+  owner: Type.Optional(Text(100)),
+  branch: Type.Optional(Text(100)),
+  visa_type: Type.Optional(Text(100)),
+  source: Type.Optional(Text(100)),
+  created_from: Type.Optional(Text(20)),
+  created_to: Type.Optional(Text(20)),
+  updated_from: Type.Optional(Text(20)),
+  updated_to: Type.Optional(Text(20)),
+  cursor: Type.Optional(Text(1000)),
+});
+const ChangeForm = FormBody({
+  stage: Type.Optional(Text(100)),
+  lost_reason: Type.Optional(Text(100)),
+  owner: Type.Optional(Text(320)),
+  follow_up: Type.Optional(Text(40)),
+  note: Type.Optional(Text(10_000)),
+});
+const EraseForm = FormBody({ confirm: Type.Optional(Text(10)), password: Type.Optional(Text(1024)) });
+
 export function registerLeadPages(app: TypedApp, services: AppServices): void {
-  app.get('/w/:slug/leads', async (request, reply) => {
-    const view = await memberView(services, request);
-    const answer = await listPage(services, view, request.query as Query);
-    return sendPage(reply, answer.body, answer.status);
-  });
+  app.get(
+    '/w/:slug/leads',
+    { schema: { params: WorkspaceParams, querystring: LeadQuery }, config: { console: { operation: 'leads.view' } } },
+    async (request, reply) => {
+      const answer = await listPage(services, viewOf(request), request.query);
+      return sendPage(reply, answer.body, answer.status);
+    },
+  );
 
-  app.get('/w/:slug/leads/:id', async (request, reply) => {
-    const view = await memberView(services, request);
-    const done = (request.query as Query).done;
-    return sendPage(reply, await leadPage(services, view, idParam(request), { message: MESSAGES[done ?? ''] }));
-  });
+  app.get(
+    '/w/:slug/leads/:id',
+    {
+      schema: { params: RecordParams, querystring: Type.Object({ done: Done }) },
+      config: { console: { operation: 'leads.view' } },
+    },
+    async (request, reply) => {
+      const message = MESSAGES[request.query.done ?? ''];
+      return sendPage(reply, await leadPage(services, viewOf(request), request.params.id, { message }));
+    },
+  );
 
-  app.post('/w/:slug/leads/:id', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'leads.change');
-    const leadId = idParam(request);
-    const form = formOf(request);
-    const lead = await findLead(services.pool, view.workspace.id, false, leadId);
-    if (!lead) throw new ConsoleRefusal(404, 'There is no such lead in this workspace.');
-    const { patch, errors } = patchOf(form, lead);
-    const refuse = async (status: number, errs: Record<string, string>) =>
-      sendPage(reply, await leadPage(services, view, leadId, { errors: errs, values: form }), status);
-    if (Object.keys(errors).length) return refuse(400, errors);
-    if (Object.keys(patch).length === 0) return redirectTo(reply, request.url, 'unchanged');
-    try {
-      await updateLead(services, {
-        workspace: view.workspace,
-        sandbox: false,
-        leadId,
-        patch,
-        context: contextOf(view),
-      });
-    } catch (error) {
-      if (!isCommandError(error)) throw error;
-      const refused = refusalErrors(error, FORM_FIELD);
-      return refuse(refused.status, refused.errors);
-    }
-    return redirectTo(reply, request.url, 'changed');
-  });
+  app.post(
+    '/w/:slug/leads/:id',
+    { schema: { params: RecordParams, body: ChangeForm }, config: { console: { operation: 'leads.change' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const leadId = request.params.id;
+      const form = request.body;
+      const lead = await findLead(services.pool, view.workspace.id, false, leadId);
+      if (!lead) throw new ConsoleRefusal(404, 'There is no such lead in this workspace.');
+      const { patch, errors } = patchOf(form, lead);
+      const refuse = async (status: number, errs: Record<string, string>) =>
+        sendPage(reply, await leadPage(services, view, leadId, { errors: errs, values: form }), status);
+      if (Object.keys(errors).length) return refuse(400, errors);
+      const back = `${leadsBase(view)}/${leadId}`;
+      if (Object.keys(patch).length === 0) return redirectTo(reply, back, 'unchanged');
+      try {
+        await updateLead(services, {
+          workspace: view.workspace,
+          sandbox: false,
+          leadId,
+          patch,
+          context: contextOf(view),
+        });
+      } catch (error) {
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, FORM_FIELD, 'form', FIELD_LABELS);
+        return refuse(refused.status, refused.errors);
+      }
+      return redirectTo(reply, back, Object.keys(patch).join() === 'note' ? 'noted' : 'changed');
+    },
+  );
 
-  app.post('/w/:slug/leads/:id/convert', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'applications.convert');
-    const leadId = idParam(request);
-    try {
-      const state = await convertLeadToApplication(services, contextOf(view)(services.now()), view.workspace, leadId);
-      return reply.redirect(`/console/w/${view.workspace.slug}/applications/${state.id}?done=converted`, 303);
-    } catch (error) {
-      if (!isCommandError(error)) throw error;
-      const refused = refusalErrors(error, {}, 'convert');
-      return sendPage(reply, await leadPage(services, view, leadId, { errors: refused.errors }), refused.status);
-    }
-  });
+  const converting = { console: { operation: 'applications.convert' } } as const;
+  app.get(
+    '/w/:slug/leads/:id/convert',
+    { schema: { params: RecordParams }, config: converting },
+    async (request, reply) => sendPage(reply, await convertConfirmation(services, viewOf(request), request.params.id)),
+  );
 
-  app.post('/w/:slug/leads/:id/erase', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'leads.erase');
-    const leadId = idParam(request);
-    const form = formOf(request);
-    const refuse = async (status: number, errors: Record<string, string>) =>
-      sendPage(reply, await leadPage(services, view, leadId, { errors }), status);
-    if (form.confirm !== 'yes')
-      return refuse(400, { confirm: 'Tick the box to say you understand erasure cannot be undone.' });
-    try {
-      await allowRecent(services, view, 'leads.erase', form);
-      await eraseLead(services, { tenantId: view.workspace.id, sandbox: false, leadId, context: contextOf(view) });
-    } catch (error) {
-      if (error instanceof ConsoleRefusal && error.field) return refuse(error.status, { [error.field]: error.message });
-      if (!isCommandError(error)) throw error;
-      const refused = refusalErrors(error, {}, 'erase_form');
-      return refuse(refused.status, refused.errors);
-    }
-    return redirectTo(reply, `${leadsBase(view)}/${leadId}`, 'erased');
-  });
+  app.post(
+    '/w/:slug/leads/:id/convert',
+    {
+      schema: { params: RecordParams, body: FormBody({ confirm: Type.Optional(Text(10)) }) },
+      config: converting,
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const leadId = request.params.id;
+      if (request.body.confirm !== 'yes')
+        return sendPage(
+          reply,
+          await convertConfirmation(services, view, leadId, 'Nothing was converted yet: confirm below.'),
+          400,
+        );
+      try {
+        const state = await convertLeadToApplication(services, contextOf(view)(services.now()), view.workspace, leadId);
+        return reply.redirect(`/console/w/${view.workspace.slug}/applications/${state.id}?done=converted`, 303);
+      } catch (error) {
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, {}, 'convert');
+        return sendPage(reply, await leadPage(services, view, leadId, { errors: refused.errors }), refused.status);
+      }
+    },
+  );
+
+  app.post(
+    '/w/:slug/leads/:id/erase',
+    { schema: { params: RecordParams, body: EraseForm }, config: { console: { operation: 'leads.erase' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const leadId = request.params.id;
+      const form = request.body;
+      const refuse = async (status: number, errors: Record<string, string>) =>
+        sendPage(reply, await leadPage(services, view, leadId, { errors }), status);
+      if (form.confirm !== 'yes')
+        return refuse(400, { confirm: 'Tick the box to say you understand erasure cannot be undone.' });
+      try {
+        await allowRecent(services, view, 'leads.erase', form);
+        await eraseLead(services, { tenantId: view.workspace.id, sandbox: false, leadId, context: contextOf(view) });
+      } catch (error) {
+        if (error instanceof ConsoleRefusal && error.field)
+          return refuse(error.status, { [error.field]: error.message });
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, {}, 'erase_form');
+        return refuse(refused.status, refused.errors);
+      }
+      return redirectTo(reply, `${leadsBase(view)}/${leadId}`, 'erased');
+    },
+  );
 }

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type Static } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import { isCommandError } from '../../commands/errors.js';
 import { subjectOf } from '../../commands/subject.js';
@@ -7,12 +8,15 @@ import type { Task } from '../../http/schemas/task.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { findTask } from '../../projections/tasks.js';
-import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
+import { ConsoleRefusal, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
 import { choice, csrfField, field, notice, page } from '../layout.js';
 import { listConsoleTasks, type TaskFilter } from '../queries/tasks.js';
-import { contextOf, idParam, refusalErrors } from '../forms.js';
+import { contextOf, refusalErrors } from '../forms.js';
+import { subjectName, subjectNames } from '../queries/subjects.js';
+import { viewOf } from '../routes.js';
 import { momentOf, when } from '../time.js';
+import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/tasks`;
@@ -20,10 +24,19 @@ const TASK_FIELDS = { title: 'title', assignee: 'assignee', due_at: 'due_at', le
 
 type Query = Record<string, string | undefined>;
 
-function subjectLink(view: MemberView, task: Task): Html {
+const MESSAGES: Record<string, string> = {
+  created: 'The task was created.',
+  changed: 'The task was saved.',
+  completed: 'The task was completed.',
+  reopened: 'The task was reopened.',
+};
+
+/** What the task is for, by the person's name or the case number, linked to it. */
+function subjectLink(view: MemberView, task: Task, names: Map<string, string>): Html {
+  const name = subjectName(names, task);
   return task.lead_id
-    ? html`<a href="/console/w/${view.workspace.slug}/leads/${task.lead_id}">the lead</a>`
-    : html`<a href="/console/w/${view.workspace.slug}/applications/${task.application_id}">the application</a>`;
+    ? html`<a href="/console/w/${view.workspace.slug}/leads/${task.lead_id}">${name}</a>`
+    : html`<a href="/console/w/${view.workspace.slug}/applications/${task.application_id}">${name}</a>`;
 }
 
 function taskForm(
@@ -39,7 +52,7 @@ function taskForm(
     ${choice({
       name: 'assignee',
       label: 'Assignee',
-      options: view.workspace.settings.users.filter((u) => u.active).map((u) => [u.email, u.name]),
+      options: view.workspace.settings.users.filter((u) => u.active && !u.pending).map((u) => [u.email, u.name]),
       value: v.assignee ?? o.task?.assignee?.email ?? view.member.email,
       empty: 'Nobody',
       error: errors.assignee,
@@ -60,19 +73,20 @@ async function tasksPage(
   services: AppServices,
   view: MemberView,
   query: Query,
-  o: { errors?: Record<string, string>; values?: Query } = {},
+  o: { errors?: Record<string, string>; values?: Query; message?: string } = {},
 ): Promise<string> {
-  allow(view, 'tasks.view');
   const { which, filter, bySubject } = taskFilterOf(services, view, query);
   const tasks = await listConsoleTasks(services.pool, view.workspace.id, filter);
+  const names = await subjectNames(services.pool, view.workspace.id, tasks);
   const csrf = csrfField(view.signedIn.csrf);
   const editable = can(view.role, 'tasks.change');
   const tab = (show: string, label: string) =>
     html`<li>
       <a href="${base(view)}?show=${show}" ${!bySubject && which === show ? html`aria-current="page"` : ''}>${label}</a>
     </li>`;
+  const subjectTitle = subjectName(names, { lead_id: filter.leadId, application_id: filter.applicationId });
   const heading = bySubject
-    ? `Tasks of this ${filter.leadId ? 'lead' : 'application'}`
+    ? `Tasks of ${tasks.length > 0 ? subjectTitle : `this ${filter.leadId ? 'lead' : 'application'}`}`
     : which === 'mine'
       ? 'My tasks'
       : which === 'overdue'
@@ -87,8 +101,8 @@ async function tasksPage(
           ${tab('mine', 'Mine')} ${tab('overdue', 'Overdue')} ${tab('all', 'All')}
         </ul>
       </nav>
-      ${errors.task ? notice(errors.task, 'alert') : ''}
-      ${table({ caption: heading, headings: ['Title', 'For', 'Assignee', 'Due', 'Status', editable && 'Do'], rows: tasks.map((task) => taskRow(view, task, editable, csrf)) })}
+      ${notice(o.message)} ${errors.task ? notice(errors.task, 'alert') : ''}
+      ${table({ caption: heading, headings: ['Title', 'For', 'Assignee', 'Due', 'Status', editable && 'Do'], rows: tasks.map((task) => taskRow(view, task, names, editable, csrf)) })}
       ${tasks.length === 0 ? html`<p>No task here.</p>` : ''} ${create}`,
   );
 }
@@ -134,12 +148,13 @@ function createSection(
 function taskRow(
   view: MemberView,
   task: Awaited<ReturnType<typeof listConsoleTasks>>[number],
+  names: Map<string, string>,
   editable: boolean,
   csrf: ReturnType<typeof csrfField>,
 ) {
   return html`<tr>
     <td><a href="${base(view)}/${task.id}">${task.title || '(erased)'}</a></td>
-    <td>${subjectLink(view, task)}</td>
+    <td>${subjectLink(view, task, names)}</td>
     <td>${task.assignee?.name ?? '—'}</td>
     <td>${when(task.due_at)}${task.overdue ? html` <strong>(overdue)</strong>` : ''}</td>
     <td>${task.status}</td>
@@ -168,117 +183,173 @@ async function taskPage(
   id: string,
   o: { errors?: Record<string, string>; values?: Query; message?: string } = {},
 ) {
-  allow(view, 'tasks.view');
   const task = await findTask(services.pool, view.workspace.id, false, id);
   if (!task) throw new ConsoleRefusal(404, 'There is no such task in this workspace.');
+  const names = await subjectNames(services.pool, view.workspace.id, [task]);
   return page(
     view.frame(task.title || 'Task', 'Tasks'),
     html`${notice(o.message)} ${o.errors?.form ? notice(o.errors.form, 'alert') : ''}
       <p>
-        For ${subjectLink(view, task)}; ${task.status}, due ${when(task.due_at)}${task.overdue ? ' (overdue)' : ''}.
+        For ${subjectLink(view, task, names)}; ${task.status}, due
+        ${when(task.due_at)}${task.overdue ? ' (overdue)' : ''}.
       </p>
       ${can(view.role, 'tasks.change') ? taskForm(view, `${base(view)}/${id}`, { task, values: o.values, errors: o.errors }) : ''}`,
   );
 }
 
-/** The form's fields as the task commands take them, or refusals by field. */
-function taskInput(view: MemberView, form: Query) {
+/**
+ * The form's fields as the task commands take them, or refusals by field. Changing a task, a field absent from the
+ * form keeps the task's value (it is never a change); creating one, an absent assignee is nobody.
+ */
+function taskInput(view: MemberView, form: TaskFormBody, task?: Task) {
   const errors: Record<string, string> = {};
-  const title = (form.title ?? '').trim();
+  const title = (form.title ?? task?.title ?? '').trim();
   if (!title) errors.title = 'Enter a title.';
-  const due = momentOf(form.due_at ?? '');
+  const due = form.due_at === undefined && task ? new Date(task.due_at) : momentOf(form.due_at ?? '');
   if (typeof due === 'string') errors.due_at = due;
-  let assignee = null;
-  try {
-    assignee = resolveAssignee(view.workspace, form.assignee || null);
-  } catch {
-    errors.assignee = 'Choose an active member of the workspace.';
-  }
+  let assignee = task && form.assignee === undefined ? task.assignee : null;
+  if (form.assignee !== undefined)
+    try {
+      assignee = resolveAssignee(view.workspace, form.assignee || null);
+    } catch {
+      errors.assignee = 'Choose an active member of the workspace.';
+    }
   return { errors, title, due: typeof due === 'string' ? undefined : due, assignee };
 }
 
+const TaskQuery = Type.Object({
+  show: Type.Optional(Text(20)),
+  lead: Type.Optional(Text(100)),
+  application: Type.Optional(Text(100)),
+  done: Done,
+});
+const TaskForm = FormBody({
+  title: Type.Optional(Text(500)),
+  assignee: Type.Optional(Text(320)),
+  due_at: Type.Optional(Text(40)),
+  lead_id: Type.Optional(Text(100)),
+  application_id: Type.Optional(Text(100)),
+});
+type TaskFormBody = Static<typeof TaskForm>;
+const changing = { console: { operation: 'tasks.change' } } as const;
+
 export function registerTaskPages(app: TypedApp, services: AppServices): void {
-  app.get('/w/:slug/tasks', async (request, reply) => {
-    const view = await memberView(services, request);
-    return sendPage(reply, await tasksPage(services, view, request.query as Query));
-  });
+  app.get(
+    '/w/:slug/tasks',
+    { schema: { params: WorkspaceParams, querystring: TaskQuery }, config: { console: { operation: 'tasks.view' } } },
+    async (request, reply) => {
+      const query = request.query;
+      const message = MESSAGES[query.done ?? ''];
+      return sendPage(reply, await tasksPage(services, viewOf(request), query, { message }));
+    },
+  );
 
-  app.get('/w/:slug/tasks/:id', async (request, reply) => {
-    const view = await memberView(services, request);
-    const done = (request.query as Query).done === 'changed' ? 'The task was saved.' : undefined;
-    return sendPage(reply, await taskPage(services, view, idParam(request), { message: done }));
-  });
+  app.get(
+    '/w/:slug/tasks/:id',
+    {
+      schema: { params: RecordParams, querystring: Type.Object({ done: Done }) },
+      config: { console: { operation: 'tasks.view' } },
+    },
+    async (request, reply) => {
+      const message = MESSAGES[request.query.done ?? ''];
+      return sendPage(reply, await taskPage(services, viewOf(request), request.params.id, { message }));
+    },
+  );
 
-  app.post('/w/:slug/tasks', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'tasks.change');
-    const form = formOf(request);
-    const query = { lead: form.lead_id, application: form.application_id };
-    const refuse = async (status: number, errors: Record<string, string>) =>
-      sendPage(reply, await tasksPage(services, view, query, { errors, values: form }), status);
-    const input = taskInput(view, form);
-    if (Object.keys(input.errors).length) return refuse(400, input.errors);
-    try {
-      const subject = subjectOf({
-        lead_id: form.lead_id || undefined,
-        application_id: form.application_id || undefined,
-      });
-      await createTaskCommand(services.store, contextOf(view)(services.now()), {
-        subject,
-        title: input.title,
-        assignee: input.assignee,
-        due_at: input.due!,
-      });
-    } catch (error) {
-      if (!isCommandError(error)) throw error;
-      const refused = refusalErrors(error, TASK_FIELDS);
-      return refuse(refused.status, refused.errors);
-    }
-    const back = form.lead_id ? `lead=${form.lead_id}` : `application=${form.application_id}`;
-    return reply.redirect(`${base(view)}?${back}`, 303);
-  });
+  app.post(
+    '/w/:slug/tasks',
+    { schema: { params: WorkspaceParams, body: TaskForm }, config: changing },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const form = request.body;
+      const query = { lead: form.lead_id, application: form.application_id };
+      const refuse = async (status: number, errors: Record<string, string>) =>
+        sendPage(reply, await tasksPage(services, view, query, { errors, values: form }), status);
+      const input = taskInput(view, form);
+      if (Object.keys(input.errors).length) return refuse(400, input.errors);
+      try {
+        const subject = subjectOf({
+          lead_id: form.lead_id || undefined,
+          application_id: form.application_id || undefined,
+        });
+        await createTaskCommand(services.store, contextOf(view)(services.now()), {
+          subject,
+          title: input.title,
+          assignee: input.assignee,
+          due_at: input.due!,
+        });
+      } catch (error) {
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, TASK_FIELDS);
+        return refuse(refused.status, refused.errors);
+      }
+      const back = form.lead_id ? `lead=${form.lead_id}` : `application=${form.application_id}`;
+      return reply.redirect(`${base(view)}?${back}&done=created`, 303);
+    },
+  );
 
-  app.post('/w/:slug/tasks/:id', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'tasks.change');
-    const id = idParam(request);
-    const form = formOf(request);
-    const refuse = async (status: number, errors: Record<string, string>) =>
-      sendPage(reply, await taskPage(services, view, id, { errors, values: form }), status);
-    const input = taskInput(view, form);
-    if (Object.keys(input.errors).length) return refuse(400, input.errors);
-    try {
-      await operateTask(services.store, contextOf(view)(services.now()), id, (now) => ({
-        type: 'change',
-        now,
-        title: input.title,
-        assignee: input.assignee,
-        due_at: input.due!,
-      }));
-    } catch (error) {
-      if (!isCommandError(error)) throw error;
-      const refused = refusalErrors(error, TASK_FIELDS);
-      return refuse(refused.status, refused.errors);
-    }
-    return reply.redirect(`${base(view)}/${id}?done=changed`, 303);
-  });
+  app.post(
+    '/w/:slug/tasks/:id',
+    { schema: { params: RecordParams, body: TaskForm }, config: changing },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const id = request.params.id;
+      const form = request.body;
+      const refuse = async (status: number, errors: Record<string, string>) =>
+        sendPage(reply, await taskPage(services, view, id, { errors, values: form }), status);
+      const task = await findTask(services.pool, view.workspace.id, false, id);
+      if (!task) throw new ConsoleRefusal(404, 'There is no such task in this workspace.');
+      const input = taskInput(view, form, task);
+      if (Object.keys(input.errors).length) return refuse(400, input.errors);
+      try {
+        await operateTask(services.store, contextOf(view)(services.now()), id, (now) => ({
+          type: 'change',
+          now,
+          title: input.title,
+          assignee: input.assignee,
+          due_at: input.due!,
+        }));
+      } catch (error) {
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, TASK_FIELDS);
+        return refuse(refused.status, refused.errors);
+      }
+      return reply.redirect(`${base(view)}/${id}?done=changed`, 303);
+    },
+  );
 
-  const flip = (action: 'complete' | 'reopen') => async (request: FastifyRequest, reply: FastifyReply) => {
-    const view = await memberView(services, request);
-    allow(view, 'tasks.change');
-    const id = idParam(request);
-    try {
-      await operateTask(services.store, contextOf(view)(services.now()), id, (now) => ({ type: action, now }));
-    } catch (error) {
-      if (!isCommandError(error)) throw error;
-      const refused = refusalErrors(error, {}, 'task');
-      return sendPage(reply, await tasksPage(services, view, {}, { errors: refused.errors }), refused.status);
-    }
-    const referer = request.headers.referer;
-    const back =
-      referer && new URL(referer).pathname === base(view) ? `${base(view)}${new URL(referer).search}` : base(view);
-    return reply.redirect(back, 303);
-  };
-  app.post('/w/:slug/tasks/:id/complete', flip('complete'));
-  app.post('/w/:slug/tasks/:id/reopen', flip('reopen'));
+  /** Completes or reopens a task, then back to the list it was done from, saying so. */
+  const flip =
+    (action: 'complete' | 'reopen') =>
+    async (request: FastifyRequest<{ Params: { slug: string; id: string } }>, reply: FastifyReply) => {
+      const view = viewOf(request);
+      const id = request.params.id;
+      try {
+        await operateTask(services.store, contextOf(view)(services.now()), id, (now) => ({ type: action, now }));
+      } catch (error) {
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, {}, 'task');
+        return sendPage(reply, await tasksPage(services, view, {}, { errors: refused.errors }), refused.status);
+      }
+      return reply.redirect(
+        backToList(view, request.headers.referer, action === 'complete' ? 'completed' : 'reopened'),
+        303,
+      );
+    };
+  const flipRoute = { schema: { params: RecordParams, body: FormBody({}) }, config: changing };
+  app.post('/w/:slug/tasks/:id/complete', flipRoute, flip('complete'));
+  app.post('/w/:slug/tasks/:id/reopen', flipRoute, flip('reopen'));
+}
+
+/** The task list the form was sent from (its filters kept), with what happened; the member's tasks otherwise. */
+function backToList(view: MemberView, referer: string | undefined, done: string): string {
+  let search = new URLSearchParams();
+  try {
+    const from = referer ? new URL(referer) : undefined;
+    if (from?.pathname === base(view)) search = new URLSearchParams(from.search);
+  } catch {
+    // An unreadable Referer: back to the member's own tasks.
+  }
+  search.set('done', done);
+  return `${base(view)}?${search.toString()}`;
 }

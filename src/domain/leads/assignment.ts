@@ -17,7 +17,7 @@ export function chooseBranch(settings: LeadSettings, city: string | null): LeadB
  */
 export function chooseOwner(settings: LeadSettings, branchId: string, leadId: string): LeadStaffMember | null {
   const active = settings.users
-    .filter((u) => u.active && u.branch_id === branchId)
+    .filter((u) => u.active && !u.pending && u.branch_id === branchId)
     .sort((a, b) => a.email.localeCompare(b.email));
   const counsellors = active.filter((u) => u.role === 'counsellor');
   const pool = counsellors.length > 0 ? counsellors : active;

@@ -230,7 +230,9 @@ function checkOwner(
   if (patch.owner_email === null) return null;
   if (patch.owner_email === undefined) return undefined;
   const email = patch.owner_email.trim().toLowerCase();
-  const user = settings.users.find((u) => u.email === email && u.active && u.branch_id === lead.branch.id);
+  const user = settings.users.find(
+    (u) => u.email === email && u.active && !u.pending && u.branch_id === lead.branch.id,
+  );
   if (user) return { id: user.id, name: user.name, email: user.email };
   problems.owner_email = `is not an active user of the lead's branch ${lead.branch.code}`;
   return undefined;

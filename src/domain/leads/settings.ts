@@ -14,6 +14,8 @@ export interface LeadStaffMember {
   role: string;
   branch_id: string;
   active: boolean;
+  /** An invitee who has not accepted yet: not a member, so they own and are given no lead. */
+  pending?: string;
 }
 
 export interface PipelineStage {

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { eventSummary, SUMMARISED_EVENT_TYPES } from '../../../src/commands/history/summary.js';
+import {
+  actorText,
+  eventSummary,
+  stageNamesOf,
+  SUMMARISED_EVENT_TYPES,
+} from '../../../src/commands/history/summary.js';
 import {
   APPLICATION_EVENT_TYPES,
   type ApplicationEvent,
@@ -265,7 +270,7 @@ const EVERY_EVENT: { event: AnyEvent; says: string | RegExp }[] = [
         opened_at: AT,
       },
     },
-    says: `Opened APP-12 from lead ${LEAD_ID}, with stages Profile, Documents and modules Profile review, Statement of purpose (switched off)`,
+    says: `Opened APP-12 from its lead, with stages Profile, Documents and modules Profile review, Statement of purpose (switched off)`,
   },
   {
     event: {
@@ -288,7 +293,7 @@ const EVERY_EVENT: { event: AnyEvent; says: string | RegExp }[] = [
         },
       },
     },
-    says: 'Stage profile → documents (forward, after module updates); progress 40%',
+    says: 'Stage profile → Documents (forward, after module updates); progress 40%',
   },
   {
     event: {
@@ -603,4 +608,39 @@ t.test('any event data: a summary never throws and never prints JSON', async (t)
     }),
     1000,
   );
+});
+
+t.test('stages by the names the case gives them; an API key by its name, not its id', async (t) => {
+  const opened = {
+    type: 'application.opened',
+    data: {
+      stages: [
+        { key: 'profile', name: 'Profile and eligibility' },
+        { key: 'visa_filing', name: 'Visa filing' },
+      ],
+    },
+  };
+  const names = stageNamesOf(opened);
+  t.same(
+    [...names],
+    [
+      ['profile', 'Profile and eligibility'],
+      ['visa_filing', 'Visa filing'],
+    ],
+  );
+  t.same([...stageNamesOf({ type: 'lead.created', data: {} })], [], 'only an opening event names stages');
+  const moved = {
+    type: 'application.stage_changed',
+    data: {
+      cause: 'manual',
+      payload: { stage_change: { from_stage_key: 'profile', to_stage_key: 'visa_filing', direction: 'forward' } },
+    },
+  };
+  t.equal(
+    eventSummary(moved, { stageNames: names }),
+    'Stage Profile and eligibility → Visa filing (forward, moved by staff)',
+  );
+  t.equal(eventSummary(moved), 'Stage profile → visa filing (forward, moved by staff)', 'without names: keys in words');
+  t.equal(actorText({ type: 'key', key_id: 'k-1', key_name: 'Website form' }), 'API key "Website form"');
+  t.equal(actorText({ type: 'key', key_id: 'k-1' }), 'API key k-1', 'the id only when the key has no name');
 });
