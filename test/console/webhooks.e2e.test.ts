@@ -79,11 +79,14 @@ t.test(
         answers.every((a) => /altnames|certificate/i.test(a)),
         'with the TLS error as its last answer',
       );
+      mkdirSync(IMAGES, { recursive: true });
+      // Tall enough for the endpoint's state, its last failures and the first rows of its log.
+      await page.setViewportSize({ width: 1280, height: 1500 });
+      await page.screenshot({ path: path.join(IMAGES, 'console-webhook-failing.png') });
+      await page.setViewportSize({ width: 1280, height: 800 });
       await page.click('details summary >> nth=0');
       t.match(await page.textContent('details[open]'), /No answer: /, 'the receiver gave no answer: said so');
       await accessible(t, page, 'failing deliveries');
-      mkdirSync(IMAGES, { recursive: true });
-      await page.screenshot({ path: path.join(IMAGES, 'console-webhook-failing.png'), fullPage: false });
       await page.selectOption('#f-state', 'failing');
       await page.click('button:has-text("Filter")');
       t.equal(await page.locator('tbody tr').count(), PAUSE_THRESHOLD, 'the failing filter finds them');

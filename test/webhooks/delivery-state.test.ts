@@ -111,7 +111,7 @@ t.test('event patterns: a prefix with *, a list, LIKE wildcards literal', async 
     t,
     'in PostgreSQL, a prefix pattern matches exactly the kinds that start with it',
     fc.asyncProperty(
-      fc.string({ minLength: 1, maxLength: 8 }).filter((p) => !/[\s,*\u0000]/.test(p)),
+      fc.string({ minLength: 1, maxLength: 8 }).filter((p) => !/[\s,*]/.test(p) && !p.includes('\u0000')),
       fc.array(
         fc.string({ maxLength: 10 }).filter((k) => !k.includes('\u0000')),
         { maxLength: 8 },

@@ -24,7 +24,12 @@ import {
   type EndpointRow,
 } from '../../projections/webhook-endpoints.js';
 import { EVENT_KINDS } from '../../shared/enums.js';
-import { DELIVERY_LOG_RETENTION_MS, listDeliveries, resendDelivery } from '../../webhooks/deliveries.js';
+import {
+  DELIVERY_LOG_RETENTION_MS,
+  listDeliveries,
+  resendDelivery,
+  type DeliveryLogEntry,
+} from '../../webhooks/deliveries.js';
 import { DELIVERY_FILTERS, eventPatterns } from '../../webhooks/delivery-state.js';
 import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
 import { actorOf } from '../forms.js';
@@ -194,7 +199,7 @@ async function endpointPage(
         <dt>Mode</dt>
         <dd>${row.sandbox ? 'test' : 'live'}</dd>
         <dt>Status</dt>
-        <dd>${paused ? pausedWords(row) : 'active'}</dd>
+        <dd>${paused ? 'paused (why: below)' : 'active'}</dd>
         <dt>Description</dt>
         <dd>${p.description ?? '—'}</dd>
         <dt>Events</dt>
@@ -228,9 +233,11 @@ async function pausedSection(services: AppServices, view: MemberView, row: Endpo
     </p>
     ${
       last.data.length
-        ? html`<p>The last failures:</p>
+        ? html`<p>Its last failures, by what the receiver answered:</p>
             <ul>
-              ${last.data.map((d) => html`<li>${d.event} created ${when(d.created_at)}: ${lastAnswer(d)}</li>`)}
+              ${answersOf(last.data).map(
+                (a) => html`<li>${a.count} × ${a.answer} (the latest on a delivery created ${when(a.latest)})</li>`,
+              )}
             </ul>`
         : ''
     }
@@ -242,6 +249,18 @@ async function pausedSection(services: AppServices, view: MemberView, row: Endpo
         : ''
     }
   </section>`;
+}
+
+/** The deliveries' last answers, each once with how many gave it and the newest delivery's time. */
+function answersOf(deliveries: DeliveryLogEntry[]): { answer: string; count: number; latest: string }[] {
+  const byAnswer = new Map<string, { answer: string; count: number; latest: string }>();
+  for (const d of deliveries) {
+    const answer = lastAnswer(d);
+    const seen = byAnswer.get(answer);
+    if (seen) seen.count += 1;
+    else byAnswer.set(answer, { answer, count: 1, latest: d.created_at });
+  }
+  return [...byAnswer.values()];
 }
 
 function actionsSection(services: AppServices, view: MemberView, o: EndpointPageOptions, base: string) {
