@@ -81,7 +81,7 @@ t.test(
       );
       mkdirSync(IMAGES, { recursive: true });
       // Tall enough for the endpoint's state, its last failures and the first rows of its log.
-      await page.setViewportSize({ width: 1280, height: 1500 });
+      await page.setViewportSize({ width: 1280, height: 1900 });
       await page.screenshot({ path: path.join(IMAGES, 'console-webhook-failing.png') });
       await page.setViewportSize({ width: 1280, height: 800 });
       await page.click('details summary >> nth=0');
