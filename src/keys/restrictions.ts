@@ -47,7 +47,7 @@ export function checkedIpAllowlist(entries: readonly string[]): string[] {
   return [...new Set(entries.map((e) => ipEntry(e)!))];
 }
 
-/** An origin as browsers send it (scheme://host[:port], http or https, nothing after), or undefined. */
+/** The origin of an http or https address (scheme://host[:port], as browsers send it), or undefined. */
 export function originEntry(entry: string): string | undefined {
   let url: URL;
   try {
@@ -56,8 +56,8 @@ export function originEntry(entry: string): string | undefined {
     return undefined;
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-  if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== ''))
-    return undefined;
+  // A page's address names its site: the path is dropped. Credentials belong to no origin a browser sends.
+  if (url.username || url.password || !url.hostname) return undefined;
   return url.origin;
 }
 
