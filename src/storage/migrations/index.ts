@@ -31,9 +31,9 @@ import * as staffIdentity from './0080-staff-identity.js';
 import * as derivedKeyRowsIndex from './0090-derived-key-rows-index.js';
 import * as leadSearchTrigrams from './0095-lead-search-trigrams.js';
 import * as leadListFilterIndexes from './0096-lead-list-filter-indexes.js';
+import * as keyLastUseAndSandboxIndex from './0097-key-last-use-and-sandbox-index.js';
 import * as deletedWebhookEndpoints from './0130-deleted-webhook-endpoints.js';
 import * as consoleOneTimeSecrets from './0131-console-one-time-secrets.js';
-import * as keyLastUseAndSandboxIndex from './0097-key-last-use-and-sandbox-index.js';
 
 export interface Migration {
   version: number;
