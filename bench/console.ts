@@ -3,7 +3,7 @@
 // at a time, p50 and p99, beside the same page's database reads alone.
 // Run: npm run bench:console   (DATABASE_URL, else an embedded PostgreSQL). BENCH_CONSOLE_SECONDS per page (10).
 import { randomUUID } from 'node:crypto';
-import { recentOutcomes } from '../src/console/pages/webhooks.js';
+import { listDeletedEndpoints, recentAttemptOutcomes } from '../src/console/queries/webhooks.js';
 import { buildApp } from '../src/http/app.js';
 import { listAccessTokens } from '../src/identity/access-tokens.js';
 import { membershipsOf } from '../src/identity/members.js';
@@ -89,7 +89,11 @@ const pages: { name: string; path: string; reads: () => Promise<unknown> }[] = [
   {
     name: 'webhook endpoints',
     path: `${w}/webhooks`,
-    reads: async () => [await listAllEndpoints(db.pool, workspace.id), await recentOutcomes(services, workspace.id)],
+    reads: async () => [
+      await listAllEndpoints(db.pool, workspace.id),
+      await recentAttemptOutcomes(db.pool, workspace.id, now()),
+      await listDeletedEndpoints(db.pool, workspace.id, now()),
+    ],
   },
   {
     name: "an endpoint's delivery log",

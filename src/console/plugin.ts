@@ -21,6 +21,7 @@ import { registerMemberPages } from './pages/members.js';
 import { registerTaskPages } from './pages/tasks.js';
 import { registerPasskeyPages } from './pages/passkeys.js';
 import { registerWebhookPages } from './pages/webhooks.js';
+import { registerOneTimeSecretPages } from './one-time-secret.js';
 import { checkAccess } from './routes.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
@@ -126,6 +127,7 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   );
   registerAuthPages(scope, services);
   registerAccountPages(scope, services);
+  registerOneTimeSecretPages(scope, services);
   registerKeyPages(scope, services);
   registerWebhookPages(scope, services);
   registerMemberPages(scope, services);

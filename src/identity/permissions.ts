@@ -56,6 +56,7 @@ export const PERMISSIONS = {
     console: true,
     admin: ['listWorkspaceWebhookEndpoints', 'listWebhookDeliveries'],
   }),
+  'webhooks.manage': rule('Create, change, disable and delete a webhook endpoint', ADMINS, { console: true }),
   'webhooks.resend': rule('Resend a delivery', ADMINS, {
     console: true,
     admin: ['resendWebhookDelivery'],

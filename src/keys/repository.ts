@@ -3,6 +3,7 @@ import type { Queryable } from '../storage/postgres.js';
 import type { Scope } from '../shared/enums.js';
 import { generateKey, hashKey, type KeyKind, type KeyMode } from './api-key.js';
 import { announceAuthChange, announceKeyCreated, type KeyLookupCache } from './key-cache.js';
+import { checkedIpAllowlist, checkedOrigins, KeyRefusal } from './restrictions.js';
 
 export interface ApiKeyRecord {
   id: string;
@@ -32,34 +33,28 @@ export interface NewKey {
   expiresAt?: Date | null;
 }
 
-export class KeyRefusal extends Error {
-  override name = 'KeyRefusal';
-}
+export { KeyRefusal };
 
 const COLUMNS =
   'id, tenant_id, name, kind, mode, scopes, allowed_origins, ip_allowlist, last4, source_key, expires_at, revoked_at, created_at';
-
-/** Normalises an origin to scheme://host[:port], the form browsers send. */
-export function normaliseOrigin(origin: string): string {
-  const url = new URL(origin);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw new KeyRefusal(`Origin ${origin} must be http or https`);
-  return url.origin;
-}
 
 /** Creates a key and returns its record with the full value, which is never available again. */
 export async function createKey(sql: Queryable, input: NewKey): Promise<{ record: ApiKeyRecord; value: string }> {
   if (input.kind === 'public') {
     const extra = input.scopes.filter((s) => s !== 'leads:create');
     if (extra.length > 0)
-      throw new KeyRefusal(`Public keys can only have the scope leads:create, not ${extra.join(', ')}`);
+      throw new KeyRefusal(`Public keys can only have the scope leads:create, not ${extra.join(', ')}`, 'scopes');
     if ((input.allowedOrigins ?? []).length === 0)
-      throw new KeyRefusal('A public key needs at least one allowed origin');
+      throw new KeyRefusal('A public key needs at least one allowed origin', 'origins');
   } else if ((input.allowedOrigins ?? []).length > 0) {
-    throw new KeyRefusal('Allowed origins apply to public keys only; secret keys must never reach a browser');
+    throw new KeyRefusal(
+      'Allowed origins apply to public keys only; secret keys must never reach a browser',
+      'origins',
+    );
   }
-  if (input.scopes.length === 0) throw new KeyRefusal('A key needs at least one scope');
-  const origins = (input.allowedOrigins ?? []).map(normaliseOrigin);
+  if (input.scopes.length === 0) throw new KeyRefusal('A key needs at least one scope', 'scopes');
+  const origins = checkedOrigins(input.allowedOrigins ?? []);
+  const ips = checkedIpAllowlist(input.ipAllowlist ?? []);
   const value = generateKey(input.kind, input.mode);
   const result = await sql.query<ApiKeyRecord>(
     `INSERT INTO api_keys (id, tenant_id, name, kind, mode, scopes, allowed_origins, ip_allowlist, hash, last4, source_key, expires_at)
@@ -72,7 +67,7 @@ export async function createKey(sql: Queryable, input: NewKey): Promise<{ record
       input.mode,
       [...new Set(input.scopes)],
       origins,
-      input.ipAllowlist ?? [],
+      ips,
       hashKey(value),
       value.slice(-4),
       input.sourceKey ?? null,

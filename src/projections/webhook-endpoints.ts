@@ -126,8 +126,22 @@ async function apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
         ],
       );
       return;
+    case ENDPOINT_EVENTS.changed:
+      await sql.query(
+        'UPDATE webhook_endpoints SET url = $2, description = $3, events = $4, updated_at = $5 WHERE id = $1 AND tenant_id = $6',
+        [id, typed.data.url, typed.data.description, typed.data.events, recorded.createdAt, recorded.tenantId],
+      );
+      return;
     case ENDPOINT_EVENTS.deleted:
-      await sql.query('DELETE FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2', [id, recorded.tenantId]);
+      // What the endpoint was stays readable beside its delivery log, for the log's 30 days (migration 0131).
+      await sql.query(
+        `WITH gone AS (DELETE FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2
+                       RETURNING id, tenant_id, sandbox, url, description, events, created_at)
+         INSERT INTO webhook_endpoints_deleted (id, tenant_id, sandbox, url, description, events, created_at, deleted_at)
+         SELECT id, tenant_id, sandbox, url, description, events, created_at, $3 FROM gone
+         ON CONFLICT (id) DO NOTHING`,
+        [id, recorded.tenantId, recorded.createdAt],
+      );
       return;
     case ENDPOINT_EVENTS.paused:
       await sql.query(
@@ -165,9 +179,10 @@ async function apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
 
 export const webhookEndpointsProjection: Projection = {
   name: 'webhook endpoints',
-  tables: ['webhook_endpoints'],
+  tables: ['webhook_endpoints', 'webhook_endpoints_deleted'],
   eventTypes: [
     ENDPOINT_EVENTS.created,
+    ENDPOINT_EVENTS.changed,
     ENDPOINT_EVENTS.deleted,
     ENDPOINT_EVENTS.paused,
     ENDPOINT_EVENTS.resumed,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Queryable, Statement } from '../storage/postgres.js';
 import { SLOW_ATTEMPT_MS, SPEED_MEMORY_MS } from './claims.js';
+import { deliveryStateCondition, type DeliveryFilter } from './delivery-state.js';
 
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
@@ -168,9 +169,14 @@ export async function listDeliveries(
     status?: DeliveryLogEntry['status'];
     event?: string;
     since?: Date;
+    /** Only deliveries in this state (src/webhooks/delivery-state.ts), read with the endpoint paused or not. */
+    state?: { filter: DeliveryFilter; endpointPaused: boolean };
+    /** Only deliveries whose event type is LIKE one of these patterns (eventPatterns). */
+    eventPatterns?: string[];
   },
 ): Promise<{ data: DeliveryLogEntry[]; next_cursor: string | null }> {
   const since = new Date(options.now.getTime() - DELIVERY_LOG_RETENTION_MS);
+  const state = options.state ? `AND ${deliveryStateCondition(options.state.filter, '$8::boolean')}` : '';
   const result = await sql.query<DeliveryRow>(
     `SELECT d.id, d.event_id, d.event_type, d.status, d.attempts, d.next_attempt_at, d.resend_of, d.superseded_by, d.created_at, d.updated_at, d.body,
             coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'attempted_at', a.attempted_at, 'request_headers', a.request_headers,
@@ -182,6 +188,9 @@ export async function listDeliveries(
         AND ($3::uuid IS NULL OR (d.created_at, d.id) < (SELECT created_at, id FROM webhook_deliveries WHERE id = $3))
         AND ($5::text IS NULL OR d.status = $5) AND ($6::text IS NULL OR d.event_type = $6)
         AND ($7::timestamptz IS NULL OR d.created_at >= $7)
+        AND ($8::boolean IS NULL OR TRUE) -- names $8's type when no state filter reads it
+        ${state}
+        AND ($9::text[] IS NULL OR d.event_type LIKE ANY ($9))
       ORDER BY d.created_at DESC, d.id DESC
       LIMIT $4`,
     [
@@ -192,6 +201,8 @@ export async function listDeliveries(
       options.status ?? null,
       options.event ?? null,
       options.since ?? null,
+      options.state?.endpointPaused ?? null,
+      options.eventPatterns?.length ? options.eventPatterns : null,
     ],
   );
   const rows = result.rows.slice(0, options.limit);

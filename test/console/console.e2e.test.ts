@@ -121,11 +121,15 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
     await tabTo(page, 'f-name');
     await page.keyboard.type('Browser key');
     await page.keyboard.press('Enter');
-    await page.waitForSelector('#new-key');
-    const value = (await page.textContent('#new-key'))!.trim();
+    await page.waitForSelector('#one-time-value');
+    const value = (await page.textContent('#one-time-value'))!.trim();
     t.match(value, /^key_test_[A-Za-z0-9]+$/);
+    await page.waitForFunction(() => document.activeElement?.id === 'one-time-value');
+    t.pass('focus is on the new key');
     await accessible(t, page, 'new key');
     await shot('new-key');
+    await page.reload();
+    t.notMatch(await page.textContent('main'), value, 'a reload shows it no more and creates no other key');
     const lead = await h.request('/v1/leads', {
       method: 'POST',
       key: value,
@@ -174,12 +178,12 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
     await accessible(t, page, 'paused endpoint');
     await page.click('button:has-text("Resume the endpoint")');
     await page.waitForSelector('text=The endpoint is active again');
-    t.match(await page.textContent('main'), /status active/);
+    t.match(await page.textContent('main'), /Status\s*active/);
 
     const since = failedAt.toISOString().slice(0, 16);
     await page.fill('#f-since >> nth=0', since);
     await page.click('button:has-text("Preview")');
-    await page.waitForSelector('text=1 failed deliveries');
+    await page.waitForSelector('text=1 failing deliveries');
     await accessible(t, page, 'retry preview');
     await page.click('button:has-text("Retry 1 deliveries")');
     await waitFor(() => h.receiver.forEvent(failed.id).length === 8, 'the failed delivery is sent again');
@@ -188,12 +192,14 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
     await page.goto(`${base}/console/w/${h.ws.workspace.slug}/webhooks/${endpoint.id}`);
     await page.click('details summary >> nth=0');
     await page.click('details[open] button:has-text("Resend this delivery")');
-    await page.waitForSelector('text=Resent as delivery');
+    await page.waitForSelector('text=The delivery is resent');
     await waitFor(() => h.receiver.forEvent(failed.id).length === 9, 'resent: the same event id arrives again');
 
     await page.click('button:has-text("Rotate the secret")');
-    await page.waitForSelector('#new-secret');
-    const secret = (await page.textContent('#new-secret'))!.trim();
+    await page.waitForSelector('#one-time-value');
+    const secret = (await page.textContent('#one-time-value'))!.trim();
+    await accessible(t, page, 'the new secret, shown once');
+    await page.click('a:has-text("Back to the endpoint")');
     t.match(await page.textContent('main'), /previous secret keeps signing/);
     await shot('endpoint');
     await accessible(t, page, 'endpoint after rotation');
@@ -207,16 +213,16 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
     t.ok(new Webhook(secret).verify(test.body, headers), 'the new secret verifies');
     t.ok(new Webhook(endpoint.secret).verify(test.body, headers), 'and the old one, during the overlap');
 
-    await page.goto(`${base}/console/w/${h.ws.workspace.slug}/webhooks/${endpoint.id}?status=failed`);
-    const summaries = await page.locator('details summary').allTextContents();
-    t.ok(summaries.length >= 1, 'the failed delivery is listed');
+    await page.goto(`${base}/console/w/${h.ws.workspace.slug}/webhooks/${endpoint.id}?state=failed`);
+    const states = await page.locator('tbody td:nth-child(3)').allTextContents();
+    t.ok(states.length >= 1, 'the failed delivery is listed');
     t.ok(
-      summaries.every((s) => s.includes('· failed ·')),
+      states.every((s) => s.includes('Failed for good')),
       'and only failed ones',
     );
     await page.goto(`${base}/console/w/${h.ws.workspace.slug}/webhooks/${endpoint.id}?event=webhook.test`);
-    const tests = await page.locator('details summary').allTextContents();
-    t.ok(tests.length >= 1 && tests.every((s) => s.startsWith('webhook.test')), 'filtered by event type');
+    const tests = await page.locator('tbody td:nth-child(1)').allTextContents();
+    t.ok(tests.length >= 1 && tests.every((s) => s.trim() === 'webhook.test'), 'filtered by event type');
   });
 
   await t.test('a recent sign-in confirmed with the passkey', async (t) => {
@@ -231,8 +237,8 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
     await page.fill('#f-name', 'Live key');
     await page.selectOption('#f-mode', 'live');
     await page.click('button:has-text("Create key")');
-    await page.waitForSelector('#new-key');
-    t.match((await page.textContent('#new-key'))!, /^key_live_/, 'made after the passkey confirmed it');
+    await page.waitForSelector('#one-time-value');
+    t.match((await page.textContent('#one-time-value'))!, /^key_live_/, 'made after the passkey confirmed it');
   });
 
   await t.test('members', async (t) => {

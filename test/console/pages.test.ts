@@ -9,11 +9,26 @@ t.test('a test secret key: shown once with no-store, works on /v1/leads, never s
   const c = f.client();
   await c.signIn(memberOf('admin'));
   const keys = `/console/w/${f.ws.workspace.slug}/keys`;
-  const created = await c.post(keys, { name: 'Integration test', type: 'secret', mode: 'test' });
-  t.equal(created.status, 201);
+  const posted = await c.post(keys, { name: 'Integration test', type: 'secret', mode: 'test' });
+  t.equal(posted.status, 303, 'the POST answers with a redirect: a reload re-posts nothing');
+  const shownAt = posted.headers.get('location')!;
+  t.match(shownAt, /^\/console\/once\/[0-9a-f-]{36}$/);
+  const created = await c.get(shownAt);
+  t.equal(created.status, 200);
   t.equal(created.headers.get('cache-control'), 'no-store');
-  const value = /id="new-key">([^<]+)</.exec(created.text)?.[1];
-  t.ok(value, 'the value is on the answer page');
+  const value = /id="one-time-value" tabindex="-1">([^<]+)</.exec(created.text)?.[1];
+  t.ok(value, 'the value is on the page the POST led to');
+  t.match(created.text, /data-copy="one-time-value"/, 'with a copy button');
+  t.match(created.text, /<script src="\/console\/assets\/one-time-secret.js"/, 'its script a file of the console');
+  const again = await c.get(shownAt);
+  t.equal(again.status, 410, 'a reload shows it no more');
+  t.notMatch(again.text, value!);
+  const other = f.client();
+  await other.signIn(memberOf('admin'));
+  const stolen = await c.post(keys, { name: 'Another', type: 'secret', mode: 'test' });
+  const otherView = await other.get(stolen.headers.get('location')!);
+  t.equal(otherView.status, 410, 'another session (the same member elsewhere) cannot open it');
+  t.equal((await c.get(stolen.headers.get('location')!)).status, 200, 'and did not use it up');
   const lead = await f.app.request('/v1/leads', {
     method: 'POST',
     key: value!,
@@ -29,7 +44,7 @@ t.test('a test secret key: shown once with no-store, works on /v1/leads, never s
   t.match(sandbox.text, 'Console Tester', "the test key's sandbox submissions");
 
   const live = await c.post(keys, { name: 'Live', type: 'secret', mode: 'live' });
-  t.equal(live.status, 201, 'a live secret key right after sign-in (a recent sign-in)');
+  t.equal(live.status, 303, 'a live secret key right after sign-in (a recent sign-in)');
   const refusedOrigin = await c.post(keys, { name: 'Bad', type: 'public', mode: 'test', origins: 'not a url' });
   t.equal(refusedOrigin.status, 400);
   t.match(refusedOrigin.text, /class="error" id="f-origins-error"/, 'the refusal is next to its field');
@@ -51,9 +66,9 @@ t.test(
     t.match(without.text, /id="f-password-error">Enter your password again/);
     const wrong = await c.post(keys, { ...live, password: 'not it at all' });
     t.match(wrong.text, /id="f-password-error">That is not your password/);
-    t.equal((await c.post(keys, { ...live, password: PASSWORD })).status, 201);
-    t.equal((await c.post(keys, live)).status, 201, 'then recent for ten minutes');
-    t.equal((await c.post(keys, { name: 'Test', type: 'secret', mode: 'test' })).status, 201);
+    t.equal((await c.post(keys, { ...live, password: PASSWORD })).status, 303);
+    t.equal((await c.post(keys, live)).status, 303, 'then recent for ten minutes');
+    t.equal((await c.post(keys, { name: 'Test', type: 'secret', mode: 'test' })).status, 303);
   },
 );
 

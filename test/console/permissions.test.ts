@@ -26,6 +26,7 @@ function consoleRequests(
     'keys.revoke': { path: `${w}/keys/${randomUUID()}/revoke`, form: {} },
     'sandbox.view': { path: `${w}/keys/${testKeyId}` },
     'webhooks.view': { path: `${w}/webhooks` },
+    'webhooks.manage': { path: `${w}/webhooks/new` },
     'webhooks.resend': { path: `${endpoint}/deliveries/${randomUUID()}/resend`, form: {} },
     'webhooks.retry_failed': { path: `${endpoint}/retry-failed`, form: { since: '2026-11-01T00:00' } },
     'webhooks.test': { path: `${endpoint}/test`, form: {} },

@@ -105,6 +105,7 @@ t.test('a deleted or unknown endpoint refuses delete, resume, rotation and test 
     { type: 'resume' },
     { type: 'rotate_secret', sealedSecret: 's', now: NOW },
     { type: 'send_test', payload: {} },
+    { type: 'change', url: 'https://x.example/in', description: null, events: ['lead.lost'] },
   ];
   for (const command of refused) {
     spec(t).given([created, deleted]).when(command).thenThrows(new EndpointNotFoundError('No such webhook endpoint'));
@@ -118,4 +119,17 @@ t.test('a deleted or unknown endpoint refuses delete, resume, rotation and test 
       [{ type: 'webhook.test', data: { endpoint_id: ID, payload: { id: ID } } }],
       'a paused endpoint gets test events',
     );
+});
+
+t.test('change: a living endpoint takes its new address, description and kinds, paused or not', async (t) => {
+  const change = { url: 'https://crm-hooks.example.org/v2', description: null, events: ['lead.lost'] };
+  const changed: EndpointEvent = { type: 'webhook_endpoint.changed', data: { endpoint_id: ID, ...change } };
+  spec(t)
+    .given([created])
+    .when({ type: 'change', ...change })
+    .then([changed]);
+  spec(t)
+    .given([created, paused])
+    .when({ type: 'change', ...change })
+    .then([changed], 'a paused one too');
 });

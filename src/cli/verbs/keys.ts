@@ -105,7 +105,19 @@ export function registerKeyVerbs(program: Command, json: () => boolean): void {
             last_used_at: k.last_used_at ?? 'never',
             state: k.revoked_at ? 'revoked' : k.expires_at && k.expires_at < new Date() ? 'expired' : 'active',
           })),
-          ['id', 'name', 'kind', 'mode', 'last4', 'scopes', 'state', 'last_used_at', 'expires_at'],
+          [
+            'id',
+            'name',
+            'kind',
+            'mode',
+            'last4',
+            'scopes',
+            'ip_allowlist',
+            'allowed_origins',
+            'state',
+            'last_used_at',
+            'expires_at',
+          ],
         ),
       );
     });

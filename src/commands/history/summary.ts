@@ -310,6 +310,8 @@ const DOCUMENT_SUMMARIES: Record<DocumentEvent['type'], Summarize> = {
 const ENDPOINT_SUMMARIES: Record<EndpointEvent['type'], Summarize> = {
   'webhook_endpoint.created': (d) =>
     `Created for ${say(d.url)}${scalar(d.description) ? ` (${say(d.description)})` : ''}, subscribed to ${joined(list(d.events), 'no events')}`,
+  'webhook_endpoint.changed': (d) =>
+    `Changed to ${say(d.url)}${scalar(d.description) ? ` (${say(d.description)})` : ''}, subscribed to ${joined(list(d.events), 'no events')}`,
   'webhook_endpoint.deleted': () => 'Deleted',
   'webhook_endpoint.paused': (d) =>
     `Paused after ${say(d.consecutive_failures, 'repeated')} failed deliveries in a row: ${say(d.reason, 'no reason given')}`,

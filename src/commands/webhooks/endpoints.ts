@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { latestFailures, obsoletePauseNotices, recordNotices } from '../../webhooks/owner-notices.js';
 import { composePauseNotice } from '../../webhooks/pause-notice.js';
 import {
+  decideChange,
   decideCreate,
   decideDelete,
   decidePause,
@@ -110,6 +111,56 @@ function domainErrors<T>(work: () => Promise<T>): Promise<T> {
     if (error instanceof EndpointNotFoundError) throw notFound();
     throw error;
   });
+}
+
+/** Changes the endpoint's address (under the same guard as a new one's), description and kinds. */
+export async function changeEndpoint(
+  services: AppServices,
+  context: CommandContext,
+  id: string,
+  input: CreateEndpointInput,
+): Promise<PublicEndpoint> {
+  await assertPublicUrl(services, input.url);
+  await domainErrors(() =>
+    runCommand(services.store, context, [endpointStream(id)], async (tx) => {
+      const { state } = await load(tx, context, id);
+      const events = decideChange(state, {
+        url: input.url,
+        description: input.description ?? null,
+        events: input.events,
+      });
+      await tx.append(endpointStream(id), 'any', events);
+    }),
+  );
+  return toPublicEndpoint((await findEndpoint(services.pool, context.tenantId, id))!, services.now());
+}
+
+/**
+ * Pauses the endpoint by a member's hand: what comes for it waits, as after a run of failures, until it is resumed.
+ * No owner is mailed (a member chose it). Does nothing when it is paused already.
+ */
+export async function disableEndpoint(
+  services: AppServices,
+  context: CommandContext,
+  id: string,
+  byWhom: string,
+): Promise<void> {
+  await domainErrors(() =>
+    runCommand(services.store, context, [endpointStream(id)], async (tx) => {
+      const { row, state } = await load(tx, context, id);
+      const events = decidePause(existingState(state), {
+        reason: `disabled by ${byWhom}`,
+        consecutiveFailures: row.consecutive_failures,
+      });
+      await tx.append(endpointStream(id), 'any', events);
+    }),
+  );
+}
+
+/** A deleted endpoint is not found, for a pause by hand as for every other command. */
+function existingState(state: EndpointState | null): EndpointState {
+  if (!state || state.deleted) throw notFound();
+  return state;
 }
 
 export async function deleteEndpoint(services: AppServices, context: CommandContext, id: string): Promise<void> {

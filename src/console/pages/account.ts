@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
+import { keepOneTimeSecret } from '../one-time-secret.js';
 import { createAccessToken, listAccessTokens, revokeAccessToken } from '../../identity/access-tokens.js';
 import { findAccountByEmail, setPassword } from '../../identity/accounts.js';
 import { membershipsOf } from '../../identity/members.js';
@@ -281,11 +282,18 @@ export function registerAccountPages(app: TypedApp, services: AppServices): void
       expiresAt: new Date(now.getTime() + days * 24 * 3600_000),
       now,
     });
-    return sendPage(
-      reply,
-      await accountPage(services, request, signedIn, { newToken: value, message: 'Token created.' }),
-      201,
+    const shown = await keepOneTimeSecret(
+      services.pool,
+      signedIn,
+      {
+        title: 'Your new token',
+        lead: `The token “${name}” for ${membership.workspace.name} is created; it acts as you, with your role there.`,
+        value,
+        back: { href: '/console/account', label: 'Back to your account' },
+      },
+      now,
     );
+    return reply.redirect(shown, 303);
   });
 
   app.post('/account/tokens/:id/revoke', async (request, reply) => {

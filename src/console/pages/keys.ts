@@ -1,38 +1,56 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
+import { Type, type Static } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
-import { createKey, KeyRefusal, listKeys, revokeKey, type ListedKey, type NewKey } from '../../keys/repository.js';
+import { can } from '../../identity/permissions.js';
+import { createKey, listKeys, revokeKey, type ListedKey, type NewKey } from '../../keys/repository.js';
+import { allowListEntries, KeyRefusal } from '../../keys/restrictions.js';
 import { sandboxSubmissions } from '../../projections/leads-queries.js';
 import { SCOPES, type Scope } from '../../shared/enums.js';
-import {
-  allow,
-  allowRecent,
-  ConsoleRefusal,
-  formList,
-  formOf,
-  memberView,
-  needsPassword,
-  sendPage,
-  type MemberView,
-} from '../context.js';
+import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
+import { keepOneTimeSecret } from '../one-time-secret.js';
+import { viewOf } from '../routes.js';
 
 const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
-const lines = (text: string | undefined) =>
-  (text ?? '')
-    .split(/[\s,]+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
 
 type Errors = Record<string, string>;
-type Form = Record<string, string | undefined>;
+
+/** Text of a form field: no NUL byte, at most `max` characters. */
+const Text = (max: number) => Type.String({ maxLength: max, pattern: '^[^\\u0000]*$' });
+const SlugParams = Type.Object({ slug: Type.String({ maxLength: 100 }) });
+const KeyParams = Type.Object({ slug: Type.String({ maxLength: 100 }), id: Type.String({ format: 'uuid' }) });
+const CsrfOnly = Type.Object({ _csrf: Type.Optional(Text(200)) });
+const KeyForm = Type.Object({
+  _csrf: Type.Optional(Text(200)),
+  name: Type.Optional(Text(200)),
+  type: Type.Optional(Text(20)),
+  mode: Type.Optional(Text(20)),
+  scopes: Type.Optional(Type.Union([Text(40), Type.Array(Text(40), { maxItems: 20 })])),
+  origins: Type.Optional(Text(4000)),
+  ips: Type.Optional(Text(4000)),
+  expires: Type.Optional(Text(40)),
+  password: Type.Optional(Text(1000)),
+});
+type Form = Static<typeof KeyForm>;
 
 function keysTable(view: MemberView, keys: ListedKey[]): Html {
   const base = `/console/w/${view.workspace.slug}/keys`;
   return table({
     caption: 'Keys of this workspace',
-    headings: ['Name', 'Ends in', 'Type', 'Mode', 'Scopes', 'Last use', 'Expires', 'State'],
+    headings: [
+      'Name',
+      'Ends in',
+      'Type',
+      'Mode',
+      'Scopes',
+      'Allowed IPs',
+      'Allowed origins',
+      'Last use',
+      'Expires',
+      'State',
+    ],
     rows: keys.map(
       (k) =>
         html`<tr>
@@ -41,13 +59,17 @@ function keysTable(view: MemberView, keys: ListedKey[]): Html {
           <td>${k.kind}</td>
           <td>${k.mode}</td>
           <td>${k.scopes.join(', ')}</td>
+          <td>${k.ip_allowlist.length ? k.ip_allowlist.join(', ') : 'any'}</td>
+          <td>${k.kind === 'public' ? k.allowed_origins.join(', ') : '—'}</td>
           <td>${k.last_used_at ? when(k.last_used_at) : 'never'}</td>
           <td>${when(k.expires_at)}</td>
           <td>
             ${
               k.revoked_at
                 ? 'revoked'
-                : html`<a href="${base}/${k.id}/revoke">Revoke<span class="visually-hidden"> ${k.name}</span></a>`
+                : !can(view.role, 'keys.revoke')
+                  ? 'active'
+                  : html`<a href="${base}/${k.id}/revoke">Revoke<span class="visually-hidden"> ${k.name}</span></a>`
             }
           </td>
         </tr>`,
@@ -55,7 +77,8 @@ function keysTable(view: MemberView, keys: ListedKey[]): Html {
   });
 }
 
-function newKeySection(services: AppServices, view: MemberView, errors: Errors, v: Form): Html {
+function newKeySection(services: AppServices, view: MemberView, errors: Errors, v: Form): Html | string {
+  if (!can(view.role, 'keys.create')) return '';
   return html`<section aria-labelledby="new">
     <h2 id="new">Create a key</h2>
     <form method="post" action="/console/w/${view.workspace.slug}/keys">
@@ -82,7 +105,6 @@ async function keysPage(
   view: MemberView,
   o: { errors?: Errors; values?: Form } = {},
 ): Promise<string> {
-  allow(view, 'keys.view');
   const keys = await listKeys(services.pool, view.workspace.id);
   return page(
     view.frame('API keys', 'API keys'),
@@ -102,13 +124,8 @@ function keyType(form: Form): KeyType | { errors: Errors } {
 }
 
 /** The key the form asks for (scopes, expiry, name, origins, addresses), or the first thing wrong with it. */
-function keyWanted(
-  request: FastifyRequest,
-  form: Form,
-  type: KeyType,
-  now: Date,
-): Omit<NewKey, 'tenantId'> | { errors: Errors } {
-  const chosen = formList(request, 'scopes');
+function keyWanted(form: Form, type: KeyType, now: Date): Omit<NewKey, 'tenantId'> | { errors: Errors } {
+  const chosen = [form.scopes ?? []].flat();
   const unknown = chosen.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length) return { errors: { scopes: `Unknown scope: ${unknown.join(', ')}.` } };
   const scopes = (chosen.length ? chosen : type.kind === 'public' ? ['leads:create'] : [...SCOPES]) as Scope[];
@@ -120,67 +137,50 @@ function keyWanted(
   }
   const name = (form.name ?? '').trim();
   if (!name || name.length > 100) return { errors: { name: 'Give the key a name of up to 100 characters.' } };
-  return { ...type, name, scopes, allowedOrigins: lines(form.origins), ipAllowlist: lines(form.ips), expiresAt };
+  return {
+    ...type,
+    name,
+    scopes,
+    allowedOrigins: allowListEntries(form.origins),
+    ipAllowlist: allowListEntries(form.ips),
+    expiresAt,
+  };
 }
 
-/** A refusal of createKey next to the field it concerns; undefined for an error that is not a refusal. */
-function keyRefusal(error: unknown): Errors | undefined {
-  if (error instanceof KeyRefusal) {
-    const about = /origin/i.test(error.message)
-      ? 'origins'
-      : /ip|cidr|address/i.test(error.message)
-        ? 'ips'
-        : /scope/i.test(error.message)
-          ? 'scopes'
-          : 'name';
-    return { [about]: error.message };
-  }
-  if (error instanceof TypeError)
-    return { origins: 'Each origin must be a full address like https://www.example.com.' };
-  return undefined;
-}
-
-/** The new key's value, on this answer only: never cached (the console's every page is no-store), never shown again. */
-function newKeyPage(view: MemberView, key: Omit<NewKey, 'tenantId'>, value: string): string {
-  return page(
-    view.frame('Your new key', 'API keys'),
-    html`<div role="status">
-        <p>
-          The ${key.mode} ${key.kind} key <strong>${key.name}</strong> is ready. Copy it now: it is shown this once and
-          never again.
-        </p>
-        <p class="secret" id="new-key">${value}</p>
-      </div>
-      <p><a href="/console/w/${view.workspace.slug}/keys">Back to the keys</a></p>`,
-  );
-}
-
-/** The create form posted: the new key's page, or the form again with what is wrong next to its field. */
-async function createKeyAnswer(services: AppServices, request: FastifyRequest, reply: FastifyReply) {
-  const view = await memberView(services, request);
-  const form = formOf(request);
+/** The create form posted: 303 to the new key's one-time page, or the form again with what is wrong by its field. */
+async function createKeyAnswer(services: AppServices, view: MemberView, form: Form, reply: FastifyReply) {
   const refuse = async (errors: Errors) =>
     sendPage(reply, await keysPage(services, view, { errors, values: form }), 400);
   const type = keyType(form);
   if ('errors' in type) return refuse(type.errors);
   const operation = type.kind === 'secret' && type.mode === 'live' ? 'keys.create_live_secret' : 'keys.create';
   try {
-    await allowRecent(services, view, operation, form);
+    await allowRecent(services, view, operation, { password: form.password });
   } catch (error) {
     if (error instanceof ConsoleRefusal && error.field) return refuse({ [error.field]: error.message });
     throw error;
   }
-  const wanted = keyWanted(request, form, type, services.now());
+  const wanted = keyWanted(form, type, services.now());
   if ('errors' in wanted) return refuse(wanted.errors);
   let created;
   try {
     created = await createKey(services.pool, { tenantId: view.workspace.id, ...wanted });
   } catch (error) {
-    const refused = keyRefusal(error);
-    if (!refused) throw error;
-    return refuse(refused);
+    if (error instanceof KeyRefusal) return refuse({ [error.about]: error.message });
+    throw error;
   }
-  return sendPage(reply, newKeyPage(view, wanted, created.value), 201);
+  const shown = await keepOneTimeSecret(
+    services.pool,
+    view.signedIn,
+    {
+      title: 'Your new key',
+      lead: `The ${wanted.mode} ${wanted.kind} key “${wanted.name}” is ready.`,
+      value: created.value,
+      back: { href: `/console/w/${view.workspace.slug}/keys`, label: 'Back to the keys' },
+    },
+    services.now(),
+  );
+  return reply.redirect(shown, 303);
 }
 
 /** What was sent with a test key: each submission and how it ended. */
@@ -201,63 +201,78 @@ function submissionsTable(submissions: Awaited<ReturnType<typeof sandboxSubmissi
   });
 }
 
+/** A key of the workspace by the id in the path, or not found. */
+async function keyOf(services: AppServices, view: MemberView, id: string): Promise<ListedKey> {
+  const key = (await listKeys(services.pool, view.workspace.id)).find((k) => k.id === id);
+  if (!key) throw new ConsoleRefusal(404, 'No such key in this workspace.');
+  return key;
+}
+
 export function registerKeyPages(app: TypedApp, services: AppServices): void {
-  app.get('/w/:slug/keys', async (request, reply) => {
-    const view = await memberView(services, request);
-    return sendPage(reply, await keysPage(services, view));
-  });
+  app.get(
+    '/w/:slug/keys',
+    { schema: { params: SlugParams }, config: { console: { operation: 'keys.view' } } },
+    async (request, reply) => sendPage(reply, await keysPage(services, viewOf(request))),
+  );
 
-  app.post('/w/:slug/keys', async (request, reply) => createKeyAnswer(services, request, reply));
+  app.post(
+    '/w/:slug/keys',
+    { schema: { params: SlugParams, body: KeyForm }, config: { console: { operation: 'keys.create' } } },
+    async (request, reply) => createKeyAnswer(services, viewOf(request), request.body, reply),
+  );
 
-  app.get('/w/:slug/keys/:id/revoke', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'keys.revoke');
-    const key = (await listKeys(services.pool, view.workspace.id)).find(
-      (k) => k.id === (request.params as { id: string }).id,
-    );
-    if (!key) throw new ConsoleRefusal(404, 'No such key in this workspace.');
-    return sendPage(
-      reply,
-      page(
-        view.frame('Revoke a key', 'API keys'),
-        html`<p>
-            Revoke the ${key.mode} ${key.kind} key <strong>${key.name}</strong> (ending ${key.last4})? Requests with it
-            are refused from now on; this cannot be undone.
-          </p>
-          <form method="post" action="/console/w/${view.workspace.slug}/keys/${key.id}/revoke">
-            ${csrfField(view.signedIn.csrf)} <button type="submit" class="danger">Revoke the key</button>
-            <a href="/console/w/${view.workspace.slug}/keys">Keep it</a>
-          </form>`,
-      ),
-    );
-  });
+  app.get(
+    '/w/:slug/keys/:id/revoke',
+    { schema: { params: KeyParams }, config: { console: { operation: 'keys.revoke' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const key = await keyOf(services, view, request.params.id);
+      return sendPage(
+        reply,
+        page(
+          view.frame('Revoke a key', 'API keys'),
+          html`<p>
+              Revoke the ${key.mode} ${key.kind} key <strong>${key.name}</strong> (ending ${key.last4})? Requests with
+              it are refused from now on; this cannot be undone.
+            </p>
+            <form method="post" action="/console/w/${view.workspace.slug}/keys/${key.id}/revoke">
+              ${csrfField(view.signedIn.csrf)} <button type="submit" class="danger">Revoke the key</button>
+              <a href="/console/w/${view.workspace.slug}/keys">Keep it</a>
+            </form>`,
+        ),
+      );
+    },
+  );
 
-  app.post('/w/:slug/keys/:id/revoke', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'keys.revoke');
-    const id = (request.params as { id: string }).id;
-    if (!/^[0-9a-f-]{36}$/.test(id) || !(await revokeKey(services.pool, view.workspace.id, id)))
-      throw new ConsoleRefusal(404, 'No such key in this workspace.');
-    return reply.redirect(`/console/w/${view.workspace.slug}/keys`, 303);
-  });
+  app.post(
+    '/w/:slug/keys/:id/revoke',
+    { schema: { params: KeyParams, body: CsrfOnly }, config: { console: { operation: 'keys.revoke' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      if (!(await revokeKey(services.pool, view.workspace.id, request.params.id)))
+        throw new ConsoleRefusal(404, 'No such key in this workspace.');
+      return reply.redirect(`/console/w/${view.workspace.slug}/keys`, 303);
+    },
+  );
 
-  app.get('/w/:slug/keys/:id', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'sandbox.view');
-    const key = (await listKeys(services.pool, view.workspace.id)).find(
-      (k) => k.id === (request.params as { id: string }).id,
-    );
-    if (!key || key.mode !== 'test') throw new ConsoleRefusal(404, 'No such test key in this workspace.');
-    const submissions = await sandboxSubmissions(services.pool, services.personalData, view.workspace.id, key.id);
-    return sendPage(
-      reply,
-      page(
-        view.frame(`Test key ${key.name}`, 'API keys'),
-        html`<p>Ends in …${key.last4}; scopes ${key.scopes.join(', ')}.</p>
-          <h2>Sandbox submissions</h2>
-          ${submissions.length === 0 ? notice('Nothing has been sent with this key yet.') : ''}
-          ${submissionsTable(submissions)}`,
-      ),
-    );
-  });
+  app.get(
+    '/w/:slug/keys/:id',
+    { schema: { params: KeyParams }, config: { console: { operation: 'sandbox.view' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const key = await keyOf(services, view, request.params.id);
+      if (key.mode !== 'test') throw new ConsoleRefusal(404, 'No such test key in this workspace.');
+      const submissions = await sandboxSubmissions(services.pool, services.personalData, view.workspace.id, key.id);
+      return sendPage(
+        reply,
+        page(
+          view.frame(`Test key ${key.name}`, 'API keys'),
+          html`<p>Ends in …${key.last4}; scopes ${key.scopes.join(', ')}.</p>
+            <h2>Sandbox submissions</h2>
+            ${submissions.length === 0 ? notice('Nothing has been sent with this key yet.') : ''}
+            ${submissionsTable(submissions)}`,
+        ),
+      );
+    },
+  );
 }

@@ -1,367 +1,751 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
 import type { AppServices } from '../../bootstrap.js';
+import { WebhookLimitError, WebhookUrlRefusedError } from '../../commands/errors.js';
 import { staffContext } from '../../commands/run-command.js';
-import { resumeEndpoint, rotateEndpointSecret, sendTestEvent } from '../../commands/webhooks/endpoints.js';
-import type { TypedApp } from '../../http/typed-app.js';
-import { findEndpoint, listAllEndpoints, toPublicEndpoint } from '../../projections/webhook-endpoints.js';
-import { listDeliveries, resendDelivery } from '../../webhooks/deliveries.js';
 import {
-  allow,
-  allowRecent,
-  ConsoleRefusal,
-  formOf,
-  memberView,
-  needsPassword,
-  sendPage,
-  type MemberView,
-} from '../context.js';
-import { html, table } from '../html.js';
-import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
+  changeEndpoint,
+  createEndpoint,
+  deleteEndpoint,
+  disableEndpoint,
+  resumeEndpoint,
+  rotateEndpointSecret,
+  sendTestEvent,
+  type CreateEndpointInput,
+} from '../../commands/webhooks/endpoints.js';
+import { WebhookEndpointCreate } from '../../http/schemas/webhook.js';
+import type { TypedApp } from '../../http/typed-app.js';
+import { can } from '../../identity/permissions.js';
+import {
+  findEndpoint,
+  listAllEndpoints,
+  toPublicEndpoint,
+  type EndpointRow,
+} from '../../projections/webhook-endpoints.js';
+import { EVENT_KINDS } from '../../shared/enums.js';
+import {
+  DELIVERY_LOG_RETENTION_MS,
+  listDeliveries,
+  resendDelivery,
+  type DeliveryLogEntry,
+} from '../../webhooks/deliveries.js';
+import { DELIVERY_FILTERS, eventPatterns } from '../../webhooks/delivery-state.js';
+import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
+import { actorOf } from '../forms.js';
+import { html, table, type Html } from '../html.js';
+import { csrfField, field, notice, page, signInAgain } from '../layout.js';
+import { keepOneTimeSecret } from '../one-time-secret.js';
+import {
+  failingSince,
+  findDeletedEndpoint,
+  listDeletedEndpoints,
+  recentAttemptOutcomes,
+  type DeletedEndpoint,
+} from '../queries/webhooks.js';
+import { viewOf } from '../routes.js';
+import { momentOf, when } from '../time.js';
+import { deliveryLogSection, lastAnswer, type LogQuery } from './webhook-log.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const DAY_MS = 24 * 3600_000;
-const STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
+/** Text of a form field: no NUL byte, at most `max` characters. */
+const Text = (max: number) => Type.String({ maxLength: max, pattern: '^[^\\u0000]*$' });
+const Uuid = Type.String({ format: 'uuid' });
+const SlugParams = Type.Object({ slug: Text(100) });
+const EndpointParams = Type.Object({ slug: Text(100), id: Uuid });
+const DeliveryParams = Type.Object({ slug: Text(100), id: Uuid, deliveryId: Uuid });
+const CsrfOnly = Type.Object({ _csrf: Type.Optional(Text(200)) });
+const LogQuerySchema = Type.Object({
+  state: Type.Optional(Text(20)),
+  event: Type.Optional(Text(500)),
+  since: Type.Optional(Text(40)),
+  cursor: Type.Optional(Text(40)),
+  done: Type.Optional(Text(20)),
+  n: Type.Optional(Text(10)),
+});
+const EndpointForm = Type.Object({
+  _csrf: Type.Optional(Text(200)),
+  url: Type.Optional(Text(4000)),
+  description: Type.Optional(Text(1000)),
+  events: Type.Optional(Type.Union([Text(60), Type.Array(Text(60), { maxItems: 40 })])),
+  mode: Type.Optional(Text(10)),
+});
+type EndpointFormBody = Static<typeof EndpointForm>;
+const RotateForm = Type.Object({ _csrf: Type.Optional(Text(200)), password: Type.Optional(Text(1000)) });
+const SinceQuery = Type.Object({ since: Type.Optional(Text(40)) });
+const SinceForm = Type.Object({ _csrf: Type.Optional(Text(200)), since: Type.Optional(Text(40)) });
 
-/** Succeeded and failed deliveries of the last day, per endpoint of the workspace. */
-export async function recentOutcomes(
-  services: AppServices,
-  tenantId: string,
-): Promise<Map<string, { ok: number; failed: number }>> {
-  const result = await services.pool.query<{ endpoint_id: string; ok: number; failed: number }>(
-    `SELECT d.endpoint_id, count(*) FILTER (WHERE d.status = 'succeeded')::int AS ok,
-            count(*) FILTER (WHERE d.status = 'failed')::int AS failed
-       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE e.tenant_id = $1 AND d.created_at >= $2
-      GROUP BY d.endpoint_id`,
-    [tenantId, new Date(services.now().getTime() - DAY_MS)],
-  );
-  return new Map(result.rows.map((r) => [r.endpoint_id, r]));
-}
+type Errors = Record<string, string>;
 
-/** How many failed deliveries since a time a "retry failed" would send again (none of them already resent). */
-async function failedSince(services: AppServices, endpointId: string, since: Date): Promise<string[]> {
-  const result = await services.pool.query<{ id: string }>(
-    `SELECT id FROM webhook_deliveries
-      WHERE endpoint_id = $1 AND status = 'failed' AND created_at >= $2 AND superseded_by IS NULL
-      ORDER BY created_at`,
-    [endpointId, since],
-  );
-  return result.rows.map((r) => r.id);
-}
-
-async function endpointOf(services: AppServices, view: MemberView, request: FastifyRequest) {
-  const id = (request.params as { id: string }).id;
-  const row = UUID.test(id) ? await findEndpoint(services.pool, view.workspace.id, id) : undefined;
-  if (!row) throw new ConsoleRefusal(404, 'No such webhook endpoint in this workspace.');
-  return {
-    row,
-    context: staffContext(
-      view.workspace.id,
-      row.sandbox,
-      { type: 'user', user_id: view.member.id, email: view.member.email, name: view.member.name },
-      services.now(),
-    ),
-  };
-}
-
-function parseSince(text: string | undefined): Date | undefined {
-  if (!text) return undefined;
-  const date = new Date(`${text}Z`);
-  return Number.isNaN(date.getTime()) ? undefined : date;
-}
-
-/** The endpoints of the workspace, both modes, with their success rate over the last day. */
-async function endpointsPage(services: AppServices, request: FastifyRequest) {
-  const view = await memberView(services, request);
-  allow(view, 'webhooks.view');
-  const now = services.now();
-  const endpoints = await listAllEndpoints(services.pool, view.workspace.id);
-  const outcomes = await recentOutcomes(services, view.workspace.id);
-  const rate = (id: string) => {
-    const o = outcomes.get(id);
-    return o && o.ok + o.failed > 0
-      ? `${Math.round((100 * o.ok) / (o.ok + o.failed))}% of ${o.ok + o.failed}`
-      : 'no deliveries';
-  };
-  return page(
-    view.frame('Webhooks', 'Webhooks'),
-    html`${table({
-      caption: 'Endpoints (success in the last 24 hours)',
-      headings: ['URL', 'Mode', 'Status', 'Success'],
-      rows: endpoints.map((e) => {
-        const p = toPublicEndpoint(e, now);
-        return html`<tr>
-          <td><a href="/console/w/${view.workspace.slug}/webhooks/${e.id}">${p.url}</a></td>
-          <td>${e.sandbox ? 'test' : 'live'}</td>
-          <td>${p.status}</td>
-          <td>${rate(e.id)}</td>
-        </tr>`;
-      }),
-    })}`,
-  );
-}
-
-type EndpointPageOptions = {
-  message?: string;
-  secret?: string;
-  errors?: Record<string, string>;
-  preview?: { since: string; count: number };
+/** What an action redirected back with (`?done=`): the outcome in words, never text taken from the address. */
+const OUTCOMES: Record<string, (n: number) => string> = {
+  created: () => 'The endpoint is created.',
+  changed: () => 'The endpoint is changed.',
+  disabled: () => 'The endpoint is disabled: what comes for it waits until it is resumed.',
+  resumed: () => 'The endpoint is active again; what waited is being sent.',
+  test: () => 'A webhook.test event is on its way.',
+  resent: () => 'The delivery is resent, with the same event id.',
+  retried: (n) => `${n} failing deliveries are being sent again.`,
+  deleted: () => 'The endpoint is deleted. Its delivery log stays readable for 30 days.',
 };
-type LogQuery = { status?: string; event?: string; since?: string; cursor?: string };
-type PublicEndpoint = ReturnType<typeof toPublicEndpoint>;
-type Deliveries = Awaited<ReturnType<typeof listDeliveries>>['data'];
 
-/** One endpoint: its state, its actions and its delivery log, filtered by the query. */
-async function endpointPage(
-  services: AppServices,
-  request: FastifyRequest,
-  view: MemberView,
-  o: EndpointPageOptions = {},
-) {
-  allow(view, 'webhooks.view');
-  const { row } = await endpointOf(services, view, request);
-  const now = services.now();
-  const p = toPublicEndpoint(row, now);
-  const q = request.query as LogQuery;
-  const log = await deliveryLog(services, row.id, q, now);
-  const lastFailures =
-    p.status === 'paused'
-      ? (await listDeliveries(services.pool, row.id, { limit: 5, now, status: 'failed' })).data
-      : [];
-  const base = `/console/w/${view.workspace.slug}/webhooks/${row.id}`;
-  const csrf = csrfField(view.signedIn.csrf);
-  return page(
-    view.frame(`Endpoint ${p.url}`, 'Webhooks'),
-    html`${notice(o.message)}
-      ${
-        o.secret
-          ? html`<div role="status">
-              <p>The new signing secret, shown this once:</p>
-              <p class="secret" id="new-secret">${o.secret}</p>
-            </div>`
-          : ''
-      }
-      <p>Mode ${row.sandbox ? 'test' : 'live'}; status <strong>${p.status}</strong>; events ${p.events.join(', ')}.</p>
-      ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${p.previous_secret_valid_until}.</p>` : ''}
-      ${p.status === 'paused' ? pausedSection(p, lastFailures, base, csrf) : ''}
-      ${actionsSection(services, view, o, base, csrf)} ${deliveryLogSection(log, q, base, csrf)}`,
-  );
+function outcomeOf(query: { done?: string; n?: string }): string | undefined {
+  const say = query.done ? OUTCOMES[query.done] : undefined;
+  return say?.(Number(query.n ?? 0) || 0);
 }
 
-/** A page of the endpoint's deliveries as the log's filters (status, event, since, cursor) ask. */
-async function deliveryLog(services: AppServices, endpointId: string, q: LogQuery, now: Date) {
-  const since = parseSince(q.since);
-  const status = STATUSES.find((value) => value === q.status);
-  return listDeliveries(services.pool, endpointId, {
-    limit: 50,
-    now,
-    before: q.cursor && UUID.test(q.cursor) ? q.cursor : undefined,
-    ...(status ? { status } : {}),
-    ...(q.event ? { event: q.event.slice(0, 100) } : {}),
-    ...(since ? { since } : {}),
+const baseOf = (view: MemberView) => `/console/w/${view.workspace.slug}/webhooks`;
+
+/** The endpoint of the path (live or test) as a command's target, or not found. */
+async function endpointOf(services: AppServices, view: MemberView, id: string) {
+  const row = await findEndpoint(services.pool, view.workspace.id, id);
+  if (!row) throw new ConsoleRefusal(404, 'No such webhook endpoint in this workspace.');
+  return { row, context: staffContext(view.workspace.id, row.sandbox, actorOf(view), services.now()) };
+}
+
+/** Success over the last day, from attempts: a delivery that fails and retries counts each failure. */
+function successRate(outcome: { attempts: number; succeeded: number } | undefined): string {
+  if (!outcome || outcome.attempts === 0) return 'no attempts in the last 24 hours';
+  return `${Math.round((100 * outcome.succeeded) / outcome.attempts)}% of ${outcome.attempts} attempts`;
+}
+
+/** Why an endpoint is paused, said once (the reason already holds the count of failures). */
+function pausedWords(row: Pick<EndpointRow, 'paused_reason' | 'paused_at'>): string {
+  return `Paused since ${when(row.paused_at)}: ${row.paused_reason ?? 'no reason recorded'}.`;
+}
+
+function deletedSection(view: MemberView, deleted: DeletedEndpoint[]): Html | string {
+  if (deleted.length === 0) return '';
+  return table({
+    caption: 'Deleted endpoints (their delivery logs are kept for 30 days)',
+    headings: ['URL', 'Mode', 'Deleted', 'Log kept until'],
+    rows: deleted.map(
+      (e) =>
+        html`<tr>
+          <td><a href="${baseOf(view)}/${e.id}">${e.url}</a></td>
+          <td>${e.sandbox ? 'test' : 'live'}</td>
+          <td>${when(e.deleted_at)}</td>
+          <td>${when(new Date(e.deleted_at.getTime() + DELIVERY_LOG_RETENTION_MS))}</td>
+        </tr>`,
+    ),
   });
 }
 
-function pausedSection(p: PublicEndpoint, lastFailures: Deliveries, base: string, csrf: ReturnType<typeof csrfField>) {
+/** The endpoints of the workspace, both modes, with their success over the last day, and the deleted ones. */
+async function endpointsPage(services: AppServices, view: MemberView, message?: string) {
+  const now = services.now();
+  const [endpoints, outcomes, deleted] = await Promise.all([
+    listAllEndpoints(services.pool, view.workspace.id),
+    recentAttemptOutcomes(services.pool, view.workspace.id, now),
+    listDeletedEndpoints(services.pool, view.workspace.id, now),
+  ]);
+  return page(
+    view.frame('Webhooks', 'Webhooks'),
+    html`${notice(message)}
+    ${can(view.role, 'webhooks.manage') ? html`<p><a href="${baseOf(view)}/new">Add an endpoint</a></p>` : ''}
+    ${table({
+      caption: 'Endpoints (success of the attempts in the last 24 hours)',
+      headings: ['URL', 'Mode', 'Status', 'Success'],
+      rows: endpoints.map(
+        (e) =>
+          html`<tr>
+            <td><a href="${baseOf(view)}/${e.id}">${e.url}</a></td>
+            <td>${e.sandbox ? 'test' : 'live'}</td>
+            <td>${e.status === 'paused' ? pausedWords(e) : 'active'}</td>
+            <td>${successRate(outcomes.get(e.id))}</td>
+          </tr>`,
+      ),
+    })}
+    ${deletedSection(view, deleted)}`,
+  );
+}
+
+/** A page of the endpoint's deliveries as the log's filters ask. */
+async function deliveryLog(services: AppServices, endpointId: string, paused: boolean, q: LogQuery) {
+  const since = q.since ? momentOf(q.since) : undefined;
+  const filter = DELIVERY_FILTERS.find((f) => f === q.state);
+  const patterns = q.event ? eventPatterns(q.event) : [];
+  return listDeliveries(services.pool, endpointId, {
+    limit: 50,
+    now: services.now(),
+    before: q.cursor && /^[0-9a-f-]{36}$/.test(q.cursor) ? q.cursor : undefined,
+    ...(filter ? { state: { filter, endpointPaused: paused } } : {}),
+    ...(patterns.length ? { eventPatterns: patterns } : {}),
+    ...(since instanceof Date ? { since } : {}),
+  });
+}
+
+interface EndpointPageOptions {
+  message?: string;
+  errors?: Errors;
+  preview?: { since: string; count: number };
+}
+
+/** One endpoint: its state, what the member's role may do with it, and its delivery log. */
+async function endpointPage(
+  services: AppServices,
+  view: MemberView,
+  row: EndpointRow,
+  q: LogQuery,
+  o: EndpointPageOptions = {},
+) {
+  const p = toPublicEndpoint(row, services.now());
+  const paused = p.status === 'paused';
+  const log = await deliveryLog(services, row.id, paused, q);
+  const base = `${baseOf(view)}/${row.id}`;
+  return page(
+    view.frame(`Endpoint ${p.url}`, 'Webhooks'),
+    html`${notice(o.message)}
+      <dl class="facts">
+        <dt>Mode</dt>
+        <dd>${row.sandbox ? 'test' : 'live'}</dd>
+        <dt>Status</dt>
+        <dd>${paused ? 'paused (why: below)' : 'active'}</dd>
+        <dt>Description</dt>
+        <dd>${p.description ?? '—'}</dd>
+        <dt>Events</dt>
+        <dd>${p.events.join(', ')}</dd>
+      </dl>
+      ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${when(p.previous_secret_valid_until)}.</p>` : ''}
+      ${paused ? await pausedSection(services, view, row, base) : ''} ${actionsSection(services, view, o, base)}
+      ${deliveryLogSection({
+        deliveries: log.data,
+        nextCursor: log.next_cursor,
+        endpointPaused: paused,
+        query: q,
+        base,
+        ...(can(view.role, 'webhooks.resend') ? { resendCsrf: view.signedIn.csrf } : {}),
+      })}`,
+  );
+}
+
+async function pausedSection(services: AppServices, view: MemberView, row: EndpointRow, base: string) {
+  const now = services.now();
+  const last = await listDeliveries(services.pool, row.id, {
+    limit: 5,
+    now,
+    state: { filter: 'failing', endpointPaused: true },
+  });
   return html`<section aria-labelledby="paused">
     <h2 id="paused">Paused</h2>
     <p>
-      Why: ${p.paused_reason ?? 'unknown'} (since ${p.paused_at}), after ${p.consecutive_failures} failures in a row.
+      ${pausedWords(row)} What comes for it waits (and is listed as waiting below) until it is resumed; webhook.test
+      events are still sent.
     </p>
-    <ul>
-      ${lastFailures.map(
-        (d) => html`<li>${d.event} ${d.created_at}: ${d.log.at(-1)?.response_status ?? d.log.at(-1)?.error ?? ''}</li>`,
-      )}
-    </ul>
-    <form method="post" action="${base}/resume">${csrf}<button type="submit">Resume the endpoint</button></form>
-  </section>`;
-}
-
-function actionsSection(
-  services: AppServices,
-  view: MemberView,
-  o: EndpointPageOptions,
-  base: string,
-  csrf: ReturnType<typeof csrfField>,
-) {
-  const errors = o.errors ?? {};
-  return html`<section aria-labelledby="actions">
-    <h2 id="actions">Actions</h2>
-    <form method="post" action="${base}/test">${csrf}<button type="submit">Send a test event</button></form>
-    <form method="post" action="${base}/rotate-secret">
-      ${csrf}
-      ${needsPassword(services, view.signedIn, 'webhooks.rotate_secret') ? signInAgain(view.signedIn.csrf, errors.password) : ''}
-      <button type="submit">Rotate the secret</button>
-    </form>
-    <form method="get" action="${base}/retry-failed">
-      ${field({ name: 'since', label: 'Retry every failed delivery since (UTC)', type: 'datetime-local', required: true, error: errors.since })}
-      <button type="submit">Preview</button>
-    </form>
     ${
-      o.preview
-        ? html`<form method="post" action="${base}/retry-failed">
-            ${csrf}<input type="hidden" name="since" value="${o.preview.since}" />
-            <p role="status">${o.preview.count} failed deliveries since ${o.preview.since} UTC would be sent again.</p>
-            <button type="submit" ${o.preview.count === 0 ? html`disabled` : ''}>
-              Retry ${o.preview.count} deliveries
-            </button>
+      last.data.length
+        ? html`<p>Its last failures, by what the receiver answered:</p>
+            <ul>
+              ${answersOf(last.data).map(
+                (a) => html`<li>${a.count} × ${a.answer} (the latest on a delivery created ${when(a.latest)})</li>`,
+              )}
+            </ul>`
+        : ''
+    }
+    ${
+      can(view.role, 'webhooks.resume')
+        ? html`<form method="post" action="${base}/resume">
+            ${csrfField(view.signedIn.csrf)}<button type="submit">Resume the endpoint</button>
           </form>`
         : ''
     }
   </section>`;
 }
 
-function deliveryLogSection(
-  log: Awaited<ReturnType<typeof listDeliveries>>,
-  q: LogQuery,
-  base: string,
-  csrf: ReturnType<typeof csrfField>,
-) {
-  const older = log.next_cursor
-    ? `?${new URLSearchParams({ ...(q.status ? { status: q.status } : {}), ...(q.event ? { event: q.event } : {}), ...(q.since ? { since: q.since } : {}), cursor: log.next_cursor })}`
-    : undefined;
-  return html`<section aria-labelledby="log">
-    <h2 id="log">Delivery log</h2>
-    <form method="get" action="${base}">
-      ${select({ name: 'status', label: 'Status', options: ['', 'pending', 'succeeded', 'failed', 'cancelled'], value: q.status ?? '' })}
-      ${field({ name: 'event', label: 'Event type', value: q.event ?? '' })}
-      ${field({ name: 'since', label: 'Since (UTC)', type: 'datetime-local', value: q.since ?? '' })}
-      <button type="submit">Filter</button>
-    </form>
-    ${log.data.map(
-      (d) =>
-        html`<details>
-          <summary>${d.event} · ${d.status} · ${d.created_at} · event ${d.event_id}</summary>
-          <h3>Request</h3>
-          <pre>${d.request_body}</pre>
-          ${d.log.map(
-            (a) =>
-              html`<h4>
-                  Attempt ${a.attempt} at ${a.attempted_at}: ${a.response_status ?? a.error ?? ''} in ${a.duration_ms}
-                  ms
-                </h4>
-                <pre>${JSON.stringify(a.request_headers, null, 1)}</pre>
-                <pre>${a.response_body ?? ''}</pre>`,
-          )}
-          <form method="post" action="${base}/deliveries/${d.id}/resend">
-            ${csrf}<button type="submit">Resend this delivery</button>
-          </form>
-        </details>`,
-    )}
-    ${log.data.length === 0 ? notice('No delivery matches.') : ''}
-    ${older ? html`<p><a href="${base}${older}">Older deliveries</a></p>` : ''}
+/** The deliveries' last answers, each once with how many gave it and the newest delivery's time. */
+function answersOf(deliveries: DeliveryLogEntry[]): { answer: string; count: number; latest: string }[] {
+  const byAnswer = new Map<string, { answer: string; count: number; latest: string }>();
+  for (const d of deliveries) {
+    const answer = lastAnswer(d);
+    const seen = byAnswer.get(answer);
+    if (seen) seen.count += 1;
+    else byAnswer.set(answer, { answer, count: 1, latest: d.created_at });
+  }
+  return [...byAnswer.values()];
+}
+
+function actionsSection(services: AppServices, view: MemberView, o: EndpointPageOptions, base: string) {
+  const errors = o.errors ?? {};
+  const csrf = csrfField(view.signedIn.csrf);
+  const may = (operation: Parameters<typeof can>[1]) => can(view.role, operation);
+  if (
+    !may('webhooks.test') &&
+    !may('webhooks.rotate_secret') &&
+    !may('webhooks.retry_failed') &&
+    !may('webhooks.manage')
+  )
+    return '';
+  return html`<section aria-labelledby="actions">
+    <h2 id="actions">Actions</h2>
+    ${
+      may('webhooks.manage')
+        ? html`<p>
+            <a href="${base}/edit">Change the endpoint</a> · <a href="${base}/disable">Disable it</a> ·
+            <a href="${base}/delete">Delete it</a>
+          </p>`
+        : ''
+    }
+    ${
+      may('webhooks.test')
+        ? html`<form method="post" action="${base}/test">${csrf}<button type="submit">Send a test event</button></form>`
+        : ''
+    }
+    ${
+      may('webhooks.rotate_secret')
+        ? html`<form method="post" action="${base}/rotate-secret">
+            ${csrf}
+            ${needsPassword(services, view.signedIn, 'webhooks.rotate_secret') ? signInAgain(view.signedIn.csrf, errors.password) : ''}
+            <button type="submit">Rotate the secret</button>
+          </form>`
+        : ''
+    }
+    ${may('webhooks.retry_failed') ? retryForms(o, base, csrf) : ''}
   </section>`;
 }
 
-export function registerWebhookPages(app: TypedApp, services: AppServices): void {
-  app.get('/w/:slug/webhooks', async (request, reply) => sendPage(reply, await endpointsPage(services, request)));
+function retryForms(o: EndpointPageOptions, base: string, csrf: Html): Html {
+  return html`<form method="get" action="${base}/retry-failed">
+      ${field({ name: 'since', label: 'Retry every failing delivery since (UTC)', type: 'datetime-local', required: true, error: o.errors?.since })}
+      <button type="submit">Preview</button>
+    </form>
+    ${
+      o.preview
+        ? html`<form method="post" action="${base}/retry-failed">
+            ${csrf}<input type="hidden" name="since" value="${o.preview.since}" />
+            <p role="status">${o.preview.count} failing deliveries since ${o.preview.since} UTC would be sent again.</p>
+            <button type="submit" ${o.preview.count === 0 ? html`disabled` : ''}>
+              Retry ${o.preview.count} deliveries
+            </button>
+          </form>`
+        : ''
+    }`;
+}
 
-  app.get('/w/:slug/webhooks/:id', async (request, reply) => {
-    const view = await memberView(services, request);
-    return sendPage(reply, await endpointPage(services, request, view));
-  });
+/** A deleted endpoint: what it was, and its delivery log for the rest of its 30 days. */
+async function deletedEndpointPage(services: AppServices, view: MemberView, e: DeletedEndpoint, q: LogQuery) {
+  const log = await deliveryLog(services, e.id, false, q);
+  return page(
+    view.frame(`Deleted endpoint ${e.url}`, 'Webhooks'),
+    html`<p>
+        Deleted at ${when(e.deleted_at)}. Its delivery log is kept until
+        ${when(new Date(e.deleted_at.getTime() + DELIVERY_LOG_RETENTION_MS))}; nothing is sent to it any more.
+      </p>
+      <dl class="facts">
+        <dt>Mode</dt>
+        <dd>${e.sandbox ? 'test' : 'live'}</dd>
+        <dt>Description</dt>
+        <dd>${e.description ?? '—'}</dd>
+        <dt>Events</dt>
+        <dd>${e.events.join(', ')}</dd>
+      </dl>
+      ${deliveryLogSection({
+        deliveries: log.data,
+        nextCursor: log.next_cursor,
+        endpointPaused: false,
+        query: q,
+        base: `${baseOf(view)}/${e.id}`,
+      })}`,
+  );
+}
 
-  app.post('/w/:slug/webhooks/:id/resume', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'webhooks.resume');
-    const { row, context } = await endpointOf(services, view, request);
-    await resumeEndpoint(services, context, row.id);
-    return sendPage(
-      reply,
-      await endpointPage(services, request, view, {
-        message: 'The endpoint is active again; what waited is being sent.',
-      }),
-    );
-  });
-
-  app.post('/w/:slug/webhooks/:id/test', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'webhooks.test');
-    const { row, context } = await endpointOf(services, view, request);
-    const sent = await sendTestEvent(services, context, row.id);
-    return sendPage(
-      reply,
-      await endpointPage(services, request, view, {
-        message: `A webhook.test event (${sent.event_id}) is on its way.`,
-      }),
-      202,
-    );
-  });
-
-  app.post('/w/:slug/webhooks/:id/rotate-secret', async (request, reply) => {
-    const view = await memberView(services, request);
-    const form = formOf(request);
-    try {
-      await allowRecent(services, view, 'webhooks.rotate_secret', form);
-    } catch (error) {
-      if (error instanceof ConsoleRefusal && error.field)
-        return sendPage(
-          reply,
-          await endpointPage(services, request, view, { errors: { [error.field]: error.message } }),
-          error.status,
-        );
-      throw error;
+/** The create and change form: address, description, kinds (and the mode, for a new endpoint). */
+function endpointForm(
+  view: MemberView,
+  o: { action: string; submit: string; values: EndpointFormBody; errors: Errors; withMode: boolean },
+): Html {
+  const chosen = new Set([o.values.events ?? []].flat());
+  return html`<form method="post" action="${o.action}">
+    ${csrfField(view.signedIn.csrf)}
+    ${field({ name: 'url', label: 'Receiver’s address (HTTPS)', type: 'url', value: o.values.url ?? '', required: true, error: o.errors.url })}
+    ${field({ name: 'description', label: 'Description', value: o.values.description ?? '', error: o.errors.description })}
+    ${
+      o.withMode
+        ? html`<fieldset>
+            <legend>Mode</legend>
+            ${(['live', 'test'] as const).map(
+              (m) =>
+                html`<div>
+                  <input
+                    type="radio"
+                    id="mode-${m}"
+                    name="mode"
+                    value="${m}"
+                    ${(o.values.mode ?? 'live') === m ? html`checked` : ''}
+                  />
+                  <label for="mode-${m}" class="inline"
+                    >${m === 'live' ? 'Live events' : 'Test (sandbox) events'}</label
+                  >
+                </div>`,
+            )}
+          </fieldset>`
+        : ''
     }
-    const { row, context } = await endpointOf(services, view, request);
-    const rotated = await rotateEndpointSecret(services, context, row.id);
-    return sendPage(
-      reply,
-      await endpointPage(services, request, view, { secret: rotated.secret, message: 'The secret is rotated.' }),
-    );
-  });
+    <fieldset ${o.errors.events ? html`aria-describedby="events-error"` : ''}>
+      <legend>Events it receives</legend>
+      ${EVENT_KINDS.map(
+        (k) =>
+          html`<div>
+            <input type="checkbox" id="event-${k}" name="events" value="${k}" ${chosen.has(k) ? html`checked` : ''} />
+            <label for="event-${k}" class="inline">${k}</label>
+          </div>`,
+      )}
+      ${o.errors.events ? html`<p class="error" id="events-error">${o.errors.events}</p>` : ''}
+    </fieldset>
+    ${o.errors.form ? notice(o.errors.form, 'alert') : ''}
+    <button type="submit">${o.submit}</button>
+  </form>`;
+}
 
-  app.post('/w/:slug/webhooks/:id/deliveries/:deliveryId/resend', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'webhooks.resend');
-    const { row } = await endpointOf(services, view, request);
-    const deliveryId = (request.params as { deliveryId: string }).deliveryId;
-    const resent = UUID.test(deliveryId)
-      ? await resendDelivery(services.pool, row.id, deliveryId, services.now())
-      : undefined;
-    if (!resent) throw new ConsoleRefusal(404, 'No such delivery of this endpoint.');
-    return sendPage(
-      reply,
-      await endpointPage(services, request, view, {
-        message: `Resent as delivery ${resent.id}, with the same event id ${resent.event_id}.`,
+/** The form read as the API's create body would be, under the API's schema; or the problems by field. */
+function endpointInput(body: EndpointFormBody): CreateEndpointInput | { errors: Errors } {
+  const description = (body.description ?? '').trim();
+  const input = {
+    url: (body.url ?? '').trim(),
+    description: description === '' ? null : description,
+    events: [...new Set([body.events ?? []].flat())],
+  };
+  if (Value.Check(WebhookEndpointCreate, input)) return input;
+  const errors: Errors = {};
+  for (const problem of Value.Errors(WebhookEndpointCreate, input)) {
+    const about = problem.instancePath.split('/')[1] ?? 'form';
+    errors[about] ??=
+      about === 'url'
+        ? 'Enter the receiver’s address, up to 2048 characters.'
+        : about === 'events'
+          ? 'Choose at least one kind of event.'
+          : about === 'description'
+            ? 'Keep the description to 500 characters.'
+            : 'The form could not be read.';
+  }
+  return { errors };
+}
+
+/** A command's refusal of the address or of the plan's limit, by its field; undefined for any other error. */
+function endpointRefusal(error: unknown): Errors | undefined {
+  if (error instanceof WebhookUrlRefusedError) return { url: error.message };
+  if (error instanceof WebhookLimitError)
+    return { form: `${error.message} in ${error.sandbox ? 'test' : 'live'} mode: delete one first, or change plan.` };
+  return undefined;
+}
+
+function formPage(view: MemberView, title: string, form: Html): string {
+  return page(view.frame(title, 'Webhooks'), form);
+}
+
+/** A confirmation page for an action that is hard to undo: a button that does it and a link that does not. */
+function confirmPage(
+  view: MemberView,
+  row: EndpointRow,
+  what: { title: string; text: string; button: string; action: string },
+) {
+  return page(
+    view.frame(what.title, 'Webhooks'),
+    html`<p>${what.text}</p>
+      <form method="post" action="${baseOf(view)}/${row.id}/${what.action}">
+        ${csrfField(view.signedIn.csrf)} <button type="submit" class="danger">${what.button}</button>
+        <a href="${baseOf(view)}/${row.id}">Keep it as it is</a>
+      </form>`,
+  );
+}
+
+const backTo = (reply: FastifyReply, path: string, done: string, n?: number) =>
+  reply.redirect(`${path}?done=${done}${n !== undefined ? `&n=${n}` : ''}`, 303);
+
+function registerListAndCreate(app: TypedApp, services: AppServices): void {
+  app.get(
+    '/w/:slug/webhooks',
+    {
+      schema: { params: SlugParams, querystring: LogQuerySchema },
+      config: { console: { operation: 'webhooks.view' } },
+    },
+    async (request, reply) => sendPage(reply, await endpointsPage(services, viewOf(request), outcomeOf(request.query))),
+  );
+
+  app.get(
+    '/w/:slug/webhooks/new',
+    { schema: { params: SlugParams }, config: { console: { operation: 'webhooks.manage' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const form = endpointForm(view, {
+        action: baseOf(view),
+        submit: 'Add the endpoint',
+        values: {},
+        errors: {},
+        withMode: true,
+      });
+      return sendPage(reply, formPage(view, 'Add an endpoint', form));
+    },
+  );
+
+  app.post(
+    '/w/:slug/webhooks',
+    { schema: { params: SlugParams, body: EndpointForm }, config: { console: { operation: 'webhooks.manage' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const refuse = (errors: Errors) =>
+        sendPage(
+          reply,
+          formPage(
+            view,
+            'Add an endpoint',
+            endpointForm(view, {
+              action: baseOf(view),
+              submit: 'Add the endpoint',
+              values: request.body,
+              errors,
+              withMode: true,
+            }),
+          ),
+          400,
+        );
+      const input = endpointInput(request.body);
+      if ('errors' in input) return refuse(input.errors);
+      const sandbox = request.body.mode === 'test';
+      const context = staffContext(view.workspace.id, sandbox, actorOf(view), services.now());
+      let created;
+      try {
+        created = await createEndpoint(services, context, view.workspace, input);
+      } catch (error) {
+        const refused = endpointRefusal(error);
+        if (refused) return refuse(refused);
+        throw error;
+      }
+      const shown = await keepOneTimeSecret(
+        services.pool,
+        view.signedIn,
+        {
+          title: 'Your new endpoint’s signing secret',
+          lead: `The endpoint for ${created.endpoint.url} is created. Its signing secret verifies what it receives.`,
+          value: created.secret,
+          back: { href: `${baseOf(view)}/${created.endpoint.id}`, label: 'Go to the endpoint' },
+        },
+        services.now(),
+      );
+      return reply.redirect(shown, 303);
+    },
+  );
+}
+
+function registerEndpointPage(app: TypedApp, services: AppServices): void {
+  app.get(
+    '/w/:slug/webhooks/:id',
+    {
+      schema: { params: EndpointParams, querystring: LogQuerySchema },
+      config: { console: { operation: 'webhooks.view' } },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const row = await findEndpoint(services.pool, view.workspace.id, request.params.id);
+      if (row) {
+        const message = outcomeOf(request.query);
+        return sendPage(reply, await endpointPage(services, view, row, request.query, message ? { message } : {}));
+      }
+      const deleted = await findDeletedEndpoint(services.pool, view.workspace.id, request.params.id, services.now());
+      if (!deleted) throw new ConsoleRefusal(404, 'No such webhook endpoint in this workspace.');
+      return sendPage(reply, await deletedEndpointPage(services, view, deleted, request.query));
+    },
+  );
+}
+
+function registerChange(app: TypedApp, services: AppServices): void {
+  const formFor = (view: MemberView, row: EndpointRow, values: EndpointFormBody, errors: Errors) =>
+    formPage(
+      view,
+      `Change the endpoint ${row.url}`,
+      endpointForm(view, {
+        action: `${baseOf(view)}/${row.id}/edit`,
+        submit: 'Save the changes',
+        values,
+        errors,
+        withMode: false,
       }),
-      201,
     );
-  });
 
-  app.get('/w/:slug/webhooks/:id/retry-failed', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'webhooks.retry_failed');
-    const { row } = await endpointOf(services, view, request);
-    const sinceText = (request.query as { since?: string }).since;
-    const since = parseSince(sinceText);
-    if (!since)
-      return sendPage(
-        reply,
-        await endpointPage(services, request, view, { errors: { since: 'Enter a date and time.' } }),
-        400,
-      );
-    const count = (await failedSince(services, row.id, since)).length;
-    return sendPage(reply, await endpointPage(services, request, view, { preview: { since: sinceText!, count } }));
-  });
+  app.get(
+    '/w/:slug/webhooks/:id/edit',
+    { schema: { params: EndpointParams }, config: { console: { operation: 'webhooks.manage' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { row } = await endpointOf(services, view, request.params.id);
+      const values = { url: row.url, description: row.description ?? '', events: [...row.events] };
+      return sendPage(reply, formFor(view, row, values, {}));
+    },
+  );
 
-  app.post('/w/:slug/webhooks/:id/retry-failed', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'webhooks.retry_failed');
-    const { row } = await endpointOf(services, view, request);
-    const since = parseSince(formOf(request).since);
-    if (!since)
-      return sendPage(
-        reply,
-        await endpointPage(services, request, view, { errors: { since: 'Enter a date and time.' } }),
-        400,
-      );
-    let resent = 0;
-    for (const id of await failedSince(services, row.id, since))
-      if (await resendDelivery(services.pool, row.id, id, services.now())) resent += 1;
+  app.post(
+    '/w/:slug/webhooks/:id/edit',
+    { schema: { params: EndpointParams, body: EndpointForm }, config: { console: { operation: 'webhooks.manage' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { row, context } = await endpointOf(services, view, request.params.id);
+      const input = endpointInput(request.body);
+      if ('errors' in input) return sendPage(reply, formFor(view, row, request.body, input.errors), 400);
+      try {
+        await changeEndpoint(services, context, row.id, input);
+      } catch (error) {
+        const refused = endpointRefusal(error);
+        if (refused) return sendPage(reply, formFor(view, row, request.body, refused), 400);
+        throw error;
+      }
+      return backTo(reply, `${baseOf(view)}/${row.id}`, 'changed');
+    },
+  );
+}
+
+function registerDisableAndDelete(app: TypedApp, services: AppServices): void {
+  const route = { schema: { params: EndpointParams }, config: { console: { operation: 'webhooks.manage' as const } } };
+  const post = { schema: { params: EndpointParams, body: CsrfOnly }, config: route.config };
+
+  app.get('/w/:slug/webhooks/:id/disable', route, async (request, reply) => {
+    const view = viewOf(request);
+    const { row } = await endpointOf(services, view, request.params.id);
+    const text = `Disable the endpoint ${row.url}? Nothing is sent to it until it is resumed; what comes for it meanwhile waits and is sent then.`;
     return sendPage(
       reply,
-      await endpointPage(services, request, view, { message: `${resent} failed deliveries are being sent again.` }),
-      202,
+      confirmPage(view, row, { title: 'Disable an endpoint', text, button: 'Disable the endpoint', action: 'disable' }),
     );
   });
+
+  app.post('/w/:slug/webhooks/:id/disable', post, async (request, reply) => {
+    const view = viewOf(request);
+    const { row, context } = await endpointOf(services, view, request.params.id);
+    await disableEndpoint(services, context, row.id, view.member.name);
+    return backTo(reply, `${baseOf(view)}/${row.id}`, 'disabled');
+  });
+
+  app.get('/w/:slug/webhooks/:id/delete', route, async (request, reply) => {
+    const view = viewOf(request);
+    const { row } = await endpointOf(services, view, request.params.id);
+    const text = `Delete the endpoint ${row.url}? Nothing is sent to it again and what waits for it is cancelled; this cannot be undone. Its delivery log stays readable for 30 days.`;
+    return sendPage(
+      reply,
+      confirmPage(view, row, { title: 'Delete an endpoint', text, button: 'Delete the endpoint', action: 'delete' }),
+    );
+  });
+
+  app.post('/w/:slug/webhooks/:id/delete', post, async (request, reply) => {
+    const view = viewOf(request);
+    const { row, context } = await endpointOf(services, view, request.params.id);
+    await deleteEndpoint(services, context, row.id);
+    return backTo(reply, baseOf(view), 'deleted');
+  });
+}
+
+function registerEndpointActions(app: TypedApp, services: AppServices): void {
+  const post = (operation: 'webhooks.resume' | 'webhooks.test') => ({
+    schema: { params: EndpointParams, body: CsrfOnly },
+    config: { console: { operation } },
+  });
+
+  app.post('/w/:slug/webhooks/:id/resume', post('webhooks.resume'), async (request, reply) => {
+    const view = viewOf(request);
+    const { row, context } = await endpointOf(services, view, request.params.id);
+    await resumeEndpoint(services, context, row.id);
+    return backTo(reply, `${baseOf(view)}/${row.id}`, 'resumed');
+  });
+
+  app.post('/w/:slug/webhooks/:id/test', post('webhooks.test'), async (request, reply) => {
+    const view = viewOf(request);
+    const { row, context } = await endpointOf(services, view, request.params.id);
+    await sendTestEvent(services, context, row.id);
+    return backTo(reply, `${baseOf(view)}/${row.id}`, 'test');
+  });
+
+  app.post(
+    '/w/:slug/webhooks/:id/rotate-secret',
+    {
+      schema: { params: EndpointParams, body: RotateForm },
+      config: { console: { operation: 'webhooks.rotate_secret' } },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { row, context } = await endpointOf(services, view, request.params.id);
+      try {
+        await allowRecent(services, view, 'webhooks.rotate_secret', { password: request.body.password });
+      } catch (error) {
+        if (error instanceof ConsoleRefusal && error.field)
+          return sendPage(
+            reply,
+            await endpointPage(services, view, row, {}, { errors: { [error.field]: error.message } }),
+            error.status,
+          );
+        throw error;
+      }
+      const rotated = await rotateEndpointSecret(services, context, row.id);
+      const shown = await keepOneTimeSecret(
+        services.pool,
+        view.signedIn,
+        {
+          title: 'The endpoint’s new signing secret',
+          lead: `The secret of ${row.url} is rotated; the previous one keeps signing beside it for 24 hours.`,
+          value: rotated.secret,
+          back: { href: `${baseOf(view)}/${row.id}`, label: 'Back to the endpoint' },
+        },
+        services.now(),
+      );
+      return reply.redirect(shown, 303);
+    },
+  );
+}
+
+function registerDeliveryActions(app: TypedApp, services: AppServices): void {
+  app.post(
+    '/w/:slug/webhooks/:id/deliveries/:deliveryId/resend',
+    { schema: { params: DeliveryParams, body: CsrfOnly }, config: { console: { operation: 'webhooks.resend' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { row } = await endpointOf(services, view, request.params.id);
+      const resent = await resendDelivery(services.pool, row.id, request.params.deliveryId, services.now());
+      if (!resent) throw new ConsoleRefusal(404, 'No such delivery of this endpoint.');
+      return backTo(reply, `${baseOf(view)}/${row.id}`, 'resent');
+    },
+  );
+
+  app.get(
+    '/w/:slug/webhooks/:id/retry-failed',
+    {
+      schema: { params: EndpointParams, querystring: SinceQuery },
+      config: { console: { operation: 'webhooks.retry_failed' } },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { row } = await endpointOf(services, view, request.params.id);
+      const since = momentOf(request.query.since ?? '');
+      if (!(since instanceof Date))
+        return sendPage(reply, await endpointPage(services, view, row, {}, { errors: { since } }), 400);
+      const count = (await failingSince(services.pool, row.id, since)).length;
+      return sendPage(
+        reply,
+        await endpointPage(services, view, row, {}, { preview: { since: request.query.since!, count } }),
+      );
+    },
+  );
+
+  app.post(
+    '/w/:slug/webhooks/:id/retry-failed',
+    {
+      schema: { params: EndpointParams, body: SinceForm },
+      config: { console: { operation: 'webhooks.retry_failed' } },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { row } = await endpointOf(services, view, request.params.id);
+      const since = momentOf(request.body.since ?? '');
+      if (!(since instanceof Date))
+        return sendPage(reply, await endpointPage(services, view, row, {}, { errors: { since } }), 400);
+      let resent = 0;
+      for (const id of await failingSince(services.pool, row.id, since))
+        if (await resendDelivery(services.pool, row.id, id, services.now())) resent += 1;
+      return backTo(reply, `${baseOf(view)}/${row.id}`, 'retried', resent);
+    },
+  );
+}
+
+/** The webhook pages: the endpoints, each endpoint's state and log, and what staff do with them. */
+export function registerWebhookPages(app: TypedApp, services: AppServices): void {
+  registerListAndCreate(app, services);
+  registerEndpointPage(app, services);
+  registerChange(app, services);
+  registerDisableAndDelete(app, services);
+  registerEndpointActions(app, services);
+  registerDeliveryActions(app, services);
 }

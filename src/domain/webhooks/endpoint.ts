@@ -5,6 +5,7 @@ import { streamName } from '../streams.js';
 export const ENDPOINT_EVENTS = {
   created: 'webhook_endpoint.created',
   deleted: 'webhook_endpoint.deleted',
+  changed: 'webhook_endpoint.changed',
   paused: 'webhook_endpoint.paused',
   resumed: 'webhook_endpoint.resumed',
   secretRotated: 'webhook_endpoint.secret_rotated',
@@ -14,6 +15,11 @@ export const ENDPOINT_EVENTS = {
 export type EndpointCreated = {
   type: typeof ENDPOINT_EVENTS.created;
   data: { endpoint_id: string; url: string; description: string | null; events: string[]; sealed_secret: string };
+};
+/** Staff changed where the endpoint receives, what it is described as, or which kinds it subscribes to. */
+export type EndpointChanged = {
+  type: typeof ENDPOINT_EVENTS.changed;
+  data: { endpoint_id: string; url: string; description: string | null; events: string[] };
 };
 export type EndpointDeleted = { type: typeof ENDPOINT_EVENTS.deleted; data: { endpoint_id: string } };
 export type EndpointPaused = {
@@ -38,7 +44,13 @@ export type EndpointTestSent = {
 
 /** The events of a webhook-endpoint stream. Type aliases, so each is a `NewEvent` as it stands. */
 export type EndpointEvent =
-  EndpointCreated | EndpointDeleted | EndpointPaused | EndpointResumed | EndpointSecretRotated | EndpointTestSent;
+  | EndpointCreated
+  | EndpointChanged
+  | EndpointDeleted
+  | EndpointPaused
+  | EndpointResumed
+  | EndpointSecretRotated
+  | EndpointTestSent;
 
 const ENDPOINT_EVENT_TYPES: readonly string[] = Object.values(ENDPOINT_EVENTS);
 
@@ -77,6 +89,8 @@ export function evolve(state: EndpointState | null, event: EndpointEvent): Endpo
         previousSealedSecret: null,
         previousSecretValidUntil: null,
       };
+    case ENDPOINT_EVENTS.changed:
+      return state;
     case ENDPOINT_EVENTS.deleted:
       return state && { ...state, deleted: true };
     case ENDPOINT_EVENTS.paused:
@@ -131,6 +145,23 @@ export function decideCreate(state: EndpointState | null, command: CreateEndpoin
         events: command.events,
         sealed_secret: command.sealedSecret,
       },
+    },
+  ];
+}
+
+export interface ChangeEndpoint {
+  url: string;
+  description: string | null;
+  events: string[];
+}
+
+/** The endpoint's address, description and kinds as given (the command checked the address and the kinds). */
+export function decideChange(state: EndpointState | null, command: ChangeEndpoint): EndpointChanged[] {
+  const endpoint = existing(state);
+  return [
+    {
+      type: ENDPOINT_EVENTS.changed,
+      data: { endpoint_id: endpoint.id, url: command.url, description: command.description, events: command.events },
     },
   ];
 }
@@ -191,6 +222,7 @@ export function decideSendTest(
 /** The endpoint's commands as one decider input. */
 export type EndpointCommand =
   | ({ type: 'create' } & CreateEndpoint)
+  | ({ type: 'change' } & ChangeEndpoint)
   | { type: 'delete' }
   | { type: 'pause'; reason: string; consecutiveFailures: number }
   | { type: 'resume' }
@@ -202,6 +234,8 @@ export function decide(state: EndpointState | null, command: EndpointCommand): E
   switch (command.type) {
     case 'create':
       return decideCreate(state, command);
+    case 'change':
+      return decideChange(state, command);
     case 'delete':
       return decideDelete(state);
     case 'pause':

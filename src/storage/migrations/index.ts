@@ -33,6 +33,8 @@ import * as leadSearchTrigrams from './0095-lead-search-trigrams.js';
 import * as leadListFilterIndexes from './0096-lead-list-filter-indexes.js';
 import * as keyLastUseAndSandboxIndex from './0097-key-last-use-and-sandbox-index.js';
 import * as passkeySessions from './0100-passkey-sessions.js';
+import * as deletedWebhookEndpoints from './0130-deleted-webhook-endpoints.js';
+import * as consoleOneTimeSecrets from './0131-console-one-time-secrets.js';
 
 export interface Migration {
   version: number;
@@ -78,4 +80,6 @@ export const migrations: Migration[] = [
   { version: 96, ...leadListFilterIndexes },
   { version: 97, ...keyLastUseAndSandboxIndex },
   { version: 100, ...passkeySessions },
+  { version: 130, ...deletedWebhookEndpoints },
+  { version: 131, ...consoleOneTimeSecrets },
 ];

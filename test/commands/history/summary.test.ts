@@ -436,6 +436,13 @@ const EVERY_EVENT: { event: AnyEvent; says: string | RegExp }[] = [
     },
     says: 'Created for https://hooks.example.com/crm (Our CRM), subscribed to lead.created, lead.lost',
   },
+  {
+    event: {
+      type: ENDPOINT_EVENTS.changed,
+      data: { endpoint_id: 'e1', url: 'https://hooks.example.com/v2', description: null, events: ['lead.lost'] },
+    },
+    says: 'Changed to https://hooks.example.com/v2, subscribed to lead.lost',
+  },
   { event: { type: ENDPOINT_EVENTS.deleted, data: { endpoint_id: 'e1' } }, says: 'Deleted' },
   {
     event: {

@@ -1,0 +1,134 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import t, { type Test } from 'tap';
+import { PAUSE_THRESHOLD } from '../../src/domain/webhooks/endpoint.js';
+import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
+import { projectRoot } from '../../src/shared/paths.js';
+import { chromiumSkip, launchChromium } from '../support/chromium.js';
+import { resourcePayload, webhookHarness } from '../webhooks/support/harness.js';
+import { waitFor } from '../webhooks/support/receiver.js';
+import { PASSWORD } from './support.js';
+
+declare const document: { activeElement: { id: string } | null };
+declare const axe: {
+  run(options: unknown): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
+};
+
+const IMAGES = path.join(projectRoot(), 'docs', 'images');
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const OWNER = 'asha@northstar.example';
+
+async function accessible(t: Test, page: Page, name: string): Promise<void> {
+  await page.evaluate(AXE_SOURCE);
+  const result = await page.evaluate(() =>
+    axe.run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } }),
+  );
+  t.same(
+    result.violations.map((v) => `${v.id} (${v.impact}, ${v.nodes.length})`),
+    [],
+    `${name}: no WCAG 2.2 AA violation`,
+  );
+}
+
+t.test(
+  'webhooks in headless Chromium: failing deliveries, endpoint management',
+  { skip: chromiumSkip() },
+  async (t) => {
+    t.setTimeout(300_000);
+    const h = await webhookHarness(t);
+    const account = await ensureAccount(h.pool, { email: OWNER, name: 'Asha Rao' }, h.services.now());
+    await setPassword(h.pool, account.id, PASSWORD, h.services.now());
+    // wrong.test reaches the loopback receiver, whose certificate from the test CA names other hosts only.
+    h.resolver.table.set('wrong.test', ['127.0.0.1']);
+    const endpoint = await h.createEndpoint({ url: h.receiver.url('wrong.test'), events: ['document.uploaded'] });
+    await h.startWorkers();
+    for (let i = 0; i < PAUSE_THRESHOLD; i++) await h.appendEvent('document.uploaded', resourcePayload());
+    await waitFor(
+      async () =>
+        (await h.pool.query("SELECT 1 FROM webhook_endpoints WHERE id = $1 AND status = 'paused'", [endpoint.id])).rows
+          .length === 1,
+      'paused after its run of failures',
+      60_000,
+    );
+
+    const context = await launchChromium(t, { width: 1280 });
+    const page = await context.newPage();
+    const base = h.baseUrl;
+    const w = `${base}/console/w/${h.ws.workspace.slug}/webhooks`;
+    await page.goto(`${base}/console/sign-in`);
+    await page.fill('#f-email', OWNER);
+    await page.fill('#f-password', PASSWORD);
+    await page.click('button:has-text("Sign in")');
+    await page.waitForURL(`${base}/console`);
+
+    await t.test('an endpoint failing on TLS: its failures shown as failures', async (t) => {
+      await page.goto(w);
+      t.match(await page.textContent('main'), new RegExp(`0% of ${PAUSE_THRESHOLD} attempts`));
+      await accessible(t, page, 'endpoints');
+      await page.click(`a[href$="/webhooks/${endpoint.id}"]`);
+      const states = await page.locator('tbody td:nth-child(3)').allTextContents();
+      t.equal(states.length, PAUSE_THRESHOLD);
+      t.ok(
+        states.every((s) => s.includes('Waiting for the paused endpoint, after 1 attempt that failed')),
+        'every delivery: held by the pause after a failed attempt',
+      );
+      const answers = await page.locator('tbody td:nth-child(4)').allTextContents();
+      t.ok(
+        answers.every((a) => /altnames|certificate/i.test(a)),
+        'with the TLS error as its last answer',
+      );
+      mkdirSync(IMAGES, { recursive: true });
+      // Tall enough for the endpoint's state, its last failures and the first rows of its log.
+      await page.setViewportSize({ width: 1280, height: 1900 });
+      await page.screenshot({ path: path.join(IMAGES, 'console-webhook-failing.png') });
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.click('details summary >> nth=0');
+      t.match(await page.textContent('details[open]'), /No answer: /, 'the receiver gave no answer: said so');
+      await accessible(t, page, 'failing deliveries');
+      await page.selectOption('#f-state', 'failing');
+      await page.click('button:has-text("Filter")');
+      t.equal(await page.locator('tbody tr').count(), PAUSE_THRESHOLD, 'the failing filter finds them');
+      t.match(page.url(), /state=failing/, 'the filter is in the address');
+    });
+
+    await t.test('add, change, disable and delete an endpoint; the deleted one keeps its log', async (t) => {
+      await page.goto(w);
+      await page.click('a:has-text("Add an endpoint")');
+      await accessible(t, page, 'new endpoint form');
+      await page.fill('#f-url', h.receiver.url('hooks.test', '/crm'));
+      await page.fill('#f-description', 'CRM sync');
+      await page.check('#event-document\\.uploaded');
+      await page.click('button:has-text("Add the endpoint")');
+      await page.waitForSelector('#one-time-value');
+      t.match((await page.textContent('#one-time-value'))!, /^whsec_/, 'the signing secret, shown once');
+      await page.waitForFunction(() => document.activeElement?.id === 'one-time-value');
+      t.pass('focus moved to the secret');
+      t.ok(await page.isVisible('button:has-text("Copy")'), 'with a copy button');
+      await accessible(t, page, 'new endpoint secret');
+      await page.click('a:has-text("Go to the endpoint")');
+      const id = /webhooks\/([0-9a-f-]{36})/.exec(page.url())![1]!;
+
+      await page.click('a:has-text("Change the endpoint")');
+      await page.check('#event-document\\.rejected');
+      await page.click('button:has-text("Save the changes")');
+      await page.waitForSelector('text=The endpoint is changed.');
+      t.match(await page.textContent('main'), /document\.uploaded, document\.rejected/);
+
+      await page.click('a:has-text("Disable it")');
+      await accessible(t, page, 'disable confirmation');
+      await page.click('button:has-text("Disable the endpoint")');
+      await page.waitForSelector('text=The endpoint is disabled');
+      t.match(await page.textContent('main'), /disabled by Asha Rao/);
+
+      await page.click('a:has-text("Delete it")');
+      await accessible(t, page, 'delete confirmation');
+      await page.click('button:has-text("Delete the endpoint")');
+      await page.waitForSelector('text=The endpoint is deleted.');
+      await accessible(t, page, 'endpoints with a deleted one');
+      await page.click(`a[href$="/webhooks/${id}"]`);
+      t.match(await page.textContent('main'), /Deleted at .* Its delivery log is kept until/);
+    });
+  },
+);
