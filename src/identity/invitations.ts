@@ -3,7 +3,7 @@ import { withTransaction } from '../storage/postgres.js';
 import type { Workspace, WorkspaceUser } from '../workspaces/workspace.js';
 import { ensureAccount, setPassword } from './accounts.js';
 import { staffMailer } from './mail.js';
-import { changeMembers, membershipsOf } from './members.js';
+import { changeMembers } from './members.js';
 import { consumeOneTimeToken, issueOneTimeToken, peekOneTimeToken, type OneTimePurpose } from './one-time-tokens.js';
 import type { Role } from './permissions.js';
 import { IDENTITY_POLICY } from './policy.js';
@@ -48,30 +48,6 @@ export async function inviteMember(
 ): Promise<{ member: WorkspaceUser; link: string; mailed: boolean }> {
   const changed = await changeMembers(services.pool, workspace.id, { type: 'invite', ...person }, services.now());
   return { member: changed.user, ...(await sendInvitation(services, changed.workspace, changed.user)) };
-}
-
-/**
- * Mails a password reset link when the email is an active member of some workspace. The caller answers the same
- * either way, so the form tells no one who has an account.
- */
-export async function requestPasswordReset(services: Services, email: string): Promise<void> {
-  const memberships = await membershipsOf(services.pool, email);
-  const first = memberships[0];
-  if (!first) return;
-  const now = services.now();
-  const account = await ensureAccount(services.pool, first.user, now);
-  const token = await issueOneTimeToken(services.pool, {
-    purpose: 'password_reset',
-    accountId: account.id,
-    tenantId: null,
-    now,
-    lifetimeMs: IDENTITY_POLICY.passwordResetMs,
-  });
-  await staffMailer(services.config)({
-    to: account.email,
-    subject: 'Reset your visa-crm password',
-    text: `Someone asked to reset the password of ${account.email}.\n\nChoose a new one here (the link works once, for 30 minutes):\n${oneTimeLink(services, 'password_reset', token)}\n\nIf it was not you, do nothing.\n`,
-  });
 }
 
 export function isUsableOneTimeToken(services: Services, purpose: OneTimePurpose, token: string) {
