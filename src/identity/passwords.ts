@@ -41,6 +41,10 @@ function strengthEstimator() {
     dictionary: { ...commonWords.dictionary, ...englishWords.dictionary },
     graphs: commonWords.adjacencyGraphs,
     translations: englishWords.translations,
+    // Bounded work per check (the library's defaults let a 40-character password cost seconds of CPU): the first 64
+    // characters are scored (longer ones are strong if those are), with at most 8 l33t substitutions tried.
+    maxLength: 64,
+    l33tMaxSubstitutions: 8,
   });
   return estimator;
 }

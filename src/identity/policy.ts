@@ -14,10 +14,11 @@ export const IDENTITY_POLICY = {
   minPasswordLength: 12,
   maxPasswordLength: 256,
   /**
-   * Password attempts (sign-in and re-entry in a session), each costing one before the password is checked. From an
-   * address the account signed in from within `knownAddressMs`: five, one back a minute, for that address alone.
+   * Password attempts (sign-in and re-entry in a session), each costing one before the password is checked, right or
+   * wrong. From an address the account signed in from within `knownAddressMs`: ten (room for the member's own
+   * sign-ins), one back a minute, for that address alone.
    */
-  signInKnownAddress: { capacity: 5, refill_per_second: 1 / 60 },
+  signInKnownAddress: { capacity: 10, refill_per_second: 1 / 60 },
   /** From any other address: five for that address, one back every ten minutes... */
   signInNewAddress: { capacity: 5, refill_per_second: 1 / 600 },
   /** ...and, for all such addresses together, ten per account, one back every ten minutes (at most 154 a day). */

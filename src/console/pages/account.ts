@@ -278,6 +278,10 @@ export function registerAccountPages(app: TypedApp, services: AppServices): void
       const form = request.body;
       const refuse = async (errors: Record<string, string>) =>
         sendPage(reply, await accountPage(services, request, signedIn, { errors }), 400);
+      const accountId = signedIn.session.account_id;
+      // The new password first: a refused one costs no attempt at the current password.
+      const problem = await newPasswordProblem(services.pool, accountId, form.password, form.confirm);
+      if (problem) return refuse({ new: problem });
       try {
         // The current password costs from the account's buckets as a sign-in does; past them the session ends.
         await reenterPassword(services, signedIn, form.current, {
@@ -289,9 +293,6 @@ export function registerAccountPages(app: TypedApp, services: AppServices): void
         if (error instanceof ConsoleRefusal && error.field) return refuse({ [error.field]: error.message });
         throw error;
       }
-      const accountId = signedIn.session.account_id;
-      const problem = await newPasswordProblem(services.pool, accountId, form.password, form.confirm);
-      if (problem) return refuse({ new: problem });
       const revokeTokens = form.revoke_tokens === 'on';
       await withTransaction(services.pool, async (sql) => {
         const now = services.now();
