@@ -102,7 +102,11 @@ async function setUp(app: TestApp): Promise<{ models: AccountModel[]; slugs: str
 
 t.test('resets, password changes, tokens, sign-outs and sign-ins across two workspaces follow the model', async (t) => {
   const app = await startApp(t, {
-    config: { authFailureLimit: { capacity: 1_000_000, refill_per_second: 1_000 } },
+    // The admin interface (where tokens are used) is on only with an operator token.
+    config: {
+      adminToken: 'operator-token-for-property-tests-0123456789',
+      authFailureLimit: { capacity: 1_000_000, refill_per_second: 1_000 },
+    },
   });
   // Throttling is not this property's subject: every bucket is full again at each request.
   let tick = 0;
