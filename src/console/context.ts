@@ -2,9 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../bootstrap.js';
 import { activeMember } from '../identity/members.js';
 import { can, needsRecentSignIn, PERMISSIONS, type Operation, type Role } from '../identity/permissions.js';
-import { csrfTokenOf, isRecentSignIn, markAuthenticated, type StaffSession } from '../identity/sessions.js';
-import { findAccountByEmail } from '../identity/accounts.js';
-import { passwordMatches } from '../identity/passwords.js';
+import { csrfTokenOf, endSession, isRecentSignIn, markAuthenticated, type StaffSession } from '../identity/sessions.js';
+import { checkPassword } from '../identity/sign-in.js';
 import { findWorkspace } from '../workspaces/repository.js';
 import type { Workspace, WorkspaceUser } from '../workspaces/workspace.js';
 import type { PageFrame } from './layout.js';
@@ -107,14 +106,49 @@ export async function confirmRecentSignIn(
 ): Promise<void> {
   const now = services.now();
   if (isRecentSignIn(signedIn.session, now)) return;
-  const account = await findAccountByEmail(services.pool, signedIn.session.email);
   const password = body.password ?? '';
   if (!password)
     throw new ConsoleRefusal(403, 'Enter your password again: this asks for a recent sign-in.', 'password');
-  if (!account?.password_hash || !(await passwordMatches(account.password_hash, password)))
-    throw new ConsoleRefusal(403, 'That is not your password.', 'password');
+  await reenterPassword(services, signedIn, password, { field: 'password', wrong: 'That is not your password.' });
   await markAuthenticated(services.pool, signedIn.sessionId, now);
   signedIn.session.authenticated_at = now;
+}
+
+/** Why a session ended in the middle of a form: the password was entered wrongly too many times. */
+export const SIGNED_OUT_FOR_PASSWORDS =
+  'You were signed out: your password was entered wrongly too many times in a row. Sign in again, with a passkey or by resetting your password if you need to.';
+
+/** The session ended because its password was guessed at: the page says so, and the session is gone. */
+export class SignedOutRefusal extends ConsoleRefusal {
+  constructor() {
+    super(401, SIGNED_OUT_FOR_PASSWORDS);
+  }
+}
+
+/**
+ * The password entered again inside a session (a recent sign-in, the current password of a change): it costs from
+ * the account's buckets at the door the session came in by, as a sign-in there does (src/identity/sign-in.ts), so a
+ * stolen session cannot guess the password; past the limit the session ends.
+ */
+export async function reenterPassword(
+  services: AppServices,
+  signedIn: SignedIn,
+  password: string,
+  refusal: { field: string; wrong: string },
+): Promise<void> {
+  const result = await checkPassword(
+    { sql: services.pool, rateLimits: services.rateLimits, now: services.now },
+    { email: signedIn.session.email, password, address: signedIn.session.address },
+  );
+  switch (result.type) {
+    case 'signed_in':
+      return;
+    case 'refused':
+      throw new ConsoleRefusal(403, refusal.wrong, refusal.field);
+    case 'throttled':
+      await endSession(services.pool, signedIn.sessionId);
+      throw new SignedOutRefusal();
+  }
 }
 
 /** Whether a form for this operation must ask for the password (no recent sign-in). */

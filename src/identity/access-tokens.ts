@@ -77,3 +77,12 @@ export async function revokeAccessToken(sql: Queryable, accountId: string, id: s
   );
   return (result.rowCount ?? 0) > 0;
 }
+
+/** Revokes every live token of the account (a reset, signing out everywhere, a password change that asks it). */
+export async function revokeEveryAccessToken(sql: Queryable, accountId: string, now: Date): Promise<number> {
+  const result = await sql.query(
+    'UPDATE staff_access_tokens SET revoked_at = $2 WHERE account_id = $1 AND revoked_at IS NULL',
+    [accountId, now],
+  );
+  return result.rowCount ?? 0;
+}

@@ -4,7 +4,7 @@ import type { Workspace, WorkspaceUser } from '../workspaces/workspace.js';
 import { findWorkspace } from '../workspaces/repository.js';
 import { ensureAccount, findAccount, setPassword, type StaffAccount } from './accounts.js';
 import { staffMailer } from './mail.js';
-import { changeMembers, credentialedEmails, MemberRefusal, membershipsOf } from './members.js';
+import { changeMembers, credentialedEmails, MemberRefusal } from './members.js';
 import { consumeOneTimeToken, issueOneTimeToken, peekOneTimeToken, type OneTimePurpose } from './one-time-tokens.js';
 import type { Role } from './permissions.js';
 import { IDENTITY_POLICY } from './policy.js';
@@ -75,50 +75,8 @@ export async function inviteMember(
   return { member: changed.user, sent: await sendInvitation(services, changed.workspace, changed.user) };
 }
 
-/**
- * Mails a password reset link when the email is an active member of some workspace. The caller answers the same
- * either way, so the form tells no one who has an account.
- */
-export async function requestPasswordReset(services: Services, email: string): Promise<void> {
-  const memberships = await membershipsOf(services.pool, email);
-  const first = memberships[0];
-  if (!first) return;
-  const now = services.now();
-  const account = await ensureAccount(services.pool, first.user, now);
-  const token = await issueOneTimeToken(services.pool, {
-    purpose: 'password_reset',
-    accountId: account.id,
-    tenantId: null,
-    now,
-    lifetimeMs: IDENTITY_POLICY.passwordResetMs,
-  });
-  await staffMailer(services.config)({
-    to: account.email,
-    subject: 'Reset your visa-crm password',
-    text: `Someone asked to reset the password of ${account.email}.\n\nChoose a new one here (the link works once, for 30 minutes):\n${oneTimeLink(services, 'password_reset', token)}\n\nIf it was not you, do nothing.\n`,
-  });
-}
-
 export function isUsableOneTimeToken(services: Services, purpose: OneTimePurpose, token: string) {
   return peekOneTimeToken(services.pool, purpose, token, services.now());
-}
-
-/** Uses an invitation or reset token to set the password; the account's id, or undefined when the token is spent. */
-export async function completeWithPassword(
-  services: Services,
-  purpose: OneTimePurpose,
-  token: string,
-  password: string,
-): Promise<string | undefined> {
-  return withTransaction(services.pool, async (sql) => {
-    const now = services.now();
-    const used = await consumeOneTimeToken(sql, purpose, token, now);
-    if (!used) return undefined;
-    await setPassword(sql, used.account_id, password, now);
-    // A new password ends every session it might have been stolen with.
-    await sql.query('DELETE FROM staff_sessions WHERE account_id = $1', [used.account_id]);
-    return used.account_id;
-  });
 }
 
 /**

@@ -54,3 +54,19 @@ export async function consumeOneTimeToken(
   );
   return result.rows[0];
 }
+
+/**
+ * A new password reset link for the account, ending the one still live, if any: at most one per account (a partial
+ * unique index backs it). Run in a transaction: the account's row is locked so two requests take turns.
+ */
+export async function issuePasswordResetToken(
+  sql: Queryable,
+  input: { accountId: string; now: Date; lifetimeMs: number },
+): Promise<string> {
+  await sql.query('SELECT 1 FROM staff_accounts WHERE id = $1 FOR UPDATE', [input.accountId]);
+  await sql.query(
+    `DELETE FROM staff_one_time_tokens WHERE account_id = $1 AND purpose = 'password_reset' AND used_at IS NULL`,
+    [input.accountId],
+  );
+  return issueOneTimeToken(sql, { purpose: 'password_reset', tenantId: null, ...input });
+}

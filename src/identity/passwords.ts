@@ -1,4 +1,8 @@
 import { hash, verify } from '@node-rs/argon2';
+import zxcvbnCore from '@zxcvbn-ts/core';
+import * as commonWords from '@zxcvbn-ts/language-common';
+import * as englishWords from '@zxcvbn-ts/language-en';
+import { IDENTITY_POLICY } from './policy.js';
 
 // argon2id (the library's default algorithm) with its default cost: 19 MiB, two passes (OWASP's first choice).
 export function hashPassword(password: string): Promise<string> {
@@ -19,4 +23,64 @@ let decoy: Promise<string> | undefined;
 export function decoyHash(): Promise<string> {
   decoy ??= hash('no account has this password');
   return decoy;
+}
+
+/** What a new password is checked against besides the lists: the account's email and its workspaces' names. */
+export interface PasswordContext {
+  email: string;
+  workspaces: { name: string; slug: string }[];
+}
+
+/**
+ * zxcvbn-ts with the shipped lists (common passwords from leaks, names, English words, keyboard patterns); built
+ * once, on first use, since loading the lists takes most of a second. No network: nothing is looked up elsewhere.
+ */
+let estimator: InstanceType<typeof zxcvbnCore.ZxcvbnFactory> | undefined;
+function strengthEstimator() {
+  estimator ??= new zxcvbnCore.ZxcvbnFactory({
+    dictionary: { ...commonWords.dictionary, ...englishWords.dictionary },
+    graphs: commonWords.adjacencyGraphs,
+    translations: englishWords.translations,
+    // Bounded work per check (the library's defaults let a 40-character password cost seconds of CPU): the first 64
+    // characters are scored (longer ones are strong if those are), with at most 8 l33t substitutions tried.
+    maxLength: 64,
+    l33tMaxSubstitutions: 8,
+  });
+  return estimator;
+}
+
+/** Letters and digits only, lower-cased: "Northstar-Visa" and "northstar visa" are one word to a guesser. */
+const folded = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+
+/** The words of the account and its workspaces a guesser tries first: the email, its parts, the names, the slugs. */
+export function personalWords(context: PasswordContext): string[] {
+  const [local = '', domain = ''] = context.email.toLowerCase().split('@');
+  const words = [context.email, local, ...local.split(/[._+-]/), domain, ...domain.split('.')];
+  for (const w of context.workspaces) words.push(w.name, w.slug, ...w.name.split(/\s+/), ...w.slug.split('-'));
+  return [...new Set(words.map(folded).filter((w) => w.length >= 4))];
+}
+
+/** Why the lists refuse a password (a sentence for the form), or undefined when it is good. */
+export const PASSWORD_REFUSALS = {
+  short: `Choose a password of at least ${IDENTITY_POLICY.minPasswordLength} characters.`,
+  long: `Choose a password of at most ${IDENTITY_POLICY.maxPasswordLength} characters.`,
+  personal:
+    'This password is built from your email or your workspace’s name, which is the first thing a guesser tries; choose one that is not.',
+  common:
+    'This password is on the lists of common and leaked passwords that attackers try first; choose another (a few unrelated words make a strong one).',
+} as const;
+
+/**
+ * Whether a new password may be set (NIST SP 800-63B, 3.1.1.2): long enough, not built from the account's email or its
+ * workspaces' names, and not guessable from the shipped lists (zxcvbn-ts scores it 3 or more: over 10^8 guesses). No
+ * composition rules: any characters, spaces included.
+ */
+export function passwordWeakness(password: string, context: PasswordContext): string | undefined {
+  if ([...password].length < IDENTITY_POLICY.minPasswordLength) return PASSWORD_REFUSALS.short;
+  if ([...password].length > IDENTITY_POLICY.maxPasswordLength) return PASSWORD_REFUSALS.long;
+  const words = personalWords(context);
+  const plain = folded(password);
+  if (words.some((w) => plain.includes(w) && w.length * 2 >= plain.length)) return PASSWORD_REFUSALS.personal;
+  if (strengthEstimator().check(password, words).score < 3) return PASSWORD_REFUSALS.common;
+  return undefined;
 }

@@ -12,6 +12,8 @@ export interface StaffSession {
   workspace_id: string | null;
   /** When a passkey was last used in this session (null: a password opened it and no passkey was used since). */
   passkey_at: Date | null;
+  /** The address it signed in from (failureAddress): re-entering the password inside it counts against that door. */
+  address: string;
 }
 
 /** A new session for the account: a fresh random id every sign-in (no fixation); only its SHA-256 is stored. */
@@ -19,16 +21,16 @@ export async function startSession(
   sql: Queryable,
   accountId: string,
   now: Date,
-  userAgent: string,
+  client: { userAgent: string; address: string },
   workspaceId: string | null = null,
   byPasskey = false,
 ): Promise<string> {
   const id = newSecret('');
   await sql.query(
-    `INSERT INTO staff_sessions (id_hash, account_id, created_at, last_seen_at, authenticated_at, workspace_id, user_agent,
-                                 passkey_at)
-     VALUES ($1, $2, $3, $3, $3, $4, $5, $6)`,
-    [secretHash(id), accountId, now, workspaceId, userAgent.slice(0, 300), byPasskey ? now : null],
+    `INSERT INTO staff_sessions
+       (id_hash, account_id, created_at, last_seen_at, authenticated_at, workspace_id, user_agent, address, passkey_at)
+     VALUES ($1, $2, $3, $3, $3, $4, $5, $6, $7)`,
+    [secretHash(id), accountId, now, workspaceId, client.userAgent.slice(0, 300), client.address, byPasskey ? now : null],
   );
   return id;
 }
@@ -45,7 +47,7 @@ export async function resumeSession(sql: Queryable, id: string, now: Date): Prom
        FROM staff_accounts a
       WHERE s.id_hash = $1 AND a.id = s.account_id AND s.last_seen_at > $3 AND s.created_at > $4
      RETURNING s.account_id, a.email, a.name, s.created_at, s.last_seen_at, s.authenticated_at, s.workspace_id,
-               s.passkey_at`,
+               s.passkey_at, s.address`,
     [secretHash(id), now, idle, born],
   );
   if (result.rows[0]) return result.rows[0];
@@ -57,9 +59,19 @@ export async function endSession(sql: Queryable, id: string): Promise<void> {
   await sql.query('DELETE FROM staff_sessions WHERE id_hash = $1', [secretHash(id)]);
 }
 
-/** Sign out everywhere: every session of the account ends. */
+/** Every session of the account ends (a new password, or signing out everywhere). */
 export async function endEverySession(sql: Queryable, accountId: string): Promise<void> {
   await sql.query('DELETE FROM staff_sessions WHERE account_id = $1', [accountId]);
+}
+
+/** Sign out everywhere: every session of the account ends, and every personal access token it made is revoked. */
+export async function signOutEverywhere(sql: Queryable, accountId: string, now: Date): Promise<void> {
+  // One statement: no moment where the sessions are gone and a token still works, or the reverse.
+  await sql.query(
+    `WITH ended AS (DELETE FROM staff_sessions WHERE account_id = $1)
+     UPDATE staff_access_tokens SET revoked_at = $2 WHERE account_id = $1 AND revoked_at IS NULL`,
+    [accountId, now],
+  );
 }
 
 /** The password or a passkey was entered again: operations asking for a recent sign-in are open for a while. */

@@ -7,6 +7,8 @@ import { FanOutRunner } from './webhook-fanout-runner.js';
 import { TaskTimerRunner } from './task-timer-runner.js';
 import { DocumentScanRunner } from './document-scan-runner.js';
 import { OwnerMailer, smtpTransport, type MailTransport } from './owner-mailer.js';
+import { ResetMailer } from './reset-mailer.js';
+import { RESET_CHANNEL } from '../identity/password-resets.js';
 import { NOTICES_CHANNEL } from '../webhooks/owner-notices.js';
 import { listen } from './notification-listener.js';
 import { watchFanOutLag } from './fanout-lag.js';
@@ -57,9 +59,11 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
   // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
   const stopWatchingCommits = services.store.onCommit(() => fanOut.wake());
   const mailer = ownerMailer(services, log, options);
+  const resets = resetMailer(services, log, options);
   const listener = listen(services.direct.pool, log, {
     [DELIVERIES_CHANNEL]: () => worker.wake(),
     [NOTICES_CHANNEL]: () => mailer?.wake(),
+    [RESET_CHANNEL]: () => resets?.wake(),
   });
   const lagWatch = watchFanOutLag(services.pool, services.now, log, {
     warnAfterSeconds: services.config.fanOutLagWarnSeconds,
@@ -70,6 +74,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
   taskTimers.start();
   documentScans.start();
   mailer?.start();
+  resets?.start();
   void purge.run();
   let stopping: Promise<void> | undefined;
   return {
@@ -82,6 +87,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
         await taskTimers.stop();
         await documentScans.stop();
         await mailer?.stop();
+        await resets?.stop();
         await listener.close();
         await fanOut.stop();
         await worker.stop();
@@ -128,4 +134,13 @@ function ownerMailer(services: AppServices, log: Logger, options: WorkerOptions)
     log,
     { pollIntervalMs: options.mailPollIntervalMs },
   );
+}
+
+/** Password reset links go out where SMTP is configured (the form writes no request elsewhere). */
+function resetMailer(services: AppServices, log: Logger, options: WorkerOptions): ResetMailer | undefined {
+  const smtpUrl = services.config.smtpUrl;
+  if (!options.mailTransport && !smtpUrl) return undefined;
+  return new ResetMailer(services, options.mailTransport ?? smtpTransport(smtpUrl!), log, {
+    pollIntervalMs: options.mailPollIntervalMs,
+  });
 }

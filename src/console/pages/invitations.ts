@@ -14,7 +14,8 @@ import { findWorkspace } from '../../workspaces/repository.js';
 import { frameOf, sendPage, signedInOf, type SignedIn } from '../context.js';
 import { html, type Html } from '../html.js';
 import { csrfField, notice, page } from '../layout.js';
-import { newPasswordFields, passwordProblem, signIn } from './auth.js';
+import { newPasswordProblem } from '../../identity/new-password.js';
+import { newPasswordFields, signIn } from './auth.js';
 
 // Field schemas declared here until src/console/schemas.ts (the frame helper's) is on this branch.
 const TokenParams = Type.Object({ token: Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' }) });
@@ -182,7 +183,12 @@ export function registerInvitationPages(app: TypedApp, services: AppServices): v
         const answer = existingAccountPage(request, token, open);
         return sendPage(reply, answer.body, answer.status === 200 ? 409 : answer.status);
       }
-      const problem = passwordProblem(request.body.password, request.body.confirm);
+      const problem = await newPasswordProblem(
+        services.pool,
+        open.account.id,
+        request.body.password,
+        request.body.confirm,
+      );
       if (problem) return sendPage(reply, newAccountPage(request, token, open, problem), 400);
       const outcome = await joinWithNewPassword(services, token, request.body.password);
       if (outcome.type === 'existing_account') {

@@ -35,6 +35,7 @@ import * as keyLastUseAndSandboxIndex from './0097-key-last-use-and-sandbox-inde
 import * as passkeySessions from './0100-passkey-sessions.js';
 import * as deletedWebhookEndpoints from './0130-deleted-webhook-endpoints.js';
 import * as consoleOneTimeSecrets from './0131-console-one-time-secrets.js';
+import * as passwordDoors from './0105-password-doors.js';
 
 export interface Migration {
   version: number;
@@ -82,4 +83,5 @@ export const migrations: Migration[] = [
   { version: 100, ...passkeySessions },
   { version: 130, ...deletedWebhookEndpoints },
   { version: 131, ...consoleOneTimeSecrets },
+  { version: 105, ...passwordDoors },
 ];
