@@ -30,7 +30,15 @@ export async function startSession(
     `INSERT INTO staff_sessions
        (id_hash, account_id, created_at, last_seen_at, authenticated_at, workspace_id, user_agent, address, passkey_at)
      VALUES ($1, $2, $3, $3, $3, $4, $5, $6, $7)`,
-    [secretHash(id), accountId, now, workspaceId, client.userAgent.slice(0, 300), client.address, byPasskey ? now : null],
+    [
+      secretHash(id),
+      accountId,
+      now,
+      workspaceId,
+      client.userAgent.slice(0, 300),
+      client.address,
+      byPasskey ? now : null,
+    ],
   );
   return id;
 }

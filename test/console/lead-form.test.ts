@@ -130,7 +130,13 @@ t.test('the owner drop-down lists active, accepted members of the branch who may
   await changeMembers(
     f.app.pool,
     f.ws.workspace.id,
-    { type: 'invite', email: 'not-yet@northstar.example', name: 'Not Yet Accepted', role: 'counsellor', pending: 'link' },
+    {
+      type: 'invite',
+      email: 'not-yet@northstar.example',
+      name: 'Not Yet Accepted',
+      role: 'counsellor',
+      pending: 'link',
+    },
     f.app.services.now(),
   );
   const admin = f.client();
