@@ -1,15 +1,8 @@
 import { idOfStream } from '../domain/streams.js';
-import { INVOICE_EVENT_TYPES, evolve, type Invoice, type InvoiceEvent } from '../domain/invoices/index.js';
+import { INVOICE_EVENT_TYPES, evolve, toInvoiceEvent, type Invoice } from '../domain/invoices/index.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
-
-/** A stored event of an invoice stream as the domain's event type (the stream only ever holds what decide made). */
-export function toInvoiceEvent(event: RecordedEvent): InvoiceEvent {
-  if (!(INVOICE_EVENT_TYPES as readonly string[]).includes(event.type))
-    throw new Error(`${event.type} is not an invoice event`);
-  return { type: event.type, data: event.data } as InvoiceEvent;
-}
 
 /** The `invoices` read model: each invoice as the public Invoice (payments and refunds included). */
 export const invoicesProjection: Projection = {

@@ -1,23 +1,16 @@
 import { idOfStream } from '../domain/streams.js';
 import {
   TASK_EVENT_TYPES,
+  toTaskEvent,
   evolve,
   taskView,
   timerDue,
   type Task,
-  type TaskEvent,
   type TaskState,
 } from '../domain/tasks/index.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
-
-/** A stored event of a task stream as the domain's event type (the stream only ever holds what decide made). */
-export function toTaskEvent(event: RecordedEvent): TaskEvent {
-  if (!(TASK_EVENT_TYPES as readonly string[]).includes(event.type))
-    throw new Error(`${event.type} is not a task event`);
-  return { type: event.type, data: event.data } as TaskEvent;
-}
 
 /** Arms, moves or disarms the task's durable timer to match its state. */
 async function syncTimer(sql: Queryable, stored: RecordedEvent, state: TaskState): Promise<void> {

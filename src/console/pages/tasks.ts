@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../../bootstrap.js';
 import { isCommandError } from '../../commands/errors.js';
 import { subjectOf } from '../../commands/subject.js';
-import { createTaskCommand, operateTask, resolveAssignee } from '../../commands/tasks/task-commands.js';
+import { createTask, handleTaskCommand, resolveAssignee } from '../../commands/tasks/task-commands.js';
 import type { Task } from '../../http/schemas/task.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
@@ -223,7 +223,7 @@ export function registerTaskPages(app: TypedApp, services: AppServices): void {
         lead_id: form.lead_id || undefined,
         application_id: form.application_id || undefined,
       });
-      await createTaskCommand(services.store, contextOf(view)(services.now()), {
+      await createTask(services.store, contextOf(view)(services.now()), {
         subject,
         title: input.title,
         assignee: input.assignee,
@@ -248,7 +248,7 @@ export function registerTaskPages(app: TypedApp, services: AppServices): void {
     const input = taskInput(view, form);
     if (Object.keys(input.errors).length) return refuse(400, input.errors);
     try {
-      await operateTask(services.store, contextOf(view)(services.now()), id, (now) => ({
+      await handleTaskCommand(services.store, contextOf(view)(services.now()), id, (now) => ({
         type: 'change',
         now,
         title: input.title,
@@ -268,7 +268,7 @@ export function registerTaskPages(app: TypedApp, services: AppServices): void {
     allow(view, 'tasks.change');
     const id = idParam(request);
     try {
-      await operateTask(services.store, contextOf(view)(services.now()), id, (now) => ({ type: action, now }));
+      await handleTaskCommand(services.store, contextOf(view)(services.now()), id, (now) => ({ type: action, now }));
     } catch (error) {
       if (!isCommandError(error)) throw error;
       const refused = refusalErrors(error, {}, 'task');
