@@ -7,14 +7,14 @@ import { runCommand } from './run-command.js';
 /**
  * What the command handler needs of an aggregate (after Emmett's `CommandHandler({ evolve, initialState })`): its
  * streams, how its events are read from the log, and its pure evolve and decide. The state before the first event is
- * null; an aggregate's decide runs only on a stream that exists (creation is the aggregate's own first command).
+ * undefined; an aggregate's decide runs only on a stream that exists (creation is the aggregate's own first command).
  */
 export interface Aggregate<State, Event, Command> {
   /** What a refusal for an unknown id names ("No such task"). */
   name: string;
   stream(id: string): string;
   read(event: RecordedEvent): Event;
-  evolve(state: State | null, event: Event): State;
+  evolve(state: State | undefined, event: Event): State;
   decide(state: State, command: Command): Event[];
 }
 
@@ -38,7 +38,7 @@ export function commandHandler<State, Event extends { type: string; data: Record
     const last = events[events.length - 1];
     if (!first || !last || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox)
       throw new NotFoundError(aggregate.name);
-    const created = aggregate.evolve(null, aggregate.read(first));
+    const created = aggregate.evolve(undefined, aggregate.read(first));
     const state = events.slice(1).reduce((s, e) => aggregate.evolve(s, aggregate.read(e)), created);
     return { state, revision: last.revision };
   }

@@ -19,7 +19,7 @@ export const applicationsProjection: Projection = {
   async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
     const event = toApplicationEvent(stored);
     if (event.type === 'application.opened') {
-      const state = evolve(null, event);
+      const state = evolve(undefined, event);
       await sql.query(
         `INSERT INTO applications (id, tenant_id, sandbox, lead_id, number, case_ref, state, status, revision, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,

@@ -15,7 +15,7 @@ export const documentsProjection: Projection = {
     if (streamOf(stored.streamId)?.kind !== 'document') return;
     const event = toDocumentEvent(stored);
     if (event.type === 'document.received') {
-      const document = evolve(null, event);
+      const document = evolve(undefined, event);
       await sql.query(
         `INSERT INTO documents (id, tenant_id, sandbox, lead_id, application_id, status, body, revision, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,

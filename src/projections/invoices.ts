@@ -12,7 +12,7 @@ export const invoicesProjection: Projection = {
   async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
     const event = toInvoiceEvent(stored);
     if (event.type === 'invoice.issued') {
-      const invoice = evolve(null, event);
+      const invoice = evolve(undefined, event);
       await sql.query(
         `INSERT INTO invoices (id, tenant_id, sandbox, number, lead_id, application_id, body, revision, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,

@@ -35,7 +35,7 @@ export const tasksProjection: Projection = {
     const event = toTaskEvent(stored);
     let state: TaskState;
     if (event.type === 'task.created') {
-      state = evolve(null, event);
+      state = evolve(undefined, event);
       await sql.query(
         `INSERT INTO tasks (id, tenant_id, sandbox, lead_id, application_id, state, body, revision, due_at, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
