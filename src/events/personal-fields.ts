@@ -10,6 +10,7 @@
  */
 
 import { PERSONAL_LEAD_FIELDS } from '../domain/leads/erase.js';
+import type { DomainEventType } from './domain-events.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -28,8 +29,13 @@ function leadFields(prefix: string): PersonalField[] {
 
 const LEAD_PAYLOAD = leadFields('payload');
 
-/** Personal fields per event type; a type not listed holds none. Only fields present in an event are sealed. */
-export const PERSONAL_FIELDS: Readonly<Record<string, readonly PersonalField[]>> = {
+const NONE: readonly PersonalField[] = [];
+
+/**
+ * Personal fields per event type: every type the service appends is listed (the compiler refuses one left out), NONE
+ * saying it holds none. Only fields present in an event are sealed.
+ */
+export const PERSONAL_FIELDS: { readonly [T in DomainEventType]: readonly PersonalField[] } = {
   'lead.created': [...LEAD_PAYLOAD, field('message', null)],
   'lead.updated': LEAD_PAYLOAD,
   'lead.assigned': LEAD_PAYLOAD,
@@ -41,21 +47,43 @@ export const PERSONAL_FIELDS: Readonly<Record<string, readonly PersonalField[]>>
   'application.opened': [field('modules.*.details', {})],
   'application.module_updated': [field('module.details', {})],
   'application.module_details_saved': [field('details', {})],
+  'application.stage_changed': NONE,
+  'application.status_changed': NONE,
+  'application.outcome': NONE,
   // A document's file name ("Passport – Priya Sharma.pdf") and a rejection's reason name the person; the file's bytes
   // are not in the log (erasure deletes the file itself). Type, size, content type and checksum stay in the clear.
   'document.received': [field('filename', '')],
   'document.uploaded': [field('payload.filename', '')],
   'document.rejected': [field('reason', ''), field('payload.filename', ''), field('payload.rejection_reason', '')],
+  // The scanner's words (a signature, an error), not the person's.
+  'document.infected': NONE,
+  'document.scan_failed': NONE,
   // What staff write about the person: a task's title ("Call Priya about her visa"), an invoice's line descriptions,
   // a payment's reference and a refund's reason. Amounts, currencies, dates and statuses stay in the clear.
   'task.created': [field('title', '')],
   'task.changed': [field('title', '')],
   'task.overdue': [field('payload.title', '')],
+  'task.completed': NONE,
+  'task.reopened': NONE,
   'invoice.issued': [field('payload.line_items.*.description', '')],
   'payment.received': [field('payload.reference', null)],
   'refund.created': [field('refund.reason', null)],
   'refund.paid': [field('payload.reason', null)],
+  // A webhook endpoint is the workspace's own configuration: no person's data.
+  'webhook_endpoint.created': NONE,
+  'webhook_endpoint.deleted': NONE,
+  'webhook_endpoint.changed': NONE,
+  'webhook_endpoint.paused': NONE,
+  'webhook_endpoint.resumed': NONE,
+  'webhook_endpoint.secret_rotated': NONE,
+  'webhook.test': NONE,
 };
+
+/** The fields by type name, for events read as text (a type no version of the service appends holds none). */
+const FIELDS_BY_TYPE: ReadonlyMap<string, readonly PersonalField[]> = new Map(Object.entries(PERSONAL_FIELDS));
+
+/** The personal fields of an event type; none for a type the service does not append. */
+export const personalFieldsOf = (type: string): readonly PersonalField[] => FIELDS_BY_TYPE.get(type) ?? NONE;
 
 /** A concrete location in an event's data: object keys and array indices. */
 export type Location = (string | number)[];
@@ -159,7 +187,7 @@ function setCopied(root: Record<string, unknown>, location: Location, value: unk
 }
 
 export function extractPersonal(type: string, data: Record<string, unknown>): Extracted {
-  const fields = PERSONAL_FIELDS[type] ?? [];
+  const fields = personalFieldsOf(type);
   const values: [Location, unknown][] = [];
   if (fields.length === 0) return { clear: data, values };
   const clear = { ...data };
@@ -194,7 +222,7 @@ function somePersonalValue(
   matches: (value: unknown, field: PersonalField) => boolean,
 ): boolean {
   let found = false;
-  for (const f of PERSONAL_FIELDS[type] ?? []) {
+  for (const f of personalFieldsOf(type)) {
     visit(data, f.path, 0, [], (_location, value) => {
       found ||= matches(value, f);
     });

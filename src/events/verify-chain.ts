@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { contentDigest, GENESIS, link, workspaceHead, type StreamHead } from './chain.js';
-import type { EventMetadata, GlobalPosition } from './types.js';
+import type { EventRow } from './event-rows.js';
+import type { GlobalPosition } from './types.js';
 
 /** Where a chain breaks: the first event, in global order, whose revision or hash is not what its stream implies. */
 export interface BrokenLink {
@@ -28,20 +29,8 @@ export interface VerifyResult {
   broken: BrokenLink | null;
 }
 
-interface Row {
-  id: string;
-  stream_id: string;
-  revision: number;
-  type: string;
-  tenant_id: string;
-  sandbox: boolean;
-  data: Record<string, unknown>;
-  metadata: EventMetadata;
-  created_at: Date;
-  hash: Buffer;
-  tx: string;
-  position_text: string;
-}
+/** An event row with its stored hash; the transaction id and position as text (compared as numbers in the code). */
+type Row = Omit<EventRow, 'tx_id_text' | 'position'> & { hash: Buffer; tx: string; position_text: string };
 
 const BATCH = 1000;
 

@@ -1,22 +1,15 @@
 import { idOfStream } from '../domain/streams.js';
 import {
   APPLICATION_EVENT_TYPES,
+  toApplicationEvent,
   applicationStatus,
   evolve,
-  type ApplicationEvent,
   type ApplicationState,
   type ApplicationStatus,
 } from '../domain/applications/index.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
-
-/** A stored event of an application stream as the domain's event type (the stream only ever holds what decide made). */
-export function toApplicationEvent(event: RecordedEvent): ApplicationEvent {
-  if (!(APPLICATION_EVENT_TYPES as readonly string[]).includes(event.type))
-    throw new Error(`${event.type} is not an application event`);
-  return { type: event.type, data: event.data } as ApplicationEvent;
-}
 
 /** The `applications` read model: each case's folded state and its ApplicationStatus, per tenant and mode. */
 export const applicationsProjection: Projection = {
@@ -26,7 +19,7 @@ export const applicationsProjection: Projection = {
   async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
     const event = toApplicationEvent(stored);
     if (event.type === 'application.opened') {
-      const state = evolve(null, event);
+      const state = evolve(undefined, event);
       await sql.query(
         `INSERT INTO applications (id, tenant_id, sandbox, lead_id, number, case_ref, state, status, revision, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,

@@ -1,15 +1,8 @@
 import { idOfStream, streamOf } from '../domain/streams.js';
-import { DOCUMENT_EVENT_TYPES, evolve, type Document, type DocumentEvent } from '../domain/documents/index.js';
+import { DOCUMENT_EVENT_TYPES, evolve, toDocumentEvent, type Document } from '../domain/documents/index.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
-
-/** A stored event of a document stream as the domain's event type (the stream only ever holds what decide made). */
-export function toDocumentEvent(event: RecordedEvent): DocumentEvent {
-  if (!(DOCUMENT_EVENT_TYPES as readonly string[]).includes(event.type))
-    throw new Error(`${event.type} is not a document event`);
-  return { type: event.type, data: event.data } as DocumentEvent;
-}
 
 /** The `documents` read model: each document as the public Document. */
 export const documentsProjection: Projection = {
@@ -22,7 +15,7 @@ export const documentsProjection: Projection = {
     if (streamOf(stored.streamId)?.kind !== 'document') return;
     const event = toDocumentEvent(stored);
     if (event.type === 'document.received') {
-      const document = evolve(null, event);
+      const document = evolve(undefined, event);
       await sql.query(
         `INSERT INTO documents (id, tenant_id, sandbox, lead_id, application_id, status, body, revision, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,

@@ -1,15 +1,8 @@
 import { idOfStream } from '../domain/streams.js';
-import { INVOICE_EVENT_TYPES, evolve, type Invoice, type InvoiceEvent } from '../domain/invoices/index.js';
+import { INVOICE_EVENT_TYPES, evolve, toInvoiceEvent, type Invoice } from '../domain/invoices/index.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
-
-/** A stored event of an invoice stream as the domain's event type (the stream only ever holds what decide made). */
-export function toInvoiceEvent(event: RecordedEvent): InvoiceEvent {
-  if (!(INVOICE_EVENT_TYPES as readonly string[]).includes(event.type))
-    throw new Error(`${event.type} is not an invoice event`);
-  return { type: event.type, data: event.data } as InvoiceEvent;
-}
 
 /** The `invoices` read model: each invoice as the public Invoice (payments and refunds included). */
 export const invoicesProjection: Projection = {
@@ -19,7 +12,7 @@ export const invoicesProjection: Projection = {
   async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
     const event = toInvoiceEvent(stored);
     if (event.type === 'invoice.issued') {
-      const invoice = evolve(null, event);
+      const invoice = evolve(undefined, event);
       await sql.query(
         `INSERT INTO invoices (id, tenant_id, sandbox, number, lead_id, application_id, body, revision, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,

@@ -1,23 +1,16 @@
 import { idOfStream } from '../domain/streams.js';
 import {
   TASK_EVENT_TYPES,
+  toTaskEvent,
   evolve,
   taskView,
   timerDue,
   type Task,
-  type TaskEvent,
   type TaskState,
 } from '../domain/tasks/index.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
-
-/** A stored event of a task stream as the domain's event type (the stream only ever holds what decide made). */
-export function toTaskEvent(event: RecordedEvent): TaskEvent {
-  if (!(TASK_EVENT_TYPES as readonly string[]).includes(event.type))
-    throw new Error(`${event.type} is not a task event`);
-  return { type: event.type, data: event.data } as TaskEvent;
-}
 
 /** Arms, moves or disarms the task's durable timer to match its state. */
 async function syncTimer(sql: Queryable, stored: RecordedEvent, state: TaskState): Promise<void> {
@@ -42,7 +35,7 @@ export const tasksProjection: Projection = {
     const event = toTaskEvent(stored);
     let state: TaskState;
     if (event.type === 'task.created') {
-      state = evolve(null, event);
+      state = evolve(undefined, event);
       await sql.query(
         `INSERT INTO tasks (id, tenant_id, sandbox, lead_id, application_id, state, body, revision, due_at, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,

@@ -7,7 +7,7 @@ import { envelopeBody } from '../webhooks/envelope.js';
 import { extractPersonal, holdsPersonalData } from '../events/personal-fields.js';
 import type { GlobalPosition, StoredEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
-import { passGate } from '../commands/subject.js';
+import { passGate } from '../commands/person-locks.js';
 
 export const FANOUT_SUBSCRIPTION = 'webhook-fanout';
 

@@ -109,6 +109,18 @@ export function recordingStatement(owner: string, records: readonly AttemptRecor
   };
 }
 
+/** One attempt of a delivery as its log shows it. */
+export interface DeliveryLogAttempt {
+  attempt: number;
+  attempted_at: string;
+  request_headers: Record<string, string>;
+  response_status: number | null;
+  response_headers: Record<string, string | string[]> | null;
+  response_body: string | null;
+  duration_ms: number;
+  error: string | null;
+}
+
 export interface DeliveryLogEntry {
   id: string;
   event_id: string;
@@ -121,41 +133,20 @@ export interface DeliveryLogEntry {
   created_at: string;
   updated_at: string;
   request_body: string;
-  log: {
-    attempt: number;
-    attempted_at: string;
-    request_headers: Record<string, string>;
-    response_status: number | null;
-    response_headers: Record<string, string | string[]> | null;
-    response_body: string | null;
-    duration_ms: number;
-    error: string | null;
-  }[];
+  log: DeliveryLogAttempt[];
 }
 
-interface DeliveryRow {
-  id: string;
-  event_id: string;
+/** A delivery's row with its attempts (as JSON): the log entry before its times and body are put in the API's form. */
+type DeliveryRow = Omit<
+  DeliveryLogEntry,
+  'event' | 'next_attempt_at' | 'created_at' | 'updated_at' | 'request_body'
+> & {
   event_type: string;
-  status: DeliveryLogEntry['status'];
-  attempts: number;
   next_attempt_at: Date | null;
-  resend_of: string | null;
-  superseded_by: string | null;
   created_at: Date;
   updated_at: Date;
   body: string;
-  log: {
-    attempt: number;
-    attempted_at: string;
-    request_headers: Record<string, string>;
-    response_status: number | null;
-    response_headers: Record<string, string | string[]> | null;
-    response_body: string | null;
-    duration_ms: number;
-    error: string | null;
-  }[];
-}
+};
 
 /** The delivery log of one endpoint, newest first, within the retention window. `before` is the cursor (a delivery id). */
 export async function listDeliveries(

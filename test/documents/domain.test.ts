@@ -15,6 +15,7 @@ import {
   type DocumentTypeDef,
 } from '../../src/domain/documents/index.js';
 import { detectContentType } from '../../src/documents/sniff.js';
+import { deciderSpec, onExisting } from '../support/decider-spec.js';
 import { checkProperty } from '../support/properties.js';
 import { pdfFile, PNG_FILE } from '../support/clamd.js';
 
@@ -166,4 +167,39 @@ t.test('content types come from the first bytes only', async (t) => {
     DEFAULT_DOCUMENT_TYPES.some((d) => d.key === 'passport'),
     'passport is a default type',
   );
+});
+
+const spec = deciderSpec<Document | undefined, DocumentCommand, DocumentEvent>({
+  decide: onExisting(decide),
+  evolve,
+  initialState: () => undefined,
+});
+const LATER = new Date(NOW.getTime() + 60_000);
+
+t.test('given/when/then: a scan is recorded once, only an available document is rejected, once', async (t) => {
+  const clean: DocumentCommand = { type: 'record_scan', result: { kind: 'clean' }, now: LATER };
+  spec(t)
+    .given(received())
+    .when(clean)
+    .thenMatches([
+      { type: 'document.uploaded', data: { scanned_at: LATER.toISOString(), payload: { status: 'available' } } },
+    ]);
+  const uploaded = [...received(), ...spec.after(received()).when(clean)];
+  spec(t).given(uploaded).when(clean).thenNothing('a second verdict appends nothing');
+  spec(t)
+    .given(received())
+    .when({ type: 'record_scan', result: { kind: 'infected', signature: 'Eicar' }, now: LATER })
+    .then([{ type: 'document.infected', data: { scanned_at: LATER.toISOString(), signature: 'Eicar' } }]);
+  spec(t)
+    .given(received())
+    .when({ type: 'reject', reason: 'Blurred', now: LATER })
+    .thenThrows({ code: 'document_not_available' }, 'still waiting for its scan');
+  spec(t).given(uploaded).when({ type: 'reject', reason: '  ', now: LATER }).thenThrows({ code: 'validation_failed' });
+  const reject: DocumentCommand = { type: 'reject', reason: ' Blurred ', now: LATER };
+  spec(t)
+    .given(uploaded)
+    .when(reject)
+    .thenMatches([{ type: 'document.rejected', data: { reason: 'Blurred', payload: { status: 'rejected' } } }]);
+  const rejected = [...uploaded, ...spec.after(uploaded).when(reject)];
+  spec(t).given(rejected).when(reject).thenNothing('rejecting twice appends nothing');
 });

@@ -15,6 +15,7 @@ import {
   type InvoiceCommand,
   type InvoiceEvent,
 } from '../../src/domain/invoices/index.js';
+import { deciderSpec, onExisting } from '../support/decider-spec.js';
 import { checkProperty } from '../support/properties.js';
 
 const NOW = new Date('2026-11-01T10:00:00.000Z');
@@ -40,15 +41,13 @@ function issued(overrides: Partial<Omit<Parameters<typeof decideIssue>[0], 'pers
   });
 }
 
-/** Given the events so far, when a command runs, then: the events it appends (no database). */
-const given = (events: InvoiceEvent[]) => {
-  const state = fold(events)!;
-  return {
-    state,
-    when: (command: InvoiceCommand) => decide(state, command),
-    then: (more: InvoiceEvent[]) => fold([...events, ...more])!,
-  };
-};
+/** Given the events so far, when a command runs, then: the events it appends (test/support/decider-spec.ts). */
+const spec = deciderSpec<Invoice | undefined, InvoiceCommand, InvoiceEvent>({
+  decide: onExisting(decide),
+  evolve,
+  initialState: () => undefined,
+});
+const given = spec.after;
 const pay = (amount: number, currency = 'INR'): InvoiceCommand => ({
   type: 'record_payment',
   payment_id: id(),
@@ -109,7 +108,7 @@ t.test('issuing: line amounts, subtotal, tax rounded half up, total, number, exp
 t.test('payments: partial, then paid; overpayment and another currency refused', async (t) => {
   const g = given(issued());
   const first = g.when(pay(1_000_000));
-  const after = g.then(first);
+  const after = g.after(first);
   t.match(after, { amount_paid: 1_000_000, balance: 2_481_177, status: 'partially_paid' });
   t.match(first[0], {
     type: 'payment.received',
@@ -122,9 +121,12 @@ t.test('payments: partial, then paid; overpayment and another currency refused',
     message: /exceeds the balance of 24811\.77 INR/,
   });
   t.throws(() => g2.when(pay(100, 'USD')), { code: 'currency_mismatch', kind: 'invalid' });
-  const paid = g2.then(g2.when(pay(2_481_177)));
+  const paid = g2.after(g2.when(pay(2_481_177)));
   t.match(paid, { amount_paid: 3_481_177, balance: 0, status: 'paid' });
-  t.throws(() => given([...issued(), ...first, ...g2.when(pay(2_481_177))]).when(pay(1)), { code: 'overpayment' });
+  spec(t)
+    .given([...issued(), ...first, ...g2.when(pay(2_481_177))])
+    .when(pay(1))
+    .thenThrows({ code: 'overpayment' });
 });
 
 t.test('refunds: pending until paid, never above the payment, refund.paid once', async (t) => {

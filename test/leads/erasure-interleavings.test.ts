@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { liveKeys } from '../../src/commands/leads/erase-copies.js';
-import type { InterleavingPoint } from '../../src/commands/subject.js';
+import type { InterleavingPoint } from '../../src/commands/person-locks.js';
 import { fanOutBatch } from '../../src/subscribers/webhook-fanout.js';
 import { checkProperty } from '../support/properties.js';
 import { Gates, raceFixture, type Person, type RaceFixture } from './erasure-race-support.js';

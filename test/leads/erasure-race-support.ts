@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Test } from 'tap';
-import { interleavingGates, type InterleavingPoint } from '../../src/commands/subject.js';
+import { interleavingGates, type InterleavingPoint } from '../../src/commands/person-locks.js';
 import { readAllWith } from '../../src/events/postgres-event-store.js';
 import { FANOUT_SUBSCRIPTION, fanOutBatch, type FanOutResult } from '../../src/subscribers/webhook-fanout.js';
 import { searchEverywhere } from '../support/search-everywhere.js';

@@ -12,6 +12,7 @@ import {
   type TaskEvent,
   type TaskState,
 } from '../../src/domain/tasks/index.js';
+import { deciderSpec, onExisting } from '../support/decider-spec.js';
 import { checkProperty } from '../support/properties.js';
 
 const T0 = new Date('2026-11-01T10:00:00.000Z');
@@ -19,14 +20,13 @@ const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
 const ASHA = { user_id: '00000000-0000-4000-8000-0000000000a1', email: 'asha@northstar.example', name: 'Asha' };
 const LEAD = '00000000-0000-4000-8000-000000000001';
 
-/** Given the events so far, when a command runs: then these events (the given/when/then of a spec, no database). */
-function given(events: TaskEvent[]) {
-  const state = fold(events)!;
-  return {
-    state,
-    when: (command: TaskCommand) => decide(state, command),
-  };
-}
+/** Given the events so far, when a command runs: then these events (test/support/decider-spec.ts, no database). */
+const spec = deciderSpec<TaskState | undefined, TaskCommand, TaskEvent>({
+  decide: onExisting(decide),
+  evolve,
+  initialState: () => undefined,
+});
+const given = spec.after;
 
 const created = (due = at(60)): TaskEvent[] =>
   decideCreate({
@@ -79,7 +79,10 @@ t.test('creation: an open task with its due time armed, title trimmed', async (t
 });
 
 t.test('the timer: nothing before the due time, task.overdue once after it', async (t) => {
-  t.same(given(created()).when({ type: 'mark_overdue', now: at(59) }), [], 'not yet due');
+  spec(t)
+    .given(created())
+    .when({ type: 'mark_overdue', now: at(59) })
+    .thenNothing('not yet due');
   const fired = given(created()).when({ type: 'mark_overdue', now: at(60) });
   t.equal(fired.length, 1);
   t.match(fired[0], {
@@ -95,8 +98,14 @@ t.test('completing before the due time emits nothing; reopening re-arms unless a
   const completed = [...created(), ...given(created()).when({ type: 'complete', now: at(30) })];
   t.equal(given(completed).state.status, 'completed');
   t.equal(timerDue(given(completed).state), null);
-  t.same(given(completed).when({ type: 'mark_overdue', now: at(90) }), []);
-  t.same(given(completed).when({ type: 'complete', now: at(31) }), [], 'completing twice changes nothing');
+  spec(t)
+    .given(completed)
+    .when({ type: 'mark_overdue', now: at(90) })
+    .thenNothing();
+  spec(t)
+    .given(completed)
+    .when({ type: 'complete', now: at(31) })
+    .thenNothing('completing twice changes nothing');
   const reopened = [...completed, ...given(completed).when({ type: 'reopen', now: at(40) })];
   t.equal(timerDue(given(reopened).state), at(60).toISOString(), 'reopened: armed again');
   t.equal(given(reopened).when({ type: 'mark_overdue', now: at(61) }).length, 1);

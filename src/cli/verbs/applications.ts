@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { applyApplicationOperation } from '../../commands/applications/apply-operation.js';
+import { handleApplicationCommand } from '../../commands/applications/application-commands.js';
 import { applicationView } from '../../commands/applications/application-view.js';
 import { convertLeadToApplication } from '../../commands/applications/convert-lead.js';
 import {
@@ -90,7 +90,7 @@ export function registerApplicationVerbs(program: Command, json: () => boolean):
       print(
         await withStaff(ws!, options, async (s, _workspace, context) =>
           applicationView(
-            (await applyApplicationOperation(s.store, context, id!, applicationCommand)).state,
+            (await handleApplicationCommand(s.store, context, id!, () => applicationCommand)).state,
             context.sandbox,
           ),
         ),

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
-import { operateDocument, receiveUpload, recordUpload } from '../../commands/documents/document-commands.js';
+import { handleDocumentCommand, receiveUpload, recordUpload } from '../../commands/documents/document-commands.js';
 import { documentTypesOf, type Document, type DocumentSubject } from '../../domain/documents/index.js';
 import type { AppServices } from '../../bootstrap.js';
 import { findDocument, listDocuments } from '../../projections/documents.js';
@@ -151,7 +151,8 @@ export function registerDocumentVerbs(program: Command, json: () => boolean): vo
         ws,
         o,
         async (s, _workspace, context) =>
-          (await operateDocument(s.store, context, id, (now) => ({ type: 'reject', reason: o.reason, now }))).state,
+          (await handleDocumentCommand(s.store, context, id, (now) => ({ type: 'reject', reason: o.reason, now })))
+            .state,
       ),
     );
   });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { issueInvoiceCommand, operateInvoice } from '../../commands/invoices/invoice-commands.js';
+import { issueInvoice, handleInvoiceCommand } from '../../commands/invoices/invoice-commands.js';
 import { subjectOf } from '../../commands/subject.js';
 import {
   formatMinor,
@@ -93,7 +93,7 @@ export function registerInvoiceVerbs(program: Command, json: () => boolean): voi
       if (!/^\d{1,5}$/.test(o.taxBp)) throw new CliError('--tax-bp is an integer from 0 to 10000');
       print(
         await withStaff(ws, o, (s, _ws, context) =>
-          issueInvoiceCommand(s.store, context, {
+          issueInvoice(s.store, context, {
             subject,
             currency: o.currency,
             line_items: o.item,
@@ -163,7 +163,8 @@ export function registerInvoiceVerbs(program: Command, json: () => boolean): voi
         await withStaff(
           ws!,
           o,
-          async (s, _ws, context) => (await operateInvoice(s.store, context, id!, (now) => build(rest, o, now))).state,
+          async (s, _ws, context) =>
+            (await handleInvoiceCommand(s.store, context, id!, (now) => build(rest, o, now))).state,
         ),
       );
     });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createTaskCommand, operateTask, resolveAssignee } from '../../commands/tasks/task-commands.js';
+import { createTask, handleTaskCommand, resolveAssignee } from '../../commands/tasks/task-commands.js';
 import { taskView, type Task, type TaskCommand, type TaskSubject } from '../../domain/tasks/index.js';
 import { findTask, listTasks } from '../../projections/tasks.js';
 import type { Workspace } from '../../workspaces/workspace.js';
@@ -50,7 +50,7 @@ export function registerTaskVerbs(program: Command, json: () => boolean): void {
       print(
         await withStaff(ws, o, async (s, workspace, context) =>
           taskView(
-            await createTaskCommand(s.store, context, {
+            await createTask(s.store, context, {
               subject,
               title: o.title,
               assignee: resolveAssignee(workspace, o.assignee ?? null),
@@ -109,7 +109,7 @@ export function registerTaskVerbs(program: Command, json: () => boolean): void {
       async (ws: string, id: string, o: StaffOptions & Record<string, unknown>) => {
         print(
           await withStaff(ws, o, async (s, workspace, context) =>
-            taskView((await operateTask(s.store, context, id, (now) => build(o, workspace, now))).state),
+            taskView((await handleTaskCommand(s.store, context, id, (now) => build(o, workspace, now))).state),
           ),
         );
       },

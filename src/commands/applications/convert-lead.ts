@@ -5,7 +5,7 @@ import type { CommandContext } from '../../events/types.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { markLeadConverted } from '../leads/convert-lead.js';
 import { runLeadWrite } from '../leads/lead-write.js';
-import { lockPerson } from '../subject.js';
+import { lockPerson } from '../person-locks.js';
 import { nextApplicationNumber } from './application-numbers.js';
 import { applicationStream } from '../../domain/applications/index.js';
 import { newId } from '../../shared/ids.js';

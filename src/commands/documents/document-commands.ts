@@ -17,14 +17,13 @@ import {
 import { ScannerUnavailableError, type VirusScanner } from '../../documents/clamd.js';
 import { receiveFile, type ReceivedFile } from '../../documents/receive-file.js';
 import type { DocumentStorage } from '../../documents/storage.js';
-import type { EventStore, StoreTransaction } from '../../events/event-store.js';
+import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { documentStream } from '../../domain/documents/index.js';
-import { toDocumentEvent } from '../../projections/documents.js';
+import { documentStream, toDocumentEvent } from '../../domain/documents/index.js';
+import { commandHandler } from '../command-handler.js';
 import { newId } from '../../shared/ids.js';
-import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
-import { lockPersonOfStream, personOfSubject } from '../subject.js';
+import { personOfSubject } from '../person-locks.js';
 
 /** The file store and the virus scanner documents go through. */
 export interface DocumentServices {
@@ -136,28 +135,16 @@ export async function recordUpload(
   }
 }
 
-/** Reads and folds a document's stream inside the transaction; not found when unknown, another tenant's or mode's. */
-export async function loadDocument(tx: StoreTransaction, id: string): Promise<{ state: Document; revision: number }> {
-  const events = await tx.readStream(documentStream(id));
-  const first = events[0];
-  if (!first || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox)
-    throw new NotFoundError('document');
-  return { state: fold(events.map(toDocumentEvent))!, revision: events[events.length - 1]!.revision };
-}
+const documents = commandHandler<Document, DocumentEvent, DocumentCommand>({
+  name: 'document',
+  stream: documentStream,
+  read: toDocumentEvent,
+  evolve,
+  decide,
+});
 
-/** Runs one operation on a document: load, decide, append. */
-export async function operateDocument(
-  store: EventStore,
-  context: CommandContext,
-  id: string,
-  command: (now: Date) => DocumentCommand,
-): Promise<{ state: Document; events: DocumentEvent[] }> {
-  const stream = documentStream(id);
-  return runCommand(store, context, [stream], async (tx) => {
-    await lockPersonOfStream(tx, stream);
-    const { state, revision } = await loadDocument(tx, id);
-    const events = decide(state, command(tx.context.now));
-    await tx.append(stream, revision, events);
-    return { state: events.reduce<Document>((s, e) => evolve(s, e), state), events };
-  });
-}
+/** Reads and folds a document's stream inside the transaction; not found when unknown, another tenant's or mode's. */
+export const loadDocument = documents.load;
+
+/** Runs one command on a document (a scan's result, setting it aside, a rejection): load, decide, append. */
+export const handleDocumentCommand = documents.handle;

@@ -6,7 +6,7 @@ import { isMissingFile } from '../../documents/storage.js';
 import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { pendingScans } from '../../projections/documents.js';
-import { operateDocument, type DocumentServices } from './document-commands.js';
+import { handleDocumentCommand, type DocumentServices } from './document-commands.js';
 
 export const VIRUS_SCAN_ACTOR = { type: 'system', name: 'virus scan' } as const;
 
@@ -81,7 +81,7 @@ export async function scanPendingDocuments(
     }
     failures.delete(row.id);
     if (result.kind === 'clean') await documents.storage.accept(row.id);
-    const { events } = await operateDocument(store, context(), row.id, (at) => ({
+    const { events } = await handleDocumentCommand(store, context(), row.id, (at) => ({
       type: 'record_scan',
       result,
       now: at,
@@ -107,7 +107,7 @@ async function countFailure(
     return false;
   }
   failures.delete(id);
-  const { events } = await operateDocument(store, context, id, (at) => ({
+  const { events } = await handleDocumentCommand(store, context, id, (at) => ({
     type: 'set_aside',
     reason,
     attempts,

@@ -4,7 +4,7 @@ import { fold as foldLead } from '../../domain/leads/evolve.js';
 import { toLeadEvent } from '../../domain/leads/events.js';
 import { leadStream, type Lead } from '../../domain/leads/lead.js';
 import type { StoredEvent } from '../../events/types.js';
-import { toApplicationEvent } from '../../projections/applications.js';
+import { toApplicationEvent } from '../../domain/applications/index.js';
 import { applicationView } from '../applications/application-view.js';
 import { applicationStream } from '../../domain/applications/index.js';
 import { Refusal } from '../../domain/refusal.js';

@@ -8,15 +8,15 @@ import {
   type InvoiceEvent,
   type IssueInvoiceInput,
 } from '../../domain/invoices/index.js';
-import type { EventStore, StoreTransaction } from '../../events/event-store.js';
+import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { invoiceStream } from '../../domain/invoices/index.js';
-import { toInvoiceEvent } from '../../projections/invoices.js';
+import { invoiceStream, toInvoiceEvent } from '../../domain/invoices/index.js';
+import { commandHandler, type Handled } from '../command-handler.js';
 import { newId } from '../../shared/ids.js';
 import type { Queryable } from '../../storage/postgres.js';
-import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
-import { lockPersonOfStream, personOfSubject, type Subject } from '../subject.js';
+import { personOfSubject } from '../person-locks.js';
+import type { Subject } from '../subject.js';
 
 /**
  * The next invoice number of a workspace in one mode (live and sandbox count separately). The counter row stays locked
@@ -37,11 +37,7 @@ export type NewInvoice = Omit<IssueInvoiceInput, 'invoice_id' | 'number' | 'subj
 };
 
 /** Issues an invoice for a lead or an application: the next number, then invoice.issued, in one transaction. */
-export async function issueInvoiceCommand(
-  store: EventStore,
-  context: CommandContext,
-  input: NewInvoice,
-): Promise<Invoice> {
+export async function issueInvoice(store: EventStore, context: CommandContext, input: NewInvoice): Promise<Invoice> {
   const id = newId(context.now.getTime());
   const stream = invoiceStream(id);
   return runCommand(store, context, [stream], async (tx) => {
@@ -55,33 +51,18 @@ export async function issueInvoiceCommand(
   });
 }
 
+const invoices = commandHandler<Invoice, InvoiceEvent, InvoiceCommand>({
+  name: 'invoice',
+  stream: invoiceStream,
+  read: toInvoiceEvent,
+  evolve,
+  decide,
+});
+
 /** Reads and folds an invoice's stream inside the transaction; not found when unknown, another tenant's or mode's. */
-export async function loadInvoice(tx: StoreTransaction, id: string): Promise<{ state: Invoice; revision: number }> {
-  const events = await tx.readStream(invoiceStream(id));
-  const first = events[0];
-  if (!first || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox)
-    throw new NotFoundError('invoice');
-  return { state: fold(events.map(toInvoiceEvent))!, revision: events[events.length - 1]!.revision };
-}
+export const loadInvoice = invoices.load;
 
-export interface InvoiceResult {
-  state: Invoice;
-  events: InvoiceEvent[];
-}
+export type InvoiceResult = Handled<Invoice, InvoiceEvent>;
 
-/** Runs one operation on an invoice (a payment, a refund, a refund paid): load, decide, append. */
-export async function operateInvoice(
-  store: EventStore,
-  context: CommandContext,
-  id: string,
-  command: (now: Date) => InvoiceCommand,
-): Promise<InvoiceResult> {
-  const stream = invoiceStream(id);
-  return runCommand(store, context, [stream], async (tx) => {
-    await lockPersonOfStream(tx, stream);
-    const { state, revision } = await loadInvoice(tx, id);
-    const events = decide(state, command(tx.context.now));
-    await tx.append(stream, revision, events);
-    return { state: events.reduce<Invoice>((s, e) => evolve(s, e), state), events };
-  });
-}
+/** Runs one command on an invoice (a payment, a refund, a refund paid): load, decide, append. */
+export const handleInvoiceCommand = invoices.handle;

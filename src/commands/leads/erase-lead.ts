@@ -7,7 +7,7 @@ import { findLeadRow } from '../../projections/leads-queries.js';
 import type { LeadErasure } from '../../schemas/lead.js';
 import { NotFoundError } from '../errors.js';
 import { runLeadWrite } from './lead-write.js';
-import { lockPersonToErase, passGate } from '../subject.js';
+import { lockPersonToErase, passGate } from '../person-locks.js';
 import {
   documentsOf,
   eraseKeys,

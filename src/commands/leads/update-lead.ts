@@ -7,7 +7,7 @@ import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { runLeadWrite } from './lead-write.js';
 import { NotFoundError } from '../errors.js';
-import { lockPerson } from '../subject.js';
+import { lockPerson } from '../person-locks.js';
 
 /** A PATCH /v1/leads/{id} as the route parsed it: the workspace and mode, the lead's id and the validated body. */
 export interface LeadUpdateRequest {

@@ -6,7 +6,7 @@ import type { CommandContext } from '../../events/types.js';
 import { taskStream } from '../../domain/tasks/index.js';
 import { runCommand } from '../run-command.js';
 import { loadTask } from './task-commands.js';
-import { lockPersonOfStream } from '../subject.js';
+import { lockPersonOfStream } from '../person-locks.js';
 
 export const TASK_TIMER_ACTOR = { type: 'system', name: 'task timer' } as const;
 

@@ -10,21 +10,16 @@ import {
   type TaskState,
   type TaskSubject,
 } from '../../domain/tasks/index.js';
-import type { EventStore, StoreTransaction } from '../../events/event-store.js';
+import type { EventStore } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { lockPersonOfStream, personOfSubject } from '../subject.js';
-import { taskStream } from '../../domain/tasks/index.js';
-import { toTaskEvent } from '../../projections/tasks.js';
+import { personOfSubject } from '../person-locks.js';
+import { taskStream, toTaskEvent } from '../../domain/tasks/index.js';
+import { commandHandler, type Handled } from '../command-handler.js';
 import { newId } from '../../shared/ids.js';
 import type { Workspace } from '../../workspaces/workspace.js';
-import { NotFoundError } from '../errors.js';
 import { runCommand } from '../run-command.js';
 
-export interface TaskResult {
-  state: TaskState;
-  /** The events the operation appended, in order; empty when it changed nothing. */
-  events: TaskEvent[];
-}
+export type TaskResult = Handled<TaskState, TaskEvent>;
 
 /** The assignee named by email: an active user of the workspace; null clears it. */
 export function resolveAssignee(workspace: Workspace, email: string | null): TaskAssignee | null {
@@ -45,11 +40,7 @@ export interface NewTask {
 }
 
 /** Creates a task on a lead or an application; its timer is armed by the projection in the same transaction. */
-export async function createTaskCommand(
-  store: EventStore,
-  context: CommandContext,
-  input: NewTask,
-): Promise<TaskState> {
+export async function createTask(store: EventStore, context: CommandContext, input: NewTask): Promise<TaskState> {
   const id = newId(context.now.getTime());
   const stream = taskStream(id);
   return runCommand(store, context, [stream], async (tx) => {
@@ -60,28 +51,16 @@ export async function createTaskCommand(
   });
 }
 
-/** Reads and folds a task's stream inside the transaction; not found when unknown, another tenant's or the other mode's. */
-export async function loadTask(tx: StoreTransaction, id: string): Promise<{ state: TaskState; revision: number }> {
-  const events = await tx.readStream(taskStream(id));
-  const first = events[0];
-  if (!first || first.tenantId !== tx.context.tenantId || first.sandbox !== tx.context.sandbox)
-    throw new NotFoundError('task');
-  return { state: fold(events.map(toTaskEvent))!, revision: events[events.length - 1]!.revision };
-}
+const tasks = commandHandler<TaskState, TaskEvent, TaskCommand>({
+  name: 'task',
+  stream: taskStream,
+  read: toTaskEvent,
+  evolve,
+  decide,
+});
 
-/** Runs one operation on a task: load, decide, append. */
-export async function operateTask(
-  store: EventStore,
-  context: CommandContext,
-  id: string,
-  command: (now: Date) => TaskCommand,
-): Promise<TaskResult> {
-  const stream = taskStream(id);
-  return runCommand(store, context, [stream], async (tx) => {
-    await lockPersonOfStream(tx, stream);
-    const { state, revision } = await loadTask(tx, id);
-    const events = decide(state, command(tx.context.now));
-    await tx.append(stream, revision, events);
-    return { state: events.reduce<TaskState>((s, e) => evolve(s, e), state), events };
-  });
-}
+/** Reads and folds a task's stream inside the transaction; not found when unknown, another tenant's or the other mode's. */
+export const loadTask = tasks.load;
+
+/** Runs one command on a task: load, decide, append. */
+export const handleTaskCommand = tasks.handle;

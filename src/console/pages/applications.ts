@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import { applicationView } from '../../commands/applications/application-view.js';
-import { applyApplicationOperation } from '../../commands/applications/apply-operation.js';
+import { handleApplicationCommand } from '../../commands/applications/application-commands.js';
 import { isCommandError } from '../../commands/errors.js';
 import { readApplicationAsOf, readHistoryPage, readLeadAsOf } from '../../commands/history/history.js';
 import {
@@ -354,7 +354,7 @@ export function registerApplicationPages(app: TypedApp, services: AppServices): 
       ({ status, body: await applicationPage(services, view, id, { errors }) }) as const;
     if (typeof wanted === 'string') return refuse(400, { [field]: wanted });
     try {
-      await applyApplicationOperation(services.store, contextOf(view)(services.now()), id, wanted);
+      await handleApplicationCommand(services.store, contextOf(view)(services.now()), id, () => wanted);
     } catch (error) {
       if (!isCommandError(error)) throw error;
       const refused = refusalErrors(error, {}, field);

@@ -2,7 +2,7 @@ import multipart, { type MultipartFile } from '@fastify/multipart';
 import contentDisposition from 'content-disposition';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../../bootstrap.js';
-import { operateDocument, receiveUpload, recordUpload } from '../../commands/documents/document-commands.js';
+import { handleDocumentCommand, receiveUpload, recordUpload } from '../../commands/documents/document-commands.js';
 import { isCommandError } from '../../commands/errors.js';
 import { subjectOf } from '../../commands/subject.js';
 import { documentTypesOf, MAX_DOCUMENT_BYTES, type Document } from '../../domain/documents/index.js';
@@ -267,7 +267,7 @@ export function registerDocumentPages(app: TypedApp, services: AppServices): voi
     const reason = (formOf(request).reason ?? '').trim();
     if (!reason) return sendPage(reply, await documentPage(services, view, id, { reason: 'Say why.' }), 400);
     try {
-      const { state } = await operateDocument(services.store, contextOf(view)(services.now()), id, (now) => ({
+      const { state } = await handleDocumentCommand(services.store, contextOf(view)(services.now()), id, (now) => ({
         type: 'reject',
         reason,
         now,

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import { isCommandError } from '../../commands/errors.js';
-import { issueInvoiceCommand, operateInvoice } from '../../commands/invoices/invoice-commands.js';
+import { issueInvoice, handleInvoiceCommand } from '../../commands/invoices/invoice-commands.js';
 import { subjectOf } from '../../commands/subject.js';
 import { PAYMENT_METHODS, type InvoiceCommand } from '../../domain/invoices/types.js';
 import type { InvoiceView } from '../../http/schemas/invoice.js';
@@ -251,7 +251,7 @@ const ISSUE_FIELDS: Record<string, string> = {
   due_date: 'due_date',
 };
 
-function issueInput(form: Form): { errors: Errors; input?: Parameters<typeof issueInvoiceCommand>[2] } {
+function issueInput(form: Form): { errors: Errors; input?: Parameters<typeof issueInvoice>[2] } {
   const errors: Errors = {};
   const currency = (form.currency ?? '').trim().toUpperCase();
   const unit = parseMoney(form.unit_amount ?? '', currency, 0);
@@ -382,7 +382,7 @@ export function registerInvoicePages(app: TypedApp, services: AppServices): void
       const { errors, input } = issueInput(form);
       if (!input) return refuse(400, errors);
       try {
-        const invoice = await issueInvoiceCommand(services.store, contextOf(view)(services.now()), input);
+        const invoice = await issueInvoice(services.store, contextOf(view)(services.now()), input);
         return reply.redirect(`${base(view)}/${invoice.id}?done=issued`, 303);
       } catch (error) {
         if (!isCommandError(error)) throw error;
@@ -408,7 +408,7 @@ export function registerInvoicePages(app: TypedApp, services: AppServices): void
     const command = build(invoice);
     if (typeof command !== 'function') return refuse(400, command);
     try {
-      await operateInvoice(services.store, contextOf(view)(services.now()), o.id, command);
+      await handleInvoiceCommand(services.store, contextOf(view)(services.now()), o.id, command);
     } catch (error) {
       if (!isCommandError(error)) throw error;
       const refused = refusalErrors(error, { amount: o.field, method: 'method', reference: 'reference' }, o.field);

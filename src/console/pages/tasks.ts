@@ -3,7 +3,7 @@ import { Type, type Static } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import { isCommandError } from '../../commands/errors.js';
 import { subjectOf } from '../../commands/subject.js';
-import { createTaskCommand, operateTask, resolveAssignee } from '../../commands/tasks/task-commands.js';
+import { createTask, handleTaskCommand, resolveAssignee } from '../../commands/tasks/task-commands.js';
 import type { Task } from '../../http/schemas/task.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
@@ -272,7 +272,7 @@ export function registerTaskPages(app: TypedApp, services: AppServices): void {
           lead_id: form.lead_id || undefined,
           application_id: form.application_id || undefined,
         });
-        await createTaskCommand(services.store, contextOf(view)(services.now()), {
+        await createTask(services.store, contextOf(view)(services.now()), {
           subject,
           title: input.title,
           assignee: input.assignee,
@@ -302,7 +302,7 @@ export function registerTaskPages(app: TypedApp, services: AppServices): void {
       const input = taskInput(view, form, task);
       if (Object.keys(input.errors).length) return refuse(400, input.errors);
       try {
-        await operateTask(services.store, contextOf(view)(services.now()), id, (now) => ({
+        await handleTaskCommand(services.store, contextOf(view)(services.now()), id, (now) => ({
           type: 'change',
           now,
           title: input.title,
@@ -325,7 +325,7 @@ export function registerTaskPages(app: TypedApp, services: AppServices): void {
       const view = viewOf(request);
       const id = request.params.id;
       try {
-        await operateTask(services.store, contextOf(view)(services.now()), id, (now) => ({ type: action, now }));
+        await handleTaskCommand(services.store, contextOf(view)(services.now()), id, (now) => ({ type: action, now }));
       } catch (error) {
         if (!isCommandError(error)) throw error;
         const refused = refusalErrors(error, {}, 'task');

@@ -132,7 +132,7 @@ export function decideOpen(input: OpenInput): ApplicationEvent[] {
       opened_at: input.now.toISOString(),
     },
   };
-  const state = evolve(null, opened);
+  const state = evolve(undefined, opened);
   return [opened, stageChanged(state, stages[0]!, 'conversion')];
 }
 

@@ -5,7 +5,7 @@ import type { WithoutPayload } from '../facts.js';
 export type ApplicationFact = WithoutPayload<ApplicationEvent>;
 
 /** Folds one event into the case. Payloads are ignored: the facts beside them are what the state is built from. */
-export function evolve(state: ApplicationState | null, event: ApplicationFact): ApplicationState {
+export function evolve(state: ApplicationState | undefined, event: ApplicationFact): ApplicationState {
   if (event.type === 'application.opened') {
     const d = event.data;
     return {
@@ -45,6 +45,6 @@ export function evolve(state: ApplicationState | null, event: ApplicationFact): 
   }
 }
 
-export function fold(events: readonly ApplicationFact[]): ApplicationState | null {
-  return events.reduce<ApplicationState | null>((state, event) => evolve(state, event), null);
+export function fold(events: readonly ApplicationFact[]): ApplicationState | undefined {
+  return events.reduce<ApplicationState | undefined>((state, event) => evolve(state, event), undefined);
 }

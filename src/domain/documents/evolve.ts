@@ -5,7 +5,7 @@ import type { WithoutPayload } from '../facts.js';
 export type DocumentFact = WithoutPayload<DocumentEvent>;
 
 /** Folds one event into the document. The state is the public Document: nothing is kept that it does not show. */
-export function evolve(state: Document | null, event: DocumentFact): Document {
+export function evolve(state: Document | undefined, event: DocumentFact): Document {
   if (event.type === 'document.received') {
     const d = event.data;
     return {
@@ -62,6 +62,6 @@ export function evolve(state: Document | null, event: DocumentFact): Document {
   }
 }
 
-export function fold(events: readonly DocumentFact[]): Document | null {
-  return events.reduce<Document | null>((state, event) => evolve(state, event), null);
+export function fold(events: readonly DocumentFact[]): Document | undefined {
+  return events.reduce<Document | undefined>((state, event) => evolve(state, event), undefined);
 }

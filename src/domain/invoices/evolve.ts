@@ -19,7 +19,7 @@ function updatePayment(invoice: Invoice, paymentId: string, change: (p: Payment)
 }
 
 /** Folds one event into the invoice. */
-export function evolve(state: Invoice | null, event: InvoiceEvent): Invoice {
+export function evolve(state: Invoice | undefined, event: InvoiceEvent): Invoice {
   if (event.type === 'invoice.issued') return event.data.payload;
   if (!state) throw new Error(`${event.type} before invoice.issued`);
   switch (event.type) {
@@ -46,8 +46,8 @@ export function evolve(state: Invoice | null, event: InvoiceEvent): Invoice {
   }
 }
 
-export function fold(events: readonly InvoiceEvent[]): Invoice | null {
-  return events.reduce<Invoice | null>((state, event) => evolve(state, event), null);
+export function fold(events: readonly InvoiceEvent[]): Invoice | undefined {
+  return events.reduce<Invoice | undefined>((state, event) => evolve(state, event), undefined);
 }
 
 /** What can still be refunded of a payment: its amount less every refund of it, pending or paid. */

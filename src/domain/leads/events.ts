@@ -1,6 +1,7 @@
-import type { Actor, RecordedEvent } from '../../events/types.js';
+import type { Actor } from '../../events/types.js';
+import { eventReader } from '../event-types.js';
 import type { LeadSubmission } from './submission.js';
-import { LEAD_EVENT_TYPES, LeadEventType, type Lead, type LeadOwner, type Named } from './lead.js';
+import { LeadEventType, type Lead, type LeadOwner, type Named } from './lead.js';
 
 /*
  * The events of a lead stream. The five webhook kinds carry the Lead as it is after the event in `data.payload`
@@ -48,8 +49,4 @@ export type LeadEvent =
   LeadCreated | LeadUpdated | LeadAssigned | LeadLost | LeadConverted | LeadEnquiryReceived | LeadNoteAdded;
 
 /** A lead event read from the log: its type checked against the lead stream's, its data as that event wrote it. */
-export function toLeadEvent(event: Pick<RecordedEvent, 'type' | 'data'>): LeadEvent {
-  if (!LEAD_EVENT_TYPES.includes(event.type)) throw new Error(`${event.type} is not a lead event`);
-  // The type was checked above; the data is what decide wrote for that type (the log is only appended by it).
-  return { type: event.type, data: event.data } as LeadEvent;
-}
+export const toLeadEvent = eventReader<LeadEvent>(Object.values(LeadEventType), 'a lead');

@@ -5,7 +5,7 @@ import type { WithoutPayload } from '../facts.js';
 export type TaskFact = WithoutPayload<TaskEvent>;
 
 /** Folds one event into the task. */
-export function evolve(state: TaskState | null, event: TaskFact): TaskState {
+export function evolve(state: TaskState | undefined, event: TaskFact): TaskState {
   if (event.type === 'task.created') {
     const d = event.data;
     return {
@@ -52,8 +52,8 @@ export function evolve(state: TaskState | null, event: TaskFact): TaskState {
   }
 }
 
-export function fold(events: readonly TaskFact[]): TaskState | null {
-  return events.reduce<TaskState | null>((state, event) => evolve(state, event), null);
+export function fold(events: readonly TaskFact[]): TaskState | undefined {
+  return events.reduce<TaskState | undefined>((state, event) => evolve(state, event), undefined);
 }
 
 /** The public Task of a state. */

@@ -1,3 +1,4 @@
+import { eventReader, eventTypes } from '../event-types.js';
 import { Refusal } from '../refusal.js';
 
 /** The task aggregate: a to-do for staff on a lead or an application, with a due time that raises task.overdue. */
@@ -85,13 +86,17 @@ export interface TaskOverdue {
 
 export type TaskEvent = TaskCreated | TaskChanged | TaskCompleted | TaskReopened | TaskOverdue;
 
-export const TASK_EVENT_TYPES: readonly TaskEvent['type'][] = [
-  'task.created',
-  'task.changed',
-  'task.completed',
-  'task.reopened',
-  'task.overdue',
-];
+/** Every type of TaskEvent, once: the compiler names a type missing here (src/domain/event-types.ts). */
+export const TASK_EVENT_TYPES = eventTypes<TaskEvent>({
+  'task.created': 'task.created',
+  'task.changed': 'task.changed',
+  'task.completed': 'task.completed',
+  'task.reopened': 'task.reopened',
+  'task.overdue': 'task.overdue',
+});
+
+/** A stored event of a task stream as the domain's event type. */
+export const toTaskEvent = eventReader<TaskEvent>(TASK_EVENT_TYPES, 'a task');
 
 export interface CreateTaskInput {
   task_id: string;

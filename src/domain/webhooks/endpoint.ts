@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../../events/types.js';
+import { eventReader } from '../event-types.js';
 import { streamName } from '../streams.js';
 
 /** Event types of the webhook-endpoint streams. All are internal (no payload) except webhook.test. */
@@ -52,13 +52,8 @@ export type EndpointEvent =
   | EndpointSecretRotated
   | EndpointTestSent;
 
-const ENDPOINT_EVENT_TYPES: readonly string[] = Object.values(ENDPOINT_EVENTS);
-
 /** An endpoint event read from the log: its type checked, its data as decide wrote it for that type. */
-export function toEndpointEvent(event: Pick<RecordedEvent, 'type' | 'data'>): EndpointEvent {
-  if (!ENDPOINT_EVENT_TYPES.includes(event.type)) throw new Error(`${event.type} is not a webhook endpoint event`);
-  return { type: event.type, data: event.data } as EndpointEvent;
-}
+export const toEndpointEvent = eventReader<EndpointEvent>(Object.values(ENDPOINT_EVENTS), 'a webhook endpoint');
 
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 export const PAUSE_THRESHOLD = 50;

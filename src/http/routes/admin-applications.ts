@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { applyApplicationOperation } from '../../commands/applications/apply-operation.js';
+import { handleApplicationCommand } from '../../commands/applications/application-commands.js';
 import { applicationView } from '../../commands/applications/application-view.js';
 import { convertLeadToApplication } from '../../commands/applications/convert-lead.js';
 import type { ApplicationCommand } from '../../domain/applications/index.js';
@@ -44,7 +44,7 @@ async function operate(
   command: ApplicationCommand,
 ) {
   const { sandbox, context } = staff(services, request, query.sandbox);
-  const { state } = await applyApplicationOperation(services.store, context, params.id, command);
+  const { state } = await handleApplicationCommand(services.store, context, params.id, () => command);
   return applicationView(state, sandbox);
 }
 

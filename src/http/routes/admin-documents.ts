@@ -3,7 +3,7 @@ import contentDisposition from 'content-disposition';
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import {
-  operateDocument,
+  handleDocumentCommand,
   receiveUpload,
   recordUpload,
   type IncomingUpload,
@@ -296,7 +296,7 @@ function registerRejectDocument(app: TypedApp, services: AppServices): void {
     },
     async (request) => {
       const { context } = staff(services, request, request.query.sandbox);
-      const { state } = await operateDocument(services.store, context, request.params.id, (now) => ({
+      const { state } = await handleDocumentCommand(services.store, context, request.params.id, (now) => ({
         type: 'reject',
         reason: request.body.reason,
         now,

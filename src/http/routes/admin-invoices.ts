@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { issueInvoiceCommand, operateInvoice } from '../../commands/invoices/invoice-commands.js';
+import { issueInvoice, handleInvoiceCommand } from '../../commands/invoices/invoice-commands.js';
 import { subjectOf } from '../../commands/subject.js';
 import type { InvoiceCommand } from '../../domain/invoices/index.js';
 import { findInvoice, listInvoices } from '../../projections/invoices.js';
@@ -54,7 +54,7 @@ async function operate(
   command: (now: Date) => InvoiceCommand,
 ) {
   const { context } = staff(services, request, sandbox);
-  return (await operateInvoice(services.store, context, id, command)).state;
+  return (await handleInvoiceCommand(services.store, context, id, command)).state;
 }
 
 /** POST …/invoices */
@@ -75,7 +75,7 @@ function registerIssueInvoice(app: TypedApp, services: AppServices): void {
     async (request, reply) => {
       const { context } = staff(services, request, request.query.sandbox);
       const { lead_id, application_id, currency, line_items, tax_rate_basis_points, due_date } = request.body;
-      const invoice = await issueInvoiceCommand(services.store, context, {
+      const invoice = await issueInvoice(services.store, context, {
         subject: subjectOf({ lead_id, application_id }),
         currency,
         line_items,

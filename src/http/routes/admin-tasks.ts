@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { createTaskCommand, operateTask, resolveAssignee } from '../../commands/tasks/task-commands.js';
+import { createTask, handleTaskCommand, resolveAssignee } from '../../commands/tasks/task-commands.js';
 import { subjectOf } from '../../commands/subject.js';
 import { taskView } from '../../domain/tasks/index.js';
 import { findTask, listTasks } from '../../projections/tasks.js';
@@ -51,7 +51,7 @@ function registerCreateTask(app: TypedApp, services: AppServices): void {
     async (request, reply) => {
       const { workspace, context } = staff(services, request, request.query.sandbox);
       const body = request.body;
-      const state = await createTaskCommand(services.store, context, {
+      const state = await createTask(services.store, context, {
         subject: subjectOf({ lead_id: body.lead_id, application_id: body.application_id }),
         title: body.title,
         assignee: resolveAssignee(workspace, body.assignee ?? null),
@@ -127,7 +127,7 @@ function registerChangeTask(app: TypedApp, services: AppServices): void {
       const { title, assignee, due_at } = request.body;
       const resolved = assignee === undefined ? undefined : resolveAssignee(workspace, assignee);
       const dueAt = due_at === undefined ? undefined : new Date(due_at);
-      const { state } = await operateTask(services.store, context, request.params.id, (now) => ({
+      const { state } = await handleTaskCommand(services.store, context, request.params.id, (now) => ({
         type: 'change',
         now,
         ...(title !== undefined ? { title } : {}),
@@ -163,7 +163,7 @@ function registerCompleteAndReopen(app: TypedApp, services: AppServices): void {
       },
       async (request) => {
         const { context } = staff(services, request, request.query.sandbox);
-        const { state } = await operateTask(services.store, context, request.params.id, (now) => ({
+        const { state } = await handleTaskCommand(services.store, context, request.params.id, (now) => ({
           type: action,
           now,
         }));

@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import type { EventKind } from '../../shared/enums.js';
 import { Invoice, Payment, Refund } from './invoice.js';
 import { Task } from './task.js';
 import { Document } from './document.js';
@@ -8,7 +9,7 @@ import { Document } from './document.js';
  * named as an OpenAPI component, and the events that carry it. Each becomes an entry of the public document's
  * `webhooks` (OpenAPI 3.1), whose delivery body refers to the component.
  */
-export const EVENT_DATA: { event: string; component: string; schema: TSchema; summary: string }[] = [
+export const EVENT_DATA: { event: EventKind; component: string; schema: TSchema; summary: string }[] = [
   {
     event: 'document.uploaded',
     component: 'Document',

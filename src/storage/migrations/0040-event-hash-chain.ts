@@ -11,6 +11,8 @@ export const sql = `
 ALTER TABLE events ADD COLUMN hash bytea;
 `;
 
+// A frozen copy of the event row as this migration reads it: the migration must keep running against the table as it
+// was then, whatever src/events/event-rows.ts's EventRow becomes later.
 interface Row {
   id: string;
   stream_id: string;
