@@ -22,7 +22,13 @@ import { registerTaskPages } from './pages/tasks.js';
 import { registerPasskeyPages } from './pages/passkeys.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 import { accessOf, checkAccess, REQUIRE_DECLARED_ACCESS } from './routes.js';
-import { consoleValidatorCompiler, fieldErrors, undeclaredPartErrors, type FieldErrors } from './validation.js';
+import {
+  consoleValidatorCompiler,
+  fieldErrors,
+  undeclaredPartErrors,
+  undeclaredPathIsMalformed,
+  type FieldErrors,
+} from './validation.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
 const CSP = [
@@ -81,12 +87,16 @@ async function resumeConsoleSession(services: AppServices, request: FastifyReque
   reply.header('x-content-type-options', 'nosniff');
   // Pages show members, keys and secrets once: none is kept by a browser or a proxy.
   reply.header('cache-control', 'no-store');
+  // A Referer that is no address says nothing: read as absent, so no page has to parse it with care.
+  if (request.headers.referer !== undefined && !URL.canParse(request.headers.referer)) delete request.headers.referer;
   const id = request.cookies[SESSION_COOKIE];
   if (!id) return;
   const session = await resumeSession(services.pool, id, services.now());
   if (session) request.signedIn = { sessionId: id, session, csrf: sessionCsrf(id) };
   else reply.clearCookie(SESSION_COOKIE, { path: '/console' });
 }
+
+const NO_SUCH_PAGE = 'There is no such page or record in this workspace.';
 
 const isMultipart = (request: FastifyRequest) => /^multipart\//i.test(request.headers['content-type'] ?? '');
 
@@ -114,7 +124,8 @@ async function guard(services: AppServices, request: FastifyRequest, reply: Fast
   const answered = await checkForm(request, reply);
   if (answered) return answered;
   await checkAccess(services, request);
-  // A route without a schema for a part still gets no NUL byte, nor a query key given twice.
+  // A route without a schema for a part still gets no NUL byte, nor a query key given twice, nor an id not a uuid.
+  if (undeclaredPathIsMalformed(request)) throw new ConsoleRefusal(404, NO_SUCH_PAGE);
   const undeclared = undeclaredPartErrors(request);
   if (Object.keys(undeclared).length > 0) throw new InvalidRequest(undeclared);
   return undefined;
@@ -165,8 +176,7 @@ async function consoleError(
   }
   const { validation, validationContext, statusCode } = error as FastifyError;
   // A malformed path names no record, as an unknown one does (and no route's form can be shown for it).
-  if (validation && validationContext === 'params')
-    return errorPage(request, reply, 404, 'There is no such page or record in this workspace.');
+  if (validation && validationContext === 'params') return errorPage(request, reply, 404, NO_SUCH_PAGE);
   if (validation) return invalidPage(request, reply, fieldErrors(request, validation, validationContext));
   if (statusCode && statusCode < 500)
     return errorPage(request, reply, statusCode, 'The form could not be read; nothing was done.');

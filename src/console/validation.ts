@@ -4,6 +4,7 @@ import type { FastifyRequest, FastifySchema } from 'fastify';
 import {
   CANONICAL_UUID,
   isServiceDateTime,
+  textProblem,
   valueProblems,
   withEdgeChecks,
   type EdgeProblem,
@@ -87,25 +88,41 @@ export function fieldErrors(request: FastifyRequest, validation: Problem[], cont
 
 /**
  * What no console route may be handed, even one that declares no schema for a part yet: a NUL or an unpaired
- * surrogate anywhere (PostgreSQL cannot store it) and a query-string key given twice (a handler reading it as text
- * would get a list). Empty when there is nothing to refuse.
+ * surrogate anywhere (PostgreSQL cannot store it), a query-string key given twice (a handler reading it as text
+ * would get a list), and an `id` or `…_id` field that is not a uuid. Empty when there is nothing to refuse.
  */
 export function undeclaredPartErrors(request: FastifyRequest): FieldErrors {
   const schema = request.routeOptions.schema;
   const errors: FieldErrors = {};
   const parts: [Part, unknown][] = [
-    ['params', request.params],
     ['querystring', request.query],
     ['body', request.body],
   ];
   for (const [part, value] of parts) {
     if (schema?.[part] || value === null || typeof value !== 'object') continue;
     for (const problem of valueProblems(value)) errors[fieldOf(problem)] ??= `This ${problem.message}.`;
-    if (part !== 'querystring') continue;
-    for (const [key, given] of Object.entries(value))
-      if (Array.isArray(given)) errors[key] ??= 'Give this once: the address names it more than once.';
+    for (const [key, given] of Object.entries(value)) {
+      if (part === 'querystring' && Array.isArray(given))
+        errors[key] ??= 'Give this once: the address names it more than once.';
+      // The console names a record's id `id` or `<record>_id`, and every such id is a uuid.
+      const one = Array.isArray(given) ? given[0] : given;
+      if ((key === 'id' || key.endsWith('_id')) && typeof one === 'string' && one !== '' && !CANONICAL_UUID.test(one))
+        errors[key] ??= 'This is not the id of a record.';
+    }
   }
   return errors;
+}
+
+/** Whether a path no params schema declares holds what no record's path holds (as `undeclaredPartErrors` says). */
+export function undeclaredPathIsMalformed(request: FastifyRequest): boolean {
+  if (request.routeOptions.schema?.params) return false;
+  const params = request.params;
+  if (params === null || typeof params !== 'object') return false;
+  return Object.entries(params).some(
+    ([key, value]) =>
+      typeof value === 'string' &&
+      (textProblem(value) !== undefined || ((key === 'id' || key.endsWith('Id')) && !CANONICAL_UUID.test(value))),
+  );
 }
 
 const asText = (value: unknown): Record<string, string | undefined> =>
