@@ -21,7 +21,7 @@ import { registerMemberPages } from './pages/members.js';
 import { registerTaskPages } from './pages/tasks.js';
 import { registerPasskeyPages } from './pages/passkeys.js';
 import { registerWebhookPages } from './pages/webhooks.js';
-import { accessOf, checkAccess, REQUIRE_DECLARED_ACCESS } from './routes.js';
+import { checkAccess, REQUIRE_DECLARED_ACCESS, requireDeclaredAccess } from './routes.js';
 import {
   consoleValidatorCompiler,
   fieldErrors,
@@ -217,15 +217,15 @@ export async function registerConsole(
   services: AppServices,
   options: { requireDeclaredAccess?: boolean } = {},
 ): Promise<void> {
-  const requireDeclaredAccess = options.requireDeclaredAccess ?? REQUIRE_DECLARED_ACCESS;
+  const mustDeclare = options.requireDeclaredAccess ?? REQUIRE_DECLARED_ACCESS;
   await app.register(
     async (scope: TypedApp) => {
+      // Pages, not API operations: none of them belongs in an OpenAPI document.
       scope.addHook('onRoute', (route) => {
-        // Pages, not API operations: none of them belongs in an OpenAPI document.
         route.schema = { ...route.schema, hide: true };
-        // A route that says nobody who may reach it does not start (src/console/routes.ts).
-        if (requireDeclaredAccess) accessOf(route);
       });
+      // A route that does not say who may reach it does not start (src/console/routes.ts).
+      if (mustDeclare) requireDeclaredAccess(scope);
       scope.setValidatorCompiler(consoleValidatorCompiler());
       await scope.register(cookie);
       await scope.register(formbody, { bodyLimit: 64 * 1024 });

@@ -65,6 +65,15 @@ export function accessOf(route: Pick<RouteOptions, 'method' | 'url' | 'config'>)
   return access;
 }
 
+/** A scope whose routes must each declare their access: one that does not fails its registration, so start-up. */
+export function requireDeclaredAccess(scope: {
+  addHook(name: 'onRoute', hook: (route: RouteOptions) => void): unknown;
+}) {
+  scope.addHook('onRoute', (route) => {
+    accessOf(route);
+  });
+}
+
 /** The one role check of the console: a member whose role may not do the operation gets a refusal in words. */
 export async function checkAccess(services: AppServices, request: FastifyRequest): Promise<void> {
   const access = request.routeOptions.config.console;
