@@ -185,10 +185,10 @@ const PER_KIND = 2;
 /**
  * Visits the console as a member would, bounded: from the workspace list, its account and the workspace's leads, every
  * console link of each page within the account and this workspace (two pages of a kind at most, sixty in all); each
- * form a page renders is sent with valid values (those that take something away last, those that end the session
- * never), and a redirect's target is visited too. Every 403 and 5xx is noted with its page and form.
+ * form a page renders is sent with valid values (those that take something away last, or with `takeAway: false`
+ * never; those that end the session never), and a redirect's target is visited too. Every 403 and 5xx is noted with its page and form.
  */
-export async function crawl(client: ConsoleClient, slug: string): Promise<Crawl> {
+export async function crawl(client: ConsoleClient, slug: string, o: { takeAway?: boolean } = {}): Promise<Crawl> {
   const result: Crawl = { forms: [], pages: [], forbidden: [], failed: [] };
   const inScope = (path: string) =>
     (path === '/console' ||
@@ -235,6 +235,6 @@ export async function crawl(client: ConsoleClient, slug: string): Promise<Crawl>
       else await send(form);
     }
   }
-  for (const form of last) await send(form);
+  if (o.takeAway ?? true) for (const form of last) await send(form);
   return result;
 }
