@@ -160,6 +160,18 @@ t.test('malformed console input is a 400 page with the field named, never a 500'
     t.equal(answer.headers.get('location'), `${w}/tasks`);
   });
 
+  t.test('a declared schema refuses with its field message: on the route’s form, or on a list', async (t) => {
+    const onForm = await owner.post(`${w}/audit/verify`, { anchor: 'a\u0001b' });
+    t.equal(onForm.status, 400);
+    t.match(onForm.text, /<form method="post" action="[^"]*\/audit\/verify"/, 'the verify form again');
+    t.match(onForm.text, /This is not a head/, 'with the anchor’s message');
+    const listed = await owner.get(`${w}/documents?lead=${leadId}&lead=${leadId}`);
+    t.equal(listed.status, 400);
+    t.match(listed.text, /<li><strong>lead<\/strong>: This is not the id of a record\.<\/li>/, 'the field and why');
+    const notAnId = await owner.get(`${w}/documents?lead=not-a-uuid`);
+    t.equal(notAnId.status, 400, 'a query id that is not one');
+  });
+
   t.test('a malformed id in a path is not found, not a 500', async (t) => {
     for (const path of [`${w}/documents/not-a-uuid`, `${w}/tasks/not-a-uuid`, `${w}/leads/%00`]) {
       const answer = await owner.get(path);
