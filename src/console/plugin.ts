@@ -22,7 +22,14 @@ import { registerTaskPages } from './pages/tasks.js';
 import { registerPasskeyPages } from './pages/passkeys.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 import { registerOneTimeSecretPages } from './one-time-secret.js';
-import { checkAccess } from './routes.js';
+import { checkAccess, REQUIRE_DECLARED_ACCESS, requireDeclaredAccess } from './routes.js';
+import {
+  consoleValidatorCompiler,
+  fieldErrors,
+  undeclaredPartErrors,
+  undeclaredPathIsMalformed,
+  type FieldErrors,
+} from './validation.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
 const CSP = [
@@ -81,6 +88,8 @@ async function resumeConsoleSession(services: AppServices, request: FastifyReque
   reply.header('x-content-type-options', 'nosniff');
   // Pages show members, keys and secrets once: none is kept by a browser or a proxy.
   reply.header('cache-control', 'no-store');
+  // A Referer that is no address says nothing: read as absent, so no page has to parse it with care.
+  if (request.headers.referer !== undefined && !URL.canParse(request.headers.referer)) delete request.headers.referer;
   const id = request.cookies[SESSION_COOKIE];
   if (!id) return;
   const session = await resumeSession(services.pool, id, services.now());
@@ -88,29 +97,90 @@ async function resumeConsoleSession(services: AppServices, request: FastifyReque
   else reply.clearCookie(SESSION_COOKIE, { path: '/console' });
 }
 
-/** A form is acted on only if it came from the console itself and, unless it is an open form, with the CSRF token. */
-async function checkForm(request: FastifyRequest, reply: FastifyReply) {
-  if (request.method !== 'POST') return;
+const NO_SUCH_PAGE = 'There is no such page or record in this workspace.';
+
+const isMultipart = (request: FastifyRequest) => /^multipart\//i.test(request.headers['content-type'] ?? '');
+
+/**
+ * A form is acted on only if it came from the console itself and, unless it is an open form, with the CSRF token:
+ * from the form's `_csrf` field, or for a multipart form (whose file must not be read first) from the action's query.
+ */
+async function checkForm(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  if (request.method !== 'POST') return undefined;
   if (!sameOrigin(request)) throw new ConsoleRefusal(403, 'This form was sent from another site, so nothing was done.');
   const path = request.url.split('?')[0]!;
-  if (OPEN_FORMS.some((p) => p.test(path))) return;
+  if (OPEN_FORMS.some((p) => p.test(path))) return undefined;
   if (!request.signedIn) return reply.redirect('/console/sign-in', 303);
-  if (!csrfTokenMatches(request.signedIn.sessionId, formOf(request)._csrf))
+  const token = isMultipart(request) ? (request.query as { _csrf?: unknown })._csrf : formOf(request)._csrf;
+  if (!csrfTokenMatches(request.signedIn.sessionId, typeof token === 'string' ? token : undefined))
     throw new ConsoleRefusal(
       403,
       'This form has expired or was not sent from the console; nothing was done. Open the page again.',
     );
+  return undefined;
+}
+
+/** The form's origin and token, then the route's declared access (src/console/routes.ts), in that order. */
+async function guard(services: AppServices, request: FastifyRequest, reply: FastifyReply) {
+  const answered = await checkForm(request, reply);
+  if (answered) return answered;
+  await checkAccess(services, request);
+  // A route without a schema for a part still gets no NUL byte, nor a query key given twice, nor an id not a uuid.
+  if (undeclaredPathIsMalformed(request)) throw new ConsoleRefusal(404, NO_SUCH_PAGE);
+  const undeclared = undeclaredPartErrors(request);
+  if (Object.keys(undeclared).length > 0) throw new InvalidRequest(undeclared);
+  return undefined;
+}
+
+/** A request whose parts no schema declares, refused by `undeclaredPartErrors`. */
+class InvalidRequest extends Error {
+  constructor(readonly errors: FieldErrors) {
+    super('invalid request');
+  }
+}
+
+const fieldName = (field: string) => (field === '' ? 'The request' : field.replaceAll('_', ' '));
+
+/** A refused request: the route's own form with the messages (`onInvalid`), or a page listing each field's. */
+async function invalidPage(request: FastifyRequest, reply: FastifyReply, errors: FieldErrors): Promise<FastifyReply> {
+  const own = request.routeOptions.config.onInvalid;
+  if (own) return sendPage(reply, await own(request, errors), 400);
+  if (request.headers['content-type']?.startsWith('application/json'))
+    return reply.status(400).send({ error: 'refused', message: 'The request could not be read.', fields: errors });
+  return sendPage(
+    reply,
+    page(
+      frameOf(request, 'This could not be done'),
+      html`${notice('Nothing was done: some of what was sent cannot be accepted.', 'alert')}
+        <ul class="errors">
+          ${Object.entries(errors).map(
+            ([field, message]) => html`<li><strong>${fieldName(field)}</strong>: ${message}</li>`,
+          )}
+        </ul>
+        <p><a href="/console">Back to your workspaces</a></p>`,
+    ),
+    400,
+  );
 }
 
 /** Any error as a page in words: a refusal's own, a command's refusal, an unreadable form, or a failure logged. */
-function consoleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+async function consoleError(
+  error: FastifyError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   if (error instanceof ConsoleRefusal) return errorPage(request, reply, error.status, error.message);
+  if (error instanceof InvalidRequest) return invalidPage(request, reply, error.errors);
   if (isCommandError(error)) {
     const answer = commandErrorAnswer(error);
     return errorPage(request, reply, answer.statusCode, answer.message);
   }
-  const status = (error as FastifyError).statusCode;
-  if (status && status < 500) return errorPage(request, reply, status, 'The form could not be read; nothing was done.');
+  const { validation, validationContext, statusCode } = error as FastifyError;
+  // A malformed path names no record, as an unknown one does (and no route's form can be shown for it).
+  if (validation && validationContext === 'params') return errorPage(request, reply, 404, NO_SUCH_PAGE);
+  if (validation) return invalidPage(request, reply, fieldErrors(request, validation, validationContext));
+  if (statusCode && statusCode < 500)
+    return errorPage(request, reply, statusCode, 'The form could not be read; nothing was done.');
   request.log.error({ err: error }, 'console page failed');
   return errorPage(
     request,
@@ -122,7 +192,7 @@ function consoleError(error: FastifyError | Error, request: FastifyRequest, repl
 
 /** Every page of the console, in one scope. */
 function registerPages(scope: TypedApp, services: AppServices): void {
-  scope.get('/assets/console.css', async (_request, reply) =>
+  scope.get('/assets/console.css', { config: { console: 'open' } }, async (_request, reply) =>
     reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS),
   );
   registerAuthPages(scope, services);
@@ -144,21 +214,36 @@ function registerPages(scope: TypedApp, services: AppServices): void {
  * The workspace console under /console: server-rendered pages and ordinary forms, in a scope of its own so its
  * cookie and form parsers, its session hook and its Content-Security-Policy touch nothing else of the service.
  */
-export async function registerConsole(app: TypedApp, services: AppServices): Promise<void> {
+export async function registerConsole(
+  app: TypedApp,
+  services: AppServices,
+  options: { requireDeclaredAccess?: boolean } = {},
+): Promise<void> {
+  const mustDeclare = options.requireDeclaredAccess ?? REQUIRE_DECLARED_ACCESS;
   await app.register(
     async (scope: TypedApp) => {
       // Pages, not API operations: none of them belongs in an OpenAPI document.
       scope.addHook('onRoute', (route) => {
         route.schema = { ...route.schema, hide: true };
       });
+      // A route that does not say who may reach it does not start (src/console/routes.ts).
+      if (mustDeclare) requireDeclaredAccess(scope);
+      scope.setValidatorCompiler(consoleValidatorCompiler());
       await scope.register(cookie);
       await scope.register(formbody, { bodyLimit: 64 * 1024 });
       scope.decorateRequest('signedIn', null);
       scope.decorateRequest('memberInView', null);
       scope.addHook('onRequest', async (request, reply) => resumeConsoleSession(services, request, reply));
-      scope.addHook('preHandler', checkForm);
-      // After the form's origin and CSRF token: the route's declared access (src/console/routes.ts).
-      scope.addHook('preHandler', async (request) => checkAccess(services, request));
+      // A multipart form is checked before its body (a file) is read; any other once its body is parsed (the token is
+      // in it), and either before its schema is, so a forged or forbidden request learns nothing of its fields.
+      scope.addHook('onRequest', async (request, reply) => {
+        if (isMultipart(request)) return guard(services, request, reply);
+        return undefined;
+      });
+      scope.addHook('preValidation', async (request, reply) => {
+        if (!isMultipart(request)) return guard(services, request, reply);
+        return undefined;
+      });
       scope.setErrorHandler(consoleError);
       scope.setNotFoundHandler((request, reply) => errorPage(request, reply, 404, 'There is no such page.'));
       registerPages(scope, services);

@@ -3,20 +3,15 @@ import zlib from 'node:zlib';
 import type { AppServices } from '../../bootstrap.js';
 import { exportLines } from '../../commands/export/export-log.js';
 import { anchorText, parseAnchor, verifyChains, type VerifyResult } from '../../events/verify-chain.js';
+import { Type } from 'typebox';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
-import {
-  allow,
-  allowRecent,
-  ConsoleRefusal,
-  formOf,
-  memberView,
-  needsPassword,
-  sendPage,
-  type MemberView,
-} from '../context.js';
+import { allow, allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
 import { html, type Html } from '../html.js';
 import { csrfField, field, page } from '../layout.js';
+import { viewOf } from '../routes.js';
+import { formBody, OptionalText, SlugParams } from '../schemas.js';
+import { partsAsText } from '../validation.js';
 
 /** The copy buttons' script: the only script of these pages (CSP script-src 'self'); without it the head is still selectable text. */
 export const COPY_SCRIPT = `document.querySelectorAll('button[data-copy]').forEach(function (button) {
@@ -172,52 +167,79 @@ function auditPage(
   );
 }
 
+const VerifyBody = formBody({
+  anchor: OptionalText({
+    max: 200,
+    message: 'This is not a head: it reads <64 hex characters>@<transaction>/<position>.',
+  }),
+});
+// A password is whatever its owner chose: any text the edge checks let through, up to a bound.
+const ExportBody = formBody({ password: Type.Optional(Type.String({ maxLength: 1024 })) });
+
 export function registerAuditPages(app: TypedApp, services: AppServices): void {
-  app.get('/assets/copy.js', async (_request, reply) =>
+  app.get('/assets/copy.js', { config: { console: 'open' } }, async (_request, reply) =>
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(COPY_SCRIPT),
   );
 
-  app.get('/w/:slug/audit', async (request, reply) => {
-    const view = await memberView(services, request);
-    return sendPage(reply, auditPage(services, view));
-  });
+  app.get(
+    '/w/:slug/audit',
+    { schema: { params: SlugParams }, config: { console: { operation: 'audit.verify' } } },
+    async (request, reply) => sendPage(reply, auditPage(services, viewOf(request))),
+  );
 
-  app.post('/w/:slug/audit/verify', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'audit.verify');
-    const text = (formOf(request).anchor ?? '').trim();
-    const anchor = text ? parseAnchor(text) : undefined;
-    if (anchor === null)
-      return sendPage(
-        reply,
-        auditPage(services, view, {
-          anchor: text,
-          errors: { anchor: 'This is not a head: it reads <64 hex characters>@<transaction>/<position>.' },
-        }),
-        400,
-      );
-    const result = await verifyAgainst(services, view.workspace.id, anchor);
-    return sendPage(reply, auditPage(services, view, { result, anchor: text }), result.result.broken ? 409 : 200);
-  });
+  app.post(
+    '/w/:slug/audit/verify',
+    {
+      schema: { params: SlugParams, body: VerifyBody },
+      config: {
+        console: { operation: 'audit.verify' },
+        onInvalid: (request, errors) =>
+          auditPage(services, viewOf(request), { anchor: partsAsText(request).body.anchor, errors }),
+      },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const text = (request.body.anchor ?? '').trim();
+      const anchor = text ? parseAnchor(text) : undefined;
+      if (anchor === null)
+        return sendPage(
+          reply,
+          auditPage(services, view, {
+            anchor: text,
+            errors: { anchor: 'This is not a head: it reads <64 hex characters>@<transaction>/<position>.' },
+          }),
+          400,
+        );
+      const result = await verifyAgainst(services, view.workspace.id, anchor);
+      return sendPage(reply, auditPage(services, view, { result, anchor: text }), result.result.broken ? 409 : 200);
+    },
+  );
 
-  app.post('/w/:slug/audit/export', async (request, reply) => {
-    const view = await memberView(services, request);
-    try {
-      await allowRecent(services, view, 'workspace.export', formOf(request));
-    } catch (error) {
-      if (error instanceof ConsoleRefusal && error.field)
-        return sendPage(reply, auditPage(services, view, { errors: { [error.field]: error.message } }), error.status);
-      throw error;
-    }
-    const now = services.now();
-    const lines = Readable.from(exportLines(services.pool, view.workspace, null, now));
-    const gzip = zlib.createGzip();
-    lines.on('error', (error) => gzip.destroy(error));
-    const name = `${view.workspace.slug}-log-${now.toISOString().slice(0, 19).replaceAll(':', '')}Z.ndjson.gz`;
-    reply
-      .type('application/gzip')
-      .header('content-disposition', `attachment; filename="${name}"`)
-      .header('content-security-policy', "default-src 'none'");
-    return reply.send(lines.pipe(gzip));
-  });
+  app.post(
+    '/w/:slug/audit/export',
+    {
+      schema: { params: SlugParams, body: ExportBody },
+      config: { console: { operation: 'workspace.export' } },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      try {
+        await allowRecent(services, view, 'workspace.export', request.body);
+      } catch (error) {
+        if (error instanceof ConsoleRefusal && error.field)
+          return sendPage(reply, auditPage(services, view, { errors: { [error.field]: error.message } }), error.status);
+        throw error;
+      }
+      const now = services.now();
+      const lines = Readable.from(exportLines(services.pool, view.workspace, null, now));
+      const gzip = zlib.createGzip();
+      lines.on('error', (error) => gzip.destroy(error));
+      const name = `${view.workspace.slug}-log-${now.toISOString().slice(0, 19).replaceAll(':', '')}Z.ndjson.gz`;
+      reply
+        .type('application/gzip')
+        .header('content-disposition', `attachment; filename="${name}"`)
+        .header('content-security-policy', "default-src 'none'");
+      return reply.send(lines.pipe(gzip));
+    },
+  );
 }

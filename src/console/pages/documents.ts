@@ -1,18 +1,22 @@
 import multipart, { type MultipartFile } from '@fastify/multipart';
 import contentDisposition from 'content-disposition';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type Static } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import { handleDocumentCommand, receiveUpload, recordUpload } from '../../commands/documents/document-commands.js';
 import { isCommandError } from '../../commands/errors.js';
 import { subjectOf } from '../../commands/subject.js';
-import { documentTypesOf, MAX_DOCUMENT_BYTES, type Document } from '../../domain/documents/index.js';
+import { documentTypesOf, MAX_DOCUMENT_BYTES, REASON_MAX, type Document } from '../../domain/documents/index.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { findDocument, listDocuments } from '../../projections/documents.js';
-import { allow, ConsoleRefusal, formOf, memberView, sendPage, type MemberView } from '../context.js';
+import { allow, ConsoleRefusal, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
 import { choice, csrfField, notice, page } from '../layout.js';
-import { contextOf, idParam, refusalErrors, textArea } from '../forms.js';
+import { contextOf, refusalErrors, textArea } from '../forms.js';
+import { viewOf } from '../routes.js';
+import { partsAsText } from '../validation.js';
+import { Csrf, formBody, IdParams, OptionalText, SlugParams, Text, Uuid } from '../schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/documents`;
@@ -80,11 +84,10 @@ async function documentsPage(
 
 function uploadSection(view: MemberView, self: string, errors: Errors): Html {
   const types = documentTypesOf(view.workspace.settings);
-  const csrf = csrfField(view.signedIn.csrf);
   return html`<section aria-labelledby="upload">
     <h2 id="upload">Upload a document</h2>
-    <form method="post" action="${self}" enctype="multipart/form-data">
-      ${csrf} ${choice({ name: 'type', label: 'Type', options: types.map((t) => [t.key, t.name]), error: errors.type })}
+    <form method="post" action="${self}&_csrf=${view.signedIn.csrf}" enctype="multipart/form-data">
+      ${choice({ name: 'type', label: 'Type', options: types.map((t) => [t.key, t.name]), error: errors.type })}
       <div class="field${errors.file ? ' invalid' : ''}">
         <label for="f-file">File (PDF, JPEG or PNG)</label>
         <input
@@ -182,20 +185,42 @@ async function documentPage(services: AppServices, view: MemberView, id: string,
   );
 }
 
+// The upload's CSRF token is in the form's action (checked before the file is read: src/console/plugin.ts); the
+// file's part holds the id of the upload received into the incoming area.
+const UploadQuery = Type.Object({
+  lead: Type.Optional(Uuid),
+  application: Type.Optional(Uuid),
+  _csrf: Csrf,
+});
+const UploadBody = Type.Object({
+  type: Text({ max: 60, message: 'Choose a type.' }),
+  file: OptionalText({ max: 100, message: 'Choose a file to upload.' }),
+});
+const DocumentsQuery = Type.Object({
+  lead: Type.Optional(Uuid),
+  application: Type.Optional(Uuid),
+  done: OptionalText({ max: 40 }),
+});
+const RejectBody = formBody({
+  reason: Text({ max: REASON_MAX, multiline: true, message: 'Say why, in at most 1,000 characters.' }),
+});
+
 /** The upload form posted (its file already in the incoming area): the document recorded and scanned, or why not. */
-async function uploadDocument(services: AppServices, request: FastifyRequest, reply: FastifyReply) {
-  const view = await memberView(services, request);
-  allow(view, 'documents.upload');
-  const query = request.query as Form;
-  const form = formOf(request);
+async function uploadDocument(
+  services: AppServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  query: Static<typeof UploadQuery>,
+  form: Static<typeof UploadBody>,
+) {
+  const view = viewOf(request);
   const refuse = async (status: number, errors: Errors) =>
     sendPage(reply, await documentsPage(services, view, query, { errors }), status);
   const pending = request.consoleUpload;
   if (!pending || pending.upload.file.size === 0) return refuse(400, { file: 'Choose a file to upload.' });
   if (pending.upload.file.truncated)
     return refuse(413, { file: `A document is at most ${MAX_DOCUMENT_BYTES.toLocaleString('en')} bytes.` });
-  const lead = UUID.test(query.lead ?? '') ? query.lead : undefined;
-  const application = UUID.test(query.application ?? '') ? query.application : undefined;
+  const { lead, application } = query;
   pending.recorded = true;
   try {
     const document = await recordUpload(
@@ -206,7 +231,7 @@ async function uploadDocument(services: AppServices, request: FastifyRequest, re
       pending.upload,
       {
         subject: subjectOf({ lead_id: lead, application_id: application }),
-        document_type: form.type ?? '',
+        document_type: form.type,
         filename: pending.filename,
         declared_content_type: pending.mimetype === 'application/octet-stream' ? null : pending.mimetype,
       },
@@ -224,14 +249,22 @@ async function uploadDocument(services: AppServices, request: FastifyRequest, re
 export function registerDocumentPages(app: TypedApp, services: AppServices): void {
   const { storage } = services.documents;
 
-  app.get('/w/:slug/documents', async (request, reply) => {
-    const view = await memberView(services, request);
-    const query = request.query as Form;
-    return sendPage(reply, await documentsPage(services, view, query, { message: MESSAGES[query.done ?? ''] }));
-  });
+  app.get(
+    '/w/:slug/documents',
+    {
+      schema: { params: SlugParams, querystring: DocumentsQuery },
+      config: { console: { operation: 'documents.view' } },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const query = request.query;
+      return sendPage(reply, await documentsPage(services, view, query, { message: MESSAGES[query.done ?? ''] }));
+    },
+  );
 
-  // The upload streams its file to the incoming area while the form is parsed, before the console's Origin and CSRF
-  // checks run (preHandler); a file whose request is then refused is deleted before the answer is sent.
+  // The upload streams its file to the incoming area while the form is parsed: the console's session, Origin, CSRF
+  // (in the action's query) and role checks run before (onRequest), and a file whose request is then refused (its
+  // schema, or the command) is deleted before the answer is sent.
   void app.register(async (scope: TypedApp) => {
     scope.decorateRequest('consoleUpload', null);
     await scope.register(multipart, {
@@ -252,48 +285,73 @@ export function registerDocumentPages(app: TypedApp, services: AppServices): voi
       if (pending && !pending.recorded) await storage.discard(pending.upload.id);
     });
 
-    scope.post('/w/:slug/documents', async (request, reply) => uploadDocument(services, request, reply));
+    scope.post(
+      '/w/:slug/documents',
+      {
+        schema: { params: SlugParams, querystring: UploadQuery, body: UploadBody },
+        config: {
+          console: { operation: 'documents.upload' },
+          onInvalid: async (request, errors) =>
+            documentsPage(services, viewOf(request), partsAsText(request).query, { errors }),
+        },
+      },
+      async (request, reply) => uploadDocument(services, request, reply, request.query, request.body),
+    );
   });
 
-  app.get('/w/:slug/documents/:id', async (request, reply) => {
-    const view = await memberView(services, request);
-    return sendPage(reply, await documentPage(services, view, idParam(request)));
-  });
+  app.get(
+    '/w/:slug/documents/:id',
+    { schema: { params: IdParams }, config: { console: { operation: 'documents.reject' } } },
+    async (request, reply) => sendPage(reply, await documentPage(services, viewOf(request), request.params.id)),
+  );
 
-  app.post('/w/:slug/documents/:id/reject', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'documents.reject');
-    const id = idParam(request);
-    const reason = (formOf(request).reason ?? '').trim();
-    if (!reason) return sendPage(reply, await documentPage(services, view, id, { reason: 'Say why.' }), 400);
-    try {
-      const { state } = await handleDocumentCommand(services.store, contextOf(view)(services.now()), id, (now) => ({
-        type: 'reject',
-        reason,
-        now,
-      }));
-      const back = state.lead_id ? `lead=${state.lead_id}` : `application=${state.application_id}`;
-      return reply.redirect(`${base(view)}?${back}&done=rejected`, 303);
-    } catch (error) {
-      if (!isCommandError(error)) throw error;
-      const refused = refusalErrors(error, { reason: 'reason' });
-      return sendPage(reply, await documentPage(services, view, id, refused.errors), refused.status);
-    }
-  });
+  app.post(
+    '/w/:slug/documents/:id/reject',
+    {
+      schema: { params: IdParams, body: RejectBody },
+      config: {
+        console: { operation: 'documents.reject' },
+        onInvalid: async (request, errors) =>
+          documentPage(services, viewOf(request), partsAsText(request).params.id ?? '', errors),
+      },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const id = request.params.id;
+      const reason = request.body.reason.trim();
+      if (!reason) return sendPage(reply, await documentPage(services, view, id, { reason: 'Say why.' }), 400);
+      try {
+        const { state } = await handleDocumentCommand(services.store, contextOf(view)(services.now()), id, (now) => ({
+          type: 'reject',
+          reason,
+          now,
+        }));
+        const back = state.lead_id ? `lead=${state.lead_id}` : `application=${state.application_id}`;
+        return reply.redirect(`${base(view)}?${back}&done=rejected`, 303);
+      } catch (error) {
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, { reason: 'reason' });
+        return sendPage(reply, await documentPage(services, view, id, refused.errors), refused.status);
+      }
+    },
+  );
 
-  app.get('/w/:slug/documents/:id/content', async (request, reply) => {
-    const view = await memberView(services, request);
-    allow(view, 'documents.view');
-    const document = await findDocument(services.pool, view.workspace.id, false, idParam(request));
-    if (!document) throw new ConsoleRefusal(404, 'There is no such document in this workspace.');
-    if (document.status !== 'available' && document.status !== 'rejected')
-      throw new ConsoleRefusal(409, VERDICT[document.status] + '.');
-    const file = await storage.open(document.id);
-    if (!file) throw new ConsoleRefusal(404, 'The file of this document is missing.');
-    return reply
-      .header('content-type', document.content_type)
-      .header('content-length', String(file.size))
-      .header('content-disposition', contentDisposition(document.filename || 'document'))
-      .send(file.stream);
-  });
+  app.get(
+    '/w/:slug/documents/:id/content',
+    { schema: { params: IdParams }, config: { console: { operation: 'documents.view' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const document = await findDocument(services.pool, view.workspace.id, false, request.params.id);
+      if (!document) throw new ConsoleRefusal(404, 'There is no such document in this workspace.');
+      if (document.status !== 'available' && document.status !== 'rejected')
+        throw new ConsoleRefusal(409, VERDICT[document.status] + '.');
+      const file = await storage.open(document.id);
+      if (!file) throw new ConsoleRefusal(404, 'The file of this document is missing.');
+      return reply
+        .header('content-type', document.content_type)
+        .header('content-length', String(file.size))
+        .header('content-disposition', contentDisposition(document.filename || 'document'))
+        .send(file.stream);
+    },
+  );
 }

@@ -1,0 +1,43 @@
+import t from 'tap';
+import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
+import { ROLES } from '../../src/identity/permissions.js';
+import { seedWorkspace, startApp } from '../support/app.js';
+import { everyRole, memberOf } from '../identity/support.js';
+import { crawl } from './crawl.js';
+import { ConsoleClient, PASSWORD } from './support.js';
+
+/**
+ * Whether a 403 met by the crawl fails the suite. Off until the pages derive what they render from the permission
+ * table (the navigation, Members, Webhooks, API keys): until then, every offence is listed as a todo.
+ */
+const CRAWLER_ENFORCED = false;
+
+t.test('signed in as each role, no page links to or offers a form that answers 403', async (t) => {
+  const app = await startApp(t, { config: { adminToken: 'operator-token-for-crawler-tests-0123456789' } });
+  for (const role of ROLES) {
+    // A workspace of its own per role, so what one role's crawl sent changes nothing another sees.
+    const ws = await seedWorkspace(app, everyRole());
+    for (const user of ws.workspace.settings.users) {
+      const account = await ensureAccount(app.pool, user, app.services.now());
+      await setPassword(app.pool, account.id, PASSWORD, app.services.now());
+    }
+    for (const full_name of ['Zoya Mirza', 'Arjun Rao'])
+      await app.request('/v1/leads', {
+        method: 'POST',
+        key: ws.live,
+        json: { full_name, phone: '+919811199900', consent: true },
+      });
+    const client = new ConsoleClient(app);
+    t.equal((await client.signIn(memberOf(role))).status, 303, `the ${role} signs in`);
+    const found = await crawl(client, ws.workspace.slug);
+    t.ok(
+      found.pages.length >= 5,
+      `the ${role} visited ${found.pages.length} pages and saw ${found.forms.length} forms`,
+    );
+    t.same(found.failed, [], `the ${role} met no failure`);
+    for (const offence of found.forbidden) t.comment(`${role}: 403 from ${offence}`);
+    t.same(found.forbidden, [], `nothing offered to the ${role} answers 403 (listed above)`, {
+      todo: CRAWLER_ENFORCED ? false : 'the pages derive what they offer from the permission table once converted',
+    });
+  }
+});
