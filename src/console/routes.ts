@@ -26,7 +26,7 @@ export type InvalidFormPage = (request: FastifyRequest, errors: FieldErrors) => 
  * Whether the console refuses at start-up a route that declares no `config.console` (`accessOf`). Off until every
  * page declares its access; test/console/route-declarations.test.ts lists the routes that do not yet.
  */
-export const REQUIRE_DECLARED_ACCESS = false;
+export const REQUIRE_DECLARED_ACCESS = true;
 
 declare module 'fastify' {
   interface FastifyContextConfig {

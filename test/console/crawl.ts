@@ -168,8 +168,8 @@ export const pageKind = (path: string) =>
 
 /** Forms the crawl never sends: they end its own session or change its password. */
 export const NEVER_SENT = /\/sign-out|\/account\/password|\/passkeys\//;
-/** Forms sent last: they take something away (a record, a member, a key) that later pages may have offered. */
-export const SENT_LAST = /deactivate|erase|revoke|remove|reject|delete|rotate|role/;
+/** Forms sent last: they take something away (a record, a member, a key, password-only access, passkeys) that later pages may have offered. */
+export const SENT_LAST = /deactivate|erase|revoke|remove|reject|delete|rotate|role|passkeys/;
 
 /** What a crawl found: every form it saw (one or two of each kind), and each request that answered 403. */
 export interface Crawl {

@@ -13,6 +13,7 @@ import { endSession, startSession } from '../../identity/sessions.js';
 import { checkPassword, rememberAddress, SIGN_IN_REFUSED } from '../../identity/sign-in.js';
 import { frameOf, sendPage, SESSION_COOKIE, SIGNED_OUT_FOR_PASSWORDS } from '../context.js';
 import { html } from '../html.js';
+import { CsrfOnly } from '../schemas.js';
 import { field, notice, page } from '../layout.js';
 import { registerInvitationPages } from './invitations.js';
 
@@ -115,7 +116,7 @@ export function registerAuthPages(app: TypedApp, services: AppServices): void {
     }
   });
 
-  app.post('/sign-out', { config: { console: 'open' } }, async (request, reply) => {
+  app.post('/sign-out', { schema: { body: CsrfOnly }, config: { console: 'open' } }, async (request, reply) => {
     if (request.signedIn) await endSession(services.pool, request.signedIn.sessionId);
     reply.clearCookie(SESSION_COOKIE, { path: '/console' });
     return reply.redirect('/console/sign-in', 303);

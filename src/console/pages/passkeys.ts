@@ -285,12 +285,16 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
     },
   );
 
-  app.post('/passkeys/sign-in/options', { config: { console: 'open' } }, async (request, reply) => {
-    const { rpID } = party(request);
-    const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
-    challengeCookie(reply, request, await keepChallenge(services.pool, options.challenge, null, services.now()));
-    return options;
-  });
+  app.post(
+    '/passkeys/sign-in/options',
+    { schema: { body: Type.Object({}, { additionalProperties: false }) }, config: { console: 'open' } },
+    async (request, reply) => {
+      const { rpID } = party(request);
+      const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
+      challengeCookie(reply, request, await keepChallenge(services.pool, options.challenge, null, services.now()));
+      return options;
+    },
+  );
 
   app.post(
     '/passkeys/sign-in',
