@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats';
 import { authenticate, type AuthContext, type AuthDeps, type RouteAuth } from './auth.js';
 import { isServiceDateTime, CANONICAL_UUID, withEdgeChecks } from './edge-values.js';
 import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
+import { databaseOutage } from '../storage/outage.js';
 import { LastUseRecorder } from '../keys/last-use.js';
 import { bindRequestLog, loggerOptions, RequestLog } from './logging.js';
 import { registerLoadShedding, registerMetrics } from './observability.js';
@@ -107,6 +108,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
   registerShellHooks(app);
   await registerPublicDocument(app, services.config);
   registerProbes(app, services, options.isReady);
+  logOutageEnds(app, services);
   await registerRoutes(app, services);
   return app;
 }
@@ -199,6 +201,14 @@ function registerShellHooks(app: TypedApp): void {
       reply.header('ratelimit-reset', request.auth.rate.resetSeconds);
     }
     done(null, payload);
+  });
+}
+
+/** A database outage's end, logged once with how long it lasted (its start is logged by handleError). */
+function logOutageEnds(app: TypedApp, services: AppServices): void {
+  services.pool.on('connect', () => {
+    const end = databaseOutage.connected();
+    if (end) app.log.warn({ down_ms: end.downMs, failures: end.failures }, 'the database can be reached again');
   });
 }
 
