@@ -6,6 +6,7 @@ import { authenticate, type AuthContext, type AuthDeps, type RouteAuth } from '.
 import { isServiceDateTime, CANONICAL_UUID, withEdgeChecks } from './edge-values.js';
 import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
 import { databaseOutage } from '../storage/outage.js';
+import { readWithinLimit } from './lingering-close.js';
 import { LastUseRecorder } from '../keys/last-use.js';
 import { bindRequestLog, loggerOptions, RequestLog } from './logging.js';
 import { registerLoadShedding, registerMetrics } from './observability.js';
@@ -100,7 +101,7 @@ export interface BuildOptions {
 export async function buildApp(services: AppServices, options: BuildOptions = {}): Promise<TypedApp> {
   const app = createInstance(services, options);
   // In this order: hooks run in the order they are added, and the onRoute hooks must be in place before the routes.
-  setBodyHandling(app);
+  setBodyHandling(app, services.config.bodyLimitBytes);
   setRequestFieldsAndErrors(app);
   await registerLoadShedding(app, services);
   registerMetrics(app, services);
@@ -139,11 +140,11 @@ function createInstance(services: AppServices, options: BuildOptions): TypedApp 
 }
 
 /** How bodies, query strings and paths are parsed and validated. */
-function setBodyHandling(app: TypedApp): void {
+function setBodyHandling(app: TypedApp, bodyLimit: number): void {
   // One body parser, for JSON; fastify's text/plain parser goes, so any other type is 415 before validation.
   const parseJsonText = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser(parseJsonText));
+  app.addContentTypeParser('application/json', readWithinLimit(bodyLimit, jsonBodyParser(parseJsonText)));
 
   // Bodies are validated exactly (no coercion, unknown properties refused by their schemas); query strings and
   // paths arrive as text, so they are coerced to the schema's types.
