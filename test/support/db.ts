@@ -9,7 +9,8 @@ export function serverUrl(): string {
   const url = process.env.DATABASE_URL;
   if (!url)
     throw new Error(
-      'DATABASE_URL is not set: run the suites through `npm test`, which starts an embedded PostgreSQL when needed',
+      'DATABASE_URL is not set: run the suites through `npm test`, or one file with ' +
+        '`npm run test:only -- <file>`; both start an embedded PostgreSQL when DATABASE_URL is unset',
     );
   return url;
 }
