@@ -1,4 +1,4 @@
-import { connectionLost } from './transaction.js';
+import { CommitOutcomeUnknown, connectionLost } from './transaction.js';
 
 /** Node's codes for a server that cannot be reached at all: nothing listens, or the name or route is unknown. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -6,11 +6,12 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNR
 /**
  * True when the database could not be reached or dropped the session: the server is down, restarting (SQLSTATE
  * 57P03, starting up or shutting down, and the rest of class 57P) or unreachable, or the connection broke. A
- * statement the server refused is never one. Looks through `cause` and the errors of an `AggregateError` (Node's
- * connection attempts to every address of a name).
+ * statement the server refused is never one, nor a loss after COMMIT was sent (`CommitOutcomeUnknown`). Looks
+ * through `cause` and the errors of an `AggregateError` (Node's connection attempts to every address of a name).
  */
 export function databaseUnreachable(error: unknown, depth = 0): boolean {
   if (typeof error !== 'object' || error === null || depth > 4) return false;
+  if (error instanceof CommitOutcomeUnknown) return false;
   const code = 'code' in error && typeof error.code === 'string' ? error.code : '';
   if (UNREACHABLE.has(code) || connectionLost(error)) return true;
   if (error instanceof AggregateError && error.errors.some((inner) => databaseUnreachable(inner, depth + 1)))
