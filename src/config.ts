@@ -3,6 +3,11 @@ import ipaddr from 'ipaddr.js';
 import { parseClamdAddress } from './documents/clamd.js';
 
 /** Everything the service reads from its environment, parsed once. See the README's configuration table. */
+/** A setting missing or wrong, found after the configuration was read; its message names the setting and the fix. */
+export class SettingError extends Error {
+  override name = 'SettingError';
+}
+
 export interface Config {
   host: string;
   port: number;

@@ -1,4 +1,5 @@
 import { isCommandError, type CommandError } from '../commands/errors.js';
+import { SettingError } from '../config.js';
 import { DataFolderInUseError, EmbeddedPostgresSetupError } from '../storage/embedded-postgres.js';
 import { CliError } from './output.js';
 
@@ -18,6 +19,36 @@ const DATABASE_SENTENCES: Record<string, string> = {
   '57P01': 'The database stopped while the command ran.',
   '53300': 'The database has no connection free; try again in a moment.',
 };
+
+/**
+ * What a transaction pooler (PgBouncer in transaction mode) in front of the server answers when a session's own state
+ * is relied on: each transaction may get another server session, where a statement prepared on the last one is
+ * missing (26000) or one of the same name exists (42P05), and it refuses what it cannot pass on (08P01).
+ */
+const POOLER_SENTENCE =
+  'DATABASE_URL names a connection pooler in transaction mode (PgBouncer, say), which hands each transaction ' +
+  'another server session. Set DATABASE_DIRECT_URL to the PostgreSQL server itself (DATABASE_URL may stay on the ' +
+  'pooler), or point DATABASE_URL at the server.';
+
+function poolerRefusal(error: unknown, code: string | undefined): boolean {
+  const message = error instanceof Error ? error.message : '';
+  if (code === '26000' || code === '42P05') return /prepared statement/.test(message);
+  return code === '08P01' && /unsupported (startup parameter|pkt type)/.test(message);
+}
+
+/** Node's errors listening for the service: the address and port come with the error. */
+function listenSentence(error: unknown, code: string | undefined): string | undefined {
+  if (typeof error !== 'object' || error === null || !('syscall' in error) || error.syscall !== 'listen')
+    return undefined;
+  const where = 'port' in error && 'address' in error ? `${String(error.address)}:${String(error.port)}` : 'the port';
+  if (code === 'EADDRINUSE')
+    return `Cannot listen on ${where}: another program already does. Stop it, or set PORT to a free port (HOST chooses the address).`;
+  if (code === 'EACCES')
+    return `Not allowed to listen on ${where} (ports below 1024 need privileges). Set PORT to a port from 1024 up.`;
+  if (code === 'EADDRNOTAVAIL')
+    return `Cannot listen on ${where}: this machine has no such address. Set HOST to one of its addresses (127.0.0.1, 0.0.0.0).`;
+  return undefined;
+}
 
 /** Network failures reaching the database or a service, as Node names them. */
 const NETWORK_SENTENCES: Record<string, string> = {
@@ -39,9 +70,16 @@ function codeOf(error: unknown): string | undefined {
 export function describeFailure(error: unknown): Failure {
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
   if (isCommandError(error)) return { message: commandErrorSentence(error), exitCode: 2 };
-  if (error instanceof DataFolderInUseError || error instanceof EmbeddedPostgresSetupError)
+  if (
+    error instanceof DataFolderInUseError ||
+    error instanceof EmbeddedPostgresSetupError ||
+    error instanceof SettingError
+  )
     return { message: error.message, exitCode: 1 };
   const code = codeOf(error);
+  if (poolerRefusal(error, code)) return { message: POOLER_SENTENCE, exitCode: 1 };
+  const listening = listenSentence(error, code);
+  if (listening) return { message: listening, exitCode: 1 };
   if (code && DATABASE_SENTENCES[code]) return { message: DATABASE_SENTENCES[code], exitCode: 1 };
   if (code && NETWORK_SENTENCES[code]) return { message: NETWORK_SENTENCES[code], exitCode: 1 };
   if (error instanceof StartupError) return { message: error.message, exitCode: 1 };

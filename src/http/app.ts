@@ -5,6 +5,8 @@ import addFormats from 'ajv-formats';
 import { authenticate, type AuthContext, type AuthDeps, type RouteAuth } from './auth.js';
 import { isServiceDateTime, CANONICAL_UUID, withEdgeChecks } from './edge-values.js';
 import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
+import { databaseOutage } from '../storage/outage.js';
+import { readWithinLimit } from './lingering-close.js';
 import { LastUseRecorder } from '../keys/last-use.js';
 import { bindRequestLog, loggerOptions, RequestLog } from './logging.js';
 import { registerLoadShedding, registerMetrics } from './observability.js';
@@ -99,7 +101,7 @@ export interface BuildOptions {
 export async function buildApp(services: AppServices, options: BuildOptions = {}): Promise<TypedApp> {
   const app = createInstance(services, options);
   // In this order: hooks run in the order they are added, and the onRoute hooks must be in place before the routes.
-  setBodyHandling(app);
+  setBodyHandling(app, services.config.bodyLimitBytes);
   setRequestFieldsAndErrors(app);
   await registerLoadShedding(app, services);
   registerMetrics(app, services);
@@ -107,6 +109,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
   registerShellHooks(app);
   await registerPublicDocument(app, services.config);
   registerProbes(app, services, options.isReady);
+  logOutageEnds(app, services);
   await registerRoutes(app, services);
   return app;
 }
@@ -137,11 +140,11 @@ function createInstance(services: AppServices, options: BuildOptions): TypedApp 
 }
 
 /** How bodies, query strings and paths are parsed and validated. */
-function setBodyHandling(app: TypedApp): void {
+function setBodyHandling(app: TypedApp, bodyLimit: number): void {
   // One body parser, for JSON; fastify's text/plain parser goes, so any other type is 415 before validation.
   const parseJsonText = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser(parseJsonText));
+  app.addContentTypeParser('application/json', readWithinLimit(bodyLimit, jsonBodyParser(parseJsonText)));
 
   // Bodies are validated exactly (no coercion, unknown properties refused by their schemas); query strings and
   // paths arrive as text, so they are coerced to the schema's types.
@@ -199,6 +202,14 @@ function registerShellHooks(app: TypedApp): void {
       reply.header('ratelimit-reset', request.auth.rate.resetSeconds);
     }
     done(null, payload);
+  });
+}
+
+/** A database outage's end, logged once with how long it lasted (its start is logged by handleError). */
+function logOutageEnds(app: TypedApp, services: AppServices): void {
+  services.pool.on('connect', () => {
+    const end = databaseOutage.connected();
+    if (end) app.log.warn({ down_ms: end.downMs, failures: end.failures }, 'the database can be reached again');
   });
 }
 

@@ -1,5 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { databaseOutage, databaseUnreachable } from '../storage/outage.js';
 import { poolTimedOut } from '../storage/postgres.js';
 import { isCommandError, type CommandError } from '../commands/errors.js';
 import type { RefusalKind } from '../domain/refusal.js';
@@ -53,6 +54,19 @@ export const overloaded = () =>
     'The service is overloaded; retry after the Retry-After interval',
     {},
     { 'retry-after': String(OVERLOAD_RETRY_AFTER_SECONDS) },
+  );
+
+/** Seconds clients are asked to wait while the database cannot be reached: a restart takes a few. */
+const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+/** The answer while the database cannot be reached (down, restarting, unreachable): a fault to retry, not a 500. */
+export const serviceUnavailable = () =>
+  new ApiError(
+    503,
+    'service_unavailable',
+    'The service cannot reach its database for a moment; retry after the Retry-After interval',
+    {},
+    { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
   );
 
 export const notFound = (what: string) => new ApiError(404, 'not_found', `No such ${what}`);
@@ -252,6 +266,12 @@ export function handleError(
     return reply.status(status).send(errorBody(request, 'invalid_request', 'The request could not be understood'));
   }
   if (poolTimedOut(error)) return handleError(overloaded(), request, reply);
+  if (databaseUnreachable(error)) {
+    // Once per outage, not once per request: thousands are refused while a server restarts.
+    if (databaseOutage.failed())
+      request.log.error({ err: error }, 'the database cannot be reached: answering 503 until a connection is made');
+    return handleError(serviceUnavailable(), request, reply);
+  }
   request.log.error({ err: error }, 'unhandled error');
   return reply
     .status(500)

@@ -10,7 +10,7 @@ import {
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from '../config.js';
+import { SettingError, type Config } from '../config.js';
 
 /** What a sealed value is for: each purpose has a key of its own, derived from SECRET_ENCRYPTION_KEY. */
 export type SecretPurpose =
@@ -219,11 +219,11 @@ export async function loadSecretBox(
   if (config.secretEncryptionKey) {
     const key = Buffer.from(config.secretEncryptionKey, 'base64');
     if (key.length !== 32)
-      throw new Error('SECRET_ENCRYPTION_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32)');
+      throw new SettingError('SECRET_ENCRYPTION_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32)');
     return new SecretBox(key);
   }
   if (config.databaseUrl)
-    throw new Error(
+    throw new SettingError(
       'SECRET_ENCRYPTION_KEY is required when DATABASE_URL is set (generate one with: openssl rand -base64 32)',
     );
   const file = path.join(config.dataDir, 'encryption.key');

@@ -11,6 +11,18 @@ export class TransactionRolledBack extends Error {
 }
 
 /**
+ * The connection was lost after COMMIT was sent while the server still answers: the transaction may have committed or
+ * not. Not a fault to retry blindly (it could be written twice), so not an outage either (src/storage/outage.ts): the
+ * request answers 500.
+ */
+export class CommitOutcomeUnknown extends Error {
+  constructor(cause: unknown) {
+    super('The connection was lost after COMMIT was sent; the transaction may or may not have committed', { cause });
+    this.name = 'CommitOutcomeUnknown';
+  }
+}
+
+/**
  * One transaction's connection. Statements go through pg's `client.query` with their values as bind parameters.
  * Once one has failed, nothing more is sent (the server would refuse it): every later query gets that first failure.
  * On a `BatchingClient` the statements submitted in one turn leave in one write.
@@ -121,6 +133,7 @@ export async function inTransaction<T>(
     } catch (error) {
       unfit = await rollBack(tx, error);
       if (!commitSent && connectionLost(tx.failed) && attempt <= retriesAfterLoss(pool)) continue;
+      if (commitSent && connectionLost(error) && (await serverAnswers(pool))) throw new CommitOutcomeUnknown(error);
       throw error;
     } finally {
       client.release(unfit);
@@ -149,6 +162,20 @@ async function rollBack(tx: Transaction, error: unknown): Promise<Error | undefi
     return undefined;
   } catch (failure) {
     return asError(failure);
+  }
+}
+
+/**
+ * Whether the server still takes connections: after a loss at COMMIT, tells a session ended alone (a terminated
+ * backend: the outcome is unknown, `CommitOutcomeUnknown`) from an outage (the server stopping, where the loss is
+ * answered as the outage it is, 503).
+ */
+async function serverAnswers(pool: pg.Pool): Promise<boolean> {
+  try {
+    await pool.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
   }
 }
 

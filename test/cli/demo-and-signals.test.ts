@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import t from 'tap';
+import { cliArgs } from '../support/cli.js';
 import { findKeyByValue } from '../../src/keys/repository.js';
 import { TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { freshDatabase } from '../support/db.js';
@@ -17,7 +17,7 @@ interface DemoOutput {
  */
 function demoUntilCtrlC(databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli/main.ts'), '--json', 'demo'], {
+    const child = spawn(process.execPath, [...cliArgs(), '--json', 'demo'], {
       env: {
         ...process.env,
         DATABASE_URL: databaseUrl,

@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { runCli } from '../support/cli.js';
+import { cliArgs, runCli } from '../support/cli.js';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -18,7 +18,7 @@ async function freePort(): Promise<number> {
 /** `visa-crm serve` in a process group of its own, stopped as Ctrl-C does (SIGINT to the group) once it listens. */
 function serveUntilCtrlC(env: Record<string, string>): Promise<{ code: number | null; stderr: string; lock: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli/main.ts'), 'serve'], {
+    const child = spawn(process.execPath, [...cliArgs(), 'serve'], {
       env: { ...process.env, DATABASE_URL: '', PORT: '0', LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
       detached: true,

@@ -4,12 +4,13 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { cliArgs } from '../support/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', '--json', ...args], {
+    const child = spawn(process.execPath, [...cliArgs(), '--json', ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -38,7 +39,7 @@ t.test(
     delete env.DATABASE_URL;
     delete env.SECRET_ENCRYPTION_KEY;
 
-    const server: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    const server: ChildProcess = spawn(process.execPath, [...cliArgs(), 'serve'], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { cliArgs } from '../support/cli.js';
 import { TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { leadBody, leadsFixture } from './helpers.js';
 
@@ -24,7 +25,7 @@ t.test('visa-crm sandbox list shows what a test key submitted', async (t) => {
     SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     LOG_LEVEL: 'silent',
   };
-  const cli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env });
+  const cli = (...args: string[]) => run(process.execPath, [...cliArgs(), ...args], { env });
   const { stdout } = await cli('--json', 'sandbox', 'list', f.workspace.slug, '--key', testKey.id);
   const rows = JSON.parse(stdout) as { outcome: string; lead_id: string; full_name: string }[];
   t.same(

@@ -49,9 +49,11 @@ export async function startApp(
     logger?: BuildOptions['logger'];
     /** Runs after the app is built and before it listens, for example to add a route a test needs. */
     beforeListen?: (app: TypedApp, services: AppServices) => Promise<void> | void;
+    /** A migrated database of the test's own (on a server it starts and stops), instead of a fresh one. */
+    database?: { pool: pg.Pool; url: string };
   } = {},
 ): Promise<TestApp> {
-  const { pool, url } = await freshDatabase(t);
+  const { pool, url } = options.database ?? (await freshDatabase(t));
   // Each app keeps its documents in a folder of its own, and reaches no clamd unless the test starts one
   // (test/support/clamd.ts): uploads then wait for the scanner, as they do when it is down.
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vcrm-app-data-'));

@@ -17,14 +17,26 @@ export interface CliResult {
  */
 export type CliInput = 'none' | Buffer | Readable;
 
-/** Starts the real command-line tool (from source, through tsx) against the given database. */
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * The arguments that start the real command-line tool after `node`: the build the test command made before the
+ * suites (VISA_CRM_TEST_CLI, set by scripts/run-tests.mjs), else the source through tsx. The build starts in a
+ * fraction of the time, since nothing is compiled again for each of the suites' several hundred invocations.
+ */
+export function cliArgs(): string[] {
+  const built = process.env.VISA_CRM_TEST_CLI;
+  return built ? [path.resolve(ROOT, built)] : ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')];
+}
+
+/** Starts the real command-line tool (built, or from source; see cliArgs) against the given database. */
 export function spawnCli(
   databaseUrl: string,
   args: string[],
   env: Record<string, string> = {},
   input: CliInput = 'none',
 ): ChildProcess & { stdout: Readable; stderr: Readable } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli/main.ts'), ...args], {
+  const child = spawn(process.execPath, [...cliArgs(), ...args], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
@@ -47,7 +59,7 @@ export async function pipeCli(
   second: { databaseUrl: string; args: string[] },
 ): Promise<CliResult & { firstCode: number }> {
   const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
-  const cli = `${quote(process.execPath)} --import tsx ${quote(path.resolve('src/cli/main.ts'))}`;
+  const cli = [process.execPath, ...cliArgs()].map(quote).join(' ');
   const script = [
     `{ DATABASE_URL="$FIRST_URL" ${cli} ${first.args.map(quote).join(' ')}; echo $? > "$FIRST_CODE"; }`,
     `DATABASE_URL="$SECOND_URL" ${cli} ${second.args.map(quote).join(' ')}`,

@@ -52,7 +52,8 @@ export async function startPrismProxy(
     '--validate-request=false',
     '--cors=false',
   ];
-  const child = spawn(PRISM, [...args, '-h', '127.0.0.1', '-p', String(port), '-v', 'error'], {
+  // On the suites' own Node (Prism 5.16 needs 24), not whichever `node` its script's shebang finds on PATH.
+  const child = spawn(process.execPath, [PRISM, ...args, '-h', '127.0.0.1', '-p', String(port), '-v', 'error'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

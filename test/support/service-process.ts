@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { cliArgs } from './cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -13,7 +14,7 @@ export interface ServiceProcess {
 
 /** Starts `visa-crm serve` with `env`; resolves once it listens, rejects with its last log if it exits first. */
 export function startServiceProcess(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const child = spawn(process.execPath, [...cliArgs(), 'serve'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -73,7 +73,9 @@ const EVERY_OPERATION: Record<number, string> = {
   417: '`expectation_failed`: an `Expect` header other than `100-continue`',
   431: '`headers_too_large`: the request line and headers are larger than 16 KB',
   500: '`internal_error`: something went wrong on our side; quote the `request_id`',
-  503: '`overloaded` (with `Retry-After`) or `shutting_down`: retry in a moment',
+  503:
+    '`overloaded` or `service_unavailable` (the database cannot be reached; both with `Retry-After`) or ' +
+    '`shutting_down`: retry in a moment',
 };
 
 /** What an operation with a path parameter may answer besides. */
