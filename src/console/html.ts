@@ -36,17 +36,19 @@ export function table(o: {
   rows: readonly Html[];
 }): Html {
   const headings = o.headings.filter((h): h is string => typeof h === 'string');
-  return html`<table>
-    <caption>
-      ${o.caption}
-    </caption>
-    <thead>
-      <tr>
-        ${headings.map((h) => html`<th scope="col">${h}</th>`)}
-      </tr>
-    </thead>
-    <tbody>
-      ${o.rows}
-    </tbody>
-  </table>`;
+  return html`<div class="table-wrap">
+    <table>
+      <caption>
+        ${o.caption}
+      </caption>
+      <thead>
+        <tr>
+          ${headings.map((h) => html`<th scope="col">${h}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${o.rows}
+      </tbody>
+    </table>
+  </div>`;
 }

@@ -20,7 +20,9 @@ import { registerLeadPages } from './pages/leads.js';
 import { registerMemberPages } from './pages/members.js';
 import { registerTaskPages } from './pages/tasks.js';
 import { registerPasskeyPages } from './pages/passkeys.js';
+import { registerTodayPages } from './pages/today.js';
 import { registerWebhookPages } from './pages/webhooks.js';
+import { registerWorkspaceSettingsPages } from './pages/workspace-settings.js';
 import { checkAccess } from './routes.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
@@ -136,6 +138,8 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerInvoicePages(scope, services);
   registerPasskeyPages(scope, services);
   registerDocumentPages(scope, services);
+  registerTodayPages(scope, services);
+  registerWorkspaceSettingsPages(scope, services);
 }
 
 /**

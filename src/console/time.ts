@@ -1,12 +1,13 @@
+import { DEFAULT_TIME_ZONE } from '../shared/time-zones.js';
 import { html, type Html } from './html.js';
+
+export { DEFAULT_TIME_ZONE, isTimeZone, timeZones } from '../shared/time-zones.js';
 
 /**
  * The console's times in the workspace's time zone (an IANA name; UTC when none is set). Shown as
  * "2026-11-27 14:30 IST" in a `<time datetime>` holding the UTC instant, which a hover shows too; typed as wall
  * times of that zone (a `datetime-local` value) and read back to the instant they name.
  */
-export const DEFAULT_TIME_ZONE = 'UTC';
-
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
 /** One cached formatter per zone: the wall time's parts, 24-hour, and the zone's short name. */
@@ -27,22 +28,6 @@ function formatterOf(zone: string): Intl.DateTimeFormat {
     formatters.set(zone, f);
   }
   return f;
-}
-
-/** Whether Intl knows the zone by this name (an IANA name such as Asia/Kolkata, or UTC). */
-export function isTimeZone(name: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$/.test(name)) return false;
-  try {
-    new Intl.DateTimeFormat('en-GB', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The zones a workspace may choose from, as Intl lists them (UTC first). */
-export function timeZones(): string[] {
-  return [DEFAULT_TIME_ZONE, ...Intl.supportedValuesOf('timeZone').filter((z) => z !== DEFAULT_TIME_ZONE)];
 }
 
 /** A wall-clock time in some zone, to the minute (seconds kept when given). */
@@ -198,3 +183,7 @@ export function dayAround(instant: Date, zone: string): { start: Date; end: Date
   };
   return { start: midnight(w.year, w.month, w.day), end: midnight(w.year, w.month, w.day + 1), date: dateText(w) };
 }
+
+/** The zone a workspace shows and reads times in. */
+export const timeZoneOf = (workspace: { settings: { time_zone?: string } }) =>
+  workspace.settings.time_zone ?? DEFAULT_TIME_ZONE;
