@@ -36,7 +36,11 @@ export function table(o: {
   rows: readonly Html[];
 }): Html {
   const headings = o.headings.filter((h): h is string => typeof h === 'string');
-  return html`<div class="table-wrap">
+  // The box scrolls a table wider than a phone; focusable and named, so a keyboard can scroll it too.
+  const name = (o.caption instanceof Html ? o.caption.text.replace(/<[^>]*>/g, ' ') : String(o.caption))
+    .replace(/\s+/g, ' ')
+    .trim();
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="${name}">
     <table>
       <caption>
         ${o.caption}

@@ -19,7 +19,7 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 declare const axe: {
   run(context: unknown, options: unknown): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }>;
 };
-declare const document: { documentElement: { scrollWidth: number; clientWidth: number } };
+declare const document: unknown;
 
 async function accessible(t: Test, page: Page, name: string): Promise<void> {
   await page.addScriptTag({ content: AXE });
@@ -33,13 +33,31 @@ async function accessible(t: Test, page: Page, name: string): Promise<void> {
   );
 }
 
-/** The page is no wider than the window: nothing to scroll sideways. */
+/** The page is no wider than the window: nothing to scroll sideways (else the elements that stick out are named). */
 async function noSidewaysScroll(t: Test, page: Page, name: string): Promise<void> {
-  const { scrollWidth, clientWidth } = await page.evaluate(() => ({
-    scrollWidth: document.documentElement.scrollWidth,
-    clientWidth: document.documentElement.clientWidth,
-  }));
-  t.ok(scrollWidth <= clientWidth, `${name}: ${scrollWidth} px of content in ${clientWidth} px, no sideways scroll`);
+  // In the page's own words (a string, as the project compiles without the DOM library): the elements past the
+  // window's right edge that no scrolling box of their own holds.
+  const { scrollWidth, clientWidth, wide } = await page.evaluate<{
+    scrollWidth: number;
+    clientWidth: number;
+    wide: string[];
+  }>(`(() => {
+    const width = document.documentElement.clientWidth;
+    const clipped = (el) => {
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+        if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(a).overflowX)) return true;
+      return false;
+    };
+    const wide = [...document.querySelectorAll('body *')]
+      .filter((el) => (el.getBoundingClientRect().right > width + 0.5 || el.scrollWidth > width) && !clipped(el))
+      .slice(0, 5)
+      .map((el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + '.' + el.className + ' ' + Math.round(el.getBoundingClientRect().right) + '/' + el.scrollWidth);
+    return { scrollWidth: document.documentElement.scrollWidth, clientWidth: width, wide };
+  })()`);
+  t.ok(
+    scrollWidth <= clientWidth,
+    `${name}: ${scrollWidth} px of content in ${clientWidth} px, no sideways scroll${wide.length ? ` (${wide.join(', ')})` : ''}`,
+  );
 }
 
 t.test(

@@ -3,7 +3,8 @@ import { pauseEndpoint } from '../../src/commands/webhooks/endpoints.js';
 import { NAVIGATION } from '../../src/console/layout.js';
 import { can, ROLES } from '../../src/identity/permissions.js';
 import { everyRole, memberOf } from '../identity/support.js';
-import { TestClock } from '../support/app.js';
+import { seedWorkspace, TestClock } from '../support/app.js';
+import { recordSql } from '../support/sql-recorder.js';
 import { webhookHarness } from '../webhooks/support/harness.js';
 import { ConsoleClient, PASSWORD } from './support.js';
 import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
@@ -136,4 +137,41 @@ t.test('the time zone: set by owners and admins, refused in words otherwise; for
     t.equal((await c.get(settings)).status, 403, `${role}: the settings page is refused`);
     t.equal((await c.post(settings, { time_zone: 'UTC' })).status, 403, `${role}: saving is refused`);
   }
+});
+
+t.test("the header's switcher lists the member's other workspaces, and only theirs", async (t) => {
+  const { h, client, slug } = await fixture(t);
+  const second = await seedWorkspace(h, { ...everyRole(), name: 'Second office' });
+  const elsewhere = await seedWorkspace(h, { name: 'Not theirs' });
+  const c = await client('counsellor');
+  const header = /<header class="top">[\s\S]*?<\/header>/.exec((await c.get(`/console/w/${slug}/leads`)).text)?.[0];
+  t.match(header, `<a href="/console/w/${second.workspace.slug}">Second office</a>`, 'the other workspace');
+  t.notMatch(header, elsewhere.workspace.slug, 'a workspace they are not a member of');
+  t.match(header, 'href="/console/account"', "the member's menu: account");
+  t.match(header, 'action="/console/sign-out"', "the member's menu: sign out");
+});
+
+t.test("Today's reads and the switcher's go through their indexes (migration 150)", async (t) => {
+  const { h, client, slug } = await fixture(t);
+  const sent = recordSql(t);
+  const c = await client('owner');
+  t.equal((await c.get(`/console/w/${slug}`)).status, 200);
+  const explained = async (pattern: RegExp) => {
+    const statement = sent.find((s) => pattern.test(s.text));
+    if (!statement) return `no statement matches ${pattern}`;
+    const db = await h.pool.connect();
+    try {
+      await db.query('BEGIN');
+      // A fresh workspace makes a sequential scan cheapest; the question is whether the index can answer at all.
+      await db.query('SET LOCAL enable_seqscan = off');
+      const plan = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statement.text}`, statement.values);
+      await db.query('ROLLBACK');
+      return plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+    } finally {
+      db.release();
+    }
+  };
+  t.match(await explained(/FROM tasks t/), /tasks_open_by_assignee/, 'my open tasks');
+  t.match(await explained(/owner_id IS NULL AND converted = false/), /leads_unowned_by_creation/, 'unowned leads');
+  t.match(await explained(/SELECT slug, name FROM workspaces/), /workspaces_users/, "the member's workspaces");
 });
