@@ -187,3 +187,17 @@ export function dayAround(instant: Date, zone: string): { start: Date; end: Date
 /** The zone a workspace shows and reads times in. */
 export const timeZoneOf = (workspace: { settings: { time_zone?: string } }) =>
   workspace.settings.time_zone ?? DEFAULT_TIME_ZONE;
+
+/**
+ * A date typed into a filter (`yyyy-mm-dd`) as the instant its day starts in the zone; with `endOfDay`, the next
+ * day's start (a "to" date includes its whole day). Empty: none; not a date: 'invalid'.
+ */
+export function dayBound(value: string | undefined, zone: string, endOfDay: boolean): Date | 'invalid' | undefined {
+  if (!value) return undefined;
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!m) return 'invalid';
+  const wall = { year: Number(m[1]), month: Number(m[2]), day: Number(m[3]), hour: 0, minute: 0, second: 0 };
+  if (!wallTimeExists(wall)) return 'invalid';
+  const day = new Date(Date.UTC(wall.year, wall.month - 1, wall.day + (endOfDay ? 1 : 0)));
+  return instantOf({ ...wall, year: day.getUTCFullYear(), month: day.getUTCMonth() + 1, day: day.getUTCDate() }, zone);
+}

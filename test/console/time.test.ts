@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import {
   dayAround,
+  dayBound,
   inputValue,
   instantOf,
   isTimeZone,
@@ -156,4 +157,25 @@ t.test("a zone's day: 23 or 25 hours on the days the clocks change", async (t) =
 t.test('time zone names: what Intl knows, nothing else', async (t) => {
   for (const name of ['UTC', 'Asia/Kolkata', 'America/New_York', 'Australia/Lord_Howe']) t.ok(isTimeZone(name), name);
   for (const name of ['', 'Mars/Olympus', 'Asia/Kolkata; DROP', '../etc', 'x'.repeat(80)]) t.notOk(isTimeZone(name));
+});
+
+t.test("a filter's dates are the zone's days", async (t) => {
+  t.equal(dayBound('2026-11-27', 'Asia/Kolkata', false)?.toString(), new Date('2026-11-26T18:30:00Z').toString());
+  t.equal(dayBound('2026-11-27', 'Asia/Kolkata', true)?.toString(), new Date('2026-11-27T18:30:00Z').toString());
+  t.equal(dayBound('2026-12-31', 'UTC', true)?.toString(), new Date('2027-01-01T00:00:00Z').toString(), 'a new year');
+  t.equal(dayBound('2026-02-30', 'UTC', false), 'invalid');
+  t.equal(dayBound('27/11/2026', 'UTC', false), 'invalid');
+  t.equal(dayBound(undefined, 'UTC', false), undefined);
+  await checkProperty(
+    t,
+    "a date's bounds are the start of its day and of the next",
+    fc.property(zone, minuteInstant, (z, at) => {
+      const day = dayAround(at, z);
+      const from = dayBound(day.date, z, false);
+      const to = dayBound(day.date, z, true);
+      if (!(from instanceof Date) || from.getTime() !== day.start.getTime()) throw new Error(`${day.date} in ${z}`);
+      if (!(to instanceof Date) || to.getTime() !== day.end.getTime()) throw new Error(`${day.date} end in ${z}`);
+    }),
+    200,
+  );
 });
