@@ -294,13 +294,13 @@ form.filters { margin: 0 0 0.5rem; }
 .more-filters[open] { flex-basis: 100%; order: 3; }
 .filter-actions { display: flex; gap: 0.75rem; align-items: center; }
 .count { margin: 0.25rem 0; color: var(--muted); }
-.table-wrap { overflow-x: auto; max-width: 100%; }
+.table-wrap { overflow-x: auto; max-width: 100%; position: relative; } /* holds its absolutely placed hidden labels */
 table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; font-weight: 600; padding: 0.25rem 0; }
 th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 thead th { background: var(--panel); font-size: 0.9rem; }
 tbody tr:hover { background: #fafbfc; }
-td { overflow-wrap: anywhere; }
+td { overflow-wrap: break-word; }
 pre { white-space: pre-wrap; word-break: break-all; background: #f3f3f3; padding: 0.5rem; }
 
 /* Statuses: the word in a badge; the colour and border only repeat it */
@@ -333,7 +333,7 @@ time[title] { text-decoration: underline dotted var(--line); }
   .today { grid-template-columns: 1fr; }
   dl.facts { grid-template-columns: 1fr; }
   dl.facts dd { margin-bottom: 0.4rem; }
-  input, select { width: 100%; }
+  input:not([type="checkbox"], [type="radio"]), select, textarea { width: 100%; }
   .filter-row > .field, .filter-row .more-filters { flex-basis: 100%; }
 }
 `;
