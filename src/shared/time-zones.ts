@@ -1,9 +1,12 @@
 /** A workspace's time zone when none is set. */
 export const DEFAULT_TIME_ZONE = 'UTC';
 
-/** Whether Intl knows the zone by this name (an IANA name such as Asia/Kolkata, or UTC). */
+/**
+ * Whether the name is UTC or an IANA Area/Location name (Asia/Kolkata) that Intl knows. Abbreviations Intl also
+ * accepts (IST, EST) are refused: IST is India's, Ireland's or Israel's depending on who reads it.
+ */
 export function isTimeZone(name: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$/.test(name)) return false;
+  if (name !== DEFAULT_TIME_ZONE && !/^[A-Za-z]+\/[A-Za-z0-9_+\-/]{1,60}$/.test(name)) return false;
   try {
     new Intl.DateTimeFormat('en-GB', { timeZone: name });
     return true;

@@ -38,6 +38,7 @@ function consoleRequests(
     },
     'members.change': { path: `${w}/members/${randomUUID()}/role`, form: { role: 'viewer' } },
     'members.manage_owners': { path: `${w}/members/${randomUUID()}/role`, form: { role: 'owner' } },
+    'workspace.settings': { path: `${w}/settings`, form: { time_zone: 'Asia/Kolkata' } },
   };
 }
 

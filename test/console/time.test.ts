@@ -179,3 +179,9 @@ t.test("a filter's dates are the zone's days", async (t) => {
     200,
   );
 });
+
+t.test('every zone the settings page offers is one the definition accepts', async (t) => {
+  const refused = timeZones().filter((zone) => !isTimeZone(zone));
+  t.same(refused, [], `${timeZones().length} zones offered`);
+  t.notOk(isTimeZone('IST'), 'an abbreviation Intl accepts is refused: it names three zones');
+});

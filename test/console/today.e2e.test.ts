@@ -91,6 +91,12 @@ t.test(
       next_follow_up_at: twoDaysAgo,
     });
     await lead('Nobody Nia', '+919811100012', { owner_email: null });
+    // The owner's own worklist, for the screenshot: a follow-up missed yesterday and a lead to convert.
+    await lead('Arjun Patel', '+919811100014', {
+      owner_email: memberOf('owner'),
+      next_follow_up_at: new Date(Date.now() - 86_400_000).toISOString(),
+    });
+    const ownersLead = await lead('Priya Menon', '+919811100013', { owner_email: memberOf('owner') });
     // Enough leads for the list to fill a screen.
     for (let i = 0; i < 30; i++)
       await lead(`Applicant ${String(i).padStart(2, '0')}`, `+9198111002${String(i).padStart(2, '0')}`, {
@@ -157,9 +163,24 @@ t.test(
         t.ok(await page.locator('details.member a[href="/console/account"]').isVisible(), 'the menu opens');
         await accessible(t, page, `${role}: Today at 1280 px`);
         if (role === 'owner') {
-          mkdirSync(IMAGES, { recursive: true });
-          await page.keyboard.press('Escape');
+          await page.goto(`${base}/leads/${ownersLead}`);
+          await page.click('text=Convert Priya Menon to an application');
+          await page.waitForURL(/done=converted/);
+          await page.goto(`${base}/tasks?lead=${ownersLead}`);
+          await page.fill('#f-title', 'Send the offer letter checklist');
+          await page.fill('#f-due_at', '2030-01-15T11:00');
+          await page.click('text=Create the task');
+          await page.waitForURL(/tasks/);
           await page.goto(base);
+          const main = await page.textContent('main');
+          t.match(main, 'Arjun Patel', "the owner's follow-up");
+          t.match(main, 'Send the offer letter checklist', "the owner's task");
+          t.match(
+            main,
+            /[A-Z0-9-]+ · Priya Menon ·\s+Profile: Profile review to update/,
+            'the case waiting on the owner',
+          );
+          mkdirSync(IMAGES, { recursive: true });
           await page.screenshot({ path: path.join(IMAGES, 'today.png'), fullPage: true });
         }
         await page.setViewportSize({ width: 390, height: 844 });

@@ -67,7 +67,7 @@ function endpointLine(view: MemberView, zone: string, e: EndpointTroubleLine): H
   return html`<li>
     ${e.status === 'paused' ? badge('paused', 'bad') : badge('failing', 'warn')}
     <a href="/console/w/${view.workspace.slug}/webhooks/${e.id}">${e.url}</a>${e.sandbox ? ' (test mode)' : ''}
-    ${e.status === 'paused' ? html` · paused ${when(e.paused_at, zone)}` : ''}
+    ${e.status === 'paused' ? html` · since ${when(e.paused_at, zone)}` : ''}
     ${e.retrying > 0 ? ` · ${e.retrying} ${e.retrying === 1 ? 'delivery' : 'deliveries'} retrying` : ''}
     ${e.failed > 0 ? ` · ${e.failed} failed for good this week` : ''}
   </li>`;
