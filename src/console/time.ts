@@ -125,7 +125,7 @@ export function dayWhen(iso: string | Date, zone: string): Html {
   return html`<time datetime="${at.toISOString()}" title="${utcText(at)}">${dateText(wallTimeOf(at, zone))}</time>`;
 }
 
-const LOCAL_INPUT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?$/;
+const LOCAL_INPUT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/;
 
 /**
  * A date and time typed into a form, read in the zone (what a `datetime-local` input sends), or the sentence saying
@@ -148,7 +148,8 @@ export function momentOf(value: string, zone: string = DEFAULT_TIME_ZONE): Date 
     second: Number(m[6] ?? 0),
   };
   if (!wallTimeExists(wall)) return 'Enter a date and time that exists.';
-  return instantOf(wall, zone);
+  const milliseconds = Number((m[7] ?? '').padEnd(3, '0'));
+  return new Date(instantOf(wall, zone).getTime() + milliseconds);
 }
 
 /** A calendar date and clock time that exist (no 31 April, no 24:00). */
@@ -200,4 +201,16 @@ export function dayBound(value: string | undefined, zone: string, endOfDay: bool
   if (!wallTimeExists(wall)) return 'invalid';
   const day = new Date(Date.UTC(wall.year, wall.month - 1, wall.day + (endOfDay ? 1 : 0)));
   return instantOf({ ...wall, year: day.getUTCFullYear(), month: day.getUTCMonth() + 1, day: day.getUTCDate() }, zone);
+}
+
+/**
+ * What a precise `datetime-local` input (seconds and milliseconds) shows for a moment given in a link: an instant
+ * (with Z or an offset) as the zone's wall time; anything else as it was typed.
+ */
+export function preciseInputValue(text: string | undefined, zone: string): string {
+  if (!text || !/(Z|[+-]\d{2}:\d{2})$/.test(text)) return text ?? '';
+  const at = new Date(text);
+  if (Number.isNaN(at.getTime())) return text;
+  const w = wallTimeOf(at, zone);
+  return `${localInputText(w)}:${pad(w.second)}.${pad(at.getUTCMilliseconds(), 3)}`;
 }

@@ -7,6 +7,7 @@ import {
   instantOf,
   isTimeZone,
   momentOf,
+  preciseInputValue,
   offsetAt,
   timeZones,
   wallTimeOf,
@@ -184,4 +185,12 @@ t.test('every zone the settings page offers is one the definition accepts', asyn
   const refused = timeZones().filter((zone) => !isTimeZone(zone));
   t.same(refused, [], `${timeZones().length} zones offered`);
   t.notOk(isTimeZone('IST'), 'an abbreviation Intl accepts is refused: it names three zones');
+});
+
+t.test("a link's instant in a precise datetime-local input, as the zone's wall time", async (t) => {
+  t.equal(preciseInputValue('2026-11-27T04:00:05.123Z', 'Asia/Kolkata'), '2026-11-27T09:30:05.123');
+  t.equal(preciseInputValue('2026-11-27T09:30', 'Asia/Kolkata'), '2026-11-27T09:30', 'typed: kept as typed');
+  t.equal(preciseInputValue(undefined, 'UTC'), '');
+  const back = momentOf(preciseInputValue('2026-03-29T00:59:59.999Z', 'Europe/London'), 'Europe/London');
+  t.equal((back as Date).toISOString(), '2026-03-29T00:59:59.999Z', 'read back to the same instant');
 });
