@@ -60,6 +60,7 @@ t.test("Today: the member's follow-ups and tasks by the workspace's day, new lea
   const task = await counsellor.post(`/console/w/${slug}/tasks`, {
     lead_id: caseLead,
     title: 'Collect the passport copy',
+    // Typed as India's wall time: 09:00 IST is 03:30 UTC.
     assignee: mine,
     due_at: '2026-11-27T09:00',
   });
@@ -77,6 +78,7 @@ t.test("Today: the member's follow-ups and tasks by the workspace's day, new lea
   t.notMatch(text, 'Manager Mira', "another member's follow-up");
   t.match(text, /Nobody Nia/, 'a new lead without an owner');
   t.match(text, /Collect the passport copy/);
+  t.match(text, /datetime="2026-11-27T03:30:00.000Z" title="2026-11-27 03:30 UTC"\s*>2026-11-27 09:00 (IST|GMT\+5:30)/);
   t.match(text, /badge-bad">overdue<\/span>\s*<a href="\/console\/w\/[^/]+\/tasks\/[0-9a-f-]{36}">Collect/);
   t.match(text, /href="\/console\/w\/[^/]+\/applications\/[0-9a-f-]{36}">[A-Z0-9-]+<\/a> · Case Kabir/, 'the case');
   t.notMatch(text, 'Paused endpoints', 'a counsellor is not shown the endpoints');

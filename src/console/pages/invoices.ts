@@ -14,7 +14,7 @@ import { html, type Html, table } from '../html.js';
 import { choice, csrfField, field, notice, page } from '../layout.js';
 import { formatMoney, parseMoney } from '../money.js';
 import { contextOf, idParam, refusalErrors } from '../forms.js';
-import { when } from '../time.js';
+import { timeZoneOf, when } from '../time.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/invoices`;
@@ -120,7 +120,10 @@ async function invoicePage(
   return page(
     view.frame(`Invoice ${invoice.number}`, 'Invoices'),
     html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
-      <p>For ${subjectLink(view, invoice)}; issued ${when(invoice.issued_at)}, due ${invoice.due_date}.</p>
+      <p>
+        For ${subjectLink(view, invoice)}; issued ${when(invoice.issued_at, timeZoneOf(view.workspace))}, due
+        ${invoice.due_date}.
+      </p>
       ${invoiceFigures(invoice)}
       <h2>Payments</h2>
       ${invoice.payments.length === 0 ? html`<p>No payment yet.</p>` : ''}
@@ -187,8 +190,8 @@ function paymentSection(
   return html`<section aria-label="Payment of ${money(p.amount)}" class="payment">
     <p>
       <strong>${money(p.amount)}</strong> by
-      ${p.method.replace('_', ' ')}${p.reference ? `, reference ${p.reference}` : ''}, ${when(p.received_at)}; refunded
-      ${money(p.refunded_amount)}.
+      ${p.method.replace('_', ' ')}${p.reference ? `, reference ${p.reference}` : ''},
+      ${when(p.received_at, timeZoneOf(view.workspace))}; refunded ${money(p.refunded_amount)}.
     </p>
     ${refundList(view, invoice, p, mayRefund, csrf)} ${mayRefund ? refundForm(view, invoice, p, errors, csrf) : ''}
   </section>`;

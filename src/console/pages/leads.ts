@@ -25,25 +25,16 @@ import { html, type Html, table } from '../html.js';
 import { choice, csrfField, field, notice, page } from '../layout.js';
 import { applicationsOfLead, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
 import { contextOf, idParam, refusalErrors, textArea } from '../forms.js';
-import { when } from '../time.js';
+import { dayBound, inputValue, momentOf, timeZoneOf, when } from '../time.js';
 import { timeline } from '../timeline.js';
 
 const PAGE_SIZE = 50;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const leadsBase = (view: MemberView) => `/console/w/${view.workspace.slug}/leads`;
 
-/** A date (yyyy-mm-dd) from a form, or undefined; `endOfDay` takes the next midnight, for "up to and including". */
-function dateParam(value: string | undefined, endOfDay = false): Date | undefined | 'invalid' {
-  if (!value) return undefined;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return 'invalid';
-  const d = new Date(`${value}T00:00:00Z`);
-  if (Number.isNaN(d.getTime())) return 'invalid';
-  return endOfDay ? new Date(d.getTime() + 86_400_000) : d;
-}
-
 type Query = Record<string, string | undefined>;
 
-function filterOf(query: Query): { filter: LeadFilter; errors: Record<string, string> } {
+function filterOf(query: Query, zone: string): { filter: LeadFilter; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
   const filter: LeadFilter = {};
   const q = (query.q ?? '').trim();
@@ -61,7 +52,7 @@ function filterOf(query: Query): { filter: LeadFilter; errors: Record<string, st
     ['updated_from', 'updatedFrom', false],
     ['updated_to', 'updatedTo', true],
   ] as const) {
-    const d = dateParam(query[name], end);
+    const d = dayBound(query[name], zone, end);
     if (d === 'invalid') errors[name] = 'Enter a date as year-month-day.';
     else if (d) filter[key] = d;
   }
@@ -132,7 +123,7 @@ function leadsTable(view: MemberView, leads: Lead[], failed: boolean): Html {
           <td>${l.stage.name}${l.converted ? ' (converted)' : ''}</td>
           <td>${l.owner?.name ?? '—'}</td>
           <td>${l.branch.code}</td>
-          <td>${when(l.updated_at)}</td>
+          <td>${when(l.updated_at, timeZoneOf(view.workspace))}</td>
         </tr>`,
     ),
   });
@@ -153,7 +144,7 @@ async function listPage(
   query: Query,
 ): Promise<{ status: number; body: string }> {
   allow(view, 'leads.view');
-  const { filter, errors } = filterOf(query);
+  const { filter, errors } = filterOf(query, timeZoneOf(view.workspace));
   const after = query.cursor ? decodeCursor(services.secretBox, view.workspace.id, false, query.cursor) : undefined;
   if (query.cursor && !after) errors.cursor = 'This page link is not valid any more; start from the first page.';
   const failed = Object.keys(errors).length > 0;
@@ -187,7 +178,7 @@ interface LeadPageState {
   message?: string;
 }
 
-function leadFacts(lead: Lead): Html {
+function leadFacts(lead: Lead, zone: string): Html {
   const rows: [string, unknown][] = [
     ['Name', lead.full_name || '(erased)'],
     ['Phone', lead.phone],
@@ -202,10 +193,10 @@ function leadFacts(lead: Lead): Html {
     ['Lost reason', lead.lost_reason?.name],
     ['Temperature', lead.temperature],
     ['Score', lead.score],
-    ['Next follow-up', lead.next_follow_up_at ? when(lead.next_follow_up_at) : null],
+    ['Next follow-up', lead.next_follow_up_at ? when(lead.next_follow_up_at, zone) : null],
     ['Converted', lead.converted ? 'yes' : 'no'],
-    ['Created', when(lead.created_at)],
-    ['Last changed', when(lead.updated_at)],
+    ['Created', when(lead.created_at, zone)],
+    ['Last changed', when(lead.updated_at, zone)],
   ];
   return html`<dl class="facts">
     ${rows.map(
@@ -246,9 +237,9 @@ function changeSection(view: MemberView, lead: Lead, o: LeadPageState): Html | '
       })}
       ${field({
         name: 'follow_up',
-        label: 'Next follow-up (UTC)',
+        label: `Next follow-up (${timeZoneOf(view.workspace)})`,
         type: 'datetime-local',
-        value: v.follow_up ?? (lead.next_follow_up_at ? lead.next_follow_up_at.slice(0, 16) : ''),
+        value: v.follow_up ?? inputValue(lead.next_follow_up_at, timeZoneOf(view.workspace)),
         error: errors.follow_up,
       })}
       ${textArea({ name: 'note', label: 'Add a note', value: v.note, error: errors.note })}
@@ -344,11 +335,11 @@ async function leadPage(
   return page(
     view.frame(lead.full_name || 'Erased person', 'Leads'),
     html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
-      ${recordLinks(view, leadId, applications)} ${leadFacts(lead)} ${changeSection(view, lead, o)}
-      ${convertSection(view, lead, errors)}
+      ${recordLinks(view, leadId, applications)} ${leadFacts(lead, timeZoneOf(view.workspace))}
+      ${changeSection(view, lead, o)} ${convertSection(view, lead, errors)}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
-        ${timeline(history.data)}
+        ${timeline(history.data, timeZoneOf(view.workspace))}
       </section>
       ${eraseSection(services, view, lead, errors)}`,
   );
@@ -358,6 +349,7 @@ async function leadPage(
 function patchOf(
   form: Record<string, string | undefined>,
   lead: Lead,
+  zone: string,
 ): { patch: LeadPatch; errors: Record<string, string> } {
   const patch: LeadPatch = {};
   const errors: Record<string, string> = {};
@@ -365,13 +357,11 @@ function patchOf(
   if (form.lost_reason && form.lost_reason !== lead.lost_reason?.key) patch.lost_reason_key = form.lost_reason;
   const owner = form.owner || null;
   if (owner !== (lead.owner?.email ?? null)) patch.owner_email = owner;
+  // Read in the workspace's zone; the same wall time as shown is no change (the form has no seconds).
   const followUp = form.follow_up ?? '';
-  if (followUp && !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(followUp)) errors.follow_up = 'Enter a date and time.';
-  else {
-    const at = followUp ? new Date(`${followUp}:00Z`).toISOString() : null;
-    const current = lead.next_follow_up_at ? new Date(lead.next_follow_up_at).toISOString() : null;
-    if (at !== current) patch.next_follow_up_at = at;
-  }
+  const at = followUp ? momentOf(followUp, zone) : null;
+  if (typeof at === 'string') errors.follow_up = at;
+  else if (followUp !== inputValue(lead.next_follow_up_at, zone)) patch.next_follow_up_at = at?.toISOString() ?? null;
   const note = (form.note ?? '').trim();
   if (note.length > 5000) errors.note = 'Write at most 5,000 characters.';
   else if (note) patch.note = note;
@@ -402,7 +392,7 @@ export function registerLeadPages(app: TypedApp, services: AppServices): void {
     const form = formOf(request);
     const lead = await findLead(services.pool, view.workspace.id, false, leadId);
     if (!lead) throw new ConsoleRefusal(404, 'There is no such lead in this workspace.');
-    const { patch, errors } = patchOf(form, lead);
+    const { patch, errors } = patchOf(form, lead, timeZoneOf(view.workspace));
     const refuse = async (status: number, errs: Record<string, string>) =>
       sendPage(reply, await leadPage(services, view, leadId, { errors: errs, values: form }), status);
     if (Object.keys(errors).length) return refuse(400, errors);

@@ -12,7 +12,7 @@ import { html, type Html, table } from '../html.js';
 import { choice, csrfField, field, notice, page } from '../layout.js';
 import { listConsoleTasks, type TaskFilter } from '../queries/tasks.js';
 import { contextOf, idParam, refusalErrors } from '../forms.js';
-import { momentOf, when } from '../time.js';
+import { inputValue, momentOf, timeZoneOf, when } from '../time.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/tasks`;
@@ -46,9 +46,9 @@ function taskForm(
     })}
     ${field({
       name: 'due_at',
-      label: 'Due (UTC)',
+      label: `Due (${timeZoneOf(view.workspace)})`,
       type: 'datetime-local',
-      value: v.due_at ?? (o.task ? o.task.due_at.slice(0, 16) : ''),
+      value: v.due_at ?? (o.task ? inputValue(o.task.due_at, timeZoneOf(view.workspace)) : ''),
       required: true,
       error: errors.due_at,
     })}
@@ -141,7 +141,7 @@ function taskRow(
     <td><a href="${base(view)}/${task.id}">${task.title || '(erased)'}</a></td>
     <td>${subjectLink(view, task)}</td>
     <td>${task.assignee?.name ?? '—'}</td>
-    <td>${when(task.due_at)}${task.overdue ? html` <strong>(overdue)</strong>` : ''}</td>
+    <td>${when(task.due_at, timeZoneOf(view.workspace))}${task.overdue ? html` <strong>(overdue)</strong>` : ''}</td>
     <td>${task.status}</td>
     ${
       editable
@@ -175,7 +175,8 @@ async function taskPage(
     view.frame(task.title || 'Task', 'Tasks'),
     html`${notice(o.message)} ${o.errors?.form ? notice(o.errors.form, 'alert') : ''}
       <p>
-        For ${subjectLink(view, task)}; ${task.status}, due ${when(task.due_at)}${task.overdue ? ' (overdue)' : ''}.
+        For ${subjectLink(view, task)}; ${task.status}, due
+        ${when(task.due_at, timeZoneOf(view.workspace))}${task.overdue ? ' (overdue)' : ''}.
       </p>
       ${can(view.role, 'tasks.change') ? taskForm(view, `${base(view)}/${id}`, { task, values: o.values, errors: o.errors }) : ''}`,
   );
@@ -186,7 +187,7 @@ function taskInput(view: MemberView, form: Query) {
   const errors: Record<string, string> = {};
   const title = (form.title ?? '').trim();
   if (!title) errors.title = 'Enter a title.';
-  const due = momentOf(form.due_at ?? '');
+  const due = momentOf(form.due_at ?? '', timeZoneOf(view.workspace));
   if (typeof due === 'string') errors.due_at = due;
   let assignee = null;
   try {
