@@ -22,7 +22,7 @@ import {
   type MemberView,
 } from '../context.js';
 import { html, type Html, table } from '../html.js';
-import { choice, csrfField, field, notice, page } from '../layout.js';
+import { choice, csrfField, field, filters, notice, page, resultCount } from '../layout.js';
 import { applicationsOfLead, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
 import { contextOf, idParam, refusalErrors, textArea } from '../forms.js';
 import { dayBound, inputValue, momentOf, timeZoneOf, when } from '../time.js';
@@ -72,42 +72,44 @@ const FILTER_NAMES = [
   'updated_to',
 ];
 
-/** The search form: a text search, the choices of the workspace's settings and two date ranges. */
+/** The search form in one row: the text search, then the settings' choices and two date ranges (folded until used). */
 function filterForm(view: MemberView, query: Query, errors: Record<string, string>): Html {
   const s = view.workspace.settings;
   const dateField = (name: string, label: string) =>
     field({ name, label, type: 'date', value: query[name] ?? '', error: errors[name] });
-  return html`<form method="get" action="${leadsBase(view)}" class="filters" role="search" aria-label="Find leads">
-    ${field({
+  const more = FILTER_NAMES.filter((n) => n !== 'q' && query[n]).length;
+  return filters({
+    action: leadsBase(view),
+    label: 'Find leads',
+    active: more + Object.keys(errors).filter((n) => n !== 'q' && n !== 'cursor').length,
+    main: field({
       name: 'q',
       label: 'Search',
       type: 'search',
       value: query.q ?? '',
       hint: 'Any part of a name, phone or email, three characters or more.',
       error: errors.q,
-    })}
-    ${choice({ name: 'stage', label: 'Stage', options: s.pipeline.stages.map((x) => [x.key, x.name]), value: query.stage, empty: 'Any stage' })}
-    ${choice({
-      name: 'owner',
-      label: 'Owner',
-      options: [['none', 'No owner'], ...s.users.map((u) => [u.id, u.name] as const)],
-      value: query.owner,
-      empty: 'Anyone',
-    })}
-    ${choice({ name: 'branch', label: 'Branch', options: s.branches.map((b) => [b.id, b.name]), value: query.branch, empty: 'Any branch' })}
-    ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, v]), value: query.visa_type, empty: 'Any visa type' })}
-    ${choice({ name: 'source', label: 'Source', options: s.sources.map((x) => [x.key, x.name]), value: query.source, empty: 'Any source' })}
-    <fieldset>
-      <legend>Created between</legend>
-      ${dateField('created_from', 'From')} ${dateField('created_to', 'To (inclusive)')}
-    </fieldset>
-    <fieldset>
-      <legend>Last changed between</legend>
-      ${dateField('updated_from', 'From')} ${dateField('updated_to', 'To (inclusive)')}
-    </fieldset>
-    <button type="submit">Find leads</button>
-    <a href="${leadsBase(view)}">Clear the filters</a>
-  </form>`;
+    }),
+    more: html`${choice({ name: 'stage', label: 'Stage', options: s.pipeline.stages.map((x) => [x.key, x.name]), value: query.stage, empty: 'Any stage' })}
+      ${choice({
+        name: 'owner',
+        label: 'Owner',
+        options: [['none', 'No owner'], ...s.users.map((u) => [u.id, u.name] as const)],
+        value: query.owner,
+        empty: 'Anyone',
+      })}
+      ${choice({ name: 'branch', label: 'Branch', options: s.branches.map((b) => [b.id, b.name]), value: query.branch, empty: 'Any branch' })}
+      ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, v]), value: query.visa_type, empty: 'Any visa type' })}
+      ${choice({ name: 'source', label: 'Source', options: s.sources.map((x) => [x.key, x.name]), value: query.source, empty: 'Any source' })}
+      <fieldset>
+        <legend>Created between</legend>
+        ${dateField('created_from', 'From')} ${dateField('created_to', 'To (inclusive)')}
+      </fieldset>
+      <fieldset>
+        <legend>Last changed between</legend>
+        ${dateField('updated_from', 'From')} ${dateField('updated_to', 'To (inclusive)')}
+      </fieldset>`,
+  });
 }
 
 function leadsTable(view: MemberView, leads: Lead[], failed: boolean): Html {
@@ -152,6 +154,7 @@ async function listPage(
     ? { leads: [], next: null }
     : await listConsoleLeads(services.pool, view.workspace.id, filter, { after, limit: PAGE_SIZE });
   const body = html`${filterForm(view, query, errors)} ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
+  ${failed ? '' : resultCount(found.leads.length, { one: 'lead', many: 'leads' }, found.next !== null)}
   ${leadsTable(view, found.leads, failed)} ${found.leads.length === 0 && !failed ? html`<p>No lead matches.</p>` : ''}
   ${nextPageLink(services, view, query, found.next)}`;
   return { status: failed ? 400 : 200, body: page(view.frame('Leads', 'Leads'), body) };
