@@ -289,6 +289,7 @@ form.filters { margin: 0 0 0.5rem; }
 .filter-row { display: flex; flex-wrap: wrap; align-items: flex-end; gap: 0.25rem 0.75rem; }
 .filter-row .field { margin: 0; }
 .filter-row label { font-size: 0.85rem; }
+.filter-row .hint { font-size: 0.8rem; margin: 0; max-width: 20rem; }
 .more-filters { align-self: flex-end; }
 .more-filters > summary { cursor: pointer; padding: 0.4rem 0; color: var(--link); }
 .more-filters[open] { flex-basis: 100%; order: 3; }
