@@ -7,6 +7,7 @@ import { checkPassword } from '../identity/sign-in.js';
 import { findWorkspace } from '../workspaces/repository.js';
 import type { Workspace, WorkspaceUser } from '../workspaces/workspace.js';
 import type { PageFrame } from './layout.js';
+import { workspaceNamesOf } from './queries/workspaces.js';
 
 export const SESSION_COOKIE = 'vcrm_session';
 
@@ -61,6 +62,8 @@ export async function memberView(services: AppServices, request: FastifyRequest)
   const workspace = /^[a-z0-9][a-z0-9-]{1,62}$/.test(slug) ? await findWorkspace(services.pool, slug) : undefined;
   const member = workspace ? activeMember(workspace, signedIn.session.email) : undefined;
   if (!workspace || !member) throw new ConsoleRefusal(404, 'No workspace of yours has this name');
+  // The header's switcher lists the member's workspaces.
+  const workspaces = await workspaceNamesOf(services.pool, signedIn.session.email);
   return {
     signedIn,
     workspace,
@@ -71,6 +74,7 @@ export async function memberView(services: AppServices, request: FastifyRequest)
       current,
       who: { name: signedIn.session.name, csrf: signedIn.csrf },
       workspace: { slug: workspace.slug, name: workspace.name, role: member.role },
+      workspaces,
     }),
   };
 }

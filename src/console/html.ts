@@ -36,17 +36,23 @@ export function table(o: {
   rows: readonly Html[];
 }): Html {
   const headings = o.headings.filter((h): h is string => typeof h === 'string');
-  return html`<table>
-    <caption>
-      ${o.caption}
-    </caption>
-    <thead>
-      <tr>
-        ${headings.map((h) => html`<th scope="col">${h}</th>`)}
-      </tr>
-    </thead>
-    <tbody>
-      ${o.rows}
-    </tbody>
-  </table>`;
+  // The box scrolls a table wider than a phone; focusable and named, so a keyboard can scroll it too.
+  const name = (o.caption instanceof Html ? o.caption.text.replace(/<[^>]*>/g, ' ') : String(o.caption))
+    .replace(/\s+/g, ' ')
+    .trim();
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="${name}">
+    <table>
+      <caption>
+        ${o.caption}
+      </caption>
+      <thead>
+        <tr>
+          ${headings.map((h) => html`<th scope="col">${h}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${o.rows}
+      </tbody>
+    </table>
+  </div>`;
 }

@@ -20,6 +20,7 @@ import { registerLeadPages } from './pages/leads.js';
 import { registerMemberPages } from './pages/members.js';
 import { registerTaskPages } from './pages/tasks.js';
 import { registerPasskeyPages } from './pages/passkeys.js';
+import { registerTodayPages } from './pages/today.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 import { registerOneTimeSecretPages } from './one-time-secret.js';
 import { checkAccess, REQUIRE_DECLARED_ACCESS, requireDeclaredAccess } from './routes.js';
@@ -30,6 +31,7 @@ import {
   undeclaredPathIsMalformed,
   type FieldErrors,
 } from './validation.js';
+import { registerWorkspaceSettingsPages } from './pages/workspace-settings.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
 const CSP = [
@@ -208,6 +210,8 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerInvoicePages(scope, services);
   registerPasskeyPages(scope, services);
   registerDocumentPages(scope, services);
+  registerTodayPages(scope, services);
+  registerWorkspaceSettingsPages(scope, services);
 }
 
 /**

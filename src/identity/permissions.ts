@@ -172,6 +172,7 @@ export const PERMISSIONS = {
     admin: ['exportWorkspaceLog'],
     recentSignIn: true,
   }),
+  'workspace.settings': rule('Change the workspace’s console settings (its time zone)', ADMINS, { console: true }),
   'leads.view': rule('List, search and read leads with their timelines (the whole workspace, every branch)', ALL, {
     console: true,
   }),

@@ -3,6 +3,7 @@ import { Value } from 'typebox/value';
 import { ROLES } from '../identity/permissions.js';
 import { MetaField } from '../schemas/meta-field.js';
 import { PLANS, SCOPES, StringEnum, VISA_TYPES } from '../shared/enums.js';
+import { isTimeZone } from '../shared/time-zones.js';
 import { DOCUMENT_CONTENT_TYPES, MAX_DOCUMENT_BYTES } from '../domain/documents/index.js';
 import { PASSKEY_REQUIREMENTS } from './workspace.js';
 
@@ -21,6 +22,8 @@ export const WorkspaceDefinition = Type.Object(
     plan: StringEnum(PLANS),
     status: Type.Optional(StringEnum(['active', 'suspended'] as const)),
     default_phone_country: Country,
+    /** The IANA time zone the console shows times in and reads typed dates in; UTC when never set. */
+    time_zone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     branches: Type.Array(
       Type.Object(
         { code: Type.String({ pattern: '^[A-Z0-9][A-Z0-9_-]{0,19}$' }), name: Type.String({ minLength: 1 }) },
@@ -190,6 +193,7 @@ function ruleProblems(input: unknown): string[] {
     ...customFieldProblems(input),
     ...captchaProblems(input),
     ...workflowProblems(input),
+    ...timeZoneProblems(input),
   ];
 }
 
@@ -277,6 +281,13 @@ function workflowProblems(input: unknown): string[] {
         problems.push(`application_workflow.modules.${i}.stages: no stage has the key ${stage}`);
   });
   return problems;
+}
+
+function timeZoneProblems(input: unknown): string[] {
+  const zone = text(field(input, 'time_zone'));
+  return zone !== undefined && !isTimeZone(zone)
+    ? [`time_zone: ${zone} is not a time zone name (an IANA name such as Asia/Kolkata, or UTC)`]
+    : [];
 }
 
 /** Checks shape and cross-references, throwing one DefinitionError that names every problem of both kinds. */

@@ -34,6 +34,8 @@ export function settingsFromDefinition(
   const branches = branchesOf(def, previous);
   return {
     default_phone_country: def.default_phone_country,
+    // Absent from the file keeps the zone chosen in the console.
+    ...timeZoneOf(def, previous),
     branches,
     users: usersOf(def, previous, branches),
     pipeline: { stages: def.pipeline.stages.map((s) => ({ key: s.key, name: s.name, lost: s.lost ?? false })) },
@@ -60,6 +62,11 @@ function passkeyRequirementOf(
 ): Pick<WorkspaceSettings, 'passkeys_required'> {
   const requirement = def.passkeys_required ?? previous?.passkeys_required;
   return requirement ? { passkeys_required: requirement } : {};
+}
+
+function timeZoneOf(def: WorkspaceDefinition, previous: WorkspaceSettings | undefined): { time_zone?: string } {
+  const zone = def.time_zone ?? previous?.time_zone;
+  return zone ? { time_zone: zone } : {};
 }
 
 function branchesOf(def: WorkspaceDefinition, previous: WorkspaceSettings | undefined): WorkspaceSettings['branches'] {
@@ -274,4 +281,15 @@ export class WorkspaceCache {
     if (fresh) this.entries.set(id, fresh);
     return fresh;
   }
+}
+
+/** The workspace's time zone, set from the console's settings page; the revision moves so cached settings are re-read. */
+export async function setWorkspaceTimeZone(sql: Queryable, id: string, zone: string): Promise<Workspace | undefined> {
+  const result = await sql.query<WorkspaceRow>(
+    `UPDATE workspaces SET settings = jsonb_set(settings, '{time_zone}', to_jsonb($2::text)),
+            revision = revision + 1, updated_at = now()
+      WHERE id = $1 RETURNING id, slug, name, plan, status, revision, settings`,
+    [id, zone],
+  );
+  return result.rows[0];
 }

@@ -44,6 +44,8 @@ export interface BucketSpec {
 /** A workspace's settings as stored: the definition with stable ids given to branches, users and application stages. */
 export interface WorkspaceSettings {
   default_phone_country: string;
+  /** The IANA zone the console shows and reads times in; absent in workspaces stored before it existed (UTC). */
+  time_zone?: string;
   branches: LeadBranch[];
   users: WorkspaceUser[];
   pipeline: { stages: PipelineStage[] };

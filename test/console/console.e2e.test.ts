@@ -162,7 +162,9 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
     await page.waitForSelector('text=Passkey added');
     await accessible(t, page, 'account');
     await shot('account');
-    await page.click('nav button:has-text("Sign out")');
+    // Sign out sits in the member's menu in the header.
+    await page.click('details.member summary');
+    await page.click('details.member button:has-text("Sign out")');
     await page.waitForURL(`${base}/console/sign-in`);
     await page.click('#passkey-sign-in');
     await page.waitForURL(`${base}/console`);

@@ -96,7 +96,7 @@ t.test('a seeded property over random partial forms: only the fields present and
     'patchOf',
     fc.property(leadArb, formArb, (state, form) => {
       const lead = leadOf(state);
-      const { patch, errors } = patchOf(form, lead);
+      const { patch, errors } = patchOf(form, lead, 'UTC');
       if (Object.keys(errors).length > 0) return false;
       const current: Record<string, string> = {
         stage: state.stage,

@@ -40,6 +40,7 @@ function consoleRequests(
     'members.change': { path: `${w}/members/${randomUUID()}/role`, form: { role: 'viewer' } },
     'members.manage_owners': { path: `${w}/members/${randomUUID()}/role`, form: { role: 'owner' } },
     'members.require_passkeys': { path: `${w}/members/passkeys-required`, form: { passkeys_required: 'none' } },
+    'workspace.settings': { path: `${w}/settings`, form: { time_zone: 'Asia/Kolkata' } },
   };
 }
 

@@ -256,7 +256,7 @@ export function registerAccountPages(app: TypedApp, services: AppServices): void
                 ${memberships.map(
                   (m) =>
                     html`<li>
-                      <a href="/console/w/${m.workspace.slug}/keys">${m.workspace.name}</a>
+                      <a href="/console/w/${m.workspace.slug}">${m.workspace.name}</a>
                       <span class="role">(${m.user.role})</span>
                     </li>`,
                 )}

@@ -26,7 +26,7 @@ import { contextOf, refusalErrors } from '../forms.js';
 import { viewOf } from '../routes.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Slug, Text, Uuid, WorkspaceParams } from './record-schemas.js';
-import { momentOf, when } from '../time.js';
+import { momentOf, preciseInputValue, timeZoneOf, when } from '../time.js';
 import { timeline } from '../timeline.js';
 
 const PAGE_SIZE = 50;
@@ -84,7 +84,7 @@ function stagesOf(app: AdminApplication): Html {
   </ol>`;
 }
 
-function summaryOf(app: AdminApplication): Html {
+function summaryOf(app: AdminApplication, zone: string): Html {
   return html`<dl class="facts">
     <dt>Case</dt>
     <dd>${app.case_ref}</dd>
@@ -99,7 +99,7 @@ function summaryOf(app: AdminApplication): Html {
     <dt>Current module</dt>
     <dd>${app.current_module?.name ?? '—'}</dd>
     <dt>Opened</dt>
-    <dd>${when(app.opened_at)}</dd>
+    <dd>${when(app.opened_at, zone)}</dd>
   </dl>`;
 }
 
@@ -133,7 +133,7 @@ function modulesTable(view: MemberView, app: AdminApplication, editable: boolean
   });
 }
 
-function leadThen(lead: Lead): Html {
+function leadThen(lead: Lead, zone: string): Html {
   return html`<dl class="facts">
     <dt>Name</dt>
     <dd>${lead.full_name || '(erased)'}</dd>
@@ -144,7 +144,7 @@ function leadThen(lead: Lead): Html {
     <dt>Converted</dt>
     <dd>${lead.converted ? 'yes' : 'no'}</dd>
     <dt>Last changed</dt>
-    <dd>${when(lead.updated_at)}</dd>
+    <dd>${when(lead.updated_at, zone)}</dd>
   </dl>`;
 }
 
@@ -180,13 +180,13 @@ async function applicationPage(services: AppServices, view: MemberView, id: stri
         <a href="/console/w/${view.workspace.slug}/invoices?application=${id}">Invoices of this application</a> ·
         <a href="/console/w/${view.workspace.slug}/documents?application=${id}">Documents of this application</a>
       </p>
-      ${summaryOf(now)}
+      ${summaryOf(now, timeZoneOf(view.workspace))}
       <h2>Stages</h2>
       ${stagesOf(now)} ${errors.module ? notice(errors.module, 'alert') : ''} ${modulesTable(view, now, editable)}
       ${statusForms} ${asOfSection(view, id, o.asOf, errors, asOf)}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
-        ${timeline(history.data, `${base(view)}/${id}`)}
+        ${timeline(history.data, timeZoneOf(view.workspace), `${base(view)}/${id}`)}
       </section>`,
   );
 }
@@ -203,7 +203,7 @@ async function replayAsOf(
   errors: Record<string, string>,
   view: MemberView,
 ): Promise<Html | string> {
-  const at = momentOf(asOfText);
+  const at = momentOf(asOfText, timeZoneOf(view.workspace));
   if (typeof at === 'string') {
     errors.as_of = at;
     return '';
@@ -221,14 +221,14 @@ async function replayAsOf(
     throw e;
   });
   return html`<section aria-labelledby="then" class="as-of">
-    <h2 id="then">As it was at ${when(at)}</h2>
+    <h2 id="then">As it was at ${when(at, timeZoneOf(view.workspace))}</h2>
     ${
       appThen
-        ? html`${summaryOf(appThen.application)}${stagesOf(appThen.application)}${modulesTable(view, appThen.application, false)}`
+        ? html`${summaryOf(appThen.application, timeZoneOf(view.workspace))}${stagesOf(appThen.application)}${modulesTable(view, appThen.application, false)}`
         : html`<p>The application did not exist yet at that moment.</p>`
     }
     <h3>Its lead then</h3>
-    ${leadThenFound ? leadThen(leadThenFound.lead) : html`<p>The lead did not exist yet at that moment.</p>`}
+    ${leadThenFound ? leadThen(leadThenFound.lead, timeZoneOf(view.workspace)) : html`<p>The lead did not exist yet at that moment.</p>`}
   </section>`;
 }
 
@@ -270,14 +270,14 @@ function asOfSection(
     <h2 id="asof">As of a past moment</h2>
     <form method="get" action="${base(view)}/${id}">
       <div class="field${errors.as_of ? ' invalid' : ''}">
-        <label for="f-as_of">Moment (UTC)</label>
+        <label for="f-as_of">Moment (${timeZoneOf(view.workspace)})</label>
         <p class="hint" id="f-as_of-hint">The application and its lead as they were then, replayed from the log.</p>
         <input
           id="f-as_of"
           name="as_of"
           type="datetime-local"
           step="0.001"
-          value="${(asOfText ?? '').replace(/Z$/, '')}"
+          value="${preciseInputValue(asOfText, timeZoneOf(view.workspace))}"
           aria-describedby="f-as_of-hint${errors.as_of ? ' f-as_of-error' : ''}"
           ${errors.as_of ? html`aria-invalid="true"` : ''}
         />

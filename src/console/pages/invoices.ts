@@ -19,7 +19,7 @@ import { subjectName, subjectNames } from '../queries/subjects.js';
 import { viewOf } from '../routes.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Slug, Text, Uuid, WorkspaceParams } from './record-schemas.js';
-import { when } from '../time.js';
+import { timeZoneOf, when } from '../time.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/invoices`;
@@ -132,7 +132,10 @@ async function invoicePage(
   return page(
     view.frame(`Invoice ${invoice.number}`, 'Invoices'),
     html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
-      <p>For ${subjectLink(view, invoice, names)}; issued ${when(invoice.issued_at)}, due ${invoice.due_date}.</p>
+      <p>
+        For ${subjectLink(view, invoice, names)}; issued ${when(invoice.issued_at, timeZoneOf(view.workspace))}, due
+        ${invoice.due_date}.
+      </p>
       ${invoiceFigures(invoice)}
       <h2>Payments</h2>
       ${invoice.payments.length === 0 ? html`<p>No payment yet.</p>` : ''}
@@ -192,8 +195,8 @@ function paymentSection(view: MemberView, invoice: InvoiceRecord, p: Payment, er
   return html`<section aria-label="Payment of ${money(p.amount)}" class="payment">
     <p>
       <strong>${money(p.amount)}</strong> by
-      ${p.method.replace('_', ' ')}${p.reference ? `, reference ${p.reference}` : ''}, ${when(p.received_at)}; refunded
-      ${money(p.refunded_amount)}.
+      ${p.method.replace('_', ' ')}${p.reference ? `, reference ${p.reference}` : ''},
+      ${when(p.received_at, timeZoneOf(view.workspace))}; refunded ${money(p.refunded_amount)}.
     </p>
     ${refundList(view, invoice, p, mayRefund)} ${mayRefund ? refundForm(view, invoice, p, errors) : ''}
   </section>`;

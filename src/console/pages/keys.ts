@@ -12,8 +12,7 @@ import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 import { keepOneTimeSecret } from '../one-time-secret.js';
 import { viewOf } from '../routes.js';
-
-const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
+import { momentOf, timeZoneOf, when } from '../time.js';
 
 type Errors = Record<string, string>;
 
@@ -61,8 +60,8 @@ function keysTable(view: MemberView, keys: ListedKey[]): Html {
           <td>${k.scopes.join(', ')}</td>
           <td>${k.ip_allowlist.length ? k.ip_allowlist.join(', ') : 'any'}</td>
           <td>${k.kind === 'public' ? k.allowed_origins.join(', ') : '—'}</td>
-          <td>${k.last_used_at ? when(k.last_used_at) : 'never'}</td>
-          <td>${when(k.expires_at)}</td>
+          <td>${k.last_used_at ? when(k.last_used_at, timeZoneOf(view.workspace)) : 'never'}</td>
+          <td>${when(k.expires_at, timeZoneOf(view.workspace))}</td>
           <td>
             ${
               k.revoked_at
@@ -93,7 +92,7 @@ function newKeySection(services: AppServices, view: MemberView, errors: Errors, 
       </fieldset>
       ${field({ name: 'origins', label: 'Allowed origins (public keys)', value: v.origins ?? '', hint: 'Separated by spaces or commas, e.g. https://www.example.com', error: errors.origins })}
       ${field({ name: 'ips', label: 'Allowed IP addresses or ranges', value: v.ips ?? '', hint: 'Separated by spaces or commas; empty: any.', error: errors.ips })}
-      ${field({ name: 'expires', label: 'Expires at', type: 'datetime-local', value: v.expires ?? '', hint: 'UTC; empty: never.', error: errors.expires })}
+      ${field({ name: 'expires', label: 'Expires at', type: 'datetime-local', value: v.expires ?? '', hint: `In ${timeZoneOf(view.workspace)}; empty: never.`, error: errors.expires })}
       ${needsPassword(services, view.signedIn, 'keys.create_live_secret') ? signInAgain(view.signedIn.csrf, errors.password) : ''}
       <button type="submit">Create key</button>
     </form>
@@ -124,15 +123,16 @@ function keyType(form: Form): KeyType | { errors: Errors } {
 }
 
 /** The key the form asks for (scopes, expiry, name, origins, addresses), or the first thing wrong with it. */
-function keyWanted(form: Form, type: KeyType, now: Date): Omit<NewKey, 'tenantId'> | { errors: Errors } {
+function keyWanted(form: Form, type: KeyType, now: Date, zone: string): Omit<NewKey, 'tenantId'> | { errors: Errors } {
   const chosen = [form.scopes ?? []].flat();
   const unknown = chosen.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length) return { errors: { scopes: `Unknown scope: ${unknown.join(', ')}.` } };
   const scopes = (chosen.length ? chosen : type.kind === 'public' ? ['leads:create'] : [...SCOPES]) as Scope[];
   let expiresAt: Date | null = null;
   if (form.expires) {
-    expiresAt = new Date(`${form.expires}Z`);
-    if (Number.isNaN(expiresAt.getTime())) return { errors: { expires: 'Enter a date and time.' } };
+    const at = momentOf(form.expires, zone);
+    if (typeof at === 'string') return { errors: { expires: at } };
+    expiresAt = at;
     if (expiresAt.getTime() <= now.getTime()) return { errors: { expires: 'Choose a time in the future.' } };
   }
   const name = (form.name ?? '').trim();
@@ -160,7 +160,7 @@ async function createKeyAnswer(services: AppServices, view: MemberView, form: Fo
     if (error instanceof ConsoleRefusal && error.field) return refuse({ [error.field]: error.message });
     throw error;
   }
-  const wanted = keyWanted(form, type, services.now());
+  const wanted = keyWanted(form, type, services.now(), timeZoneOf(view.workspace));
   if ('errors' in wanted) return refuse(wanted.errors);
   let created;
   try {
@@ -184,14 +184,14 @@ async function createKeyAnswer(services: AppServices, view: MemberView, form: Fo
 }
 
 /** What was sent with a test key: each submission and how it ended. */
-function submissionsTable(submissions: Awaited<ReturnType<typeof sandboxSubmissions>>): Html {
+function submissionsTable(submissions: Awaited<ReturnType<typeof sandboxSubmissions>>, zone: string): Html {
   return table({
     caption: 'Leads sent with this key, newest first',
     headings: ['Received', 'Outcome', 'Name', 'Email', 'Phone'],
     rows: submissions.map(
       (s) =>
         html`<tr>
-          <td>${when(s.received_at)}</td>
+          <td>${when(s.received_at, zone)}</td>
           <td>${s.outcome}</td>
           <td>${s.full_name}</td>
           <td>${s.email ?? ''}</td>
@@ -270,7 +270,7 @@ export function registerKeyPages(app: TypedApp, services: AppServices): void {
           html`<p>Ends in …${key.last4}; scopes ${key.scopes.join(', ')}.</p>
             <h2>Sandbox submissions</h2>
             ${submissions.length === 0 ? notice('Nothing has been sent with this key yet.') : ''}
-            ${submissionsTable(submissions)}`,
+            ${submissionsTable(submissions, timeZoneOf(view.workspace))}`,
         ),
       );
     },

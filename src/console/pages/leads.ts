@@ -16,31 +16,22 @@ import { findLead } from '../../projections/leads-queries.js';
 import { Type } from 'typebox';
 import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
-import { choice, csrfField, field, notice, page } from '../layout.js';
+import { choice, csrfField, field, filters, notice, page, resultCount } from '../layout.js';
 import { acceptedMembers, applicationsOfLead, isErased, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
 import { contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
-import { when } from '../time.js';
+import { dayBound, inputValue, momentOf, timeZoneOf, when } from '../time.js';
 import { timeline } from '../timeline.js';
 
 const PAGE_SIZE = 50;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const leadsBase = (view: MemberView) => `/console/w/${view.workspace.slug}/leads`;
 
-/** A date (yyyy-mm-dd) from a form, or undefined; `endOfDay` takes the next midnight, for "up to and including". */
-function dateParam(value: string | undefined, endOfDay = false): Date | undefined | 'invalid' {
-  if (!value) return undefined;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return 'invalid';
-  const d = new Date(`${value}T00:00:00Z`);
-  if (Number.isNaN(d.getTime())) return 'invalid';
-  return endOfDay ? new Date(d.getTime() + 86_400_000) : d;
-}
-
 type Query = Record<string, string | undefined>;
 
-function filterOf(query: Query): { filter: LeadFilter; errors: Record<string, string> } {
+function filterOf(query: Query, zone: string): { filter: LeadFilter; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
   const filter: LeadFilter = {};
   const q = (query.q ?? '').trim();
@@ -58,7 +49,7 @@ function filterOf(query: Query): { filter: LeadFilter; errors: Record<string, st
     ['updated_from', 'updatedFrom', false],
     ['updated_to', 'updatedTo', true],
   ] as const) {
-    const d = dateParam(query[name], end);
+    const d = dayBound(query[name], zone, end);
     if (d === 'invalid') errors[name] = 'Enter a date as year-month-day.';
     else if (d) filter[key] = d;
   }
@@ -78,42 +69,44 @@ const FILTER_NAMES = [
   'updated_to',
 ];
 
-/** The search form: a text search, the choices of the workspace's settings and two date ranges. */
+/** The search form in one row: the text search, then the settings' choices and two date ranges (folded until used). */
 function filterForm(view: MemberView, query: Query, errors: Record<string, string>): Html {
   const s = view.workspace.settings;
   const dateField = (name: string, label: string) =>
     field({ name, label, type: 'date', value: query[name] ?? '', error: errors[name] });
-  return html`<form method="get" action="${leadsBase(view)}" class="filters" role="search" aria-label="Find leads">
-    ${field({
+  const more = FILTER_NAMES.filter((n) => n !== 'q' && query[n]).length;
+  return filters({
+    action: leadsBase(view),
+    label: 'Find leads',
+    active: more + Object.keys(errors).filter((n) => n !== 'q' && n !== 'cursor').length,
+    main: field({
       name: 'q',
       label: 'Search',
       type: 'search',
       value: query.q ?? '',
       hint: 'Any part of a name, phone or email, three characters or more.',
       error: errors.q,
-    })}
-    ${choice({ name: 'stage', label: 'Stage', options: s.pipeline.stages.map((x) => [x.key, x.name]), value: query.stage, empty: 'Any stage' })}
-    ${choice({
-      name: 'owner',
-      label: 'Owner',
-      options: [['none', 'No owner'], ...s.users.filter((u) => mayOwnLeads(u)).map((u) => [u.id, u.name] as const)],
-      value: query.owner,
-      empty: 'Anyone',
-    })}
-    ${choice({ name: 'branch', label: 'Branch', options: s.branches.map((b) => [b.id, b.name]), value: query.branch, empty: 'Any branch' })}
-    ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, v]), value: query.visa_type, empty: 'Any visa type' })}
-    ${choice({ name: 'source', label: 'Source', options: s.sources.map((x) => [x.key, x.name]), value: query.source, empty: 'Any source' })}
-    <fieldset>
-      <legend>Created between</legend>
-      ${dateField('created_from', 'From')} ${dateField('created_to', 'To (inclusive)')}
-    </fieldset>
-    <fieldset>
-      <legend>Last changed between</legend>
-      ${dateField('updated_from', 'From')} ${dateField('updated_to', 'To (inclusive)')}
-    </fieldset>
-    <button type="submit">Find leads</button>
-    <a href="${leadsBase(view)}">Clear the filters</a>
-  </form>`;
+    }),
+    more: html`${choice({ name: 'stage', label: 'Stage', options: s.pipeline.stages.map((x) => [x.key, x.name]), value: query.stage, empty: 'Any stage' })}
+      ${choice({
+        name: 'owner',
+        label: 'Owner',
+        options: [['none', 'No owner'], ...s.users.filter((u) => mayOwnLeads(u)).map((u) => [u.id, u.name] as const)],
+        value: query.owner,
+        empty: 'Anyone',
+      })}
+      ${choice({ name: 'branch', label: 'Branch', options: s.branches.map((b) => [b.id, b.name]), value: query.branch, empty: 'Any branch' })}
+      ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, v]), value: query.visa_type, empty: 'Any visa type' })}
+      ${choice({ name: 'source', label: 'Source', options: s.sources.map((x) => [x.key, x.name]), value: query.source, empty: 'Any source' })}
+      <fieldset>
+        <legend>Created between</legend>
+        ${dateField('created_from', 'From')} ${dateField('created_to', 'To (inclusive)')}
+      </fieldset>
+      <fieldset>
+        <legend>Last changed between</legend>
+        ${dateField('updated_from', 'From')} ${dateField('updated_to', 'To (inclusive)')}
+      </fieldset>`,
+  });
 }
 
 function leadsTable(view: MemberView, leads: Lead[], failed: boolean): Html {
@@ -129,7 +122,7 @@ function leadsTable(view: MemberView, leads: Lead[], failed: boolean): Html {
           <td>${l.stage.name}${l.converted ? ' (converted)' : ''}</td>
           <td>${l.owner?.name ?? '—'}</td>
           <td>${l.branch.code}</td>
-          <td>${when(l.updated_at)}</td>
+          <td>${when(l.updated_at, timeZoneOf(view.workspace))}</td>
         </tr>`,
     ),
   });
@@ -149,7 +142,7 @@ async function listPage(
   view: MemberView,
   query: Query,
 ): Promise<{ status: number; body: string }> {
-  const { filter, errors } = filterOf(query);
+  const { filter, errors } = filterOf(query, timeZoneOf(view.workspace));
   const after = query.cursor ? decodeCursor(services.secretBox, view.workspace.id, false, query.cursor) : undefined;
   if (query.cursor && !after) errors.cursor = 'This page link is not valid any more; start from the first page.';
   const failed = Object.keys(errors).length > 0;
@@ -157,6 +150,7 @@ async function listPage(
     ? { leads: [], next: null }
     : await listConsoleLeads(services.pool, view.workspace.id, filter, { after, limit: PAGE_SIZE });
   const body = html`${filterForm(view, query, errors)} ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
+  ${failed ? '' : resultCount(found.leads.length, { one: 'lead', many: 'leads' }, found.next !== null)}
   ${leadsTable(view, found.leads, failed)} ${found.leads.length === 0 && !failed ? html`<p>No lead matches.</p>` : ''}
   ${nextPageLink(services, view, query, found.next)}`;
   return { status: failed ? 400 : 200, body: page(view.frame('Leads', 'Leads'), body) };
@@ -221,7 +215,7 @@ function customFacts(view: MemberView, lead: Lead): Html | '' {
   </section>`;
 }
 
-function leadFacts(lead: Lead): Html {
+function leadFacts(lead: Lead, zone: string): Html {
   const rows: [string, unknown][] = [
     ['Name', lead.full_name || '(erased)'],
     ['Phone', lead.phone],
@@ -236,10 +230,10 @@ function leadFacts(lead: Lead): Html {
     ['Lost reason', lead.lost_reason?.name],
     ['Temperature', lead.temperature],
     ['Score', lead.score],
-    ['Next follow-up', lead.next_follow_up_at ? when(lead.next_follow_up_at) : null],
+    ['Next follow-up', lead.next_follow_up_at ? when(lead.next_follow_up_at, zone) : null],
     ['Converted', lead.converted ? 'yes' : 'no'],
-    ['Created', when(lead.created_at)],
-    ['Last changed', when(lead.updated_at)],
+    ['Created', when(lead.created_at, zone)],
+    ['Last changed', when(lead.updated_at, zone)],
   ];
   return html`<dl class="facts">
     ${rows.map(
@@ -280,9 +274,9 @@ function changeSection(view: MemberView, lead: Lead, owners: WorkspaceUser[], o:
       })}
       ${field({
         name: 'follow_up',
-        label: 'Next follow-up (UTC)',
+        label: `Next follow-up (${timeZoneOf(view.workspace)})`,
         type: 'datetime-local',
-        value: v.follow_up ?? (lead.next_follow_up_at ? lead.next_follow_up_at.slice(0, 16) : ''),
+        value: v.follow_up ?? inputValue(lead.next_follow_up_at, timeZoneOf(view.workspace)),
         error: errors.follow_up,
       })}
       ${textArea({ name: 'note', label: 'Add a note', value: v.note, error: errors.note })}
@@ -386,11 +380,11 @@ async function leadPage(
   return page(
     view.frame(lead.full_name || 'Erased person', 'Leads'),
     html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
-      ${recordLinks(view, leadId, applications)} ${leadFacts(lead)} ${customFacts(view, lead)}
-      ${changeSection(view, lead, owners, o)} ${convertSection(view, lead, errors)}
+      ${recordLinks(view, leadId, applications)} ${leadFacts(lead, timeZoneOf(view.workspace))}
+      ${customFacts(view, lead)} ${changeSection(view, lead, owners, o)} ${convertSection(view, lead, errors)}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
-        ${timeline(history.data)}
+        ${timeline(history.data, timeZoneOf(view.workspace))}
       </section>
       ${eraseSection(services, view, lead, erased, errors)}`,
   );
@@ -430,6 +424,7 @@ export interface LeadForm {
 export function patchOf(
   form: LeadForm,
   lead: Pick<Lead, 'stage' | 'lost_reason' | 'owner' | 'next_follow_up_at'>,
+  zone: string,
 ): { patch: LeadPatch; errors: Record<string, string> } {
   const patch: LeadPatch = {};
   const errors: Record<string, string> = {};
@@ -442,24 +437,16 @@ export function patchOf(
     const owner = form.owner.trim().toLowerCase() || null;
     if (owner !== (lead.owner?.email.toLowerCase() ?? null)) patch.owner_email = owner;
   }
-  if (form.follow_up !== undefined) {
-    const at = followUpOf(form.follow_up);
-    if (at === 'invalid') errors.follow_up = 'Enter a date and time, such as 2026-11-26T09:30.';
-    else if (at !== (lead.next_follow_up_at ? new Date(lead.next_follow_up_at).toISOString() : null))
-      patch.next_follow_up_at = at;
+  // Read in the workspace's zone; the wall time the form showed is no change (the form has no seconds).
+  if (form.follow_up !== undefined && form.follow_up !== inputValue(lead.next_follow_up_at, zone)) {
+    const at = form.follow_up === '' ? null : momentOf(form.follow_up, zone);
+    if (typeof at === 'string') errors.follow_up = at;
+    else patch.next_follow_up_at = at?.toISOString() ?? null;
   }
   const note = (form.note ?? '').trim();
   if (note.length > 5000) errors.note = 'Write at most 5,000 characters.';
   else if (note) patch.note = note;
   return { patch, errors };
-}
-
-/** A follow-up typed into the form (UTC, to the minute) as an instant, null when emptied, or 'invalid'. */
-function followUpOf(text: string): string | null | 'invalid' {
-  if (text === '') return null;
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(text)) return 'invalid';
-  const at = new Date(`${text}:00Z`);
-  return Number.isNaN(at.getTime()) ? 'invalid' : at.toISOString();
 }
 
 /** The step before a conversion: the lead is locked from then on, and its work goes on in the application. */
@@ -538,7 +525,7 @@ export function registerLeadPages(app: TypedApp, services: AppServices): void {
       const form = request.body;
       const lead = await findLead(services.pool, view.workspace.id, false, leadId);
       if (!lead) throw new ConsoleRefusal(404, 'There is no such lead in this workspace.');
-      const { patch, errors } = patchOf(form, lead);
+      const { patch, errors } = patchOf(form, lead, timeZoneOf(view.workspace));
       const refuse = async (status: number, errs: Record<string, string>) =>
         sendPage(reply, await leadPage(services, view, leadId, { errors: errs, values: form }), status);
       if (Object.keys(errors).length) return refuse(400, errors);

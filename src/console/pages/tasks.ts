@@ -15,7 +15,7 @@ import { listConsoleTasks, type TaskFilter } from '../queries/tasks.js';
 import { contextOf, refusalErrors } from '../forms.js';
 import { subjectName, subjectNames } from '../queries/subjects.js';
 import { viewOf } from '../routes.js';
-import { momentOf, when } from '../time.js';
+import { inputValue, momentOf, timeZoneOf, when } from '../time.js';
 import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -59,9 +59,9 @@ function taskForm(
     })}
     ${field({
       name: 'due_at',
-      label: 'Due (UTC)',
+      label: `Due (${timeZoneOf(view.workspace)})`,
       type: 'datetime-local',
-      value: v.due_at ?? (o.task ? o.task.due_at.slice(0, 16) : ''),
+      value: v.due_at ?? (o.task ? inputValue(o.task.due_at, timeZoneOf(view.workspace)) : ''),
       required: true,
       error: errors.due_at,
     })}
@@ -156,7 +156,7 @@ function taskRow(
     <td><a href="${base(view)}/${task.id}">${task.title || '(erased)'}</a></td>
     <td>${subjectLink(view, task, names)}</td>
     <td>${task.assignee?.name ?? '—'}</td>
-    <td>${when(task.due_at)}${task.overdue ? html` <strong>(overdue)</strong>` : ''}</td>
+    <td>${when(task.due_at, timeZoneOf(view.workspace))}${task.overdue ? html` <strong>(overdue)</strong>` : ''}</td>
     <td>${task.status}</td>
     ${
       editable
@@ -191,7 +191,7 @@ async function taskPage(
     html`${notice(o.message)} ${o.errors?.form ? notice(o.errors.form, 'alert') : ''}
       <p>
         For ${subjectLink(view, task, names)}; ${task.status}, due
-        ${when(task.due_at)}${task.overdue ? ' (overdue)' : ''}.
+        ${when(task.due_at, timeZoneOf(view.workspace))}${task.overdue ? ' (overdue)' : ''}.
       </p>
       ${can(view.role, 'tasks.change') ? taskForm(view, `${base(view)}/${id}`, { task, values: o.values, errors: o.errors }) : ''}`,
   );
@@ -205,7 +205,8 @@ function taskInput(view: MemberView, form: TaskFormBody, task?: Task) {
   const errors: Record<string, string> = {};
   const title = (form.title ?? task?.title ?? '').trim();
   if (!title) errors.title = 'Enter a title.';
-  const due = form.due_at === undefined && task ? new Date(task.due_at) : momentOf(form.due_at ?? '');
+  const due =
+    form.due_at === undefined && task ? new Date(task.due_at) : momentOf(form.due_at ?? '', timeZoneOf(view.workspace));
   if (typeof due === 'string') errors.due_at = due;
   let assignee = task && form.assignee === undefined ? task.assignee : null;
   if (form.assignee !== undefined)

@@ -36,6 +36,7 @@ import * as passkeySessions from './0100-passkey-sessions.js';
 import * as deletedWebhookEndpoints from './0130-deleted-webhook-endpoints.js';
 import * as consoleOneTimeSecrets from './0131-console-one-time-secrets.js';
 import * as passwordDoors from './0105-password-doors.js';
+import * as todayAndSwitcherIndexes from './0150-today-and-switcher-indexes.js';
 
 export interface Migration {
   version: number;
@@ -84,4 +85,5 @@ export const migrations: Migration[] = [
   { version: 130, ...deletedWebhookEndpoints },
   { version: 131, ...consoleOneTimeSecrets },
   { version: 105, ...passwordDoors },
+  { version: 150, ...todayAndSwitcherIndexes },
 ];
