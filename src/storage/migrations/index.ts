@@ -32,6 +32,7 @@ import * as derivedKeyRowsIndex from './0090-derived-key-rows-index.js';
 import * as leadSearchTrigrams from './0095-lead-search-trigrams.js';
 import * as leadListFilterIndexes from './0096-lead-list-filter-indexes.js';
 import * as keyLastUseAndSandboxIndex from './0097-key-last-use-and-sandbox-index.js';
+import * as deliverySequences from './0120-delivery-sequences.js';
 
 export interface Migration {
   version: number;
@@ -76,4 +77,5 @@ export const migrations: Migration[] = [
   { version: 95, ...leadSearchTrigrams },
   { version: 96, ...leadListFilterIndexes },
   { version: 97, ...keyLastUseAndSandboxIndex },
+  { version: 120, ...deliverySequences },
 ];
