@@ -8,6 +8,8 @@ import { envelopeBody } from './envelope.js';
 /** How long the Events API keeps an event readable: as long as the delivery log keeps a delivery. */
 export const EVENT_RETENTION_DAYS = 30;
 const RETENTION_MS = EVENT_RETENTION_DAYS * 24 * 60 * 60 * 1000;
+/** How far an event's place in the log may trail its creation time: longer than any transaction of the service. */
+const CLOCK_SKEW = '5 minutes';
 
 /** A webhook event as a delivery carries it: the envelope's JSON text, and where it stands in the log. */
 export interface FeedEvent {
@@ -75,9 +77,21 @@ export async function readEventFeed(
   query: EventFeedQuery,
 ): Promise<{ events: FeedEvent[]; hasMore: boolean }> {
   const asc = query.order === 'asc';
+  // The time window becomes a range of the log through events_tenant_created: from the first event created at most
+  // CLOCK_SKEW before its start to the last created at most CLOCK_SKEW after its end (an event's time is read just
+  // before its transaction writes it, so its place in the log can trail its time by that transaction's length).
   const result = await sql.query<KeyedEventRow>(
-    `SELECT ${OPENED_COLUMNS} FROM ${WITH_KEYS}
+    `WITH first AS (SELECT tx_id, position FROM events
+                     WHERE tenant_id = $1 AND sandbox = $2 AND created_at >= $4::timestamptz - $9::interval
+                     ORDER BY created_at LIMIT 1),
+          last AS (SELECT tx_id, position FROM events
+                    WHERE tenant_id = $1 AND sandbox = $2 AND $5::timestamptz IS NOT NULL
+                      AND created_at < $5::timestamptz + $9::interval
+                    ORDER BY created_at DESC LIMIT 1)
+     SELECT ${OPENED_COLUMNS} FROM ${WITH_KEYS}
       WHERE events.tenant_id = $1 AND events.sandbox = $2 AND events.type = ANY ($3::text[])
+        AND (events.tx_id, events.position) >= (SELECT tx_id, position FROM first)
+        AND ($5::timestamptz IS NULL OR (events.tx_id, events.position) <= (SELECT tx_id, position FROM last))
         AND events.created_at >= $4 AND ($5::timestamptz IS NULL OR events.created_at < $5)
         AND ($6::xid8 IS NULL OR ${asc ? '(events.tx_id, events.position) > ($6, $7)' : '(events.tx_id, events.position) < ($6, $7)'})
         ${asc ? 'AND events.tx_id < pg_snapshot_xmin(pg_current_snapshot())' : ''}
@@ -92,6 +106,7 @@ export async function readEventFeed(
       query.after?.txId ?? null,
       query.after?.position ?? null,
       query.limit + 1,
+      CLOCK_SKEW,
     ],
   );
   const events = result.rows.flatMap((row) => toFeedEvent(row, keys) ?? []);

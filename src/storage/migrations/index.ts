@@ -33,6 +33,7 @@ import * as leadSearchTrigrams from './0095-lead-search-trigrams.js';
 import * as leadListFilterIndexes from './0096-lead-list-filter-indexes.js';
 import * as keyLastUseAndSandboxIndex from './0097-key-last-use-and-sandbox-index.js';
 import * as deliverySequences from './0120-delivery-sequences.js';
+import * as eventsByCreationTime from './0121-events-by-creation-time.js';
 
 export interface Migration {
   version: number;
@@ -78,4 +79,5 @@ export const migrations: Migration[] = [
   { version: 96, ...leadListFilterIndexes },
   { version: 97, ...keyLastUseAndSandboxIndex },
   { version: 120, ...deliverySequences },
+  { version: 121, ...eventsByCreationTime },
 ];
