@@ -8,6 +8,7 @@ import { registerInvoiceVerbs } from './verbs/invoices.js';
 import { registerDocumentVerbs } from './verbs/documents.js';
 import { registerKeyVerbs } from './verbs/keys.js';
 import { registerLeadVerbs } from './verbs/leads.js';
+import { registerListenVerbs } from './verbs/listen.js';
 import { registerServiceVerbs } from './verbs/service.js';
 import { registerTaskVerbs } from './verbs/tasks.js';
 import { registerWebhookVerbs } from './verbs/webhooks.js';
@@ -35,5 +36,6 @@ export function buildProgram(): Command {
   registerTaskVerbs(program, json);
   registerInvoiceVerbs(program, json);
   registerDocumentVerbs(program, json);
+  registerListenVerbs(program);
   return program;
 }

@@ -41,6 +41,11 @@ const PUBLIC_TAGS = [
     description:
       'Endpoints that receive signed webhook deliveries when leads and applications change (Growth and Enterprise plans).',
   },
+  {
+    name: 'events',
+    description:
+      'The webhook events of the last 30 days, exactly as deliveries carry them: what a receiver that missed a delivery fetches (scope events:read).',
+  },
   { name: 'widget', description: 'The configuration the embeddable lead form reads with a public key.' },
   { name: 'metadata', description: "The workspace's custom fields, visa types and countries." },
 ];

@@ -14,7 +14,15 @@ export const QUALIFICATIONS = [
 export const TEMPERATURES = ['hot', 'warm', 'cold'] as const;
 export const ENGLISH_TESTS = ['IELTS', 'PTE', 'TOEFL', 'DUOLINGO'] as const;
 export const FIELD_TYPES = ['text', 'number', 'date', 'dropdown', 'checkbox'] as const;
-export const SCOPES = ['leads:create', 'leads:read', 'leads:update', 'applications:read', 'webhooks:manage'] as const;
+/** The spec's five scopes, and `events:read` for the Events API (GET /v1/events, an endpoint's deliveries by number). */
+export const SCOPES = [
+  'leads:create',
+  'leads:read',
+  'leads:update',
+  'applications:read',
+  'webhooks:manage',
+  'events:read',
+] as const;
 export const PLANS = ['starter', 'growth', 'enterprise'] as const;
 export const EVENT_KINDS = [
   'lead.created',

@@ -52,9 +52,12 @@ export interface DeliveryWorkerOptions {
   random?: () => number;
 }
 
-/** The headers of one attempt: the spec's, and the Standard Webhooks ones (webhook-id is the event id). */
+/**
+ * The headers of one attempt: the spec's, the endpoint's sequence number and the event sent to it just before (none
+ * on its first delivery), and the Standard Webhooks ones (webhook-id is the event id).
+ */
 export function deliveryHeaders(
-  delivery: Pick<ClaimedDelivery, 'id' | 'event_id' | 'event_type' | 'body'>,
+  delivery: Pick<ClaimedDelivery, 'id' | 'event_id' | 'event_type' | 'body' | 'sequence' | 'previous_event_id'>,
   secrets: readonly string[],
   now: Date,
 ): Record<string, string> {
@@ -65,6 +68,8 @@ export function deliveryHeaders(
     'x-service-event': delivery.event_type,
     'x-service-delivery': delivery.id,
     'x-service-signature': signatureHeader(secrets, t, delivery.body),
+    ...(delivery.sequence ? { 'x-service-sequence': delivery.sequence } : {}),
+    ...(delivery.previous_event_id ? { 'x-service-previous-event': delivery.previous_event_id } : {}),
     'webhook-id': delivery.event_id,
     'webhook-timestamp': String(t),
     'webhook-signature': standardSignatureHeader(secrets, delivery.event_id, t, delivery.body),

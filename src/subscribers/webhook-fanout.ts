@@ -78,19 +78,43 @@ function deliverableOf(events: readonly StoredEvent[], erased: ReadonlySet<strin
   });
 }
 
-/** One pending delivery per event and subscribed endpoint; how many were recorded. */
+/**
+ * One pending delivery per event and subscribed endpoint; how many were recorded. Each endpoint's deliveries are
+ * numbered on from its counter in the order of the batch (the log's order), each naming the event its endpoint was
+ * sent just before; the fan-out alone advances the counters, under its checkpoint's lock, so numbers are dense.
+ */
 async function recordDeliveries(sql: Queryable, deliverable: readonly Deliverable[], now: Date): Promise<number> {
   if (deliverable.length === 0) return 0;
   const inserted = await sql.query(
-    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at, created_at, updated_at)
-     SELECT gen_random_uuid(), ev.id, ep.id, ev.tenant_id, ev.sandbox, ev.type, ev.body, 'pending', $9, $9, $9
-       FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::text[], $6::xid8[], $7::bigint[], $8::text[])
-            AS ev(id, tenant_id, sandbox, type, body, tx_id, position, target)
-       JOIN webhook_endpoints ep
-         ON ep.tenant_id = ev.tenant_id AND ep.sandbox = ev.sandbox
-        AND (ev.tx_id, ev.position) > (ep.created_tx_id, ep.created_position)
-        AND CASE WHEN ev.type = 'webhook.test' THEN ep.id::text = ev.target ELSE ev.type = ANY (ep.events) END
-     ON CONFLICT (event_id, endpoint_id) WHERE resend_of IS NULL DO NOTHING`,
+    `WITH targets AS (
+       SELECT ev.*, ep.id AS endpoint_id
+         FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::text[], $6::xid8[], $7::bigint[], $8::text[])
+              WITH ORDINALITY AS ev(id, tenant_id, sandbox, type, body, tx_id, position, target, ord)
+         JOIN webhook_endpoints ep
+           ON ep.tenant_id = ev.tenant_id AND ep.sandbox = ev.sandbox
+          AND (ev.tx_id, ev.position) > (ep.created_tx_id, ep.created_position)
+          AND CASE WHEN ev.type = 'webhook.test' THEN ep.id::text = ev.target ELSE ev.type = ANY (ep.events) END
+        WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                           WHERE d.event_id = ev.id AND d.endpoint_id = ep.id AND d.resend_of IS NULL)
+     ),
+     numbered AS (
+       SELECT t.*,
+              coalesce(s.last_sequence, 0) + row_number() OVER (PARTITION BY t.endpoint_id ORDER BY t.ord) AS sequence,
+              coalesce(lag(t.id) OVER (PARTITION BY t.endpoint_id ORDER BY t.ord), s.last_event_id) AS previous_event_id
+         FROM targets t LEFT JOIN webhook_endpoint_sequences s ON s.endpoint_id = t.endpoint_id
+     ),
+     inserted AS (
+       INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
+                                       next_attempt_at, created_at, updated_at, sequence, previous_event_id)
+       SELECT gen_random_uuid(), id, endpoint_id, tenant_id, sandbox, type, body, 'pending', $9, $9, $9,
+              sequence, previous_event_id
+         FROM numbered
+       RETURNING endpoint_id, sequence, event_id
+     )
+     INSERT INTO webhook_endpoint_sequences (endpoint_id, last_sequence, last_event_id)
+     SELECT DISTINCT ON (endpoint_id) endpoint_id, sequence, event_id FROM inserted ORDER BY endpoint_id, sequence DESC
+     ON CONFLICT (endpoint_id) DO UPDATE SET last_sequence = excluded.last_sequence, last_event_id = excluded.last_event_id
+     RETURNING (SELECT count(*) FROM inserted) AS recorded`,
     [
       deliverable.map((d) => d.event.id),
       deliverable.map((d) => d.event.tenantId),
@@ -103,7 +127,7 @@ async function recordDeliveries(sql: Queryable, deliverable: readonly Deliverabl
       now,
     ],
   );
-  return inserted.rowCount ?? 0;
+  return Number(inserted.rows[0]?.recorded ?? 0);
 }
 
 async function moveCheckpoint(sql: Queryable, last: GlobalPosition, now: Date): Promise<void> {

@@ -19,6 +19,9 @@ export interface ClaimedDelivery {
   body: string;
   attempts: number;
   resend_of: string | null;
+  /** The endpoint's number for this delivery (bigint, as text) and the event it was sent just before it. */
+  sequence: string | null;
+  previous_event_id: string | null;
   url: string;
   endpoint_status: 'active' | 'paused';
   sealed_secret: string;
@@ -256,6 +259,7 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
        FROM chosen ch, webhook_endpoints ep
       WHERE d.id = ch.id AND ep.id = d.endpoint_id AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= $1)
       RETURNING d.id, d.event_id, d.endpoint_id, d.tenant_id, d.sandbox, d.event_type, d.body, d.attempts, d.resend_of,
+                d.sequence::text AS sequence, d.previous_event_id,
                 ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until`,
     [claim.now, rooms.map((room) => JSON.stringify(room)), claim.owner, claim.leaseUntil, claim.limits.limit],
   );

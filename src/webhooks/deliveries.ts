@@ -216,7 +216,7 @@ export async function listDeliveries(
   };
 }
 
-/** A manual resend: a new delivery (new id) of the same event with the same body, due now. */
+/** A manual resend: a new delivery (new id) of the same event with the same body and sequence number, due now. */
 export async function resendDelivery(
   sql: Queryable,
   endpointId: string,
@@ -224,8 +224,8 @@ export async function resendDelivery(
   now: Date,
 ): Promise<{ id: string; event_id: string } | undefined> {
   const result = await sql.query<{ id: string; event_id: string }>(
-    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at, resend_of, created_at, updated_at)
-     SELECT $1, event_id, endpoint_id, tenant_id, sandbox, event_type, body, 'pending', $4, id, $4, $4
+    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at, resend_of, created_at, updated_at, sequence, previous_event_id)
+     SELECT $1, event_id, endpoint_id, tenant_id, sandbox, event_type, body, 'pending', $4, id, $4, $4, sequence, previous_event_id
        FROM webhook_deliveries WHERE id = $2 AND endpoint_id = $3
      RETURNING id, event_id`,
     [randomUUID(), deliveryId, endpointId, now],

@@ -129,6 +129,19 @@ async function publicRequests(api: TestApp, ws: SeededWorkspace, served = true):
       403,
     ],
     [{ what: 'the custom fields', path: '/v1/meta/fields', init: get(k) }, 200],
+    [{ what: 'a page of events', path: '/v1/events?limit=2&types=lead.*', init: get(k) }, 200],
+    [
+      { what: 'events oldest first', path: '/v1/events?order=asc&created[gte]=2026-01-01T00:00:00Z', init: get(k) },
+      200,
+    ],
+    [{ what: 'an unknown event kind', path: '/v1/events?types=lead.exploded', init: get(k) }, 400],
+    [{ what: 'an unknown event', path: `/v1/events/${UNKNOWN_ID}`, init: get(k) }, 404],
+    [{ what: 'events with a public key', path: '/v1/events', init: get(ws.publicLive) }, 403],
+    [{ what: 'deliveries of an unknown endpoint', path: `/v1/webhooks/${UNKNOWN_ID}/deliveries`, init: get(k) }, 404],
+    [
+      { what: 'deliveries from number 0', path: `/v1/webhooks/${UNKNOWN_ID}/deliveries?sequence_gte=0`, init: get(k) },
+      400,
+    ],
   ];
 }
 

@@ -5,6 +5,7 @@ import { registerWidgetAssetRoutes } from '../../widget/routes.js';
 import { registerAdminInterface } from './admin.js';
 import { registerConsole } from '../../console/plugin.js';
 import { registerApplicationRoutes } from './applications.js';
+import { registerEventRoutes } from './events.js';
 import { registerLeadRoutes } from './leads.js';
 import { registerMetaRoutes } from './meta.js';
 import { registerWidgetRoutes } from './widget.js';
@@ -18,6 +19,7 @@ export async function registerRoutes(app: TypedApp, services: AppServices): Prom
   registerMetaRoutes(app, services);
   registerApplicationRoutes(app, services);
   registerWebhookRoutes(app, services);
+  registerEventRoutes(app, services);
   registerWidgetAssetRoutes(app, services);
   await registerAdminInterface(app, services);
   await registerConsole(app, services);

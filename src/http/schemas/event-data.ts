@@ -37,6 +37,39 @@ export function eventDataComponents(): Record<string, Record<string, unknown>> {
 }
 
 /** The `webhooks` object: one POST per event, its body the envelope with `data` the component. */
+const header = (name: string, description: string, required = true, schema: object = { type: 'string' }) => ({
+  name,
+  in: 'header',
+  required,
+  description,
+  schema,
+});
+
+/** The headers of every delivery (src/subscribers/webhook-delivery-worker.ts, `deliveryHeaders`). */
+const DELIVERY_HEADERS = [
+  header('X-Service-Event', 'the event kind'),
+  header('X-Service-Delivery', 'the delivery id (a resend has its own)', true, { type: 'string', format: 'uuid' }),
+  header('X-Service-Signature', '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, one v1 per valid secret'),
+  header(
+    'X-Service-Sequence',
+    "this endpoint's number for the delivery: 1, 2, 3 … in the order the fan-out assigned them, never reused; a resend keeps its number. A number skipped since the last one received is a missed event: fetch it from GET /v1/events or GET /v1/webhooks/{id}/deliveries?sequence_gte=",
+    true,
+    { type: 'string', pattern: '^[1-9][0-9]*$' },
+  ),
+  header(
+    'X-Service-Previous-Event',
+    'the id of the event this endpoint was sent just before this one (absent on its first delivery)',
+    false,
+    { type: 'string', format: 'uuid' },
+  ),
+  header('webhook-id', 'Standard Webhooks: the event id', true, { type: 'string', format: 'uuid' }),
+  header('webhook-timestamp', 'Standard Webhooks: unix seconds'),
+  header(
+    'webhook-signature',
+    'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<id>.<t>.<body>">`, one per valid secret',
+  ),
+];
+
 export function eventWebhooks(): Record<string, unknown> {
   return Object.fromEntries(
     EVENT_DATA.map((e) => [
@@ -48,6 +81,7 @@ export function eventWebhooks(): Record<string, unknown> {
           description: `Delivered to endpoints subscribed to \`${e.event}\`, signed like every delivery; \`data\` is the ${e.component}.`,
           tags: ['webhooks'],
           security: [],
+          parameters: DELIVERY_HEADERS,
           requestBody: {
             required: true,
             content: {

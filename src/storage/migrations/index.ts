@@ -33,9 +33,11 @@ import * as leadSearchTrigrams from './0095-lead-search-trigrams.js';
 import * as leadListFilterIndexes from './0096-lead-list-filter-indexes.js';
 import * as keyLastUseAndSandboxIndex from './0097-key-last-use-and-sandbox-index.js';
 import * as passkeySessions from './0100-passkey-sessions.js';
+import * as passwordDoors from './0105-password-doors.js';
+import * as deliverySequences from './0120-delivery-sequences.js';
+import * as eventsByCreationTime from './0121-events-by-creation-time.js';
 import * as deletedWebhookEndpoints from './0130-deleted-webhook-endpoints.js';
 import * as consoleOneTimeSecrets from './0131-console-one-time-secrets.js';
-import * as passwordDoors from './0105-password-doors.js';
 import * as todayAndSwitcherIndexes from './0150-today-and-switcher-indexes.js';
 
 export interface Migration {
@@ -82,8 +84,10 @@ export const migrations: Migration[] = [
   { version: 96, ...leadListFilterIndexes },
   { version: 97, ...keyLastUseAndSandboxIndex },
   { version: 100, ...passkeySessions },
+  { version: 105, ...passwordDoors },
+  { version: 120, ...deliverySequences },
+  { version: 121, ...eventsByCreationTime },
   { version: 130, ...deletedWebhookEndpoints },
   { version: 131, ...consoleOneTimeSecrets },
-  { version: 105, ...passwordDoors },
   { version: 150, ...todayAndSwitcherIndexes },
 ];
