@@ -109,7 +109,7 @@ export function inputValue(iso: string | Date | null | undefined, zone: string):
 const utcText = (at: Date) => `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 /** A moment as the console shows it: the wall time in the zone with the zone's short name, the UTC instant kept. */
-export function when(iso: string | Date | null | undefined, zone: string = DEFAULT_TIME_ZONE): Html | string {
+export function when(iso: string | Date | null | undefined, zone: string): Html | string {
   if (!iso) return '—';
   const at = new Date(iso);
   if (Number.isNaN(at.getTime())) return '—';
@@ -131,7 +131,7 @@ const LOCAL_INPUT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d
  * A date and time typed into a form, read in the zone (what a `datetime-local` input sends), or the sentence saying
  * what is wrong with it. A value ending in Z (or an offset) is an instant already and is taken as such.
  */
-export function momentOf(value: string, zone: string = DEFAULT_TIME_ZONE): Date | string {
+export function momentOf(value: string, zone: string): Date | string {
   const example = 'such as 2026-11-26T09:30';
   if (/(Z|[+-]\d{2}:\d{2})$/.test(value) && /^\d{4}-\d{2}-\d{2}T/.test(value)) {
     const at = new Date(value);

@@ -31,14 +31,14 @@ export const FILTER_WORDS: Record<DeliveryFilter, string> = {
 const attempts = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
 
 /** A delivery's state in words, as its receiver saw it. */
-export function stateWords(state: DeliveryState): string {
+export function stateWords(state: DeliveryState, zone: string): string {
   switch (state.kind) {
     case 'succeeded':
       return `Succeeded after ${attempts(state.attempts)}`;
     case 'queued':
       return 'Not tried yet';
     case 'retrying':
-      return `Failing: ${attempts(state.attempts)} so far, next retry ${when(state.nextAttemptAt)}`;
+      return `Failing: ${attempts(state.attempts)} so far, next retry ${when(state.nextAttemptAt, zone)}`;
     case 'failed':
       return `Failed for good after ${attempts(state.attempts)}`;
     case 'waiting':
@@ -71,13 +71,13 @@ export function indented(body: string): string {
   }
 }
 
-function attemptsList(d: DeliveryLogEntry): Html {
+function attemptsList(d: DeliveryLogEntry, zone: string): Html {
   return html`<ol>
     ${d.log.map(
       (a) =>
         html`<li>
           <p>
-            Attempt ${a.attempt} at ${when(a.attempted_at)}, ${a.duration_ms} ms:
+            Attempt ${a.attempt} at ${when(a.attempted_at, zone)}, ${a.duration_ms} ms:
             ${a.response_status !== null ? `HTTP ${a.response_status}` : (a.error ?? '')}
           </p>
           <h4>Request headers</h4>
@@ -95,6 +95,8 @@ export interface LogView {
   endpointPaused: boolean;
   query: LogQuery;
   base: string;
+  /** The workspace's time zone, every time is shown in. */
+  zone: string;
   /** The CSRF token when the member may resend; undefined hides the resend buttons. */
   resendCsrf?: string;
 }
@@ -103,8 +105,8 @@ function deliveryRow(d: DeliveryLogEntry, v: LogView): Html {
   const state = deliveryState(d, v.endpointPaused);
   return html`<tr>
     <td>${d.event}</td>
-    <td>${when(d.created_at)}</td>
-    <td><span class="badge state-${state.kind}">${stateWords(state)}</span></td>
+    <td>${when(d.created_at, v.zone)}</td>
+    <td><span class="badge state-${state.kind}">${stateWords(state, v.zone)}</span></td>
     <td>${lastAnswer(d)}</td>
     <td>
       <details>
@@ -112,7 +114,7 @@ function deliveryRow(d: DeliveryLogEntry, v: LogView): Html {
         <p>Event ${d.event_id}; delivery ${d.id}.</p>
         <h3>Payload</h3>
         <pre>${indented(d.request_body)}</pre>
-        ${d.log.length ? attemptsList(d) : html`<p>No attempt yet.</p>`}
+        ${d.log.length ? attemptsList(d, v.zone) : html`<p>No attempt yet.</p>`}
         ${
           v.resendCsrf
             ? html`<form method="post" action="${v.base}/deliveries/${d.id}/resend">
@@ -150,7 +152,7 @@ function filterForm(v: LogView): Html {
         <option value="application.*"></option>
       </datalist>
     </div>
-    ${field({ name: 'since', label: 'Since (UTC)', type: 'datetime-local', value: v.query.since ?? '' })}
+    ${field({ name: 'since', label: `Since (${v.zone})`, type: 'datetime-local', value: v.query.since ?? '' })}
     <button type="submit">Filter</button>
   </form>`;
 }

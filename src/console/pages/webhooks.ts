@@ -44,7 +44,7 @@ import {
   type DeletedEndpoint,
 } from '../queries/webhooks.js';
 import { viewOf } from '../routes.js';
-import { momentOf, when } from '../time.js';
+import { momentOf, timeZoneOf, when } from '../time.js';
 import { deliveryLogSection, lastAnswer, type LogQuery } from './webhook-log.js';
 
 /** Text of a form field: no NUL byte, at most `max` characters. */
@@ -109,8 +109,8 @@ function successRate(outcome: { attempts: number; succeeded: number } | undefine
 }
 
 /** Why an endpoint is paused, said once (the reason already holds the count of failures). */
-function pausedWords(row: Pick<EndpointRow, 'paused_reason' | 'paused_at'>): string {
-  return `Paused since ${when(row.paused_at)}: ${row.paused_reason ?? 'no reason recorded'}.`;
+function pausedWords(row: Pick<EndpointRow, 'paused_reason' | 'paused_at'>, zone: string): string {
+  return `Paused since ${when(row.paused_at, zone)}: ${row.paused_reason ?? 'no reason recorded'}.`;
 }
 
 function deletedSection(view: MemberView, deleted: DeletedEndpoint[]): Html | string {
@@ -123,8 +123,8 @@ function deletedSection(view: MemberView, deleted: DeletedEndpoint[]): Html | st
         html`<tr>
           <td><a href="${baseOf(view)}/${e.id}">${e.url}</a></td>
           <td>${e.sandbox ? 'test' : 'live'}</td>
-          <td>${when(e.deleted_at)}</td>
-          <td>${when(new Date(e.deleted_at.getTime() + DELIVERY_LOG_RETENTION_MS))}</td>
+          <td>${when(e.deleted_at, timeZoneOf(view.workspace))}</td>
+          <td>${when(new Date(e.deleted_at.getTime() + DELIVERY_LOG_RETENTION_MS), timeZoneOf(view.workspace))}</td>
         </tr>`,
     ),
   });
@@ -150,7 +150,7 @@ async function endpointsPage(services: AppServices, view: MemberView, message?: 
           html`<tr>
             <td><a href="${baseOf(view)}/${e.id}">${e.url}</a></td>
             <td>${e.sandbox ? 'test' : 'live'}</td>
-            <td>${e.status === 'paused' ? pausedWords(e) : 'active'}</td>
+            <td>${e.status === 'paused' ? pausedWords(e, timeZoneOf(view.workspace)) : 'active'}</td>
             <td>${successRate(outcomes.get(e.id))}</td>
           </tr>`,
       ),
@@ -160,8 +160,8 @@ async function endpointsPage(services: AppServices, view: MemberView, message?: 
 }
 
 /** A page of the endpoint's deliveries as the log's filters ask. */
-async function deliveryLog(services: AppServices, endpointId: string, paused: boolean, q: LogQuery) {
-  const since = q.since ? momentOf(q.since) : undefined;
+async function deliveryLog(services: AppServices, endpointId: string, paused: boolean, q: LogQuery, zone: string) {
+  const since = q.since ? momentOf(q.since, zone) : undefined;
   const filter = DELIVERY_FILTERS.find((f) => f === q.state);
   const patterns = q.event ? eventPatterns(q.event) : [];
   return listDeliveries(services.pool, endpointId, {
@@ -190,7 +190,7 @@ async function endpointPage(
 ) {
   const p = toPublicEndpoint(row, services.now());
   const paused = p.status === 'paused';
-  const log = await deliveryLog(services, row.id, paused, q);
+  const log = await deliveryLog(services, row.id, paused, q, timeZoneOf(view.workspace));
   const base = `${baseOf(view)}/${row.id}`;
   return page(
     view.frame(`Endpoint ${p.url}`, 'Webhooks'),
@@ -205,7 +205,7 @@ async function endpointPage(
         <dt>Events</dt>
         <dd>${p.events.join(', ')}</dd>
       </dl>
-      ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${when(p.previous_secret_valid_until)}.</p>` : ''}
+      ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${when(p.previous_secret_valid_until, timeZoneOf(view.workspace))}.</p>` : ''}
       ${paused ? await pausedSection(services, view, row, base) : ''} ${actionsSection(services, view, o, base)}
       ${deliveryLogSection({
         deliveries: log.data,
@@ -213,6 +213,7 @@ async function endpointPage(
         endpointPaused: paused,
         query: q,
         base,
+        zone: timeZoneOf(view.workspace),
         ...(can(view.role, 'webhooks.resend') ? { resendCsrf: view.signedIn.csrf } : {}),
       })}`,
   );
@@ -228,15 +229,19 @@ async function pausedSection(services: AppServices, view: MemberView, row: Endpo
   return html`<section aria-labelledby="paused">
     <h2 id="paused">Paused</h2>
     <p>
-      ${pausedWords(row)} What comes for it waits (and is listed as waiting below) until it is resumed; webhook.test
-      events are still sent.
+      ${pausedWords(row, timeZoneOf(view.workspace))} What comes for it waits (and is listed as waiting below) until it
+      is resumed; webhook.test events are still sent.
     </p>
     ${
       last.data.length
         ? html`<p>Its last failures, by what the receiver answered:</p>
             <ul>
               ${answersOf(last.data).map(
-                (a) => html`<li>${a.count} × ${a.answer} (the latest on a delivery created ${when(a.latest)})</li>`,
+                (a) =>
+                  html`<li>
+                    ${a.count} × ${a.answer} (the latest on a delivery created
+                    ${when(a.latest, timeZoneOf(view.workspace))})
+                  </li>`,
               )}
             </ul>`
         : ''
@@ -298,13 +303,13 @@ function actionsSection(services: AppServices, view: MemberView, o: EndpointPage
           </form>`
         : ''
     }
-    ${may('webhooks.retry_failed') ? retryForms(o, base, csrf) : ''}
+    ${may('webhooks.retry_failed') ? retryForms(o, base, csrf, timeZoneOf(view.workspace)) : ''}
   </section>`;
 }
 
-function retryForms(o: EndpointPageOptions, base: string, csrf: Html): Html {
+function retryForms(o: EndpointPageOptions, base: string, csrf: Html, zone: string): Html {
   return html`<form method="get" action="${base}/retry-failed">
-      ${field({ name: 'since', label: 'Retry every failing delivery since (UTC)', type: 'datetime-local', required: true, error: o.errors?.since })}
+      ${field({ name: 'since', label: `Retry every failing delivery since (${zone})`, type: 'datetime-local', required: true, error: o.errors?.since })}
       <button type="submit">Preview</button>
     </form>
     ${
@@ -322,12 +327,13 @@ function retryForms(o: EndpointPageOptions, base: string, csrf: Html): Html {
 
 /** A deleted endpoint: what it was, and its delivery log for the rest of its 30 days. */
 async function deletedEndpointPage(services: AppServices, view: MemberView, e: DeletedEndpoint, q: LogQuery) {
-  const log = await deliveryLog(services, e.id, false, q);
+  const log = await deliveryLog(services, e.id, false, q, timeZoneOf(view.workspace));
   return page(
     view.frame(`Deleted endpoint ${e.url}`, 'Webhooks'),
     html`<p>
-        Deleted at ${when(e.deleted_at)}. Its delivery log is kept until
-        ${when(new Date(e.deleted_at.getTime() + DELIVERY_LOG_RETENTION_MS))}; nothing is sent to it any more.
+        Deleted at ${when(e.deleted_at, timeZoneOf(view.workspace))}. Its delivery log is kept until
+        ${when(new Date(e.deleted_at.getTime() + DELIVERY_LOG_RETENTION_MS), timeZoneOf(view.workspace))}; nothing is
+        sent to it any more.
       </p>
       <dl class="facts">
         <dt>Mode</dt>
@@ -343,6 +349,7 @@ async function deletedEndpointPage(services: AppServices, view: MemberView, e: D
         endpointPaused: false,
         query: q,
         base: `${baseOf(view)}/${e.id}`,
+        zone: timeZoneOf(view.workspace),
       })}`,
   );
 }
@@ -709,7 +716,7 @@ function registerDeliveryActions(app: TypedApp, services: AppServices): void {
     async (request, reply) => {
       const view = viewOf(request);
       const { row } = await endpointOf(services, view, request.params.id);
-      const since = momentOf(request.query.since ?? '');
+      const since = momentOf(request.query.since ?? '', timeZoneOf(view.workspace));
       if (!(since instanceof Date))
         return sendPage(reply, await endpointPage(services, view, row, {}, { errors: { since } }), 400);
       const count = (await failingSince(services.pool, row.id, since)).length;
@@ -729,7 +736,7 @@ function registerDeliveryActions(app: TypedApp, services: AppServices): void {
     async (request, reply) => {
       const view = viewOf(request);
       const { row } = await endpointOf(services, view, request.params.id);
-      const since = momentOf(request.body.since ?? '');
+      const since = momentOf(request.body.since ?? '', timeZoneOf(view.workspace));
       if (!(since instanceof Date))
         return sendPage(reply, await endpointPage(services, view, row, {}, { errors: { since } }), 400);
       let resent = 0;
