@@ -4,7 +4,7 @@ import type { Queryable } from '../storage/postgres.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../events/event-rows.js';
 import type { PersonalDataKeys } from '../events/personal-data.js';
 import type pg from 'pg';
-import { waitForLeadWrites } from '../leads/sync-gate.js';
+import { waitForLeadWrites } from '../intake/sync-gate.js';
 
 /** The public Lead, from this workspace and mode only. */
 export async function findLead(
@@ -77,7 +77,7 @@ export interface LeadPage {
  * A page of up to `limit` leads ascending by (updated_at, id), built by PostgreSQL as one text: Node then parses one
  * row instead of one per lead (and no timestamps), the larger part of a page's cost in Node.
  *
- * First it waits until no lead write of the workspace and mode is in flight (the lead-sync gate, src/leads/sync-gate.ts),
+ * First it waits until no lead write of the workspace and mode is in flight (the lead-sync gate, src/intake/sync-gate.ts),
  * then it reads the rows changed before `o.now` (read before this is called) in a statement of its own, whose snapshot
  * holds every write that held the gate before: a change that commits later carries a time no lower than `o.now`, so
  * it sorts after everything served (docs/architecture.md, "Sync never misses a change").

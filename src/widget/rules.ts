@@ -1,4 +1,4 @@
-import { MAX_MESSAGE_LINKS } from '../leads/spam.js';
+import { MAX_MESSAGE_LINKS } from '../intake/spam.js';
 
 /** The limits of one LeadCreate property that a browser can check before sending. */
 export interface PropertyRule {
@@ -19,7 +19,7 @@ export interface ClientRules {
   emailPattern: string;
   /** The longest value of a text custom field (src/domain/leads/custom-fields.ts). */
   customTextMaxLength: number;
-  /** The spam rules a person can trip by accident (src/leads/spam.ts): a link in the name, too many in the message. */
+  /** The spam rules a person can trip by accident (src/intake/spam.ts): a link in the name, too many in the message. */
   linkPattern: string;
   maxMessageLinks: number;
 }

@@ -6,11 +6,11 @@ import { dateOfBirthProblem, isCalendarDate } from '../../src/domain/leads/dates
 import { normaliseEmail } from '../../src/domain/leads/email.js';
 import { normalisePhone } from '../../src/domain/leads/phone.js';
 import { scoreLead } from '../../src/domain/leads/scoring.js';
-import { spamReason } from '../../src/leads/spam.js';
-import { requestHash } from '../../src/leads/idempotency.js';
+import { spamReason } from '../../src/intake/spam.js';
+import { requestHash } from '../../src/intake/idempotency.js';
 import { settingsFromDefinition } from '../../src/workspaces/repository.js';
 import { SecretBox } from '../../src/shared/secret-box.js';
-import { decodeCursor, encodeCursor } from '../../src/leads/cursor.js';
+import { decodeCursor, encodeCursor } from '../../src/intake/cursor.js';
 import { demoDefinition } from '../support/app.js';
 
 const box = new SecretBox(Buffer.alloc(32, 3));

@@ -2,7 +2,7 @@ import { createCipheriv, randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { decodeCursor, encodeCursor } from '../../src/leads/cursor.js';
+import { decodeCursor, encodeCursor } from '../../src/intake/cursor.js';
 import { purposeKey, SecretBox, type SecretPurpose } from '../../src/shared/secret-box.js';
 import { verifyWebhook } from '../../src/webhooks/verify.js';
 import { ALLOWED_ORIGIN, demoDefinition, seedWorkspace, startApp, TEST_ENCRYPTION_KEY } from '../support/app.js';

@@ -2,7 +2,7 @@ import t from 'tap';
 import { LeadCreate } from '../../src/schemas/lead.js';
 import { customValueProblem } from '../../src/domain/leads/custom-fields.js';
 import { normaliseEmail } from '../../src/domain/leads/email.js';
-import { spamReason } from '../../src/leads/spam.js';
+import { spamReason } from '../../src/intake/spam.js';
 import { CUSTOM_TEXT_MAX_LENGTH, EMAIL_PATTERN, LINK_PATTERN, clientRules } from '../../src/widget/rules.js';
 
 t.test("the form's rules are the server's", async (t) => {

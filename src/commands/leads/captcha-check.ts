@@ -1,6 +1,6 @@
 import type { AppServices } from '../../bootstrap.js';
 import type { KeyLookup } from '../../keys/repository.js';
-import { CaptchaProviderUnreachableError, verifyCaptcha, type CaptchaVerdict } from '../../leads/captcha.js';
+import { CaptchaProviderUnreachableError, verifyCaptcha, type CaptchaVerdict } from '../../intake/captcha.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { CaptchaUnavailableError } from '../errors.js';
 

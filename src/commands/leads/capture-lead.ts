@@ -4,7 +4,7 @@ import type { StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import type { AppServices } from '../../bootstrap.js';
 import type { KeyLookup } from '../../keys/repository.js';
-import type { CaptchaVerdict } from '../../leads/captcha.js';
+import type { CaptchaVerdict } from '../../intake/captcha.js';
 import {
   findAnswer,
   idempotencyLock,
@@ -12,7 +12,7 @@ import {
   saveAnswer,
   type IdempotencyScope,
   type StoredAnswer,
-} from '../../leads/idempotency.js';
+} from '../../intake/idempotency.js';
 import type { LeadSubmission } from '../../domain/leads/submission.js';
 import { captureLookup } from '../../projections/leads-queries.js';
 import { monthlyLeadQuota } from '../../workspaces/plans.js';

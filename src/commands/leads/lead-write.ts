@@ -1,10 +1,10 @@
 import type { EventStore, StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
-import { leadWriteGate } from '../../leads/sync-gate.js';
+import { leadWriteGate } from '../../intake/sync-gate.js';
 import { runCommand } from '../run-command.js';
 
 /**
- * Runs a command that changes a lead (its updated_at): through the lead-sync gate (src/leads/sync-gate.ts), with the
+ * Runs a command that changes a lead (its updated_at): through the lead-sync gate (src/intake/sync-gate.ts), with the
  * transaction's time read from `clock` once the gate is held, never before `context.now`. `work` takes its time from
  * `tx.context.now`. Every command that appends to a lead stream runs through here.
  */

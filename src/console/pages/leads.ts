@@ -11,7 +11,7 @@ import type { Lead } from '../../domain/leads/lead.js';
 import type { WorkspaceUser } from '../../workspaces/workspace.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
-import { decodeCursor, encodeCursor, type ListPosition } from '../../leads/cursor.js';
+import { decodeCursor, encodeCursor, type ListPosition } from '../../intake/cursor.js';
 import { findLead } from '../../projections/leads-queries.js';
 import { Type } from 'typebox';
 import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';

@@ -1,5 +1,5 @@
 import type { Lead } from '../../domain/leads/lead.js';
-import type { ListPosition } from '../../leads/cursor.js';
+import type { ListPosition } from '../../intake/cursor.js';
 import type { Queryable } from '../../storage/postgres.js';
 
 /** The console's lead list: what the filter form may hold, each optional. */

@@ -3,7 +3,7 @@ import type { CaptureAnswer } from '../../commands/leads/capture-lead.js';
 import { submitLead } from '../../commands/leads/submit-lead.js';
 import { updateLead } from '../../commands/leads/update-lead.js';
 import { contextFromRequest } from '../../commands/run-command.js';
-import { decodeCursor, encodeCursor } from '../../leads/cursor.js';
+import { decodeCursor, encodeCursor } from '../../intake/cursor.js';
 import { leadOutcome, type Metrics } from '../../observability/metrics.js';
 import { findLead, listLeads } from '../../projections/leads-queries.js';
 import { fieldsFromValidation, notFound, validationFailed } from '../errors.js';
