@@ -37,7 +37,7 @@ t.test('a busy workspace exported and imported into a fresh database has identic
   t.equal(exported.anchor, verified!.anchor, 'the head printed is the head verify prints');
   const text = fs.readFileSync(file, 'utf8');
   for (const key of [f.ws.live, f.ws.test, f.ws.publicLive]) t.notOk(text.includes(key), 'no API key is in the export');
-  t.equal(secrets.length, 2);
+  t.equal(secrets.length, 3, 'two endpoints, one rotated, one deleted');
   for (const secret of secrets) t.notOk(text.includes(secret), 'no webhook secret in plain text');
 
   const target = await freshDatabase(t);

@@ -121,8 +121,19 @@ export async function makeBusy(f: AppFixture, leads = 9): Promise<string[]> {
     await f.admin(`/webhooks/${String(endpoint.id)}/rotate-secret`, { method: 'POST' }),
     'rotate secret',
   );
+  // One endpoint deleted, so its log's read model (webhook_endpoints_deleted) has a row to carry over too.
+  const gone = await ok(
+    await f.app.request('/v1/webhooks', {
+      method: 'POST',
+      key: f.ws.live,
+      json: { url: 'https://hooks.example.org/retired', events: ['lead.created'] },
+    }),
+    'create the endpoint to delete',
+  );
+  const deleted = await f.app.request(`/v1/webhooks/${String(gone.id)}`, { method: 'DELETE', key: f.ws.live });
+  if (deleted.status !== 204) throw new Error(`DELETE /v1/webhooks answered ${deleted.status}`);
   await f.lead();
-  return [String(endpoint.secret), String(rotated.secret)];
+  return [String(endpoint.secret), String(rotated.secret), String(gone.secret)];
 }
 
 /** Every read model row of a workspace, table by table, as JSON (positions in this database's log left out). */
