@@ -99,7 +99,8 @@ t.test(
       t.match(await page.textContent('main'), `Members of ${f.ws.workspace.name}`, 'the workspace opens');
 
       // A password alone is not enough now: the next sign-in confirms with the passkey.
-      await page.click('nav button:has-text("Sign out")');
+      await page.click('details.member summary'); // sign out sits in the member's menu in the header
+      await page.click('details.member button:has-text("Sign out")');
       await page.waitForURL(`${base}/console/sign-in`);
       await signInWithPassword();
       await page.waitForURL(`${base}/console/passkeys/required`);
@@ -109,7 +110,8 @@ t.test(
       await page.click('#passkey-confirm');
       await page.waitForURL(`${base}/console`);
 
-      await page.click('nav button:has-text("Sign out")');
+      await page.click('details.member summary'); // sign out sits in the member's menu in the header
+      await page.click('details.member button:has-text("Sign out")');
       await page.waitForURL(`${base}/console/sign-in`);
       await page.click('#passkey-sign-in');
       await page.waitForURL(`${base}/console`);

@@ -192,8 +192,9 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
     t.equal(h.receiver.forEvent(failed.id).at(-1)!.headers['webhook-id'], failed.id, 'with the same event id');
 
     await page.goto(`${base}/console/w/${h.ws.workspace.slug}/webhooks/${endpoint.id}`);
-    await page.click('details summary >> nth=0');
-    await page.click('details[open] button:has-text("Resend this delivery")');
+    // The first delivery's details in the page (the header's menus are details too).
+    await page.click('main details summary >> nth=0');
+    await page.click('main details[open] button:has-text("Resend this delivery")');
     await page.waitForSelector('text=The delivery is resent');
     await waitFor(() => h.receiver.forEvent(failed.id).length === 9, 'resent: the same event id arrives again');
 

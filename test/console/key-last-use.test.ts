@@ -51,7 +51,11 @@ t.test(
     t.equal(writes(sent), 1, 'two uses within a minute: one write');
 
     const row = rowOf((await admin.get(keysPage)).text, f.ws.live);
-    t.match(row, '<td>2026-11-26 09:30 UTC</td>', 'the console shows the last use');
+    t.match(
+      row,
+      'title="2026-11-26 09:30 UTC"',
+      'the console shows the last use (in the workspace’s zone, the UTC instant on hover)',
+    );
     t.match(rowOf((await admin.get(keysPage)).text, f.ws.test), '<td>never</td>', 'the unused test key: never');
 
     const url = (f.app.pool as unknown as { options: { connectionString: string } }).options.connectionString;

@@ -157,7 +157,7 @@ t.test('malformed console input is a 400 page with the field named, never a 500'
       body,
     });
     t.equal(answer.status, 303, 'completed, and sent back to the task list');
-    t.equal(answer.headers.get('location'), `${w}/tasks`);
+    t.equal(answer.headers.get('location'), `${w}/tasks?done=completed`, 'which says what happened');
   });
 
   t.test('a declared schema refuses with its field message: on the route’s form, or on a list', async (t) => {

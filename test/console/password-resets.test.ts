@@ -10,7 +10,7 @@ import { TestSmtpServer } from '../support/smtp.js';
 import { recordSql } from '../support/sql-recorder.js';
 import { MemoryRateLimitStore } from '../../src/ratelimit/memory-store.js';
 import { TestClock, type TestApp } from '../support/app.js';
-import { consoleFixture, PASSWORD } from './support.js';
+import { consoleFixture, PASSWORD, shownOnce } from './support.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
 const NEW_PASSWORD = 'a brand new password for the viewer';
@@ -193,7 +193,7 @@ t.test('personal access tokens end with the access they stand for', async (t) =>
       days: '30',
       password: PASSWORD,
     });
-    return /id="new-token">([^<]+)</.exec(page.text)![1]!;
+    return (await shownOnce(c, page))!;
   };
   const c = f.client();
   await c.signIn(email);

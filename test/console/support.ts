@@ -68,3 +68,14 @@ export async function consoleFixture(
   }
   return { app, ws, client: () => new ConsoleClient(app) };
 }
+
+/** The secret a one-time page shows, after the POST that made it answered 303 to that page (src/console/one-time-secret.ts). */
+export async function shownOnce(
+  client: ConsoleClient,
+  made: { status: number; headers: Headers },
+): Promise<string | undefined> {
+  const location = made.headers.get('location');
+  if (made.status !== 303 || !location) return undefined;
+  const shown = await client.get(location);
+  return /id="one-time-value" tabindex="-1">([^<]+)</.exec(shown.text)?.[1];
+}

@@ -6,7 +6,7 @@ import { passwordMatches, passwordWeakness } from '../../src/identity/passwords.
 import { IDENTITY_POLICY } from '../../src/identity/policy.js';
 import { MemoryRateLimitStore } from '../../src/ratelimit/memory-store.js';
 import { withTransaction } from '../../src/storage/postgres.js';
-import { ConsoleClient } from '../console/support.js';
+import { ConsoleClient, shownOnce } from '../console/support.js';
 import { seedWorkspace, startApp, type TestApp } from '../support/app.js';
 import { checkProperty } from '../support/properties.js';
 
@@ -145,7 +145,7 @@ t.test('resets, password changes, tokens, sign-outs and sign-ins across two work
           days: '30',
           password: m.password,
         });
-        const value = /id="new-token">([^<]+)</.exec(page.text)?.[1];
+        const value = await shownOnce(client, page);
         if (!value) throw new Error(`no token made (${page.status})`);
         m.tokens.push({ value, live: true });
         return;

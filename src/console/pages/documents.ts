@@ -301,7 +301,7 @@ export function registerDocumentPages(app: TypedApp, services: AppServices): voi
 
   app.get(
     '/w/:slug/documents/:id',
-    { schema: { params: IdParams }, config: { console: { operation: 'documents.reject' } } },
+    { schema: { params: IdParams }, config: { console: { operation: 'documents.view' } } },
     async (request, reply) => sendPage(reply, await documentPage(services, viewOf(request), request.params.id)),
   );
 

@@ -286,8 +286,8 @@ const InvoiceQuery = Type.Object({
   done: Done,
 });
 const IssueForm = FormBody({
-  lead_id: Type.Optional(Text(100)),
-  application_id: Type.Optional(Text(100)),
+  lead_id: Type.Optional(Uuid),
+  application_id: Type.Optional(Uuid),
   currency: Type.Optional(Text(10)),
   description: Type.Optional(Text(500)),
   quantity: Type.Optional(Text(20)),

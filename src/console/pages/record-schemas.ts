@@ -1,15 +1,14 @@
 import { Type, type TProperties } from 'typebox';
+import { Slug, Text as ConsoleText, Uuid } from '../schemas.js';
 
 /*
- * The field schemas the records pages (leads, applications, tasks, invoices) declare their routes with. The shared
- * console schemas (src/console/schemas.ts) were not on this branch when these pages were converted: these are the
- * same shapes, to be replaced by imports from there.
+ * The field shapes the records pages (leads, applications, tasks, invoices) declare their routes with, built on the
+ * console's schemas (src/console/schemas.ts): a field of theirs may be sent empty, and a textarea keeps its newlines.
  */
 
-export const Slug = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,62}$' });
-export const Uuid = Type.String({ format: 'uuid' });
-/** Free text typed into a form: bounded (NUL bytes and lone surrogates are refused by the edge checks). */
-export const Text = (maxLength: number) => Type.String({ maxLength });
+export { Slug, Uuid };
+/** Free text typed into a form: bounded, without NUL or other control characters (newlines and tabs kept). */
+export const Text = (maxLength: number) => ConsoleText({ max: maxLength, min: 0, multiline: true });
 
 export const WorkspaceParams = Type.Object({ slug: Slug });
 export const RecordParams = Type.Object({ slug: Slug, id: Uuid });

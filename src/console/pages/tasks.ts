@@ -16,7 +16,7 @@ import { contextOf, refusalErrors } from '../forms.js';
 import { subjectName, subjectNames } from '../queries/subjects.js';
 import { viewOf } from '../routes.js';
 import { inputValue, momentOf, timeZoneOf, when } from '../time.js';
-import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
+import { Done, FormBody, RecordParams, Text, WorkspaceParams, Uuid } from './record-schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/tasks`;
@@ -228,8 +228,8 @@ const TaskForm = FormBody({
   title: Type.Optional(Text(500)),
   assignee: Type.Optional(Text(320)),
   due_at: Type.Optional(Text(40)),
-  lead_id: Type.Optional(Text(100)),
-  application_id: Type.Optional(Text(100)),
+  lead_id: Type.Optional(Uuid),
+  application_id: Type.Optional(Uuid),
 });
 type TaskFormBody = Static<typeof TaskForm>;
 const changing = { console: { operation: 'tasks.change' } } as const;
