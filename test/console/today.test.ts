@@ -55,7 +55,7 @@ t.test("Today: the member's follow-ups and tasks by the workspace's day, new lea
   const caseLead = await lead('Case Kabir', '+919811100006', { owner_email: mine });
 
   const counsellor = await client('counsellor');
-  const converted = await counsellor.post(`/console/w/${slug}/leads/${caseLead}/convert`, {});
+  const converted = await counsellor.post(`/console/w/${slug}/leads/${caseLead}/convert`, { confirm: 'yes' });
   t.equal(converted.status, 303, 'the counsellor converts their lead');
   const task = await counsellor.post(`/console/w/${slug}/tasks`, {
     lead_id: caseLead,

@@ -31,14 +31,14 @@ export const FILTER_WORDS: Record<DeliveryFilter, string> = {
 const attempts = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
 
 /** A delivery's state in words, as its receiver saw it. */
-export function stateWords(state: DeliveryState, zone: string): string {
+export function stateWords(state: DeliveryState, zone: string): Html | string {
   switch (state.kind) {
     case 'succeeded':
       return `Succeeded after ${attempts(state.attempts)}`;
     case 'queued':
       return 'Not tried yet';
     case 'retrying':
-      return `Failing: ${attempts(state.attempts)} so far, next retry ${when(state.nextAttemptAt, zone)}`;
+      return html`Failing: ${attempts(state.attempts)} so far, next retry ${when(state.nextAttemptAt, zone)}`;
     case 'failed':
       return `Failed for good after ${attempts(state.attempts)}`;
     case 'waiting':

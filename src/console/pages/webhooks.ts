@@ -109,8 +109,8 @@ function successRate(outcome: { attempts: number; succeeded: number } | undefine
 }
 
 /** Why an endpoint is paused, said once (the reason already holds the count of failures). */
-function pausedWords(row: Pick<EndpointRow, 'paused_reason' | 'paused_at'>, zone: string): string {
-  return `Paused since ${when(row.paused_at, zone)}: ${row.paused_reason ?? 'no reason recorded'}.`;
+function pausedWords(row: Pick<EndpointRow, 'paused_reason' | 'paused_at'>, zone: string): Html {
+  return html`Paused since ${when(row.paused_at, zone)}: ${row.paused_reason ?? 'no reason recorded'}.`;
 }
 
 function deletedSection(view: MemberView, deleted: DeletedEndpoint[]): Html | string {
