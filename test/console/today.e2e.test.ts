@@ -165,6 +165,7 @@ t.test(
         if (role === 'owner') {
           await page.goto(`${base}/leads/${ownersLead}`);
           await page.click('text=Convert Priya Menon to an application');
+          await page.click('button:has-text("Convert to an application")'); // the step that asks first
           await page.waitForURL(/done=converted/);
           await page.goto(`${base}/tasks?lead=${ownersLead}`);
           await page.fill('#f-title', 'Send the offer letter checklist');

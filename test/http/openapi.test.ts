@@ -21,6 +21,9 @@ const PUBLIC_OPERATIONS: Record<string, string> = {
   'DELETE /v1/webhooks/{id}': 'deleteWebhookEndpoint',
   'GET /v1/widget/config': 'getWidgetConfig',
   'GET /v1/meta/fields': 'getMetaFields',
+  'GET /v1/events': 'listEvents',
+  'GET /v1/events/{id}': 'getEvent',
+  'GET /v1/webhooks/{id}/deliveries': 'listWebhookDeliveriesBySequence',
 };
 
 const WS = '/admin/v1/workspaces/{workspace}';
