@@ -79,7 +79,11 @@ t.test('malformed member requests are refused as pages, never a 500', async (t) 
     role: 'viewer',
   });
   t.equal(nul.status, 400);
-  t.equal((await owner.post(`${members}/not-a-uuid/role`, { role: 'viewer' })).status, 404, 'a malformed id names no member');
+  t.equal(
+    (await owner.post(`${members}/not-a-uuid/role`, { role: 'viewer' })).status,
+    404,
+    'a malformed id names no member',
+  );
   t.equal(
     (await owner.post(`${members}/invite`, { name: 'X', email: 'x@northstar.example', role: 'king' })).status,
     400,
