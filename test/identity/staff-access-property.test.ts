@@ -124,10 +124,12 @@ t.test('resets, password changes, tokens, sign-outs and sign-ins across two work
     if ((await client.signIn(m.email, m.password)).status !== 303) throw new Error(`${m.email} could not sign in`);
     m.sessions.push({ cookie: client.cookie!, live: true });
   };
-  const endAccess = (m: AccountModel, o: { tokens: boolean }) => {
+  // A new password ends every session and outstanding reset link (tokens when asked); signing out everywhere ends
+  // sessions and tokens, and leaves a reset link in the member's mailbox working (the password did not change).
+  const endAccess = (m: AccountModel, o: { tokens: boolean; links: boolean }) => {
     for (const s of m.sessions) s.live = false;
     if (o.tokens) for (const k of m.tokens) k.live = false;
-    for (const l of m.links) l.live = false;
+    if (o.links) for (const l of m.links) l.live = false;
   };
 
   async function apply(models: AccountModel[], slugsOfRun: string[], s: Step): Promise<void> {
@@ -153,7 +155,7 @@ t.test('resets, password changes, tokens, sign-outs and sign-ins across two work
       case 'sign_out_everywhere': {
         const client = await signedIn(m);
         if ((await client.post('/console/account/sign-out-everywhere', {})).status !== 303) throw new Error('refused');
-        endAccess(m, { tokens: true });
+        endAccess(m, { tokens: true, links: false });
         return;
       }
       case 'change_password': {
@@ -166,7 +168,7 @@ t.test('resets, password changes, tokens, sign-outs and sign-ins across two work
           ...(s.revokeTokens ? { revoke_tokens: 'on' } : {}),
         });
         if (answer.status !== 303) throw new Error(`change refused (${answer.status})`);
-        endAccess(m, { tokens: s.revokeTokens });
+        endAccess(m, { tokens: s.revokeTokens, links: true });
         m.sessions.push({ cookie: client.cookie!, live: true });
         m.former.push(m.password);
         m.password = next;
@@ -196,7 +198,7 @@ t.test('resets, password changes, tokens, sign-outs and sign-ins across two work
         const answer = await client.post(link.path, { password: next, confirm: next });
         if (answer.status !== (link.live ? 303 : 410)) throw new Error(`reset answered ${answer.status}`);
         if (!link.live) return;
-        endAccess(m, { tokens: true });
+        endAccess(m, { tokens: true, links: true });
         m.sessions.push({ cookie: client.cookie!, live: true });
         m.former.push(m.password);
         m.password = next;
@@ -250,5 +252,7 @@ t.test('resets, password changes, tokens, sign-outs and sign-ins across two work
       }
     }),
     6,
+    // The model once ended reset links on sign-out everywhere, which the rules do not (a password change does).
+    [554263391],
   );
 });
