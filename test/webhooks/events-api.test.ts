@@ -23,6 +23,23 @@ async function get(
   return { status: response.status, body: JSON.parse(text) as Page & Record<string, unknown>, text };
 }
 
+/**
+ * Oldest-first pages read only below the oldest transaction still running in the whole cluster, so another test
+ * file's open write transaction holds them back for a while: wait until every event stored here is below it.
+ */
+async function settled(h: Harness): Promise<void> {
+  await waitFor(
+    async () =>
+      (
+        await h.pool.query<{ below: boolean }>(
+          'SELECT pg_snapshot_xmin(pg_current_snapshot()) > (SELECT max(tx_id) FROM events) AS below',
+        )
+      ).rows[0]!.below,
+    'every stored event below the oldest running transaction',
+    60_000,
+  );
+}
+
 async function allPages(h: Harness, query: string, key = h.ws.live): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | null = null;
@@ -45,6 +62,7 @@ t.test('lists webhook events newest or oldest first, paged, by kind and prefix, 
   const sandbox = await h.appendEvent('document.uploaded', resourcePayload('sandbox'), { sandbox: true });
   const all = [...uploaded, rejected];
 
+  await settled(h);
   const newest = await allPages(h, 'limit=2');
   t.same(newest, all.map((e) => e.id).reverse(), 'desc by default, across pages of 2, internal events left out');
   const oldest = await allPages(h, 'limit=4&order=asc');
@@ -91,6 +109,23 @@ t.test('lists webhook events newest or oldest first, paged, by kind and prefix, 
   t.equal(otherMode.status, 400, "starting_after must be an event of the key's mode");
 });
 
+t.test('oldest first holds back behind a running write transaction; newest first does not', async (t) => {
+  const h = await webhookHarness(t);
+  const before = await h.appendEvent('document.uploaded', resourcePayload('before'));
+  await settled(h);
+  const holder = await h.pool.connect();
+  t.teardown(() => holder.release());
+  await holder.query('BEGIN');
+  await holder.query('SELECT pg_current_xact_id()'); // takes a transaction id, as any write would
+  const after = await h.appendEvent('document.uploaded', resourcePayload('after'));
+
+  t.same(await allPages(h, 'order=asc'), [before.id], 'an event committed behind an open transaction waits');
+  t.same(await allPages(h, ''), [after.id, before.id], 'newest first reads it at once');
+  await holder.query('COMMIT');
+  await settled(h);
+  t.same(await allPages(h, 'order=asc'), [before.id, after.id], 'read once the older transaction ends');
+});
+
 t.test('an event reads exactly as its delivery body; one by id', async (t) => {
   const h = await webhookHarness(t);
   await h.createEndpoint({ url: h.receiver.url('localhost', '/hooks'), events: ['document.uploaded'] });
@@ -119,6 +154,7 @@ t.test('kept for 30 days: older events are not listed and answer 404 saying why'
   const recent = await h.appendEvent('document.uploaded', resourcePayload('recent'));
   clock.advance(11 * 24 * 3600 * 1000);
 
+  await settled(h);
   t.same(await allPages(h, 'order=asc'), [recent.id], 'only the last 30 days');
   const gone = await h.request(`/v1/events/${old.id}`, { key: h.ws.live });
   t.equal(gone.status, 404);
