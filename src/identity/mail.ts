@@ -1,15 +1,5 @@
 import type { Config } from '../config.js';
-import nodemailer from 'nodemailer';
-
-/** What staff mail is sent through (nodemailer's transport, narrowed to the calls used). */
-export interface MailTransport {
-  sendMail(message: { from: string; to: string; subject: string; text: string }): Promise<unknown>;
-  close(): void;
-}
-
-function smtpTransport(url: string): MailTransport {
-  return nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
-}
+import { smtpTransport, type MailTransport } from '../shared/smtp.js';
 
 /** How staff mail leaves: SMTP_URL's transport (the owner notices' path), or none when it is unset. */
 export type StaffMailer = (message: { to: string; subject: string; text: string }) => Promise<boolean>;

@@ -5,7 +5,7 @@ import { withTransaction, type Queryable } from '../storage/postgres.js';
 import { revokeEveryAccessToken } from './access-tokens.js';
 import { ensureAccount, setPassword } from './accounts.js';
 import { oneTimeLink } from './invitations.js';
-import type { MailTransport } from './mail.js';
+import type { MailTransport } from '../shared/smtp.js';
 import { membershipsOf } from './members.js';
 import { consumeOneTimeToken, issuePasswordResetToken } from './one-time-tokens.js';
 import { IDENTITY_POLICY } from './policy.js';

@@ -6,7 +6,8 @@ import { DeliveryWorker, type DeliveryWorkerOptions } from './webhook-delivery-w
 import { FanOutRunner } from './webhook-fanout-runner.js';
 import { TaskTimerRunner } from './task-timer-runner.js';
 import { DocumentScanRunner } from './document-scan-runner.js';
-import { OwnerMailer, smtpTransport, type MailTransport } from './owner-mailer.js';
+import { smtpTransport, type MailTransport } from '../shared/smtp.js';
+import { OwnerMailer } from './owner-mailer.js';
 import { ResetMailer } from './reset-mailer.js';
 import { RESET_CHANNEL } from '../identity/password-resets.js';
 import { NOTICES_CHANNEL } from '../webhooks/owner-notices.js';

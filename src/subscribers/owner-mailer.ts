@@ -1,24 +1,8 @@
-import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { claimDueNotices, markNoticeFailed, markNoticeSent, type PendingNotice } from '../webhooks/owner-notices.js';
-import { CoalescedRun } from './coalesced-run.js';
-
-/** What the mailer sends through: nodemailer's transport, narrowed to the calls used. */
-export interface MailTransport {
-  sendMail(message: { from: string; to: string; subject: string; text: string }): Promise<unknown>;
-  close(): void;
-}
-
-/** Nodemailer over SMTP_URL, with timeouts well inside the notice lease (60 s). */
-export function smtpTransport(url: string): MailTransport {
-  return nodemailer.createTransport({
-    url,
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 20_000,
-  });
-}
+import type { MailTransport } from '../shared/smtp.js';
+import { OutboxMailer } from './outbox-mailer.js';
 
 /**
  * Why a send failed, as recorded and logged: the SMTP reply code and nodemailer's error code only. The server's
@@ -36,47 +20,20 @@ export function sendError(error: unknown): string {
  * claimed with a lease and marked sent by the claim that sent it, so it is sent once unless a mailer dies between
  * sending and recording (then again after the lease: at least once).
  */
-export class OwnerMailer {
-  private running = false;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly pass: CoalescedRun;
-
+export class OwnerMailer extends OutboxMailer {
   constructor(
     private readonly services: { pool: pg.Pool; now: () => Date; from: string },
-    private readonly transport: MailTransport,
-    private readonly log: Pick<Logger, 'info' | 'warn' | 'error'>,
-    private readonly options: { pollIntervalMs?: number; batchSize?: number } = {},
+    transport: MailTransport,
+    log: Pick<Logger, 'info' | 'warn' | 'error'>,
+    options: { pollIntervalMs?: number; batchSize?: number } = {},
   ) {
-    this.pass = new CoalescedRun(
-      () => this.sendDue(),
-      (error) => log.error({ err: error }, 'owner mailer failed'),
-    );
+    super(transport, log, { name: 'owner mailer', ...options });
   }
 
-  start(): void {
-    this.running = true;
-    this.timer = setInterval(() => this.wake(), this.options.pollIntervalMs ?? 5_000);
-    this.wake();
-  }
-
-  wake(): void {
-    if (this.running) this.pass.wake();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    clearInterval(this.timer);
-    await this.pass.settled();
-    this.transport.close();
-  }
-
-  private async sendDue(): Promise<void> {
-    const batchSize = this.options.batchSize ?? 10;
-    while (this.running) {
-      const notices = await claimDueNotices(this.services.pool, this.services.now(), batchSize);
-      for (const notice of notices) await this.send(notice);
-      if (notices.length < batchSize) return;
-    }
+  protected async sendBatch(batchSize: number): Promise<number> {
+    const notices = await claimDueNotices(this.services.pool, this.services.now(), batchSize);
+    for (const notice of notices) await this.send(notice);
+    return notices.length;
   }
 
   private async send(notice: PendingNotice): Promise<void> {

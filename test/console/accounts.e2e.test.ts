@@ -1,31 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
 import { memberOf } from '../identity/support.js';
 import { seedWorkspace } from '../support/app.js';
+import { accessible } from '../support/accessibility.js';
 import { chromiumSkip, launchChromium } from '../support/chromium.js';
 import { consoleFixture } from './support.js';
 
-declare const axe: {
-  run(options: unknown): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
-};
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const BOB = 'bob@bobs-visas.example';
 const BOB_PASSWORD = 'bob keeps his own password';
-
-async function accessible(t: Test, page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate(() =>
-    axe.run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } }),
-  );
-  t.same(
-    result.violations.map((v) => `${v.id} (${v.impact}, ${v.nodes.length})`),
-    [],
-    `${name}: no WCAG 2.2 AA violation`,
-  );
-}
 
 t.test(
   'staff accounts in headless Chromium: joining a second workspace, and passkeys required',

@@ -1,14 +1,13 @@
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { pauseEndpoint } from '../../src/commands/webhooks/endpoints.js';
 import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
-import { projectRoot } from '../../src/shared/paths.js';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.js';
 import { TestClock } from '../support/app.js';
+import { accessible, SCREENSHOTS } from '../support/accessibility.js';
 import { chromiumSkip, launchChromium } from '../support/chromium.js';
 import { resourcePayload, webhookHarness } from '../webhooks/support/harness.js';
 import { waitFor } from '../webhooks/support/receiver.js';
@@ -16,27 +15,10 @@ import { PASSWORD } from './support.js';
 
 // Browser globals used by the callbacks handed to page.evaluate (the project compiles without the DOM library).
 declare const document: { activeElement: { id: string } | null };
-declare const axe: {
-  run(options: unknown): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
-};
 
-const IMAGES = path.join(projectRoot(), 'docs', 'images');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const OWNER = 'asha@northstar.example';
 
 /** axe-core with the WCAG 2.2 A and AA rules on the page as it is: no violation. */
-async function accessible(t: Test, page: Page, name: string): Promise<void> {
-  // Evaluated through the DevTools protocol, which the page's CSP (script-src 'self') does not govern.
-  await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate(() =>
-    axe.run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } }),
-  );
-  t.same(
-    result.violations.map((v) => `${v.id} (${v.impact}, ${v.nodes.length})`),
-    [],
-    `${name}: no WCAG 2.2 AA violation`,
-  );
-}
 
 async function tabTo(page: Page, id: string): Promise<void> {
   for (let i = 0; i < 60; i += 1) {
@@ -97,8 +79,8 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
   const context = await launchChromium(t, { width: 1000 });
   const page = await context.newPage();
   const shot = async (name: string) => {
-    mkdirSync(IMAGES, { recursive: true });
-    await page.screenshot({ path: path.join(IMAGES, `console-${name}.png`), fullPage: true });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
   };
 
   await t.test('sign in with a password, by keyboard', async (t) => {

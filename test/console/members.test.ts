@@ -37,7 +37,7 @@ t.test('deactivate asks first, says what happened, and Reactivate brings the mem
   const confirm = await admin.get(`${members}/${target.id}/deactivate`);
   t.equal(confirm.status, 200);
   t.match(confirm.text, 'will be signed out at once');
-  t.match(confirm.text, 'Back to the members, nothing changed');
+  t.match(confirm.text, 'Cancel, change nothing');
   t.equal((await counsellor.get(`/console/w/${f.ws.workspace.slug}/members`)).status, 200, 'nothing done yet');
 
   const done = await admin.post(`${members}/${target.id}/deactivate`, {});

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { memberOf } from '../identity/support.js';
 import { demoDefinition, TestClock } from '../support/app.js';
-import { smtpTransport } from '../../src/subscribers/owner-mailer.js';
+import { smtpTransport } from '../../src/shared/smtp.js';
 import { ResetMailer } from '../../src/subscribers/reset-mailer.js';
 import { TestSmtpServer } from '../support/smtp.js';
 import { consoleFixture, PASSWORD } from './support.js';

@@ -3,7 +3,7 @@ import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import t, { type Test } from 'tap';
 import { setPassword } from '../../src/identity/accounts.js';
-import { smtpTransport } from '../../src/subscribers/owner-mailer.js';
+import { smtpTransport } from '../../src/shared/smtp.js';
 import { ResetMailer } from '../../src/subscribers/reset-mailer.js';
 import { memberOf } from '../identity/support.js';
 import { TestSmtpServer } from '../support/smtp.js';

@@ -1,42 +1,19 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
-import { projectRoot } from '../../src/shared/paths.js';
 import { everyRole, memberOf } from '../identity/support.js';
+import { accessible, SCREENSHOTS } from '../support/accessibility.js';
 import { chromiumSkip, launchChromium } from '../support/chromium.js';
 import { clamdSkipReason, pdfFile, TEST_MALWARE_MARKER, TestClamd } from '../support/clamd.js';
 import { webhookHarness } from '../webhooks/support/harness.js';
 import { waitFor } from '../webhooks/support/receiver.js';
 import { PASSWORD } from './support.js';
 
-const IMAGES = path.join(projectRoot(), 'docs', 'images');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeViolation {
-  id: string;
-  help: string;
-  nodes: { target: string[] }[];
-}
 // Browser globals used by the callbacks handed to page.evaluate (the project compiles without the DOM library).
-declare const axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
 declare const document: { activeElement: { id: string; textContent: string | null; tagName: string } | null };
-
-/** axe-core's WCAG 2.2 AA rules on the page as it is: no violation. */
-async function accessible(t: Test, page: Page, name: string): Promise<void> {
-  await page.addScriptTag({ content: AXE });
-  const result = await page.evaluate(() =>
-    axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } }),
-  );
-  t.same(
-    result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-    [],
-    `${name}: no WCAG 2.2 AA violation`,
-  );
-}
 
 /** Tab (only the keyboard) until the focused element is the one wanted; at most `limit` presses. */
 async function tabTo(page: Page, wanted: (el: { id: string; text: string; tag: string }) => boolean, limit = 80) {
@@ -81,7 +58,7 @@ t.test(
     });
     const leadId = ((await created.json()) as { id: string }).id;
     const slug = h.ws.workspace.slug;
-    mkdirSync(IMAGES, { recursive: true });
+    mkdirSync(SCREENSHOTS, { recursive: true });
 
     // axe is injected as an inline script, which the console's CSP (script-src 'self') would rightly refuse.
     const context = await launchChromium(t, { width: 1100, bypassCSP: true });
@@ -100,7 +77,7 @@ t.test(
     await page.keyboard.press('Enter');
     await page.waitForURL(/q=50123/);
     t.equal(await page.locator('tbody tr').count(), 1, 'one lead has 50123 in its phone');
-    await page.screenshot({ path: path.join(IMAGES, 'console-leads.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-leads.png'), fullPage: true });
     await tabTo(page, (el) => el.text === person.full_name);
     await page.keyboard.press('Enter');
     await page.waitForURL(new RegExp(`/leads/${leadId}$`));
@@ -133,7 +110,7 @@ t.test(
     const envelope = JSON.parse(delivered.body) as { event: string; data: { stage: { key: string } } };
     t.equal(envelope.event, 'lead.lost');
     t.equal(envelope.data.stage.key, 'lost');
-    await page.screenshot({ path: path.join(IMAGES, 'console-lead.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-lead.png'), fullPage: true });
 
     // Back to contacted, then converted; a module advanced.
     await page.selectOption('#f-stage', 'contacted');
@@ -169,7 +146,7 @@ t.test(
       'the module update on top (with the stage change it caused)',
     );
     await accessible(t, page, "an application's page");
-    await page.screenshot({ path: path.join(IMAGES, 'console-application.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-application.png'), fullPage: true });
 
     // As of a moment before the conversion: no application yet, the lead unconverted.
     await page.fill('#f-as_of', beforeConversion.replace('Z', ''));
@@ -187,7 +164,7 @@ t.test(
     await page.waitForURL(/\/outcome\?outcome=granted$/);
     t.match(await page.locator('main').textContent(), /will be recorded as granted/);
     await accessible(t, page, 'the outcome step');
-    await page.screenshot({ path: path.join(IMAGES, 'console-outcome-step.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-outcome-step.png'), fullPage: true });
     await tabTo(page, (el) => el.text === 'Record granted');
     await page.keyboard.press('Enter');
     await page.waitForURL(/done=outcome$/);
@@ -227,7 +204,7 @@ t.test(
         /Refused by the virus scan; the file was deleted/,
       );
       await accessible(t, page, "a lead's documents with their verdicts");
-      await page.screenshot({ path: path.join(IMAGES, 'console-documents.png'), fullPage: true });
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-documents.png'), fullPage: true });
     } else t.comment(`documents not uploaded in the browser: ${clamdSkipReason()}`);
     await page.goto(`${h.baseUrl}/console/w/${slug}/invoices?lead=${leadId}`);
     await page.fill('#f-description', 'Counselling package');
@@ -237,7 +214,7 @@ t.test(
     await page.waitForURL(/done=issued/);
     t.equal(await page.locator('#total').textContent(), '₹15,000.50');
     await accessible(t, page, 'an invoice');
-    await page.screenshot({ path: path.join(IMAGES, 'console-invoice.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-invoice.png'), fullPage: true });
 
     // A payment, then a refund of part of it: the refund asks first, then says it was recorded.
     await page.fill('#f-amount', '15,000.50');
@@ -270,7 +247,7 @@ t.test(
     t.match(await page.locator('#verify-outcome').textContent(), /Every chain verifies/);
     t.ok(await page.locator('button[data-copy="head"]').isVisible(), 'the copy button is shown by its script');
     await accessible(t, page, 'the audit page with a head');
-    await page.screenshot({ path: path.join(IMAGES, 'console-audit.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-audit.png'), fullPage: true });
     const victim = await h.pool.query<{ id: string }>(
       `SELECT id FROM events WHERE stream_id = $1 AND type = 'lead.lost'`,
       [`lead-${leadId}`],

@@ -1,37 +1,17 @@
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { pauseEndpoint } from '../../src/commands/webhooks/endpoints.js';
 import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
 import { can, ROLES, type Role } from '../../src/identity/permissions.js';
-import { projectRoot } from '../../src/shared/paths.js';
 import { everyRole, memberOf } from '../identity/support.js';
+import { accessible, SCREENSHOTS } from '../support/accessibility.js';
 import { chromiumSkip, launchChromium } from '../support/chromium.js';
 import { webhookHarness } from '../webhooks/support/harness.js';
 import { PASSWORD } from './support.js';
 
-const IMAGES = path.join(projectRoot(), 'docs', 'images');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
 // Browser globals used by the callbacks handed to page.evaluate (the project compiles without the DOM library).
-declare const axe: {
-  run(context: unknown, options: unknown): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }>;
-};
-declare const document: unknown;
-
-async function accessible(t: Test, page: Page, name: string): Promise<void> {
-  await page.addScriptTag({ content: AXE });
-  const result = await page.evaluate(() =>
-    axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } }),
-  );
-  t.same(
-    result.violations.map((v) => `${v.id} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-    [],
-    `${name}: no WCAG 2.2 AA violation`,
-  );
-}
 
 /** The page is no wider than the window: nothing to scroll sideways (else the elements that stick out are named). */
 async function noSidewaysScroll(t: Test, page: Page, name: string): Promise<void> {
@@ -181,8 +161,8 @@ t.test(
             /[A-Z0-9-]+ · Priya Menon ·\s+Profile: Profile review to update/,
             'the case waiting on the owner',
           );
-          mkdirSync(IMAGES, { recursive: true });
-          await page.screenshot({ path: path.join(IMAGES, 'today.png'), fullPage: true });
+          mkdirSync(SCREENSHOTS, { recursive: true });
+          await page.screenshot({ path: path.join(SCREENSHOTS, 'today.png'), fullPage: true });
         }
         await page.setViewportSize({ width: 390, height: 844 });
         await page.goto(base);
@@ -216,7 +196,7 @@ t.test(
       t.ok(box && box.y + box.height <= 800, `the first result ends at ${box ? box.y + box.height : '?'} px of 800`);
       t.match(await page.textContent('main'), /\d+ leads/, 'the result count');
       await accessible(t, page, 'the lead list at 1280 px');
-      await page.screenshot({ path: path.join(IMAGES, 'lead-list.png') });
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'lead-list.png') });
     });
 
     await t.test(

@@ -1,36 +1,17 @@
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { PAUSE_THRESHOLD } from '../../src/domain/webhooks/endpoint.js';
 import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
-import { projectRoot } from '../../src/shared/paths.js';
+import { accessible, SCREENSHOTS } from '../support/accessibility.js';
 import { chromiumSkip, launchChromium } from '../support/chromium.js';
 import { resourcePayload, webhookHarness } from '../webhooks/support/harness.js';
 import { waitFor } from '../webhooks/support/receiver.js';
 import { PASSWORD } from './support.js';
 
 declare const document: { activeElement: { id: string } | null };
-declare const axe: {
-  run(options: unknown): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
-};
 
-const IMAGES = path.join(projectRoot(), 'docs', 'images');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const OWNER = 'asha@northstar.example';
-
-async function accessible(t: Test, page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate(() =>
-    axe.run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } }),
-  );
-  t.same(
-    result.violations.map((v) => `${v.id} (${v.impact}, ${v.nodes.length})`),
-    [],
-    `${name}: no WCAG 2.2 AA violation`,
-  );
-}
 
 t.test(
   'webhooks in headless Chromium: failing deliveries, endpoint management',
@@ -79,10 +60,10 @@ t.test(
         answers.every((a) => /altnames|certificate/i.test(a)),
         'with the TLS error as its last answer',
       );
-      mkdirSync(IMAGES, { recursive: true });
+      mkdirSync(SCREENSHOTS, { recursive: true });
       // Tall enough for the endpoint's state, its last failures and the first rows of its log.
       await page.setViewportSize({ width: 1280, height: 1900 });
-      await page.screenshot({ path: path.join(IMAGES, 'console-webhook-failing.png') });
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-webhook-failing.png') });
       await page.setViewportSize({ width: 1280, height: 800 });
       await page.click('main details summary >> nth=0'); // the header's menus are details too
       t.match(await page.textContent('main details[open]'), /No answer: /, 'the receiver gave no answer: said so');

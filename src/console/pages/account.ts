@@ -30,7 +30,8 @@ import {
   type SignedIn,
 } from '../context.js';
 import { html, type Html, table } from '../html.js';
-import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
+import { when as inWorkspaceZone } from '../time.js';
+import { choice, csrfField, field, notice, page, signInAgain } from '../layout.js';
 import { newPasswordFields, signIn } from './auth.js';
 import { answeredNotice, pendingInvitationsSection } from './invitations.js';
 import { passkeyStepDue } from './passkeys.js';
@@ -75,7 +76,8 @@ function signedOutForPasswords(reply: FastifyReply): FastifyReply {
   return reply.redirect('/console/sign-in?why=passwords', 303);
 }
 
-const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
+/** An account spans workspaces of different time zones, so its own page shows UTC, in the console's one format. */
+const when = (d: Date | null) => inWorkspaceZone(d, 'UTC');
 
 async function accountPage(
   services: AppServices,
@@ -225,7 +227,7 @@ function tokensSection(
     </p>
     <form method="post" action="/console/account/tokens">
       ${csrfField(signedIn.csrf)}
-      ${select({ name: 'workspace', label: 'Workspace', options: memberships.map((m) => m.workspace.slug), error: errors.workspace })}
+      ${choice({ name: 'workspace', label: 'Workspace', options: memberships.map((m) => [m.workspace.slug, m.workspace.name] as const), error: errors.workspace })}
       ${field({ name: 'name', label: 'Name', value: 'admin interface', required: true, error: errors.name })}
       ${field({ name: 'days', label: 'Expires after (days)', type: 'number', value: '30', hint: 'From 1 to 365.', error: errors.days })}
       ${passwordAgain}

@@ -16,6 +16,8 @@ export function confirmPage(
     consequence: Html | string;
     action: string;
     fields?: Record<string, string>;
+    /** Inputs the member fills in before confirming (the password a recent sign-in asks for). */
+    inputs?: Html | '';
     button: string;
     back: string;
     error?: string;
@@ -29,6 +31,7 @@ export function confirmPage(
         ${csrfField(view.signedIn.csrf)}
         ${Object.entries(o.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
         <input type="hidden" name="confirm" value="yes" />
+        ${o.inputs ?? ''}
         <button type="submit" class="danger">${o.button}</button>
         <a href="${o.back}">Cancel, change nothing</a>
       </form>`,

@@ -18,6 +18,7 @@ import { allow, ConsoleRefusal, confirmRecentSignIn, needsPassword, sendPage, ty
 import { html, table, type Html } from '../html.js';
 import { viewOf } from '../routes.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
+import { confirmPage } from './confirm.js';
 
 // Field schemas declared here until src/console/schemas.ts (the frame helper's) is on this branch.
 const NoNul = (maxLength: number) => Type.String({ maxLength, pattern: '^[^\\u0000]*$' });
@@ -249,21 +250,21 @@ function passwordInline(services: AppServices, view: MemberView, id: string): Ht
 }
 
 /** The step before an action that is hard to undo: what it does, and the button (with the password when asked). */
-function confirmPage(
+function confirmMemberChange(
   services: AppServices,
   view: MemberView,
   o: { title: string; user: WorkspaceUser; action: string; explain: string; button: string; error?: string },
 ): string {
   const base = `/console/w/${view.workspace.slug}/members`;
-  return page(
-    view.frame(o.title, 'Members'),
-    html`<p>${o.explain}</p>
-      <form method="post" action="${base}/${o.user.id}/${o.action}">
-        ${csrfField(view.signedIn.csrf)} ${passwordFor(services, view, 'members.change', o.error)}
-        <button type="submit" class="danger">${o.button}</button>
-      </form>
-      <p><a href="${base}">Back to the members, nothing changed</a></p>`,
-  );
+  return confirmPage(view, {
+    title: o.title,
+    current: 'Members',
+    consequence: o.explain,
+    action: `${base}/${o.user.id}/${o.action}`,
+    inputs: passwordFor(services, view, 'members.change', o.error),
+    button: o.button,
+    back: base,
+  });
 }
 
 type MemberParamsT = Static<typeof MemberParams>;
@@ -382,42 +383,61 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
     },
   );
 
-  const deactivation = (view: MemberView, user: WorkspaceUser, error?: string) =>
-    confirmPage(services, view, {
+  /**
+   * An action on a member that is hard to undo: a GET that asks first, and the POST that does it and goes back to the
+   * list saying so; a wrong password asks again on the same page, any other refusal shows on the list.
+   */
+  function confirmedChange(
+    action: string,
+    ask: (view: MemberView, user: WorkspaceUser) => { title: string; explain: string; button: string },
+    wanted: (user: WorkspaceUser) => MemberChange | (() => Promise<void>),
+    done: Done,
+  ) {
+    const asking = (view: MemberView, user: WorkspaceUser, error?: string) =>
+      confirmMemberChange(services, view, { ...ask(view, user), user, action, error });
+    app.get(
+      `/w/:slug/members/:id/${action}`,
+      { schema: { params: MemberParams }, config: { console: { operation: 'members.change' } } },
+      async (request, reply) => {
+        const view = viewOf(request);
+        return sendPage(reply, asking(view, target(view, request.params)));
+      },
+    );
+    app.post(
+      `/w/:slug/members/:id/${action}`,
+      { schema: { params: MemberParams, body: ConfirmBody }, config: { console: { operation: 'members.change' } } },
+      async (request, reply) => {
+        const view = viewOf(request);
+        const user = target(view, request.params);
+        return change(request, reply, request.body, wanted(user), done, user.id, async (errors) =>
+          errors.password ? asking(view, user, errors.password) : membersPage(services, view, { errors }),
+        );
+      },
+    );
+  }
+
+  confirmedChange(
+    'deactivate',
+    (view, user) => ({
       title: `Deactivate ${user.name}?`,
-      user,
-      action: 'deactivate',
       explain: `${user.name} (${user.email}) will be signed out at once and their tokens for ${view.workspace.name} revoked. Their records stay. You can reactivate them later from the members list.`,
       button: `Deactivate ${user.name}`,
-      error,
-    });
-
-  app.get(
-    '/w/:slug/members/:id/deactivate',
-    { schema: { params: MemberParams }, config: { console: { operation: 'members.change' } } },
-    async (request, reply) => {
-      const view = viewOf(request);
-      return sendPage(reply, deactivation(view, target(view, request.params)));
-    },
+    }),
+    (user) => ({ type: 'deactivate', user_id: user.id }),
+    'deactivated',
   );
 
-  app.post(
-    '/w/:slug/members/:id/deactivate',
-    { schema: { params: MemberParams, body: ConfirmBody }, config: { console: { operation: 'members.change' } } },
-    async (request, reply) => {
-      const view = viewOf(request);
-      const user = target(view, request.params);
-      return change(
-        request,
-        reply,
-        request.body,
-        { type: 'deactivate', user_id: user.id },
-        'deactivated',
-        user.id,
-        async (errors) =>
-          errors.password ? deactivation(view, user, errors.password) : membersPage(services, view, { errors }),
-      );
+  confirmedChange(
+    'reset-passkeys',
+    (_view, user) => ({
+      title: `Reset the passkeys of ${user.name}?`,
+      explain: `Every passkey of ${user.email} is removed (in every workspace of their account) and they are signed out. They sign in with their password and register a new passkey. Do this when they lost theirs, after making sure it is them who asks.`,
+      button: `Reset the passkeys of ${user.name}`,
+    }),
+    (user) => async () => {
+      await withTransaction(services.pool, (sql) => resetPasskeysOf(sql, user.email));
     },
+    'passkeys_reset',
   );
 
   app.post(
@@ -434,45 +454,6 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
         'reactivated',
         user.id,
         (errors) => membersPage(services, view, { errors: { member: errors.password ?? errors.member ?? '' } }),
-      );
-    },
-  );
-
-  const passkeyReset = (view: MemberView, user: WorkspaceUser, error?: string) =>
-    confirmPage(services, view, {
-      title: `Reset the passkeys of ${user.name}?`,
-      user,
-      action: 'reset-passkeys',
-      explain: `Every passkey of ${user.email} is removed (in every workspace of their account) and they are signed out. They sign in with their password and register a new passkey. Do this when they lost theirs, after making sure it is them who asks.`,
-      button: `Reset the passkeys of ${user.name}`,
-      error,
-    });
-
-  app.get(
-    '/w/:slug/members/:id/reset-passkeys',
-    { schema: { params: MemberParams }, config: { console: { operation: 'members.change' } } },
-    async (request, reply) => {
-      const view = viewOf(request);
-      return sendPage(reply, passkeyReset(view, target(view, request.params)));
-    },
-  );
-
-  app.post(
-    '/w/:slug/members/:id/reset-passkeys',
-    { schema: { params: MemberParams, body: ConfirmBody }, config: { console: { operation: 'members.change' } } },
-    async (request, reply) => {
-      const view = viewOf(request);
-      const user = target(view, request.params);
-      return change(
-        request,
-        reply,
-        request.body,
-        async () => {
-          await withTransaction(services.pool, (sql) => resetPasskeysOf(sql, user.email));
-        },
-        'passkeys_reset',
-        user.id,
-        async (errors) => passkeyReset(view, user, errors.password),
       );
     },
   );

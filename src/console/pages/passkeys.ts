@@ -84,7 +84,15 @@ function party(request: FastifyRequest) {
   return { rpID: request.hostname, origin: `${request.protocol}://${request.host}` };
 }
 
-function challengeCookie(reply: FastifyReply, request: FastifyRequest, handle: string): void {
+/** Keeps a ceremony's challenge (bound to the signed-in account, if any) and hands its handle over in a cookie. */
+async function issueChallenge(
+  services: AppServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  challenge: string,
+  accountId: string | null,
+): Promise<void> {
+  const handle = await keepChallenge(services.pool, challenge, accountId, services.now());
   reply.setCookie(CHALLENGE_COOKIE, handle, {
     path: '/console/passkeys',
     httpOnly: true,
@@ -242,11 +250,7 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
         excludeCredentials: existing.map((p) => ({ id: p.credential_id, transports: p.transports })),
         authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
       });
-      challengeCookie(
-        reply,
-        request,
-        await keepChallenge(services.pool, options.challenge, session.account_id, services.now()),
-      );
+      await issueChallenge(services, request, reply, options.challenge, session.account_id);
       return options;
     },
   );
@@ -291,7 +295,7 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
     async (request, reply) => {
       const { rpID } = party(request);
       const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
-      challengeCookie(reply, request, await keepChallenge(services.pool, options.challenge, null, services.now()));
+      await issueChallenge(services, request, reply, options.challenge, null);
       return options;
     },
   );
@@ -327,11 +331,7 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
         userVerification: 'preferred',
         allowCredentials: mine.map((p) => ({ id: p.credential_id, transports: p.transports })),
       });
-      challengeCookie(
-        reply,
-        request,
-        await keepChallenge(services.pool, options.challenge, session.account_id, services.now()),
-      );
+      await issueChallenge(services, request, reply, options.challenge, session.account_id);
       return options;
     },
   );

@@ -35,6 +35,7 @@ import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView }
 import { actorOf } from '../forms.js';
 import { html, table, type Html } from '../html.js';
 import { csrfField, field, notice, page, signInAgain } from '../layout.js';
+import { confirmPage } from './confirm.js';
 import { keepOneTimeSecret } from '../one-time-secret.js';
 import {
   failingSince,
@@ -438,20 +439,20 @@ function formPage(view: MemberView, title: string, form: Html): string {
   return page(view.frame(title, 'Webhooks'), form);
 }
 
-/** A confirmation page for an action that is hard to undo: a button that does it and a link that does not. */
-function confirmPage(
+/** The step before disabling or deleting an endpoint: what it does, the button, and the way back. */
+function confirmEndpointAction(
   view: MemberView,
   row: EndpointRow,
   what: { title: string; text: string; button: string; action: string },
 ) {
-  return page(
-    view.frame(what.title, 'Webhooks'),
-    html`<p>${what.text}</p>
-      <form method="post" action="${baseOf(view)}/${row.id}/${what.action}">
-        ${csrfField(view.signedIn.csrf)} <button type="submit" class="danger">${what.button}</button>
-        <a href="${baseOf(view)}/${row.id}">Keep it as it is</a>
-      </form>`,
-  );
+  return confirmPage(view, {
+    title: what.title,
+    current: 'Webhooks',
+    consequence: what.text,
+    action: `${baseOf(view)}/${row.id}/${what.action}`,
+    button: what.button,
+    back: `${baseOf(view)}/${row.id}`,
+  });
 }
 
 const backTo = (reply: FastifyReply, path: string, done: string, n?: number) =>
@@ -608,7 +609,12 @@ function registerDisableAndDelete(app: TypedApp, services: AppServices): void {
     const text = `Disable the endpoint ${row.url}? Nothing is sent to it until it is resumed; what comes for it meanwhile waits and is sent then.`;
     return sendPage(
       reply,
-      confirmPage(view, row, { title: 'Disable an endpoint', text, button: 'Disable the endpoint', action: 'disable' }),
+      confirmEndpointAction(view, row, {
+        title: 'Disable an endpoint',
+        text,
+        button: 'Disable the endpoint',
+        action: 'disable',
+      }),
     );
   });
 
@@ -625,7 +631,12 @@ function registerDisableAndDelete(app: TypedApp, services: AppServices): void {
     const text = `Delete the endpoint ${row.url}? Nothing is sent to it again and what waits for it is cancelled; this cannot be undone. Its delivery log stays readable for 30 days.`;
     return sendPage(
       reply,
-      confirmPage(view, row, { title: 'Delete an endpoint', text, button: 'Delete the endpoint', action: 'delete' }),
+      confirmEndpointAction(view, row, {
+        title: 'Delete an endpoint',
+        text,
+        button: 'Delete the endpoint',
+        action: 'delete',
+      }),
     );
   });
 
