@@ -155,18 +155,21 @@ t.test("deactivation and a role change end the member's sessions and tokens at o
   t.equal((await counsellor.get(`/console/w/${f.ws.workspace.slug}/members`)).status, 404, 'and sees no workspace');
 });
 
-t.test('the account page shows its times in UTC, in the format of the workspace pages, whatever the zones', async (t) => {
-  const clock = new TestClock(new Date('2026-11-27T10:00:00Z'));
-  const f = await consoleFixture(t, { clock });
-  const owner = f.client();
-  await owner.signIn(memberOf('owner'));
-  const settings = `/console/w/${f.ws.workspace.slug}/settings`;
-  t.equal((await owner.post(settings, { time_zone: 'Asia/Kolkata' })).status, 303);
-  const account = await owner.get('/console/account');
-  t.match(
-    account.text,
-    /<time datetime="2026-11-27T10:00:00.000Z" title="2026-11-27 10:00 UTC"\s*>2026-11-27 10:00 UTC<\/time/,
-    "this session's start, as a <time> holding the instant",
-  );
-  t.notMatch(account.text, /GMT\+5:30|IST/, "no workspace's zone");
-});
+t.test(
+  'the account page shows its times in UTC, in the format of the workspace pages, whatever the zones',
+  async (t) => {
+    const clock = new TestClock(new Date('2026-11-27T10:00:00Z'));
+    const f = await consoleFixture(t, { clock });
+    const owner = f.client();
+    await owner.signIn(memberOf('owner'));
+    const settings = `/console/w/${f.ws.workspace.slug}/settings`;
+    t.equal((await owner.post(settings, { time_zone: 'Asia/Kolkata' })).status, 303);
+    const account = await owner.get('/console/account');
+    t.match(
+      account.text,
+      /<time datetime="2026-11-27T10:00:00.000Z" title="2026-11-27 10:00 UTC"\s*>2026-11-27 10:00 UTC<\/time/,
+      "this session's start, as a <time> holding the instant",
+    );
+    t.notMatch(account.text, /GMT\+5:30|IST/, "no workspace's zone");
+  },
+);
