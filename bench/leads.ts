@@ -9,20 +9,23 @@
  *     the rounds below and again in short alternating slices (interleavedEncryption), which the goal is read from;
  *     with BENCH_PROFILE_DIR set, each slice's main-thread CPU profile is kept and the two modes compared
  *     (slice-profiles.ts);
- *   - beside it raw fastify answering POST /v1/leads with a constant body, raw fastify doing one single-row INSERT
- *     transaction per request, the capture alone (normalisation and the capture command, no HTTP) and single-row
- *     INSERT transactions straight through pg (no HTTP);
+ *   - beside it the CRUD twin (crud-twin.ts: the same POST written as a plain fastify and pg service, one lead row
+ *     and one outbox row per transaction), the service's like-for-like baseline; raw fastify answering POST
+ *     /v1/leads with a constant body, raw fastify doing one single-row INSERT transaction per request, the capture
+ *     alone (normalisation and the capture command, no HTTP) and single-row INSERT transactions straight through pg
+ *     (no HTTP);
  *   - GET /v1/leads?limit=100 from random updated_since points, beside raw fastify sending a constant 100-lead page.
  * Load comes from a worker thread over keep-alive HTTP on 127.0.0.1. Every route is first warmed up with
  * BENCH_WARMUP_SECONDS (default 3) of unmeasured load from 16 clients, so the first measured step does not pay for
  * V8 compiling the hot path (the service's path is much longer than the baselines', so it would pay the most). Each
- * step runs BENCH_SECONDS (default 5) after a one-second warm-up. The five creation steps of a client count run
+ * step runs BENCH_SECONDS (default 5) after a one-second warm-up. The seven creation steps of a client count run
  * BENCH_ROUNDS times (default 3), in an order that rotates each round, and the round with the median rate is
  * reported: this machine's throughput drifts by a third or more within minutes, and a checkpoint during the run
  * (with its burst of full-page images) hits one round of one step. Every step prints CPU per request (this process,
  * and the local PostgreSQL processes) and the creation steps WAL bytes per request. Uses DATABASE_URL's server when
  * set (a fresh database is created and dropped), else an embedded PostgreSQL in a temporary folder. BENCH_CLIENTS
- * (default 1,16,64) picks the client counts. Stops by itself.
+ * (default 1,16,64) picks the client counts. The run ends with the service against its twin, per client count: creation
+ * rate, Node CPU and WAL per lead, beside the goals (issue 40). Stops by itself.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -48,6 +51,7 @@ import {
   type CpuCost,
 } from './support.js';
 import { SliceProfiler } from './slice-profiles.js';
+import { copySeededLeads, createTwinTables, startCrudTwin } from './crud-twin.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
@@ -136,8 +140,9 @@ function summarise(latencies: number[], errors: number, seconds: number, complet
   return { requests: latencies.length, completed, errors, seconds, p50: at(0.5), p99: at(0.99) };
 }
 
-// Every load gets its own two-digit phase, so the people it submits never repeat an earlier load's (a repeat would
-// be a duplicate, a cheaper path).
+// Every load to a server that keeps people gets its own two-digit phase, so the people it submits never repeat an
+// earlier load's (a repeat would be a duplicate, a cheaper path, or the twin's 409). The others share phase 0: the
+// phases would not last a five-round run otherwise.
 let phaseCounter = 0;
 function nextPhase(): number {
   phaseCounter += 1;
@@ -145,22 +150,27 @@ function nextPhase(): number {
   return phaseCounter;
 }
 
-/** What a load sends: to which server, with which method and headers, to paths picked at random, leads or no body. */
+/**
+ * What a load sends: to which server, with which method and headers, to paths picked at random, leads or no body,
+ * and whether the server keeps the people it is sent (then each load needs people of its own).
+ */
 interface Target {
   port: number;
   method: 'GET' | 'POST';
   paths: string[];
   headers: Record<string, string>;
   bodyKind: 'lead' | 'none';
+  keepsPeople: boolean;
 }
 
-/** A new person each time, posted to `route` (/v1/leads unless named). */
-const posting = (port: number, headers: Record<string, string>, route = '/v1/leads'): Target => ({
+/** A new person each time, posted to `route` (/v1/leads unless named) of a server that keeps them or not. */
+const posting = (port: number, headers: Record<string, string>, route = '/v1/leads', keepsPeople = true): Target => ({
   port,
   method: 'POST',
   paths: [route],
   headers,
   bodyKind: 'lead',
+  keepsPeople,
 });
 
 function load(target: Target, concurrency: number): Promise<Measured> {
@@ -180,7 +190,7 @@ function loadOnce(
   concurrency: number,
   durationMs: number,
   /** The people to submit: a phase of their own, or a later stretch of one an earlier load used. */
-  people: { phase: number; seqStart: number } = { phase: nextPhase(), seqStart: 0 },
+  people: { phase: number; seqStart: number } = { phase: target.keepsPeople ? nextPhase() : 0, seqStart: 0 },
 ): Promise<Result> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(LOAD_WORKER, {
@@ -374,14 +384,43 @@ const cpuText = ({ cpu }: Measured) =>
 const fmt = (r: Measured) =>
   `${rate(r).toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms${cpuText(r)}${r.errors ? `   (${r.errors} non-2xx)` : ''}`;
 
-type CreationStep = 'app' | 'plain' | 'constant' | 'httpInsert' | 'command' | 'pgInsert';
-const CREATION_STEPS: CreationStep[] = ['app', 'plain', 'constant', 'httpInsert', 'command', 'pgInsert'];
+type CreationStep = 'app' | 'plain' | 'twin' | 'constant' | 'httpInsert' | 'command' | 'pgInsert';
+const CREATION_STEPS: CreationStep[] = ['app', 'plain', 'twin', 'constant', 'httpInsert', 'command', 'pgInsert'];
 type Step = Measured & { walPerRequest: number | null };
 
 /** The round with the median rate (the lower middle one of an even count), shown whole so its figures belong together. */
 function median(rounds: Step[]): Step {
   const sorted = [...rounds].sort((a, b) => rate(a) - rate(b));
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+/**
+ * The service against its CRUD twin at each client count, with the goals of issue 40, and the floors (the bare route
+ * and the one-row insert) beside: the rates' ratio, and Node CPU and WAL per lead, which vary far less between runs.
+ */
+function printTwinGoals(creation: Record<number, Record<CreationStep, Step>>): void {
+  const times = (service: number, twin: number) => `${(service / twin).toFixed(2)} ×`;
+  console.log('\nThe service against its CRUD twin, service / twin (issue 40; medians of the rounds)');
+  for (const c of CONCURRENCY) {
+    const { app, twin, httpInsert, pgInsert } = creation[c]!;
+    console.log(
+      `  ${String(c).padStart(2)} clients  creation rate    ${rate(app).toFixed(0)} / ${rate(twin).toFixed(0)} req/s = ${(rate(app) / rate(twin)).toFixed(2)}   (goal ≥ 0.7)`,
+    );
+    console.log(
+      `              Node CPU per lead ${app.cpu.node.toFixed(3)} / ${twin.cpu.node.toFixed(3)} ms = ${times(app.cpu.node, twin.cpu.node)}   (goal ≤ 1.5 ×)`,
+    );
+    if (app.walPerRequest !== null && twin.walPerRequest !== null)
+      console.log(
+        `              WAL per lead      ${app.walPerRequest.toFixed(0)} / ${twin.walPerRequest.toFixed(0)} B = ${times(app.walPerRequest, twin.walPerRequest)}   (goal ≤ 2 ×)`,
+      );
+    if (app.cpu.postgres !== null && twin.cpu.postgres !== null)
+      console.log(
+        `              PostgreSQL CPU    ${app.cpu.postgres.toFixed(3)} / ${twin.cpu.postgres.toFixed(3)} ms per lead = ${times(app.cpu.postgres, twin.cpu.postgres)}   (no goal)`,
+      );
+    console.log(
+      `              floors            raw fastify + 1-row tx ${rate(httpInsert).toFixed(0)} req/s, 1-row tx via pg ${rate(pgInsert).toFixed(0)} req/s`,
+    );
+  }
 }
 
 async function main(): Promise<void> {
@@ -397,6 +436,7 @@ async function main(): Promise<void> {
     await pool.query(
       'CREATE TABLE bench_raw_inserts (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
     );
+    await createTwinTables(pool);
     const services = await benchServices(db);
     closers.push(() => services.rateLimits.close());
     const {
@@ -412,15 +452,22 @@ async function main(): Promise<void> {
     await seedLeads(pool, workspace, LEADS, seedSubmission, Date.now() - LEADS * 1000, 'bench seed');
     // Vacuumed so no autovacuum of the freshly seeded tables runs during a measured step.
     await pool.query('VACUUM (ANALYZE) leads, events');
+    // The twin's table starts from the same leads, so both tables' indexes are the same size when the steps begin;
+    // timed apart, so the seeding's figure stays comparable (the checkpoint below writes the copy's pages too).
+    const copyStart = performance.now();
+    await copySeededLeads(pool);
+    await pool.query('VACUUM (ANALYZE) twin_leads');
+    const copySeconds = (performance.now() - copyStart) / 1000;
     // The seeding's pages are written out now, so the checkpoint its WAL would soon set off does not fall in the first
     // measured steps. CHECKPOINT needs a superuser (or pg_checkpoint); without one the run goes on.
     const checkpointed = await admin.query('CHECKPOINT').then(
       () => true,
       () => false,
     );
-    const seedSeconds = (performance.now() - seedStart) / 1000;
+    const seedSeconds = (performance.now() - seedStart) / 1000 - copySeconds;
     console.log(
-      `Seeded ${LEADS.toLocaleString('en')} leads in ${seedSeconds.toFixed(1)} s (${(LEADS / seedSeconds).toFixed(0)} leads/s, bulk path)${checkpointed ? '' : '; CHECKPOINT refused (not a superuser)'}`,
+      `Seeded ${LEADS.toLocaleString('en')} leads in ${seedSeconds.toFixed(1)} s (${(LEADS / seedSeconds).toFixed(0)} leads/s, bulk path)` +
+        `, copied into the twin's table in ${copySeconds.toFixed(1)} s${checkpointed ? '' : '; CHECKPOINT refused (not a superuser)'}`,
     );
 
     const app = await buildApp(services, { logger: false });
@@ -455,9 +502,12 @@ async function main(): Promise<void> {
     await raw.listen({ host: '127.0.0.1', port: 0 });
     closers.push(() => raw.close());
     const rawPort = (raw.server.address() as { port: number }).port;
+    // The twin on the baselines' plain pool: pg as an application without this service's transport uses it.
+    const twin = await startCrudTwin(rawPool, [{ value: key, workspace: benchWorkspace }]);
+    closers.push(() => twin.close());
 
     console.log(
-      `\nPOST /v1/leads (each request a new person; ${SECONDS} s per step, pool ${POOL_SIZE}, 2 HTTP servers in this process, load from a worker thread;` +
+      `\nPOST /v1/leads (each request a new person; ${SECONDS} s per step, pool ${POOL_SIZE}, 4 HTTP servers in this process, load from a worker thread;` +
         ` ${ROUNDS} rounds in rotating order, the round with the median rate shown)`,
     );
     // WAL bytes written per request while a step ran (what each lead costs the log, full-page images included).
@@ -471,8 +521,9 @@ async function main(): Promise<void> {
     const creating = {
       app: posting(appPort, auth),
       plain: posting(plainPort, auth),
-      constant: posting(rawPort, {}),
-      httpInsert: posting(rawPort, {}, '/raw/insert'),
+      twin: posting(twin.port, auth),
+      constant: posting(rawPort, {}, '/v1/leads', false),
+      httpInsert: posting(rawPort, {}, '/raw/insert', false),
     };
     for (const target of Object.values(creating)) await warmUp(target);
     const steps: Record<CreationStep, { label: string; run: (c: number) => Promise<Measured>; wal: boolean }> = {
@@ -484,6 +535,11 @@ async function main(): Promise<void> {
       plain: {
         label: 'visa-crm-api, no sealing',
         run: (c) => load(creating.plain, c),
+        wal: true,
+      },
+      twin: {
+        label: 'CRUD twin, lead + outbox',
+        run: (c) => load(creating.twin, c),
         wal: true,
       },
       constant: {
@@ -510,6 +566,7 @@ async function main(): Promise<void> {
       const rounds: Record<CreationStep, Step[]> = {
         app: [],
         plain: [],
+        twin: [],
         constant: [],
         httpInsert: [],
         command: [],
@@ -581,8 +638,22 @@ async function main(): Promise<void> {
     console.log(
       `\nGET /v1/leads?limit=100 from random updated_since points over ${total.toLocaleString('en')} leads (page ${(samplePage.length / 1024).toFixed(0)} KiB)`,
     );
-    const listPages: Target = { port: appPort, method: 'GET', paths: listPaths, headers: auth, bodyKind: 'none' };
-    const constantPage: Target = { port: rawPort, method: 'GET', paths: ['/v1/leads'], headers: {}, bodyKind: 'none' };
+    const listPages: Target = {
+      port: appPort,
+      method: 'GET',
+      paths: listPaths,
+      headers: auth,
+      bodyKind: 'none',
+      keepsPeople: false,
+    };
+    const constantPage: Target = {
+      port: rawPort,
+      method: 'GET',
+      paths: ['/v1/leads'],
+      headers: {},
+      bodyKind: 'none',
+      keepsPeople: false,
+    };
     await warmUp(listPages);
     await warmUp(constantPage);
     const listSteps = async (): Promise<Record<number, { app: Measured; constant: Measured }>> => {
@@ -652,6 +723,7 @@ async function main(): Promise<void> {
         `  listing p99 at ${String(c).padStart(2)} clients: ${listing[c]!.app.p99.toFixed(2)} ms (goal < 15 ms)` +
           (listing === asLeft ? '' : `; ${asLeft[c]!.app.p99.toFixed(2)} ms before the vacuum`),
       );
+    printTwinGoals(creation);
   } finally {
     for (const close of closers.reverse()) await close().catch(() => undefined);
     await rawPool.end();
