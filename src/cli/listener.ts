@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signatureHeader, standardSignatureHeader } from '../webhooks/signing.js';
+import { parseJsonText } from '../shared/json-text.js';
 
 /** An event as the Events API answers it (the delivery envelope). */
 interface Envelope {
@@ -157,7 +158,7 @@ class EventsApi {
       signal: this.signal,
     });
     const text = await response.text();
-    if (response.ok) return JSON.parse(text) as { data: Envelope[]; has_more: boolean };
+    if (response.ok) return parseJsonText(text) as { data: Envelope[]; has_more: boolean };
     const message = messageOf(text);
     // A refusal that waiting will not change ends the listener; overload and rate limits are waited out.
     if (response.status === 429 || response.status >= 500) throw new Error(`${response.status} ${message}`);

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { randomFromPool } from '../shared/random-pool.js';
 import { KEY_NONCE_BYTES, type PurposeBox, type SecretBox } from '../shared/secret-box.js';
 import { extractPersonal, restorePersonal, type Location } from './personal-fields.js';
+import { parseJsonText } from '../shared/json-text.js';
 
 /*
  * Crypto-shredding of personal data in the event log (docs/architecture.md, "Personal data and erasure"). Each stream
@@ -84,7 +85,7 @@ export function openEvent(
   decipher.setAAD(additionalData(place));
   decipher.setAuthTag(raw.subarray(12, 28));
   const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-  return restorePersonal(clear, JSON.parse(text) as [Location, unknown][]);
+  return restorePersonal(clear, parseJsonText(text) as [Location, unknown][]);
 }
 
 /**

@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyBodyParser, FastifyRequest } from 'fastify';
 import { ApiError, newRequestId, type ErrorExtras } from './errors.js';
+import { parseJsonText } from '../shared/json-text.js';
 
 /**
  * What happens on the wire before a route: the JSON body parser, and the answers Node's HTTP server gives on its own
@@ -181,6 +182,9 @@ export function jsonBodyParser(parseText: FastifyBodyParser<string>): FastifyBod
     } catch {
       return done(new ApiError(400, 'invalid_json', 'The body is not valid UTF-8'), undefined);
     }
-    return parseText(request, text, done);
+    if (!text.includes('\\')) return parseText(request, text, done);
+    // fastify's parser checks the text (syntax, __proto__ and constructor.prototype refused); the value is then read
+    // again by parseJsonText, which reads escaped keys right where Node 24's JSON.parse may not (src/shared/json-text.ts).
+    return parseText(request, text, (error, value) => (error ? done(error, value) : done(null, parseJsonText(text))));
   };
 }

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { BatchingClient } from './batching-client.js';
 import { inTransaction, type Transaction } from './transaction.js';
+import { parseJsonText } from '../shared/json-text.js';
 
 /** Anything that runs SQL: the pool, a client, or a transaction's connection. */
 export interface Queryable {
@@ -20,6 +21,10 @@ export interface Statement {
 
 // bigint columns (event positions, counters) come back as strings unless told otherwise; numbers are safe up to 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+// json and jsonb through parseJsonText: PostgreSQL writes a key with a quote, backslash or control character escaped,
+// which Node 24's JSON.parse can misread (src/shared/json-text.ts).
+pg.types.setTypeParser(pg.types.builtins.JSON, parseJsonText);
+pg.types.setTypeParser(pg.types.builtins.JSONB, parseJsonText);
 
 /**
  * A pool of connections whose clients pipeline (pg's `pipeline` option): queries issued together on one client are

@@ -199,6 +199,9 @@ t.test('the chain the database extends is the one the code computes, for any con
       return result.broken === null && result.events === appends.reduce((n, a) => n + a.data.length, 0);
     }),
     40,
+    // 278385909: a key "\u001f" read back as "\" by Node 24's JSON.parse after an earlier key "\\" (a V8 bug,
+    // nodejs/node#63785); stored JSON is read through parseJsonText since (src/shared/json-text.ts).
+    [278385909],
   );
 });
 

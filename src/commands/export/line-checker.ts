@@ -8,6 +8,7 @@ import { ExportEvent, ExportHeader, ExportTrailer } from '../../schemas/export.j
 import type { Erasure } from './erasure-ledger.js';
 import { eventNaming, type Reference } from './event-references.js';
 import { isAfter, parsePositionToken, positionToken, tokenOrStart } from './position-token.js';
+import { parseJsonText } from '../../shared/json-text.js';
 
 /** Why an import refuses a file: the file and line (1-based) and what is wrong there. */
 export class ImportRefusedError extends Error {
@@ -37,7 +38,7 @@ type Phase = 'header' | 'events' | 'done';
 
 function parseJson(text: string): { value: unknown } | null {
   try {
-    return { value: JSON.parse(text) as unknown };
+    return { value: parseJsonText(text) };
   } catch {
     return null;
   }

@@ -9,6 +9,7 @@ import { EVENT_KINDS } from '../../shared/enums.js';
 import { html, table, type Html } from '../html.js';
 import { choice, csrfField, field, notice } from '../layout.js';
 import { when } from '../time.js';
+import { parseJsonText } from '../../shared/json-text.js';
 
 /** The log's filters as the query string holds them. */
 export interface LogQuery {
@@ -65,7 +66,7 @@ export function lastAnswer(d: Pick<DeliveryLogEntry, 'log'>): string {
 /** The body as sent, indented when it is JSON (it always is; the raw text otherwise). */
 export function indented(body: string): string {
   try {
-    return JSON.stringify(JSON.parse(body), null, 2);
+    return JSON.stringify(parseJsonText(body), null, 2);
   } catch {
     return body;
   }
