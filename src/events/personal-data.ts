@@ -3,6 +3,7 @@ import { randomFromPool } from '../shared/random-pool.js';
 import { KEY_NONCE_BYTES, type PurposeBox, type SecretBox } from '../shared/secret-box.js';
 import { extractPersonal, restorePersonal, type Location } from './personal-fields.js';
 import { parseJsonText } from '../shared/json-text.js';
+import { ownBytes } from '../shared/own-bytes.js';
 
 /*
  * Crypto-shredding of personal data in the event log (docs/architecture.md, "Personal data and erasure"). Each stream
@@ -160,7 +161,7 @@ export class PersonalDataKeys {
   keyOf(stored: string): Buffer {
     const cached = this.keys.get(stored);
     if (cached) return cached;
-    const key = Buffer.from(this.box.open(stored), 'base64');
+    const key = ownBytes(Buffer.from(this.box.open(stored), 'base64'));
     if (key.length !== KEY_BYTES) throw new Error('A personal data key is not 32 bytes');
     if (this.keys.size >= CACHE_LIMIT) this.keys.clear();
     this.keys.set(stored, key);

@@ -9,6 +9,7 @@ import type { Erasure } from './erasure-ledger.js';
 import { eventNaming, type Reference } from './event-references.js';
 import { isAfter, parsePositionToken, positionToken, tokenOrStart } from './position-token.js';
 import { parseJsonText } from '../../shared/json-text.js';
+import { ownBytes } from '../../shared/own-bytes.js';
 
 /** Why an import refuses a file: the file and line (1-based) and what is wrong there. */
 export class ImportRefusedError extends Error {
@@ -219,7 +220,8 @@ export class ExportLineChecker {
       throw this.refuse(
         `event ${line.id}: its hash does not follow from its content and the stream's previous event (changed?)`,
       );
-    this.heads.set(line.stream, { streamId: line.stream, revision: line.revision, hash: event.hash });
+    // Kept until the import ends, one per stream: in bytes of its own (src/shared/own-bytes.ts).
+    this.heads.set(line.stream, { streamId: line.stream, revision: line.revision, hash: ownBytes(event.hash) });
     this.last = position;
     this.fileEvents += 1;
     this.totalEvents += 1;
