@@ -23,14 +23,13 @@ import { applicationStream, caseRef, decideOpen } from '../src/domain/applicatio
 import { decideCapture, decideConversion, decideUpdate, type LeadPatch } from '../src/domain/leads/decide.js';
 import { evolve } from '../src/domain/leads/evolve.js';
 import { leadStream, type Lead } from '../src/domain/leads/lead.js';
-import type { LeadSubmission } from '../src/domain/leads/submission.js';
 import { decideCreate, taskStream } from '../src/domain/tasks/index.js';
 import type { EventStore, StoreTransaction } from '../src/events/event-store.js';
 import type { CommandContext, EventMetadata } from '../src/events/types.js';
 import { leadWriteGate } from '../src/intake/sync-gate.js';
 import { newId } from '../src/shared/ids.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
-import { benchDatabase, benchServices, seededPerson, unlimitedWorkspace, withCpuCost } from './support.js';
+import { benchDatabase, benchServices, seededSubmission, unlimitedWorkspace, withCpuCost } from './support.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const SMALL_EVENTS = Number(process.env.BENCH_SMALL_EVENTS ?? 100_000);
@@ -48,27 +47,6 @@ const EVENTS_PER_LEAD = 3 + 1 / TASK_EVERY + 3 / CONVERT_EVERY;
 const FOLLOW_UP: LeadPatch = { stage_key: 'contacted', temperature: 'warm', note: 'Called back; sends documents soon' };
 const API = { key: 'api', name: 'API' };
 const DAY_MS = 24 * 3600 * 1000;
-
-function seedSubmission(i: number): LeadSubmission {
-  return {
-    ...seededPerson(i),
-    country_interest: (['CA', 'AU', 'GB', 'US'] as const)[i % 4]!,
-    visa_type: 'student',
-    intake: '2027-01',
-    course: i % 3 ? 'MSc Computer Science' : null,
-    date_of_birth: '2001-04-12',
-    highest_qualification: 'bachelors',
-    score_percent: 72.5,
-    english_test: i % 2 ? { type: 'IELTS', overall: 7 } : null,
-    work_experience_years: i % 5,
-    passport_available: true,
-    previous_refusals: 0,
-    utm: { source: 'google', medium: 'cpc', campaign: 'seed' },
-    landing_page_url: 'https://www.example.com/study-abroad',
-    custom_fields: { preferred_callback: 'evening' },
-    message: i % 4 ? null : 'Looking for a September intake',
-  };
-}
 
 function ownerOf(workspace: Workspace) {
   const owner = workspace.settings.users.find((u) => u.role === 'owner')!;
@@ -93,7 +71,7 @@ async function createLeads(
     for (let i = first; i < first + count; i++) {
       const decision = decideCapture({
         leadId: newId(at.getTime()),
-        submission: seedSubmission(i),
+        submission: seededSubmission(i, i % 4 ? null : 'Looking for a September intake'),
         existing: null,
         source: API,
         consentSource: API.key,

@@ -252,6 +252,28 @@ export function seededPerson(i: number) {
   };
 }
 
+/** The i-th seeded lead's whole submission: a student enquiry whose details vary with i; `message` as given. */
+export function seededSubmission(i: number, message: string | null = null): LeadSubmission {
+  return {
+    ...seededPerson(i),
+    country_interest: (['CA', 'AU', 'GB', 'US'] as const)[i % 4]!,
+    visa_type: 'student',
+    intake: '2027-01',
+    course: i % 3 ? 'MSc Computer Science' : null,
+    date_of_birth: '2001-04-12',
+    highest_qualification: 'bachelors',
+    score_percent: 72.5,
+    english_test: i % 2 ? { type: 'IELTS', overall: 7 } : null,
+    work_experience_years: i % 5,
+    passport_available: true,
+    previous_refusals: 0,
+    utm: { source: 'google', medium: 'cpc', campaign: 'seed' },
+    landing_page_url: 'https://www.example.com/study-abroad',
+    custom_fields: { preferred_callback: 'evening' },
+    message,
+  };
+}
+
 /**
  * Seeds `count` live leads through the bulk path (bulk-seed.ts), from the API source and a system actor named
  * `actorName`: the i-th is `submission(i)`, made `startMs` plus i seconds.
