@@ -1,11 +1,11 @@
 import type { SecretBox } from '../shared/secret-box.js';
+import { compactId, openCursor, sealCursor } from '../shared/sealed-cursor.js';
 
 export interface ListPosition {
   updatedAt: Date;
   id: string;
 }
 
-const compactId = (id: string) => id.replaceAll('-', '');
 const expandId = (hex: string) =>
   `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 
@@ -22,8 +22,7 @@ export function encodeCursor(box: SecretBox, tenantId: string, sandbox: boolean,
     position.updatedAt.getTime().toString(36),
     compactId(position.id),
   ].join('.');
-  const sealed = box.listCursors.seal(plain).slice(3);
-  return sealed.replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  return sealCursor(box, plain);
 }
 
 /** The position a cursor names, or undefined when it is not a cursor this service issued for this workspace and mode. */
@@ -33,13 +32,8 @@ export function decodeCursor(
   sandbox: boolean,
   cursor: string,
 ): ListPosition | undefined {
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
-  let plain: string;
-  try {
-    plain = box.listCursors.open(`v2:${cursor.replaceAll('-', '+').replaceAll('_', '/')}`);
-  } catch {
-    return undefined;
-  }
+  const plain = openCursor(box, cursor);
+  if (plain === undefined) return undefined;
   const [tenant, mode, time, id] = plain.split('.');
   if (tenant !== compactId(tenantId) || mode !== (sandbox ? '1' : '0') || !time || !id || !/^[0-9a-f]{32}$/.test(id))
     return undefined;

@@ -1,7 +1,6 @@
 import type { GlobalPosition } from '../events/types.js';
+import { compactId, openCursor, sealCursor } from '../shared/sealed-cursor.js';
 import type { SecretBox } from '../shared/secret-box.js';
-
-const compactId = (id: string) => id.replaceAll('-', '');
 
 /**
  * The Events API's opaque `next_cursor`: the last event's place in the log with the workspace, mode and order it
@@ -21,7 +20,7 @@ export function encodeEventCursor(
     position.txId,
     position.position,
   ].join('.');
-  return box.listCursors.seal(plain).slice(3).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  return sealCursor(box, plain);
 }
 
 /** The position a cursor names, or undefined when it is not one this service issued for this workspace, mode and order. */
@@ -30,13 +29,8 @@ export function decodeEventCursor(
   where: { tenantId: string; sandbox: boolean; order: 'asc' | 'desc' },
   cursor: string,
 ): GlobalPosition | undefined {
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
-  let plain: string;
-  try {
-    plain = box.listCursors.open(`v2:${cursor.replaceAll('-', '+').replaceAll('_', '/')}`);
-  } catch {
-    return undefined;
-  }
+  const plain = openCursor(box, cursor);
+  if (plain === undefined) return undefined;
   const [kind, tenant, mode, order, txId, position] = plain.split('.');
   if (kind !== 'e' || tenant !== compactId(where.tenantId) || mode !== (where.sandbox ? '1' : '0')) return undefined;
   if (order !== where.order || !txId || !/^\d{1,20}$/.test(txId) || !position || !/^\d{1,19}$/.test(position))
