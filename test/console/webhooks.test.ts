@@ -138,8 +138,8 @@ t.test('the delivery log: states, event prefix and list filters, the receiver an
   t.match(succeeded, /Succeeded after 1 attempt/);
 });
 
-t.test('what each role sees on an endpoint and on the keys page: only what it may do', async (t) => {
-  const h = await consoleHarness(t);
+/** An endpoint on the loopback receiver with one delivery, received and recorded as succeeded. */
+async function endpointWithOneDelivery(h: Awaited<ReturnType<typeof consoleHarness>>) {
   const endpoint = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] });
   await h.startWorkers();
   const event = await h.appendEvent('document.uploaded', resourcePayload());
@@ -148,6 +148,12 @@ t.test('what each role sees on an endpoint and on the keys page: only what it ma
     const r = await h.pool.query("SELECT 1 FROM webhook_deliveries WHERE status = 'succeeded'");
     return r.rows.length === 1;
   }, 'recorded');
+  return endpoint;
+}
+
+t.test('what each role sees on an endpoint and on the keys page: only what it may do', async (t) => {
+  const h = await consoleHarness(t);
+  const endpoint = await endpointWithOneDelivery(h);
   const slug = h.ws.workspace.slug;
   const expected: Record<Role, boolean> = {
     owner: true,
@@ -266,14 +272,7 @@ t.test('endpoints made, changed, disabled and deleted in the console, under the 
 
 t.test('an endpoint deleted through the API keeps its log readable in the console', async (t) => {
   const h = await consoleHarness(t);
-  const endpoint = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] });
-  await h.startWorkers();
-  const event = await h.appendEvent('document.uploaded', resourcePayload());
-  await waitFor(() => h.receiver.forEvent(event.id).length === 1, 'delivered');
-  await waitFor(async () => {
-    const r = await h.pool.query("SELECT 1 FROM webhook_deliveries WHERE status = 'succeeded'");
-    return r.rows.length === 1;
-  }, 'recorded');
+  const endpoint = await endpointWithOneDelivery(h);
   const gone = await h.request(`/v1/webhooks/${endpoint.id}`, { method: 'DELETE', key: h.ws.live });
   t.equal(gone.status, 204);
   const viewer = await h.as('viewer');
