@@ -40,7 +40,9 @@ export class SliceProfiler {
   private readonly modes = new Map<string, ModeTotals>();
   private slice = 0;
 
-  constructor(private readonly folder: string) {
+  private readonly folder: string;
+  constructor(folder: string) {
+    this.folder = folder;
     mkdirSync(folder, { recursive: true });
     this.session.connect();
   }

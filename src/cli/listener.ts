@@ -123,11 +123,14 @@ async function forward(options: ListenOptions, event: Envelope, sequence: number
 
 /** The few calls of the Events API the listener makes. */
 class EventsApi {
-  constructor(
-    private readonly base: string,
-    private readonly key: string,
-    private readonly signal: AbortSignal,
-  ) {}
+  private readonly base: string;
+  private readonly key: string;
+  private readonly signal: AbortSignal;
+  constructor(base: string, key: string, signal: AbortSignal) {
+    this.base = base;
+    this.key = key;
+    this.signal = signal;
+  }
 
   /** The newest event's id now: where following starts when nothing is to be replayed. */
   async newestId(events: string | undefined): Promise<string | undefined> {

@@ -25,12 +25,11 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
 export class CliError extends Error {
   override name = 'CliError';
 
+  readonly exitCode;
   /** 2 for a refused command line; other codes for outcomes scripts tell apart (3: `audit verify` found a break). */
-  constructor(
-    message: string,
-    readonly exitCode = 2,
-  ) {
+  constructor(message: string, exitCode = 2) {
     super(message);
+    this.exitCode = exitCode;
   }
 }
 

@@ -11,8 +11,10 @@ import { QuotaExceededError } from '../workspaces/quota.js';
 /** Nothing with this id exists in the caller's workspace and mode (another tenant's thing is not found either). */
 export class NotFoundError extends Error {
   readonly refusal = 'not_found';
-  constructor(readonly what: string) {
+  readonly what: string;
+  constructor(what: string) {
     super(`No such ${what}`);
+    this.what = what;
     this.name = 'NotFoundError';
   }
 }
@@ -32,8 +34,10 @@ export class CaptchaFailedError extends Error {
  */
 export class CaptchaUnavailableError extends Error {
   readonly refusal = 'captcha_unavailable';
-  constructor(readonly reason: 'no_secret' | 'provider_unreachable') {
+  readonly reason: 'no_secret' | 'provider_unreachable';
+  constructor(reason: 'no_secret' | 'provider_unreachable') {
     super(reason === 'no_secret' ? 'The workspace has no captcha secret' : 'The captcha provider could not be reached');
+    this.reason = reason;
     this.name = 'CaptchaUnavailableError';
   }
 }
@@ -50,8 +54,10 @@ export class IdempotencyKeyReusedError extends Error {
 /** A webhook URL that is not public HTTPS; `reason` says why. */
 export class WebhookUrlRefusedError extends Error {
   readonly refusal = 'webhook_url_refused';
-  constructor(readonly reason: string) {
+  readonly reason: string;
+  constructor(reason: string) {
     super(`The webhook URL is refused: ${reason}`);
+    this.reason = reason;
     this.name = 'WebhookUrlRefusedError';
   }
 }
@@ -59,11 +65,12 @@ export class WebhookUrlRefusedError extends Error {
 /** The workspace has as many webhook endpoints (in the mode) as its plan allows. */
 export class WebhookLimitError extends Error {
   readonly refusal = 'webhook_limit';
-  constructor(
-    readonly limit: number,
-    readonly sandbox: boolean,
-  ) {
+  readonly limit: number;
+  readonly sandbox: boolean;
+  constructor(limit: number, sandbox: boolean) {
     super(`The workspace has reached its limit of ${limit} webhook endpoints`);
+    this.limit = limit;
+    this.sandbox = sandbox;
     this.name = 'WebhookLimitError';
   }
 }

@@ -26,12 +26,12 @@ declare module 'fastify' {
 
 /** A refusal the console shows in words: next to `field` when it names one, else at the top of the page. */
 export class ConsoleRefusal extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly field?: string,
-  ) {
+  readonly status: number;
+  readonly field?: string;
+  constructor(status: number, message: string, field?: string) {
     super(message);
+    this.status = status;
+    this.field = field;
     this.name = 'ConsoleRefusal';
   }
 }

@@ -1,6 +1,9 @@
 /** Markup already escaped (or written here): interpolated as is. */
 export class Html {
-  constructor(readonly text: string) {}
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
   toString(): string {
     return this.text;
   }

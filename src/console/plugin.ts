@@ -136,8 +136,10 @@ async function guard(services: AppServices, request: FastifyRequest, reply: Fast
 
 /** A request whose parts no schema declares, refused by `undeclaredPartErrors`. */
 class InvalidRequest extends Error {
-  constructor(readonly errors: FieldErrors) {
+  readonly errors: FieldErrors;
+  constructor(errors: FieldErrors) {
     super('invalid request');
+    this.errors = errors;
   }
 }
 

@@ -24,8 +24,10 @@ export class ScannerUnavailableError extends Error {
  * try may fail the same way, so the caller counts these per file (src/commands/documents/scan-pending.ts).
  */
 export class ScanFailedError extends ScannerUnavailableError {
-  constructor(readonly reason: string) {
+  readonly reason: string;
+  constructor(reason: string) {
     super(reason);
+    this.reason = reason;
     this.message = `clamd gave no verdict on this file: ${reason}`;
     this.name = 'ScanFailedError';
   }
@@ -65,10 +67,12 @@ export function parseAnswer(answer: string): ScanVerdict {
 }
 
 export class ClamdScanner implements VirusScanner {
-  constructor(
-    private readonly address: ClamdAddress,
-    private readonly timeoutMs = 60_000,
-  ) {}
+  private readonly address: ClamdAddress;
+  private readonly timeoutMs;
+  constructor(address: ClamdAddress, timeoutMs = 60_000) {
+    this.address = address;
+    this.timeoutMs = timeoutMs;
+  }
 
   /**
    * Throws ScannerUnavailableError when clamd gives no verdict, and the file system's own error (ENOENT, ...) when the

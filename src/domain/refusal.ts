@@ -10,13 +10,14 @@ export type RefusalKind = 'invalid' | 'not_found' | 'conflict' | 'too_large' | '
 export class Refusal extends Error {
   readonly refusal = 'rule';
 
-  constructor(
-    readonly kind: RefusalKind,
-    readonly code: string,
-    message: string,
-    readonly fields?: Record<string, string>,
-  ) {
+  readonly kind: RefusalKind;
+  readonly code: string;
+  readonly fields?: Record<string, string>;
+  constructor(kind: RefusalKind, code: string, message: string, fields?: Record<string, string>) {
     super(message);
+    this.kind = kind;
+    this.code = code;
+    this.fields = fields;
     this.name = new.target.name;
   }
 }

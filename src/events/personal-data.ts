@@ -119,11 +119,16 @@ const KEY_BYTES = 32;
 export class PersonalDataKeys {
   private readonly keys = new Map<string, Buffer>();
 
+  private readonly box: PurposeBox;
+  private readonly derived?: DerivedFormats;
   constructor(
-    private readonly box: PurposeBox,
+    box: PurposeBox,
     /** The derivations of the `s1:`/`s2:` formats, for `inOneFormat` only. */
-    private readonly derived?: DerivedFormats,
-  ) {}
+    derived?: DerivedFormats,
+  ) {
+    this.box = box;
+    this.derived = derived;
+  }
 
   /** The keys made and read with a SecretBox's person-key box. */
   static of<T extends PersonalDataKeys>(

@@ -29,11 +29,11 @@ export class PostgresEventStore implements EventStore {
   private readonly personOf: PersonOfStream | undefined;
   private readonly namedStatements: boolean;
 
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly projections: readonly Projection[],
-    options: PostgresEventStoreOptions = {},
-  ) {
+  private readonly pool: pg.Pool;
+  private readonly projections: readonly Projection[];
+  constructor(pool: pg.Pool, projections: readonly Projection[], options: PostgresEventStoreOptions = {}) {
+    this.pool = pool;
+    this.projections = projections;
     this.personal = options.personal;
     this.personOf = options.personOf;
     this.namedStatements = options.namedStatements ?? false;

@@ -86,15 +86,23 @@ export class PostgresStoreTransaction implements StoreTransaction {
   private readonly streamKeys = new Map<string, Buffer | 'erased' | 'none'>();
   private now: Date;
 
+  readonly sql: Writer;
+  private readonly baseContext: CommandContext;
+  private readonly keys?: PersonalDataKeys;
+  private readonly personOf: PersonOfStream;
   constructor(
-    readonly sql: Writer,
-    private readonly baseContext: CommandContext,
+    sql: Writer,
+    baseContext: CommandContext,
     streams: string[],
     /** Seals personal values with per-stream keys (personal-data.ts); absent: events are stored as given. */
-    private readonly keys?: PersonalDataKeys,
+    keys?: PersonalDataKeys,
     /** Whom a new stream's data key is filed under (no person: no key). */
-    private readonly personOf: PersonOfStream = () => null,
+    personOf: PersonOfStream = () => null,
   ) {
+    this.sql = sql;
+    this.baseContext = baseContext;
+    this.keys = keys;
+    this.personOf = personOf;
     for (const stream of streams) this.locked.add(stream);
     this.now = baseContext.now;
   }

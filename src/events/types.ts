@@ -57,25 +57,33 @@ export interface CommandContext {
 }
 
 export class WrongExpectedRevisionError extends Error {
+  readonly streamId: string;
+  readonly expected: ExpectedRevision;
+  readonly actual: number | 'no_stream' | 'unknown';
   constructor(
-    readonly streamId: string,
-    readonly expected: ExpectedRevision,
+    streamId: string,
+    expected: ExpectedRevision,
     /** `unknown` when the conflict surfaced where the transaction could no longer read the stream (an aborted insert). */
-    readonly actual: number | 'no_stream' | 'unknown',
+    actual: number | 'no_stream' | 'unknown',
   ) {
     super(
       actual === 'unknown'
         ? `Stream ${streamId} was written by another transaction; expected ${expected}`
         : `Stream ${streamId} is at revision ${actual}, expected ${expected}`,
     );
+    this.streamId = streamId;
+    this.expected = expected;
+    this.actual = actual;
     this.name = 'WrongExpectedRevisionError';
   }
 }
 
 /** An append of personal values to a stream whose data key was erased (crypto-shredded): nothing can seal them. */
 export class ErasedStreamError extends Error {
-  constructor(readonly streamId: string) {
+  readonly streamId: string;
+  constructor(streamId: string) {
     super(`Stream ${streamId} was erased: it takes no personal data`);
+    this.streamId = streamId;
     this.name = 'ErasedStreamError';
   }
 }

@@ -31,14 +31,22 @@ export interface ErrorExtras {
 
 /** An answer other than 2xx, in the spec's Error shape. Throw it from anywhere in a request. */
 export class ApiError extends Error {
+  readonly statusCode: number;
+  readonly code: string;
+  readonly extras: ErrorExtras;
+  readonly headers: Record<string, string>;
   constructor(
-    readonly statusCode: number,
-    readonly code: string,
+    statusCode: number,
+    code: string,
     message: string,
-    readonly extras: ErrorExtras = {},
-    readonly headers: Record<string, string> = {},
+    extras: ErrorExtras = {},
+    headers: Record<string, string> = {},
   ) {
     super(message);
+    this.statusCode = statusCode;
+    this.code = code;
+    this.extras = extras;
+    this.headers = headers;
     this.name = 'ApiError';
   }
 }

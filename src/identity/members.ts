@@ -69,11 +69,10 @@ export async function credentialedEmails(sql: Queryable, emails: readonly string
 }
 
 export class MemberRefusal extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
+  readonly field: string;
+  constructor(field: string, message: string) {
     super(message);
+    this.field = field;
     this.name = 'MemberRefusal';
   }
 }

@@ -71,13 +71,23 @@ export class KeyLookupCache {
     this.generation++;
   };
 
+  private readonly ttlMs;
+  private readonly maxEntries;
+  private readonly clock: () => number;
+  private readonly originTtlMs;
+  private readonly maxOrigins;
   constructor(
-    private readonly ttlMs = 5_000,
-    private readonly maxEntries = 10_000,
-    private readonly clock: () => number = Date.now,
-    private readonly originTtlMs = 5_000,
-    private readonly maxOrigins = 10_000,
+    ttlMs = 5_000,
+    maxEntries = 10_000,
+    clock: () => number = Date.now,
+    originTtlMs = 5_000,
+    maxOrigins = 10_000,
   ) {
+    this.ttlMs = ttlMs;
+    this.maxEntries = maxEntries;
+    this.clock = clock;
+    this.originTtlMs = originTtlMs;
+    this.maxOrigins = maxOrigins;
     inProcess.add(this);
   }
 

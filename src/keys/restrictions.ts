@@ -9,11 +9,10 @@ import ipaddr from 'ipaddr.js';
 /** A key refused, in words for the member or the operator, with the part of the request it is about. */
 export class KeyRefusal extends Error {
   override name = 'KeyRefusal';
-  constructor(
-    message: string,
-    readonly about: 'name' | 'scopes' | 'ips' | 'origins' = 'name',
-  ) {
+  readonly about: 'name' | 'scopes' | 'ips' | 'origins';
+  constructor(message: string, about: 'name' | 'scopes' | 'ips' | 'origins' = 'name') {
     super(message);
+    this.about = about;
   }
 }
 

@@ -12,7 +12,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private readonly buckets = new Map<string, Tokens>();
   private sweeps = 0;
 
-  constructor(private readonly clock: () => number = Date.now) {}
+  private readonly clock: () => number;
+  constructor(clock: () => number = Date.now) {
+    this.clock = clock;
+  }
 
   async take(requests: BucketRequest[]): Promise<TakeResult> {
     const now = this.clock();

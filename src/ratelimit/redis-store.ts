@@ -40,10 +40,9 @@ return out
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: Redis;
 
-  constructor(
-    url: string,
-    private readonly prefix = 'ratelimit:',
-  ) {
+  private readonly prefix;
+  constructor(url: string, prefix = 'ratelimit:') {
+    this.prefix = prefix;
     this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
     this.redis.defineCommand('takeTokens', { lua: TAKE_SCRIPT });
   }

@@ -33,7 +33,10 @@ const SIMPLE_ESCAPES: Record<string, string> = {
 class JsonReader {
   private at = 0;
 
-  constructor(private readonly text: string) {}
+  private readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
 
   value(): unknown {
     this.skipWhitespace();

@@ -71,10 +71,9 @@ export class PurposeBox {
   private readonly aad: Buffer;
   private readonly rawKey: Buffer | undefined;
 
-  constructor(
-    masterKey: Buffer,
-    readonly purpose: SecretPurpose,
-  ) {
+  readonly purpose: SecretPurpose;
+  constructor(masterKey: Buffer, purpose: SecretPurpose) {
+    this.purpose = purpose;
     this.key = purposeKey(masterKey, purpose);
     this.aad = Buffer.from(PURPOSES[purpose].info, 'utf8');
     this.rawKey = PURPOSES[purpose].readsRawKeyValues ? masterKey : undefined;
@@ -123,10 +122,9 @@ export class PurposeBox {
 export class SeedDerivation {
   private readonly key: KeyObject;
 
-  constructor(
-    masterKey: Buffer,
-    readonly purpose: SecretPurpose,
-  ) {
+  readonly purpose: SecretPurpose;
+  constructor(masterKey: Buffer, purpose: SecretPurpose) {
+    this.purpose = purpose;
     this.key = createSecretKey(purposeKey(masterKey, purpose));
   }
 
@@ -149,8 +147,10 @@ const BLOCKS_PER_KEY = 4;
  * derived format (`s2:`), which start-up rewrites as wrapped keys. Known-answer test: RFC 8452 Appendix C.2.
  */
 export class NonceKeyDerivation {
+  private readonly keyGeneratingKey: Buffer;
   /** `keyGeneratingKey`: RFC 8452's name for the 32-byte key the derivation runs under (here a purpose key). */
-  constructor(private readonly keyGeneratingKey: Buffer) {
+  constructor(keyGeneratingKey: Buffer) {
+    this.keyGeneratingKey = keyGeneratingKey;
     if (keyGeneratingKey.length !== 32) throw new Error('A key-generating key is 32 bytes');
   }
 

@@ -24,13 +24,14 @@ interface Credentials {
 }
 
 export class DataFolderInUseError extends Error {
-  constructor(
-    readonly dataDir: string,
-    readonly pid: number,
-  ) {
+  readonly dataDir: string;
+  readonly pid: number;
+  constructor(dataDir: string, pid: number) {
     super(
       `The data folder ${dataDir} is held by another running instance (pid ${pid}). Stop it, or point DATA_DIR at another folder.`,
     );
+    this.dataDir = dataDir;
+    this.pid = pid;
     this.name = 'DataFolderInUseError';
   }
 }

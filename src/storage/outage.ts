@@ -35,7 +35,10 @@ export class OutageTracker {
   private since: number | undefined;
   private failures = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  private readonly now: () => number;
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
 
   /** Counts a failure; true when it is the first of a new outage (the one to log). */
   failed(): boolean {

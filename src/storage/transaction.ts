@@ -31,10 +31,12 @@ export class Transaction implements Writer {
   private failure: unknown = undefined;
   private readonly sent: Promise<unknown>[] = [];
 
-  constructor(
-    private readonly client: pg.PoolClient,
-    private readonly named = false,
-  ) {}
+  private readonly client: pg.PoolClient;
+  private readonly named;
+  constructor(client: pg.PoolClient, named = false) {
+    this.client = client;
+    this.named = named;
+  }
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     text: string,

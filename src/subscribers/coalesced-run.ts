@@ -6,10 +6,12 @@ export class CoalescedRun {
   private current: Promise<void> | undefined;
   private again = false;
 
-  constructor(
-    private readonly work: () => Promise<void>,
-    private readonly onError: (error: unknown) => void,
-  ) {}
+  private readonly work: () => Promise<void>;
+  private readonly onError: (error: unknown) => void;
+  constructor(work: () => Promise<void>, onError: (error: unknown) => void) {
+    this.work = work;
+    this.onError = onError;
+  }
 
   wake(): void {
     if (this.current) {

@@ -23,12 +23,18 @@ export class DocumentScanRunner extends PollingRunner {
   /** Failed scans per pending document (clamd answered with an error), kept between passes until one is set aside. */
   private readonly scanFailures = new Map<string, number>();
 
+  private readonly services: DocumentScanServices;
+  private readonly log: Pick<Logger, 'error' | 'warn'>;
+  private readonly options: { pollIntervalMs?: number; batchSize?: number };
   constructor(
-    private readonly services: DocumentScanServices,
-    private readonly log: Pick<Logger, 'error' | 'warn'>,
-    private readonly options: { pollIntervalMs?: number; batchSize?: number } = {},
+    services: DocumentScanServices,
+    log: Pick<Logger, 'error' | 'warn'>,
+    options: { pollIntervalMs?: number; batchSize?: number } = {},
   ) {
     super(options.pollIntervalMs ?? 5000, (error) => log.error({ err: error }, 'document scans failed'));
+    this.services = services;
+    this.log = log;
+    this.options = options;
   }
 
   protected async catchUp(): Promise<void> {

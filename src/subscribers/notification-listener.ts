@@ -25,11 +25,14 @@ class NotificationListener {
   private closed = false;
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly log: Logger,
-    private readonly handlers: Record<string, () => void>,
-  ) {}
+  private readonly pool: pg.Pool;
+  private readonly log: Logger;
+  private readonly handlers: Record<string, () => void>;
+  constructor(pool: pg.Pool, log: Logger, handlers: Record<string, () => void>) {
+    this.pool = pool;
+    this.log = log;
+    this.handlers = handlers;
+  }
 
   async connect(): Promise<void> {
     let connection: pg.PoolClient;

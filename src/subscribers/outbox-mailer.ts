@@ -12,11 +12,17 @@ export abstract class OutboxMailer {
   private timer: NodeJS.Timeout | undefined;
   private readonly pass: CoalescedRun;
 
+  protected readonly transport: MailTransport;
+  protected readonly log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  private readonly options: { name: string; pollIntervalMs?: number; batchSize?: number };
   constructor(
-    protected readonly transport: MailTransport,
-    protected readonly log: Pick<Logger, 'info' | 'warn' | 'error'>,
-    private readonly options: { name: string; pollIntervalMs?: number; batchSize?: number },
+    transport: MailTransport,
+    log: Pick<Logger, 'info' | 'warn' | 'error'>,
+    options: { name: string; pollIntervalMs?: number; batchSize?: number },
   ) {
+    this.transport = transport;
+    this.log = log;
+    this.options = options;
     this.pass = new CoalescedRun(
       () => this.sendDue(),
       (error) => log.error({ err: error }, `${options.name} failed`),

@@ -21,13 +21,15 @@ export function sendError(error: unknown): string {
  * sending and recording (then again after the lease: at least once).
  */
 export class OwnerMailer extends OutboxMailer {
+  private readonly services: { pool: pg.Pool; now: () => Date; from: string };
   constructor(
-    private readonly services: { pool: pg.Pool; now: () => Date; from: string },
+    services: { pool: pg.Pool; now: () => Date; from: string },
     transport: MailTransport,
     log: Pick<Logger, 'info' | 'warn' | 'error'>,
     options: { pollIntervalMs?: number; batchSize?: number } = {},
   ) {
     super(transport, log, { name: 'owner mailer', ...options });
+    this.services = services;
   }
 
   protected async sendBatch(batchSize: number): Promise<number> {

@@ -10,10 +10,9 @@ export abstract class PollingRunner {
   private timer: NodeJS.Timeout | undefined;
   private readonly pass: CoalescedRun;
 
-  constructor(
-    private readonly intervalMs: number,
-    onError: (error: unknown) => void,
-  ) {
+  private readonly intervalMs: number;
+  constructor(intervalMs: number, onError: (error: unknown) => void) {
+    this.intervalMs = intervalMs;
     this.pass = new CoalescedRun(() => this.catchUp(), onError);
   }
 

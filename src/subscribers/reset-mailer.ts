@@ -9,13 +9,15 @@ import { OutboxMailer } from './outbox-mailer.js';
  * each request is claimed with a lease. The form that writes a request never waits for this.
  */
 export class ResetMailer extends OutboxMailer {
+  private readonly services: Pick<AppServices, 'pool' | 'config' | 'now'>;
   constructor(
-    private readonly services: Pick<AppServices, 'pool' | 'config' | 'now'>,
+    services: Pick<AppServices, 'pool' | 'config' | 'now'>,
     transport: MailTransport,
     log: Pick<Logger, 'info' | 'warn' | 'error'>,
     options: { pollIntervalMs?: number } = {},
   ) {
     super(transport, log, { name: 'reset mailer', ...options });
+    this.services = services;
   }
 
   protected async sendBatch(batchSize: number): Promise<number> {

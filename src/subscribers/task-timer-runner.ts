@@ -16,12 +16,16 @@ export interface TaskTimerServices {
  * processes may run one: each timer is claimed in the transaction that fires it.
  */
 export class TaskTimerRunner extends PollingRunner {
+  private readonly services: TaskTimerServices;
+  private readonly options: { pollIntervalMs?: number; batchSize?: number };
   constructor(
-    private readonly services: TaskTimerServices,
+    services: TaskTimerServices,
     log: Pick<Logger, 'error'>,
-    private readonly options: { pollIntervalMs?: number; batchSize?: number } = {},
+    options: { pollIntervalMs?: number; batchSize?: number } = {},
   ) {
     super(options.pollIntervalMs ?? 1000, (error) => log.error({ err: error }, 'task timers failed'));
+    this.services = services;
+    this.options = options;
   }
 
   protected async catchUp(): Promise<void> {

@@ -100,12 +100,18 @@ export class DeliveryWorker {
   private readonly finished: WrittenAttempt[] = [];
   private writing = 0;
 
+  private readonly services: AppServices;
+  private readonly client: DeliveryClient;
+  private readonly log: Pick<Logger, 'warn' | 'error' | 'info'>;
   constructor(
-    private readonly services: AppServices,
-    private readonly client: DeliveryClient,
-    private readonly log: Pick<Logger, 'warn' | 'error' | 'info'>,
+    services: AppServices,
+    client: DeliveryClient,
+    log: Pick<Logger, 'warn' | 'error' | 'info'>,
     options: DeliveryWorkerOptions = {},
   ) {
+    this.services = services;
+    this.client = client;
+    this.log = log;
     this.id = options.workerId ?? `worker-${randomUUID()}`;
     this.concurrency = options.concurrency ?? 128;
     this.perEndpoint = options.perEndpointConcurrency ?? DEFAULT_PER_ENDPOINT_IN_FLIGHT;

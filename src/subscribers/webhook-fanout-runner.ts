@@ -9,11 +9,15 @@ export class FanOutRunner {
   private timer: NodeJS.Timeout | undefined;
   private readonly pass: CoalescedRun;
 
+  private readonly services: AppServices;
+  private readonly options: { pollIntervalMs?: number; batchSize?: number; onDeliveries?: () => void };
   constructor(
-    private readonly services: AppServices,
+    services: AppServices,
     log: Pick<Logger, 'error'>,
-    private readonly options: { pollIntervalMs?: number; batchSize?: number; onDeliveries?: () => void } = {},
+    options: { pollIntervalMs?: number; batchSize?: number; onDeliveries?: () => void } = {},
   ) {
+    this.services = services;
+    this.options = options;
     this.pass = new CoalescedRun(
       () => this.catchUp(),
       (error) => log.error({ err: error }, 'webhook fan-out failed'),

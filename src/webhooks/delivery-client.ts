@@ -41,7 +41,9 @@ export class DeliveryClient {
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
 
-  constructor(private readonly options: DeliveryClientOptions) {
+  private readonly options: DeliveryClientOptions;
+  constructor(options: DeliveryClientOptions) {
+    this.options = options;
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_LOGGED_RESPONSE_BYTES;
   }

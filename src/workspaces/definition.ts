@@ -152,8 +152,10 @@ export const WorkspaceDefinition = Type.Object(
 export type WorkspaceDefinition = Static<typeof WorkspaceDefinition>;
 
 export class DefinitionError extends Error {
-  constructor(readonly problems: string[]) {
+  readonly problems: string[];
+  constructor(problems: string[]) {
     super(`The workspace definition has ${problems.length} problem(s):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
     this.name = 'DefinitionError';
   }
 }

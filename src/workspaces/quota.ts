@@ -69,8 +69,10 @@ export async function recountLeadQuota(sql: Queryable, tenantId: string, limit: 
 /** The workspace has used its monthly live-lead quota (sandbox leads are not counted). */
 export class QuotaExceededError extends Error {
   readonly refusal = 'quota_exceeded';
-  constructor(readonly limit: number) {
+  readonly limit: number;
+  constructor(limit: number) {
     super(`The workspace has used its monthly quota of ${limit} new leads`);
+    this.limit = limit;
     this.name = 'QuotaExceededError';
   }
 }

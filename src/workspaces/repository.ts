@@ -272,7 +272,10 @@ export async function setWorkspaceStatus(
 export class WorkspaceCache {
   private readonly entries = new Map<string, Workspace>();
 
-  constructor(private readonly sql: Queryable) {}
+  private readonly sql: Queryable;
+  constructor(sql: Queryable) {
+    this.sql = sql;
+  }
 
   async get(id: string, revision: number): Promise<Workspace | undefined> {
     const cached = this.entries.get(id);

@@ -9,7 +9,10 @@ export const PASSWORD = 'correct horse battery staple';
 /** A browser-like client: keeps the session cookie, sends the console's own Origin, follows no redirect. */
 export class ConsoleClient {
   cookie: string | undefined;
-  constructor(readonly app: TestApp) {}
+  readonly app: TestApp;
+  constructor(app: TestApp) {
+    this.app = app;
+  }
 
   async get(path: string): Promise<{ status: number; text: string; headers: Headers }> {
     const response = await fetch(this.app.baseUrl + path, {

@@ -23,7 +23,10 @@ export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /** A clock the test moves by hand. */
 export class TestClock {
-  constructor(public current = new Date('2026-11-01T10:00:00.000Z')) {}
+  public current;
+  constructor(current = new Date('2026-11-01T10:00:00.000Z')) {
+    this.current = current;
+  }
   now = (): Date => new Date(this.current.getTime());
   advance(ms: number): void {
     this.current = new Date(this.current.getTime() + ms);

@@ -31,10 +31,12 @@ export class TestPgBouncer {
   readonly folder = mkdtempSync(path.join(os.tmpdir(), 'vcrm-pgbouncer-'));
   private child: ChildProcess | undefined;
 
-  private constructor(
-    readonly port: number,
-    private readonly user: string,
-  ) {}
+  readonly port: number;
+  private readonly user: string;
+  private constructor(port: number, user: string) {
+    this.port = port;
+    this.user = user;
+  }
 
   /** `poolSize`: server connections per database and user (default_pool_size); few, so sessions are shared. */
   static async start(options: { poolSize?: number; server?: string } = {}): Promise<TestPgBouncer> {

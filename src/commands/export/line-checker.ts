@@ -14,12 +14,14 @@ import { ownBytes } from '../../shared/own-bytes.js';
 /** Why an import refuses a file: the file and line (1-based) and what is wrong there. */
 export class ImportRefusedError extends Error {
   override name = 'ImportRefusedError';
-  constructor(
-    readonly file: string,
-    readonly line: number,
-    readonly reason: string,
-  ) {
+  readonly file: string;
+  readonly line: number;
+  readonly reason: string;
+  constructor(file: string, line: number, reason: string) {
     super(line > 0 ? `${file}, line ${line}: ${reason}` : `${file}: ${reason}`);
+    this.file = file;
+    this.line = line;
+    this.reason = reason;
   }
 }
 

@@ -39,7 +39,10 @@ export interface FuzzTargets {
 
 /** A piece of JSON text put into a body as is: numbers JSON reads as infinite, deep nesting, escapes. */
 class RawJson {
-  constructor(readonly text: string) {}
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
 }
 
 /** JSON text of a value that may hold RawJson fragments anywhere. */
