@@ -22,10 +22,13 @@
  * BENCH_ROUNDS times (default 3), in an order that rotates each round, and the round with the median rate is
  * reported: this machine's throughput drifts by a third or more within minutes, and a checkpoint during the run
  * (with its burst of full-page images) hits one round of one step. Every step prints CPU per request (this process,
- * and the local PostgreSQL processes) and the creation steps WAL bytes per request. Uses DATABASE_URL's server when
- * set (a fresh database is created and dropped), else an embedded PostgreSQL in a temporary folder. BENCH_CLIENTS
- * (default 1,16,64) picks the client counts. The run ends with the service against its twin, per client count: creation
- * rate, Node CPU and WAL per lead, beside the goals (issue 40). Stops by itself.
+ * and the local PostgreSQL processes) and the writing creation steps WAL bytes per request over all their rounds: read
+ * with pg_walinspect (support.ts, walBetween; needs a superuser), this database's records only and without full-page
+ * images, which fall on whichever step first changes a page after a checkpoint; without the extension, the distance
+ * between WAL positions, images included. Uses DATABASE_URL's server when set (a fresh database is created and
+ * dropped), else an embedded PostgreSQL in a temporary folder. BENCH_CLIENTS (default 1,16,64) picks the client counts.
+ * The run ends with the service against its twin, per client count: creation rate, Node CPU and WAL per lead, beside
+ * the goals (issue 40); then WAL per lead over the whole run, service against twin, by relation. Stops by itself.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -40,6 +43,7 @@ import { findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
 import type { LeadCreateBody } from '../src/domain/leads/submission.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 import {
+  addWal,
   benchDatabase,
   benchServices,
   captureAsKey,
@@ -47,8 +51,15 @@ import {
   seededSubmission,
   seedLeads,
   unlimitedWorkspace,
+  walBetween,
+  walBytes,
+  walInspection,
+  walKeep,
+  walPosition,
+  walTotal,
   withCpuCost,
   type CpuCost,
+  type WalTally,
 } from './support.js';
 import { SliceProfiler } from './slice-profiles.js';
 import { copySeededLeads, createTwinTables, startCrudTwin } from './crud-twin.js';
@@ -365,7 +376,102 @@ const fmt = (r: Measured) =>
 
 type CreationStep = 'app' | 'plain' | 'twin' | 'constant' | 'httpInsert' | 'command' | 'pgInsert';
 const CREATION_STEPS: CreationStep[] = ['app', 'plain', 'twin', 'constant', 'httpInsert', 'command', 'pgInsert'];
-type Step = Measured & { walPerRequest: number | null };
+type Step = Measured;
+
+/**
+ * The WAL a creation step wrote over all its rounds at one client count (the rounds of a step see different
+ * checkpoints and GIN pending-list flushes; together they average them): by relation, full-page images set apart
+ * (walBetween), when pg_walinspect can be had; the distance between the WAL positions, images included, always.
+ */
+interface WalReading {
+  requests: number;
+  tally: WalTally | null;
+  rawBytes: number;
+}
+
+/** WAL bytes per request: without full-page images (walBytes) when the reading has them by relation, else raw. */
+function walPerRequest(w: WalReading): { bytes: number; imageBytes: number | null } {
+  const n = Math.max(1, w.requests);
+  if (!w.tally) return { bytes: w.rawBytes / n, imageBytes: null };
+  const total = walTotal(w.tally);
+  return { bytes: total.bytes / n, imageBytes: total.imageBytes / n };
+}
+
+const walText = (w: WalReading | undefined) => {
+  if (!w) return '';
+  const { bytes, imageBytes } = walPerRequest(w);
+  return imageBytes === null
+    ? `   WAL/req ${bytes.toFixed(0)} B (full pages included)`
+    : `   WAL/req ${bytes.toFixed(0)} B (+ ${imageBytes.toFixed(0)} B full pages)`;
+};
+
+/** Where a relation's bytes go in the breakdown: the service's `leads` and the twin's `twin_leads` on one line. */
+function walGroup(r: { table: string; kind: string; relation: string }): string {
+  const table = r.table === 'twin_leads' ? 'leads' : r.table;
+  if (r.kind === 'transaction') return 'commit records';
+  if (r.kind === 'heap') return `${table} (heap)`;
+  if (r.kind === 'TOAST') return `${table} (TOAST)`;
+  if (r.kind === 'sequence') return `${r.relation} (sequence)`;
+  return `${table}: ${r.kind} indexes`;
+}
+
+/**
+ * The headline of issue 40's WAL goal over the whole run (every round at every client count): WAL per lead without
+ * full-page images, the service over its twin, then by relation (grouped: a table's heap, its TOAST, its indexes by
+ * access method), with the unsealed service beside.
+ */
+function printWalHeadline(readings: Record<'app' | 'plain' | 'twin', WalReading>): void {
+  const { app, plain, twin } = readings;
+  if (!app.tally || !plain.tally || !twin.tally) {
+    const raw = (w: WalReading) => w.rawBytes / Math.max(1, w.requests);
+    console.log(
+      `
+WAL per lead, whole run: ${raw(app).toFixed(0)} / ${raw(twin).toFixed(0)} B, full-page images included (pg_walinspect unavailable): not comparable, the order of the steps decides it`,
+    );
+    return;
+  }
+  const perLead = (w: WalReading) => walPerRequest(w);
+  const a = perLead(app);
+  const t = perLead(twin);
+  console.log(
+    `
+WAL per lead, whole run, full-page images excluded: service ${a.bytes.toFixed(0)} B / twin ${t.bytes.toFixed(0)} B = ${(a.bytes / t.bytes).toFixed(2)} ×   (goal ≤ 2 ×;` +
+      ` ${app.requests.toLocaleString('en')} and ${twin.requests.toLocaleString('en')} leads; images left out: ${a.imageBytes!.toFixed(0)} and ${t.imageBytes!.toFixed(0)} B per lead)`,
+  );
+  const groups = new Map<string, { app: number; plain: number; twin: number; relations: Set<string> }>();
+  for (const [mode, w] of [
+    ['app', app],
+    ['plain', plain],
+    ['twin', twin],
+  ] as const) {
+    for (const r of w.tally!.values()) {
+      const name = walGroup(r);
+      const g = groups.get(name) ?? { app: 0, plain: 0, twin: 0, relations: new Set<string>() };
+      g[mode] += walBytes(r) / Math.max(1, w.requests);
+      g.relations.add(r.relation);
+      groups.set(name, g);
+    }
+  }
+  console.log(
+    `  ${'by relation, B per lead'.padEnd(44)} ${'service'.padStart(8)} ${'unsealed'.padStart(8)} ${'twin'.padStart(8)}   relations`,
+  );
+  const rows = [...groups.entries()].sort((x, y) => Math.max(y[1].app, y[1].twin) - Math.max(x[1].app, x[1].twin));
+  for (const [name, g] of rows) {
+    if (Math.max(g.app, g.plain, g.twin) < 0.5) continue;
+    const relations = [...g.relations].sort();
+    console.log(
+      `  ${name.padEnd(44)} ${g.app.toFixed(0).padStart(8)} ${g.plain.toFixed(0).padStart(8)} ${g.twin.toFixed(0).padStart(8)}   ${relations.length > 3 ? `${relations.length} relations` : relations.join(', ')}`,
+    );
+  }
+  const sum = (pick: (g: { app: number; twin: number }) => number) => rows.reduce((s, [, g]) => s + pick(g), 0);
+  console.log(
+    `  ${'total'.padEnd(44)} ${sum((g) => g.app)
+      .toFixed(0)
+      .padStart(8)} ${perLead(plain).bytes.toFixed(0).padStart(8)} ${sum((g) => g.twin)
+      .toFixed(0)
+      .padStart(8)}`,
+  );
+}
 
 /** The round with the median rate (the lower middle one of an even count), shown whole so its figures belong together. */
 function median(rounds: Step[]): Step {
@@ -377,7 +483,10 @@ function median(rounds: Step[]): Step {
  * The service against its CRUD twin at each client count, with the goals of issue 40, and the floors (the bare route
  * and the one-row insert) beside: the rates' ratio, and Node CPU and WAL per lead, which vary far less between runs.
  */
-function printTwinGoals(creation: Record<number, Record<CreationStep, Step>>): void {
+function printTwinGoals(
+  creation: Record<number, Record<CreationStep, Step>>,
+  wal: Record<number, Partial<Record<CreationStep, WalReading>>>,
+): void {
   const times = (service: number, twin: number) => `${(service / twin).toFixed(2)} ×`;
   console.log('\nThe service against its CRUD twin, service / twin (issue 40; medians of the rounds)');
   for (const c of CONCURRENCY) {
@@ -388,10 +497,15 @@ function printTwinGoals(creation: Record<number, Record<CreationStep, Step>>): v
     console.log(
       `              Node CPU per lead ${app.cpu.node.toFixed(3)} / ${twin.cpu.node.toFixed(3)} ms = ${times(app.cpu.node, twin.cpu.node)}   (goal ≤ 1.5 ×)`,
     );
-    if (app.walPerRequest !== null && twin.walPerRequest !== null)
+    const appWal = wal[c]?.app;
+    const twinWal = wal[c]?.twin;
+    if (appWal && twinWal) {
+      const a = walPerRequest(appWal);
+      const t = walPerRequest(twinWal);
       console.log(
-        `              WAL per lead      ${app.walPerRequest.toFixed(0)} / ${twin.walPerRequest.toFixed(0)} B = ${times(app.walPerRequest, twin.walPerRequest)}   (goal ≤ 2 ×)`,
+        `              WAL per lead      ${a.bytes.toFixed(0)} / ${t.bytes.toFixed(0)} B = ${times(a.bytes, t.bytes)}   (goal ≤ 2 ×; ${a.imageBytes === null ? 'full pages included' : 'full pages excluded'}, all rounds)`,
       );
+    }
     if (app.cpu.postgres !== null && twin.cpu.postgres !== null)
       console.log(
         `              PostgreSQL CPU    ${app.cpu.postgres.toFixed(3)} / ${twin.cpu.postgres.toFixed(3)} ms per lead = ${times(app.cpu.postgres, twin.cpu.postgres)}   (no goal)`,
@@ -410,6 +524,12 @@ async function main(): Promise<void> {
   // Reads the WAL position around the creation steps.
   const admin = new pg.Client({ connectionString: dbUrl });
   await admin.connect();
+  // pg_walinspect in the bench's database, to read each step's WAL without full-page images (needs a superuser).
+  const walOid = await walInspection(admin);
+  // A slot of the admin session keeps each step's WAL until it is read, whatever checkpoints run meanwhile.
+  const keepWal = walOid === null ? null : await walKeep(admin);
+  if (walOid === null)
+    console.log('pg_walinspect cannot be had (needs a superuser): WAL per request includes full-page images');
   const closers: (() => Promise<unknown>)[] = [];
   try {
     await pool.query(
@@ -489,14 +609,24 @@ async function main(): Promise<void> {
       `\nPOST /v1/leads (each request a new person; ${SECONDS} s per step, pool ${POOL_SIZE}, 4 HTTP servers in this process, load from a worker thread;` +
         ` ${ROUNDS} rounds in rotating order, the round with the median rate shown)`,
     );
-    // WAL bytes written per request while a step ran (what each lead costs the log, full-page images included).
-    const lsn = async () =>
-      String((await admin.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn);
-    const walPerRequest = async (before: string, result: Measured) =>
-      Number(
-        (await admin.query<{ d: string }>('SELECT pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn) AS d', [before, await lsn()]))
+    // The WAL each writing step wrote, read after it: by relation and without full-page images when pg_walinspect can
+    // be had (the first change to a page after a checkpoint logs the whole page, so images fall on whichever step
+    // runs first after one), else only the distance between the positions.
+    const readWal = async (before: string, result: Measured, into: WalReading) => {
+      const after = await walPosition(admin);
+      into.requests += result.completed;
+      into.rawBytes += Number(
+        (await admin.query<{ d: string }>('SELECT pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn) AS d', [before, after]))
           .rows[0]!.d,
-      ) / Math.max(1, result.completed);
+      );
+      if (walOid !== null && into.tally) addWal(into.tally, await walBetween(admin, walOid, before, after));
+    };
+    const wal: Record<number, Partial<Record<CreationStep, WalReading>>> = {};
+    const runWal: Record<'app' | 'plain' | 'twin', WalReading> = {
+      app: { requests: 0, tally: walOid === null ? null : new Map(), rawBytes: 0 },
+      plain: { requests: 0, tally: walOid === null ? null : new Map(), rawBytes: 0 },
+      twin: { requests: 0, tally: walOid === null ? null : new Map(), rawBytes: 0 },
+    };
     const creating = {
       app: posting(appPort, auth),
       plain: posting(plainPort, auth),
@@ -555,9 +685,17 @@ async function main(): Promise<void> {
         // Rotating the order spreads whatever drifts during a round (the machine, the tables' growth) over every step.
         const first = round % CREATION_STEPS.length;
         for (const step of [...CREATION_STEPS.slice(first), ...CREATION_STEPS.slice(0, first)]) {
-          const before = await lsn();
+          const before = await walPosition(admin);
+          await keepWal?.(before);
           const result = await steps[step].run(c);
-          rounds[step].push({ ...result, walPerRequest: steps[step].wal ? await walPerRequest(before, result) : null });
+          rounds[step].push(result);
+          if (!steps[step].wal) continue;
+          const reading = ((wal[c] ??= {})[step] ??= {
+            requests: 0,
+            tally: walOid === null ? null : new Map(),
+            rawBytes: 0,
+          });
+          await readWal(before, result, reading);
         }
       }
       creation[c] = Object.fromEntries(CREATION_STEPS.map((step) => [step, median(rounds[step])])) as Record<
@@ -588,7 +726,7 @@ async function main(): Promise<void> {
         const r = creation[c]![step];
         const all = rounds[step].map((x) => rate(x).toFixed(0)).join(' / ');
         console.log(
-          `  ${step === 'app' ? String(c).padStart(2) + ' clients' : '          '}  ${steps[step].label} ${fmt(r)}${r.walPerRequest === null ? '' : `   WAL/req ${r.walPerRequest.toFixed(0)} B`}   rounds ${all} req/s`,
+          `  ${step === 'app' ? String(c).padStart(2) + ' clients' : '          '}  ${steps[step].label} ${fmt(r)}${walText(wal[c]?.[step])}   rounds ${all} req/s`,
         );
       }
       const e = encryption[c]!;
@@ -702,7 +840,16 @@ async function main(): Promise<void> {
         `  listing p99 at ${String(c).padStart(2)} clients: ${listing[c]!.app.p99.toFixed(2)} ms (goal < 15 ms)` +
           (listing === asLeft ? '' : `; ${asLeft[c]!.app.p99.toFixed(2)} ms before the vacuum`),
       );
-    printTwinGoals(creation);
+    printTwinGoals(creation, wal);
+    for (const c of CONCURRENCY)
+      for (const mode of ['app', 'plain', 'twin'] as const) {
+        const w = wal[c]?.[mode];
+        if (!w) continue;
+        runWal[mode].requests += w.requests;
+        runWal[mode].rawBytes += w.rawBytes;
+        if (w.tally && runWal[mode].tally) addWal(runWal[mode].tally, w.tally);
+      }
+    printWalHeadline(runWal);
   } finally {
     for (const close of closers.reverse()) await close().catch(() => undefined);
     await rawPool.end();

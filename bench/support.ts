@@ -324,3 +324,207 @@ export async function consoleCookie(origin: string, email: string, password: str
   });
   return signIn.headers.get('set-cookie')!.split(';')[0]!;
 }
+
+/**
+ * The WAL records of one kind (resource manager and record type) that touched one relation, or that ended one of a
+ * database's transactions (relation `commit records`): what a measured stretch of work wrote to the log.
+ */
+export interface WalRecords {
+  /** The relation's name, `<table> TOAST` for a TOAST table's, or `commit records`. */
+  relation: string;
+  /** The table the relation belongs to (itself for a table; the owner for an index or a TOAST table). */
+  table: string;
+  /** `heap`, the index's access method (`btree`, `gin`), `TOAST`, `sequence` or `transaction`. */
+  kind: string;
+  /** Resource manager and record type, e.g. `Heap:INSERT`. */
+  recordType: string;
+  /** Records that carried no full-page image, and their bytes. */
+  records: number;
+  bytes: number;
+  /** Records that carried one or more, their bytes less the images, and the images' bytes. */
+  imaged: number;
+  imagedBytes: number;
+  imageBytes: number;
+}
+
+/** WAL records by relation and kind (walBetween), summed over stretches of work. */
+export type WalTally = Map<string, WalRecords>;
+
+/**
+ * Bytes the records would have taken without full-page images. A record that carries an image of a block omits the
+ * data it would otherwise log for that block (the image holds it), so its length less the image understates it: such
+ * records count at the mean length of the same relation's records of the same kind that carried none (at their
+ * length less the images when every one carried one). Then the figure does not depend on which work ran first after
+ * a checkpoint, which decides where the images fall.
+ */
+export function walBytes(r: WalRecords): number {
+  const imagedAs = r.records > 0 ? r.bytes / r.records : r.imaged > 0 ? r.imagedBytes / r.imaged : 0;
+  return r.bytes + r.imaged * imagedAs;
+}
+
+/** Adds `from`'s records into `into`. */
+export function addWal(into: WalTally, from: WalTally): WalTally {
+  for (const [key, r] of from) {
+    const t = into.get(key);
+    if (!t) into.set(key, { ...r });
+    else
+      Object.assign(t, {
+        records: t.records + r.records,
+        bytes: t.bytes + r.bytes,
+        imaged: t.imaged + r.imaged,
+        imagedBytes: t.imagedBytes + r.imagedBytes,
+        imageBytes: t.imageBytes + r.imageBytes,
+      });
+  }
+  return into;
+}
+
+/** A tally's records, bytes without images (walBytes) and the images' bytes. */
+export function walTotal(tally: WalTally): { records: number; bytes: number; imageBytes: number } {
+  let records = 0;
+  let bytes = 0;
+  let imageBytes = 0;
+  for (const r of tally.values()) {
+    records += r.records + r.imaged;
+    bytes += walBytes(r);
+    imageBytes += r.imageBytes;
+  }
+  return { records, bytes, imageBytes };
+}
+
+type Queryable = Pick<pg.Client, 'query'>;
+
+/**
+ * Readies `db` for walBetween: pg_walinspect installed in it (CREATE EXTENSION needs a superuser). Its oid, or null
+ * when the extension cannot be had.
+ */
+export async function walInspection(db: Queryable): Promise<number | null> {
+  try {
+    await db.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+  } catch {
+    return null;
+  }
+  const { rows } = await db.query<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = current_database()');
+  return rows[0]!.oid;
+}
+
+/** Where the next WAL record will go. */
+export async function walPosition(db: Queryable): Promise<string> {
+  return (await db.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn;
+}
+
+/**
+ * Waits until the WAL is flushed up to `end`: pg_walinspect reads only flushed WAL, and the insert position can be
+ * ahead of it for a moment (records of no commit yet, which the WAL writer flushes within wal_writer_delay).
+ */
+async function walFlushedTo(db: Queryable, end: string): Promise<void> {
+  for (let attempt = 0; attempt < 250; attempt++) {
+    const { rows } = await db.query<{ flushed: boolean }>(
+      'SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS flushed',
+      [end],
+    );
+    if (rows[0]!.flushed) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`The WAL was not flushed up to ${end} within five seconds`);
+}
+
+/**
+ * The WAL records between two positions that belong to database `dbOid` (walInspection), by relation and kind: a
+ * record counts for the relation of its first block, and a record that names no block (a commit) when its
+ * transaction wrote a block of this database in the same stretch. Other databases' work on the same server does not
+ * count, nor the server's own records (checkpoints, running-transaction snapshots). `db` must be connected to that
+ * database, so the relations get their names.
+ */
+export async function walBetween(db: Queryable, dbOid: number, start: string, end: string): Promise<WalTally> {
+  await walFlushedTo(db, end);
+  const { rows } = await db.query<{
+    relation: string;
+    table_name: string;
+    kind: string;
+    record_type: string;
+    imaged: boolean;
+    records: string;
+    bytes: string;
+    fpi: string;
+  }>(
+    `WITH recs AS (
+       SELECT xid::text::bigint AS xid, resource_manager || ':' || split_part(record_type, ' ', 1) AS record_type,
+              record_length, fpi_length, coalesce(block_ref, '') = '' AS blockless,
+              substring(block_ref from 'rel \\d+/' || $3::text || '/(\\d+)')::oid AS filenode
+         FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+     ),
+     ours AS (SELECT DISTINCT xid FROM recs WHERE filenode IS NOT NULL AND xid <> 0),
+     named AS (
+       SELECT r.*, c.relname::text AS relname, c.relkind, am.amname::text AS amname,
+              coalesce(i.indrelid, c.oid) AS table_oid
+         FROM recs r
+         LEFT JOIN pg_class c ON c.relfilenode = r.filenode AND c.relfilenode <> 0
+         LEFT JOIN pg_am am ON am.oid = c.relam AND c.relkind = 'i'
+         LEFT JOIN pg_index i ON i.indexrelid = c.oid
+        WHERE r.filenode IS NOT NULL OR (r.blockless AND r.xid IN (SELECT xid FROM ours))
+     ),
+     labelled AS (
+       SELECT n.*,
+              CASE WHEN t.relname LIKE 'pg\\_toast\\_%' THEN substring(t.relname from 'pg_toast_(\\d+)')::oid::regclass::text
+                   ELSE t.relname::text END AS owner,
+              t.relname LIKE 'pg\\_toast\\_%' AS toast
+         FROM named n LEFT JOIN pg_class t ON t.oid = n.table_oid
+     )
+     SELECT CASE WHEN filenode IS NULL THEN 'commit records'
+                 WHEN relname IS NULL THEN 'relfilenode ' || filenode
+                 WHEN toast THEN owner || ' TOAST' || CASE WHEN relkind = 'i' THEN ' index' ELSE '' END
+                 ELSE relname END AS relation,
+            CASE WHEN filenode IS NULL THEN 'commit records' ELSE coalesce(owner, 'relfilenode ' || filenode) END AS table_name,
+            CASE WHEN filenode IS NULL THEN 'transaction' WHEN toast THEN 'TOAST' WHEN relkind = 'S' THEN 'sequence'
+                 WHEN relkind = 'i' THEN amname ELSE 'heap' END AS kind,
+            record_type, fpi_length > 0 AS imaged, count(*) AS records,
+            sum(record_length - fpi_length) AS bytes, sum(fpi_length) AS fpi
+       FROM labelled
+      GROUP BY 1, 2, 3, 4, 5`,
+    [start, end, String(dbOid)],
+  );
+  const tally: WalTally = new Map();
+  for (const row of rows) {
+    const key = `${row.relation}\t${row.record_type}`;
+    const r = tally.get(key) ?? {
+      relation: row.relation,
+      table: row.table_name,
+      kind: row.kind,
+      recordType: row.record_type,
+      records: 0,
+      bytes: 0,
+      imaged: 0,
+      imagedBytes: 0,
+      imageBytes: 0,
+    };
+    if (row.imaged) {
+      r.imaged += Number(row.records);
+      r.imagedBytes += Number(row.bytes);
+      r.imageBytes += Number(row.fpi);
+    } else {
+      r.records += Number(row.records);
+      r.bytes += Number(row.bytes);
+    }
+    tally.set(key, r);
+  }
+  return tally;
+}
+
+/**
+ * Keeps the WAL that walBetween will read: a temporary physical replication slot of `db`'s session (dropped when the
+ * session ends), moved up to each stretch's start by the function returned. Without it a checkpoint during a stretch
+ * (another run's CHECKPOINT on a shared server) may recycle the stretch's first segments before they are read. Null
+ * when the server refuses a slot (not a superuser, no free slot, wal_level minimal): the reading may then fail.
+ */
+export async function walKeep(db: pg.Client): Promise<((from: string) => Promise<void>) | null> {
+  const slot = `vcrm_bench_${randomBytes(4).toString('hex')}`;
+  try {
+    await db.query('SELECT pg_create_physical_replication_slot($1, true, true)', [slot]);
+  } catch {
+    return null;
+  }
+  return async (from) => {
+    await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [slot, from]);
+  };
+}
