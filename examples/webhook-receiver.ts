@@ -1,6 +1,6 @@
 // An example webhook receiver for visa-crm-api deliveries.
 //
-//   WEBHOOK_SECRET=whsec_... PORT=8443 TLS_KEY=key.pem TLS_CERT=cert.pem npx tsx examples/webhook-receiver.ts
+//   WEBHOOK_SECRET=whsec_... PORT=8443 TLS_KEY=key.pem TLS_CERT=cert.pem node --import ./scripts/typescript-resolve.mjs examples/webhook-receiver.ts
 //
 // During a secret rotation set WEBHOOK_SECRET to "new,old": either secret verifies for the 24 hours both sign.
 // Without TLS_KEY/TLS_CERT it listens on plain HTTP (put it behind your HTTPS terminator; endpoints must be HTTPS).

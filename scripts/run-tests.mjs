@@ -89,7 +89,7 @@ function buildCli() {
   const tsc = path.resolve('node_modules/typescript/bin/tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   if (result.status === 0) return;
-  // tsc still writes its output when it finds type errors: the suites can run (as tsx runs them), the type check
+  // tsc still writes its output when it finds type errors: the suites can run (Node strips the types), the type check
   // (`npm run typecheck`, part of `npm test`) is what reports the errors.
   if (existsSync('dist/src/cli/main.js')) {
     console.error('the build found type errors (above); the suites run on what it wrote');

@@ -6,6 +6,7 @@ import type { AppServices } from './bootstrap.js';
 import type { TypedApp } from './http/typed-app.js';
 import { openDatabase } from './storage/database.js';
 import { startWorkers } from './subscribers/index.js';
+import { compileEverySchema } from './http/schema-compilation.js';
 
 export interface RunningService {
   app: TypedApp;
@@ -38,6 +39,8 @@ export async function startService(
     isReady: () => ready,
     logger: loggerOptions(config.logLevel, pino.destination(2)),
   });
+  // Every route's validators and serializers, compiled before the first request (src/http/schema-compilation.ts).
+  await compileEverySchema(app);
   if (beforeListen) await beforeListen(services, log);
   const workers = config.runWorkers ? await startWorkers(services, log) : { stop: async () => undefined };
   const url = await app.listen({ host: config.host, port: config.port });

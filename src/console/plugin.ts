@@ -234,7 +234,7 @@ export async function registerConsole(
       });
       // A route that does not say who may reach it does not start (src/console/routes.ts).
       if (mustDeclare) requireDeclaredAccess(scope);
-      scope.setValidatorCompiler(consoleValidatorCompiler());
+      scope.setValidatorCompiler(consoleValidatorCompiler(scope.schemaCompilations));
       await scope.register(cookie);
       await scope.register(formbody, { bodyLimit: 64 * 1024 });
       scope.decorateRequest('signedIn', null);

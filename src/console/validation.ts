@@ -10,6 +10,7 @@ import {
   type EdgeProblem,
 } from '../http/edge-values.js';
 import { CONSOLE_FORMATS } from './schemas.js';
+import type { SchemaCompilations } from '../http/schema-compilation.js';
 
 /** A form's or query's refused fields: field name → the words shown by it ('' for the whole part). */
 export type FieldErrors = Record<string, string>;
@@ -26,16 +27,20 @@ function consoleAjv(options: AjvOptions): Ajv {
 }
 
 /**
- * The console scope's validator: the API's rules (bodies exact, query strings and paths coerced from text, the edge
+ * The console scope's validator (each schema compiled on first use, or by `compileAll`): the API's rules (bodies exact, query strings and paths coerced from text, the edge
  * checks on every part) with the console's date formats.
  */
-export function consoleValidatorCompiler() {
+export function consoleValidatorCompiler(compilations: SchemaCompilations) {
   const bodyAjv = consoleAjv({ coerceTypes: false });
   const textAjv = consoleAjv({ coerceTypes: true });
-  return ({ schema, httpPart }: { schema: unknown; httpPart?: string }) =>
-    httpPart === 'body'
-      ? withEdgeChecks(bodyAjv.compile(schema as object), schema, false)
-      : withEdgeChecks(textAjv.compile(schema as object), schema, true);
+  return ({ schema, httpPart }: { schema: unknown; httpPart?: string }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+    return withEdgeChecks(
+      compilations.onFirstUse(() => ajv.compile(schema as object)),
+      schema,
+      httpPart !== 'body',
+    );
+  };
 }
 
 type Problem = ErrorObject | EdgeProblem;

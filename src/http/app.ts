@@ -12,6 +12,7 @@ import { bindRequestLog, loggerOptions, RequestLog } from './logging.js';
 import { registerLoadShedding, registerMetrics } from './observability.js';
 import { registerPublicDocument } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
+import { SchemaCompilations, serializersOnFirstUse } from './schema-compilation.js';
 import type { AppServices } from '../bootstrap.js';
 import type { Config } from '../config.js';
 import type { TypedApp } from './typed-app.js';
@@ -116,6 +117,7 @@ export async function buildApp(services: AppServices, options: BuildOptions = {}
 
 /** fastify with this service's server options: its logging, limits, proxy trust and refusals in the Error shape. */
 function createInstance(services: AppServices, options: BuildOptions): TypedApp {
+  const compilations = new SchemaCompilations();
   const app = Fastify({
     logger: options.logger ?? loggerOptions(services.config.logLevel),
     genReqId: newRequestId,
@@ -134,7 +136,9 @@ function createInstance(services: AppServices, options: BuildOptions): TypedApp 
     },
     // Node would answer a missing Host with an empty 400; the shell's onRequest hook refuses it with the Error body.
     http: { requireHostHeader: false },
+    schemaController: { compilersFactory: { buildSerializer: serializersOnFirstUse(compilations) } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.decorate('schemaCompilations', compilations);
   app.server.on('checkExpectation', answerExpectation);
   return app;
 }
@@ -152,10 +156,19 @@ function setBodyHandling(app: TypedApp, bodyLimit: number): void {
   const textAjv = ajv({ coerceTypes: true });
   // Every part also goes through the edge checks: no NUL or unpaired surrogate in any string or key, no infinite
   // number; uuids in paths and queries are lowercased (src/http/edge-values.ts).
+  const onFirstUse = app.schemaCompilations.onFirstUse.bind(app.schemaCompilations);
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body'
-      ? withEdgeChecks(bodyAjv.compile(schema), schema, false)
-      : withEdgeChecks(textAjv.compile(schema), schema, true),
+      ? withEdgeChecks(
+          onFirstUse(() => bodyAjv.compile(schema)),
+          schema,
+          false,
+        )
+      : withEdgeChecks(
+          onFirstUse(() => textAjv.compile(schema)),
+          schema,
+          true,
+        ),
   );
 }
 

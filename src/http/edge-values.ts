@@ -165,15 +165,16 @@ function canonicalForms(schema: unknown, lowercaseUuids: boolean): [string, Cano
 }
 
 /**
- * A compiled schema validator that also refuses what `valueProblems` finds (listed first, so they name their field
+ * A schema's validator (`compiled` gives it, compiled on its first call) that also refuses what `valueProblems` finds (listed first, so they name their field
  * before any schema error at the same place), and puts valid top-level date-times (and, with `lowercaseUuids`, for
  * path and query, uuids) in their canonical form: upper-case hex names the same uuid, and every layer behind (stream
  * names, logs, answers) sees the one form.
  */
-export function withEdgeChecks(validate: Validator, schema: unknown, lowercaseUuids: boolean) {
+export function withEdgeChecks(compiled: () => Validator, schema: unknown, lowercaseUuids: boolean) {
   const forms = canonicalForms(schema, lowercaseUuids);
   const check = Object.assign(
     (data: unknown): boolean => {
+      const validate = compiled();
       const valid = validate(data);
       const problems = hasValueProblems(data) ? valueProblems(data) : [];
       if (valid && problems.length === 0) {

@@ -24,7 +24,7 @@ export async function newPasswordProblem(
   password: string,
   confirm: string,
 ): Promise<string | undefined> {
-  const weakness = passwordWeakness(password, await passwordContextOf(sql, accountId));
+  const weakness = await passwordWeakness(password, await passwordContextOf(sql, accountId));
   if (weakness) return weakness;
   if (password !== confirm) return 'The two passwords are not the same.';
   return undefined;

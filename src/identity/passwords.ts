@@ -1,7 +1,4 @@
 import { hash, verify } from '@node-rs/argon2';
-import zxcvbnCore from '@zxcvbn-ts/core';
-import * as commonWords from '@zxcvbn-ts/language-common';
-import * as englishWords from '@zxcvbn-ts/language-en';
 import { IDENTITY_POLICY } from './policy.js';
 
 // argon2id (the library's default algorithm) with its default cost: 19 MiB, two passes (OWASP's first choice).
@@ -32,20 +29,28 @@ export interface PasswordContext {
 }
 
 /**
- * zxcvbn-ts with the shipped lists (common passwords from leaks, names, English words, keyboard patterns); built
- * once, on first use, since loading the lists takes most of a second. No network: nothing is looked up elsewhere.
+ * zxcvbn-ts with the shipped lists (common passwords from leaks, names, English words, keyboard patterns); loaded and
+ * built once, on first use, since the lists take most of a second and 62 modules to load, which every process that
+ * never sets a password (the CLI's commands, most test files) would pay. No network: nothing is looked up elsewhere.
  */
-let estimator: InstanceType<typeof zxcvbnCore.ZxcvbnFactory> | undefined;
+let estimator: Promise<{ check(password: string, words: string[]): { score: number } }> | undefined;
 function strengthEstimator() {
-  estimator ??= new zxcvbnCore.ZxcvbnFactory({
-    dictionary: { ...commonWords.dictionary, ...englishWords.dictionary },
-    graphs: commonWords.adjacencyGraphs,
-    translations: englishWords.translations,
-    // Bounded work per check (the library's defaults let a 40-character password cost seconds of CPU): the first 64
-    // characters are scored (longer ones are strong if those are), with at most 8 l33t substitutions tried.
-    maxLength: 64,
-    l33tMaxSubstitutions: 8,
-  });
+  estimator ??= (async () => {
+    const [zxcvbnCore, commonWords, englishWords] = await Promise.all([
+      import('@zxcvbn-ts/core'),
+      import('@zxcvbn-ts/language-common'),
+      import('@zxcvbn-ts/language-en'),
+    ]);
+    return new zxcvbnCore.ZxcvbnFactory({
+      dictionary: { ...commonWords.dictionary, ...englishWords.dictionary },
+      graphs: commonWords.adjacencyGraphs,
+      translations: englishWords.translations,
+      // Bounded work per check (the library's defaults let a 40-character password cost seconds of CPU): the first 64
+      // characters are scored (longer ones are strong if those are), with at most 8 l33t substitutions tried.
+      maxLength: 64,
+      l33tMaxSubstitutions: 8,
+    });
+  })();
   return estimator;
 }
 
@@ -75,12 +80,12 @@ export const PASSWORD_REFUSALS = {
  * workspaces' names, and not guessable from the shipped lists (zxcvbn-ts scores it 3 or more: over 10^8 guesses). No
  * composition rules: any characters, spaces included.
  */
-export function passwordWeakness(password: string, context: PasswordContext): string | undefined {
+export async function passwordWeakness(password: string, context: PasswordContext): Promise<string | undefined> {
   if ([...password].length < IDENTITY_POLICY.minPasswordLength) return PASSWORD_REFUSALS.short;
   if ([...password].length > IDENTITY_POLICY.maxPasswordLength) return PASSWORD_REFUSALS.long;
   const words = personalWords(context);
   const plain = folded(password);
   if (words.some((w) => plain.includes(w) && w.length * 2 >= plain.length)) return PASSWORD_REFUSALS.personal;
-  if (strengthEstimator().check(password, words).score < 3) return PASSWORD_REFUSALS.common;
+  if ((await strengthEstimator()).check(password, words).score < 3) return PASSWORD_REFUSALS.common;
   return undefined;
 }

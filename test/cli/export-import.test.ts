@@ -13,7 +13,7 @@ import { cliJson, tempDir, type ExportSummary as Summary } from '../support/expo
 // Export and import through the real command-line tool: a busy workspace exported, imported into a fresh database,
 // its read models and log compared row by row with the source, verify passing on the target with the same head.
 
-// Each CLI run starts tsx (seconds each on a loaded two-core machine): more than tap's default 180 s per file.
+// Each CLI run starts a Node process (seconds each on a loaded two-core machine): more than tap's default 180 s per file.
 t.setTimeout(420_000);
 
 t.test('a busy workspace exported and imported into a fresh database has identical read models', async (t) => {

@@ -12,7 +12,7 @@ import { tempDir } from '../support/export.js';
 // `visa-crm import` bounds the work of any input: a line past 16 MiB and gzip data expanding past
 // a hundredfold are refused, naming the line, with nothing imported.
 
-// Each CLI run starts tsx (seconds each on a loaded two-core machine).
+// Each CLI run starts a Node process (seconds each on a loaded two-core machine).
 t.setTimeout(300_000);
 
 const WORKSPACE = { id: randomUUID(), slug: 'limits', name: 'Limits', plan: 'growth', status: 'active', settings: {} };

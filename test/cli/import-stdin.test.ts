@@ -8,7 +8,7 @@ import { freshDatabase } from '../support/db.js';
 // Import from standard input through the real command-line tool: `visa-crm export ws | visa-crm import -` with the two
 // processes joined by a real pipe, gzip detected on a pipe as on a file, and a cut stream refused with nothing kept.
 
-// Each CLI run starts tsx (seconds each on a loaded two-core machine): more than tap's default 180 s per file.
+// Each CLI run starts a Node process (seconds each on a loaded two-core machine): more than tap's default 180 s per file.
 t.setTimeout(420_000);
 
 async function eventsIn(pool: import('pg').Pool): Promise<number> {

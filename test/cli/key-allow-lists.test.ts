@@ -6,7 +6,7 @@ import { demoDefinition } from '../support/app.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { freshDatabase } from '../support/db.js';
 
-// Each run starts the real tool through tsx: slow on a loaded machine.
+// Each run starts the real tool in a process of its own: slow on a loaded machine.
 t.setTimeout(300_000);
 
 t.test('the CLI: key create refuses the same entries with the same words', async (t) => {

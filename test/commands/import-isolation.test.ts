@@ -34,7 +34,7 @@ async function exportOf(f: AppFixture, workspace: Workspace): Promise<string[]> 
   return text.trimEnd().split('\n');
 }
 
-// A CLI run starts tsx (seconds on a loaded two-core machine).
+// A CLI run starts a Node process (seconds on a loaded two-core machine).
 t.setTimeout(300_000);
 
 /** A digest of every row of a workspace: each table with a tenant_id, endpoint health, the workspace row. */

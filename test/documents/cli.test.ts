@@ -9,7 +9,7 @@ import { documentFixture } from './support.js';
 
 const AS = ['--as', 'meera@northstar.example'];
 
-// Each CLI run starts a process of its own (through tsx); the refusals beyond these are tested on the admin interface
+// Each CLI run starts a process of its own; the refusals beyond these are tested on the admin interface
 // and in the domain specs, which the CLI calls the same way.
 t.test(
   'the CLI uploads, lists, downloads and rejects documents and prints their history',

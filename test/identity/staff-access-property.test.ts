@@ -56,11 +56,11 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 const WORDS = ['lantern', 'orbit', 'meadow', 'quiet', 'copper', 'violin', 'tundra', 'saffron', 'harbour', 'pebble'];
 let passwords = 0;
 /** A new password the rules accept (checked here, so a refusal is never mistaken for a rule broken). */
-function freshPassword(): string {
+async function freshPassword(): Promise<string> {
   passwords += 1;
   const n = passwords;
   const value = `${WORDS[n % 10]} ${WORDS[(n * 3 + 1) % 10]} ${WORDS[(n * 7 + 2) % 10]} ${n}`;
-  if (passwordWeakness(value, { email: 'x@y.example', workspaces: [] })) throw new Error(`weak: ${value}`);
+  if (await passwordWeakness(value, { email: 'x@y.example', workspaces: [] })) throw new Error(`weak: ${value}`);
   return value;
 }
 
@@ -85,7 +85,7 @@ async function setUp(app: TestApp): Promise<{ models: AccountModel[]; slugs: str
     [carol, [1]],
   ] as const) {
     const account = await ensureAccount(app.pool, { email: address, name: address }, app.services.now());
-    const password = freshPassword();
+    const password = await freshPassword();
     await setPassword(app.pool, account.id, password, app.services.now());
     models.push({
       email: address,
@@ -160,7 +160,7 @@ t.test('resets, password changes, tokens, sign-outs and sign-ins across two work
       }
       case 'change_password': {
         const client = await signedIn(m);
-        const next = freshPassword();
+        const next = await freshPassword();
         const answer = await client.post('/console/account/password', {
           current: m.password,
           password: next,
@@ -194,7 +194,7 @@ t.test('resets, password changes, tokens, sign-outs and sign-ins across two work
         const link = s.which === 'latest' ? m.links.at(-1) : m.links[0];
         if (!link) return;
         const client = new ConsoleClient(app);
-        const next = freshPassword();
+        const next = await freshPassword();
         const answer = await client.post(link.path, { password: next, confirm: next });
         if (answer.status !== (link.live ? 303 : 410)) throw new Error(`reset answered ${answer.status}`);
         if (!link.live) return;

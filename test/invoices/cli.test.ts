@@ -7,10 +7,10 @@ const AS = ['--as', 'meera@northstar.example'];
 /** Refunds are for owners, admins and managers (the permission table, docs/decisions.md). */
 const OWNER = ['--as', 'asha@northstar.example'];
 
-// Each CLI run starts a process of its own (through tsx): the refusals beyond these two are tested on the admin
+// Each CLI run starts a process of its own: the refusals beyond these two are tested on the admin
 // interface and in the domain specs, which the CLI calls the same way.
 t.test('the CLI issues invoices, records payments, refunds them and prints their history', async (t) => {
-  // About ten CLI processes, each started through tsx: minutes on a loaded machine, beyond the 180 s default.
+  // About ten CLI processes, each a Node start: minutes on a loaded machine, beyond the 180 s default.
   t.setTimeout(600_000);
   const f = await appFixture(t);
   const cli = (...args: string[]) => runCli(f.app.services.config.databaseUrl!, args, { RUN_WORKERS: 'false' });

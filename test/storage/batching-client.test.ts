@@ -9,6 +9,7 @@ import { createPool } from '../../src/storage/postgres.js';
 import { inTransaction, type Transaction } from '../../src/storage/transaction.js';
 import { freshDatabase } from '../support/db.js';
 import { checkProperty } from '../support/properties.js';
+import { TYPESCRIPT_ARGS } from '../support/typescript.js';
 
 /**
  * A proxy on 127.0.0.1 in front of the database, in a process of its own (test/support/counting-proxy.ts), that
@@ -19,7 +20,7 @@ async function countingProxy(t: Test, databaseUrl: string): Promise<{ url: strin
   const child = fork(
     fileURLToPath(new URL('../support/counting-proxy.ts', import.meta.url)),
     [target.hostname, target.port || '5432'],
-    { execArgv: ['--import', 'tsx'] },
+    { execArgv: TYPESCRIPT_ARGS },
   );
   t.teardown(() => child.kill());
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));

@@ -7,6 +7,7 @@ import { DataFolderInUseError, runningInstance, startEmbeddedPostgres } from '..
 import { migrate } from '../../src/storage/migrate.js';
 import { createPool } from '../../src/storage/postgres.js';
 import { concurrentAppendsWithFollowingReader, optimisticConcurrency } from '../support/event-store-scenarios.js';
+import { TYPESCRIPT_ARGS } from '../support/typescript.js';
 
 // The embedded server is what a newcomer gets without DATABASE_URL: the same event-store guarantees must hold on it.
 t.test(
@@ -63,7 +64,7 @@ t.test('a process killed outright (kill -9): the next start takes over its data 
     const server = await startEmbeddedPostgres(${JSON.stringify(dataDir)});
     console.log(server.url);
     setInterval(() => undefined, 1000);`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+  const child = spawn(process.execPath, [...TYPESCRIPT_ARGS, '--input-type=module', '-e', script], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {

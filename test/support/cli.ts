@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { TEST_ENCRYPTION_KEY } from './app.js';
+import { TYPESCRIPT_ARGS } from './typescript.js';
 
 export interface CliResult {
   code: number;
@@ -21,12 +22,12 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /**
  * The arguments that start the real command-line tool after `node`: the build the test command made before the
- * suites (VISA_CRM_TEST_CLI, set by scripts/run-tests.mjs), else the source through tsx. The build starts in a
- * fraction of the time, since nothing is compiled again for each of the suites' several hundred invocations.
+ * suites (VISA_CRM_TEST_CLI, set by scripts/run-tests.mjs), else the source with its types stripped. The build starts
+ * in less time, since nothing is stripped again for each of the suites' several hundred invocations.
  */
 export function cliArgs(): string[] {
   const built = process.env.VISA_CRM_TEST_CLI;
-  return built ? [path.resolve(ROOT, built)] : ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')];
+  return built ? [path.resolve(ROOT, built)] : [...TYPESCRIPT_ARGS, path.join(ROOT, 'src/cli/main.ts')];
 }
 
 /** Starts the real command-line tool (built, or from source; see cliArgs) against the given database. */

@@ -1,4 +1,4 @@
-// A TCP proxy on 127.0.0.1 in front of `host:port` (argv) that counts the chunks its clients send, forked with tsx.
+// A TCP proxy on 127.0.0.1 in front of `host:port` (argv) that counts the chunks its clients send.
 // It runs in a process of its own so that it reads each write as it arrives, not once its parent's turn of work is
 // over. The parent learns its port from the first message and asks for the count with 'count'.
 import net from 'node:net';

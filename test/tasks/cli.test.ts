@@ -6,7 +6,7 @@ import { taskFixture } from './support.js';
 const AS = ['--as', 'vikram@northstar.example'];
 
 t.test('the CLI creates, changes, completes and reopens tasks, lists them and prints their history', async (t) => {
-  // About ten CLI processes, each started through tsx: minutes on a loaded machine, beyond the 180 s default.
+  // About ten CLI processes, each a Node start: minutes on a loaded machine, beyond the 180 s default.
   t.setTimeout(600_000);
   const f = await taskFixture(t);
   const cli = (...args: string[]) => runCli(f.app.services.config.databaseUrl!, args, { RUN_WORKERS: 'false' });

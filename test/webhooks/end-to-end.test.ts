@@ -7,6 +7,7 @@ import { rebuildReadModels } from '../../src/projections/rebuild.js';
 import { signatureHeader } from '../../src/webhooks/signing.js';
 import { webhookHarness } from './support/harness.js';
 import { waitFor } from './support/receiver.js';
+import { TYPESCRIPT_ARGS } from '../support/typescript.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -84,7 +85,7 @@ t.test('the example receiver verifies real deliveries and refuses forged ones', 
   const port = await freePort();
   const url = `https://localhost:${port}/webhooks`;
   const endpoint = await h.createEndpoint({ url, events: ['document.uploaded'] });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/webhook-receiver.ts'], {
+  const child = spawn(process.execPath, [...TYPESCRIPT_ARGS, 'examples/webhook-receiver.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -13,6 +13,7 @@ import { TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { resourcePayload, webhookHarness, type Harness } from './support/harness.js';
 import { waitFor } from './support/receiver.js';
 import { checkProperty } from '../support/properties.js';
+import { TYPESCRIPT_ARGS } from '../support/typescript.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -92,7 +93,7 @@ t.test(
     for (let i = 0; i < 20; i++)
       events.push(await h.appendEvent('document.uploaded', resourcePayload(`file-${i}.pdf`)));
 
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/webhooks/support/worker-process.ts'], {
+    const child = spawn(process.execPath, [...TYPESCRIPT_ARGS, 'test/webhooks/support/worker-process.ts'], {
       cwd: ROOT,
       env: {
         ...process.env,
