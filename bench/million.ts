@@ -12,7 +12,9 @@
  * chains, sealed personal data with their data keys, inline projections), never through the import path. The
  * seeding's PostgreSQL CPU counts every PostgreSQL process of the machine. Without DATABASE_URL each of the four
  * databases (a source and an import target per size) is on an embedded server of its own.
- * Usage: `npx tsx bench/million.ts`; BENCH_EVENTS, BENCH_SMALL_EVENTS, BENCH_SEED_WORKERS (default 4).
+ * Usage: `npx tsx bench/million.ts`; BENCH_EVENTS, BENCH_SMALL_EVENTS, BENCH_SEED_WORKERS (default 4); BENCH_CLI (the
+ * CLI's main.js, default dist's: another build measured on the same seeding); BENCH_CPU_PROF (a directory: each CLI
+ * run writes a V8 CPU profile there, `--cpu-prof`).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -35,7 +37,10 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const SMALL_EVENTS = Number(process.env.BENCH_SMALL_EVENTS ?? 100_000);
 const SEED_WORKERS = Number(process.env.BENCH_SEED_WORKERS ?? 4);
 const LEADS_PER_BATCH = 200;
-const CLI = path.resolve(import.meta.dirname, '../dist/src/cli/main.js');
+const CLI = path.resolve(process.env.BENCH_CLI ?? path.join(import.meta.dirname, '../dist/src/cli/main.js'));
+const CPU_PROF = process.env.BENCH_CPU_PROF
+  ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF)]
+  : [];
 
 const GOAL = { exportSeconds: 300, importSeconds: 300, verifySeconds: 120, rebuildSeconds: 300, rssRatio: 1.2 };
 
@@ -218,7 +223,7 @@ async function runCli(databaseUrl: string, encryptionKey: string, dir: string, a
   fs.writeFileSync(preload, PEAK_RSS_PRELOAD);
   fs.rmSync(rssFile, { force: true });
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', preload, CLI, '--json', ...args], {
+  const child = spawn(process.execPath, [...CPU_PROF, '--import', preload, CLI, '--json', ...args], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,

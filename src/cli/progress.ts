@@ -34,3 +34,32 @@ export function progressBar(label: string, total: number, stream: NodeJS.WriteSt
     },
   };
 }
+
+/** Progress of a long run as lines (see progressLines). */
+export interface ProgressLines {
+  /** `done` of `total` (if known); shown if it is the first report, the last (`done === total`) or a while after. */
+  report(done: number, total?: number): void;
+}
+
+/**
+ * Progress as whole lines on stderr, on a terminal and a pipe alike (a log or a script keeps them): the first report,
+ * then at most one every `everyMs`, and the one that reaches the total.
+ */
+export function progressLines(
+  label: string,
+  stream: NodeJS.WritableStream = process.stderr,
+  everyMs = 5000,
+  clock: () => number = Date.now,
+): ProgressLines {
+  let shown: number | undefined;
+  return {
+    report(done, total) {
+      const now = clock();
+      const last = total !== undefined && done >= total;
+      if (!last && shown !== undefined && now - shown < everyMs) return;
+      shown = now;
+      const share = total === undefined ? '' : ` of ${total} (${total > 0 ? Math.floor((done / total) * 100) : 100}%)`;
+      stream.write(`${label}: ${done}${share} events\n`);
+    },
+  };
+}

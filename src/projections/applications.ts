@@ -8,7 +8,7 @@ import {
   type ApplicationStatus,
 } from '../domain/applications/index.js';
 import type { RecordedEvent } from '../events/types.js';
-import type { Queryable } from '../storage/postgres.js';
+import type { Queryable, Writer } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
 
 /** The `applications` read model: each case's folded state and its ApplicationStatus, per tenant and mode. */
@@ -16,11 +16,11 @@ export const applicationsProjection: Projection = {
   name: 'applications',
   tables: ['applications'],
   eventTypes: APPLICATION_EVENT_TYPES,
-  async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
+  async apply(sql: Writer, stored: RecordedEvent): Promise<void> {
     const event = toApplicationEvent(stored);
     if (event.type === 'application.opened') {
       const state = evolve(undefined, event);
-      await sql.query(
+      sql.send(
         `INSERT INTO applications (id, tenant_id, sandbox, lead_id, number, case_ref, state, status, revision, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
         [
@@ -47,7 +47,7 @@ export const applicationsProjection: Projection = {
     ).rows[0];
     if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
     const state = evolve(row.state, event);
-    await sql.query(
+    sql.send(
       'UPDATE applications SET state = $2, status = $3, revision = $4, updated_at = $5 WHERE id = $1 AND tenant_id = $6',
       [
         id,

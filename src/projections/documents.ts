@@ -1,7 +1,7 @@
 import { idOfStream, streamOf } from '../domain/streams.js';
 import { DOCUMENT_EVENT_TYPES, evolve, toDocumentEvent, type Document } from '../domain/documents/index.js';
 import type { RecordedEvent } from '../events/types.js';
-import type { Queryable } from '../storage/postgres.js';
+import type { Queryable, Writer } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
 
 /** The `documents` read model: each document as the public Document. */
@@ -9,14 +9,14 @@ export const documentsProjection: Projection = {
   name: 'documents',
   tables: ['documents'],
   eventTypes: DOCUMENT_EVENT_TYPES,
-  async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
+  async apply(sql: Writer, stored: RecordedEvent): Promise<void> {
     // The read model is of document streams: an event of a document kind appended elsewhere (the webhook suites
     // append made-up deliveries of these kinds) is not a document's.
     if (streamOf(stored.streamId)?.kind !== 'document') return;
     const event = toDocumentEvent(stored);
     if (event.type === 'document.received') {
       const document = evolve(undefined, event);
-      await sql.query(
+      sql.send(
         `INSERT INTO documents (id, tenant_id, sandbox, lead_id, application_id, status, body, revision, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
         [
@@ -42,7 +42,7 @@ export const documentsProjection: Projection = {
     ).rows[0];
     if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
     const document = evolve(row.body, event);
-    await sql.query(
+    sql.send(
       'UPDATE documents SET status = $2, body = $3, revision = $4, updated_at = $5 WHERE id = $1 AND tenant_id = $6',
       [id, document.status, JSON.stringify(document), stored.revision, stored.createdAt, stored.tenantId],
     );

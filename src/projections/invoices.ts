@@ -1,7 +1,7 @@
 import { idOfStream } from '../domain/streams.js';
 import { INVOICE_EVENT_TYPES, evolve, toInvoiceEvent, type Invoice } from '../domain/invoices/index.js';
 import type { RecordedEvent } from '../events/types.js';
-import type { Queryable } from '../storage/postgres.js';
+import type { Queryable, Writer } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
 
 /** The `invoices` read model: each invoice as the public Invoice (payments and refunds included). */
@@ -9,11 +9,11 @@ export const invoicesProjection: Projection = {
   name: 'invoices',
   tables: ['invoices'],
   eventTypes: INVOICE_EVENT_TYPES,
-  async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
+  async apply(sql: Writer, stored: RecordedEvent): Promise<void> {
     const event = toInvoiceEvent(stored);
     if (event.type === 'invoice.issued') {
       const invoice = evolve(undefined, event);
-      await sql.query(
+      sql.send(
         `INSERT INTO invoices (id, tenant_id, sandbox, number, lead_id, application_id, body, revision, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
         [
@@ -39,7 +39,7 @@ export const invoicesProjection: Projection = {
     ).rows[0];
     if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
     const invoice = evolve(row.body, event);
-    await sql.query('UPDATE invoices SET body = $2, revision = $3, updated_at = $4 WHERE id = $1 AND tenant_id = $5', [
+    sql.send('UPDATE invoices SET body = $2, revision = $3, updated_at = $4 WHERE id = $1 AND tenant_id = $5', [
       id,
       JSON.stringify(invoice),
       stored.revision,

@@ -3,7 +3,7 @@ import { toLeadEvent } from '../domain/leads/events.js';
 import { leadFromPayload } from '../domain/leads/evolve.js';
 import { LeadEventType, type Lead } from '../domain/leads/lead.js';
 import type { RecordedEvent } from '../events/types.js';
-import type { Queryable, Writer } from '../storage/postgres.js';
+import type { Writer } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
 
 /** The `leads` table: one row per lead, the public shape in `body`, kept at the stream's last revision. */
@@ -55,8 +55,8 @@ function insertLead(sql: Writer, event: RecordedEvent, lead: Lead): void {
   );
 }
 
-async function replaceLead(sql: Queryable, tenantId: string, id: string, revision: number, lead: Lead): Promise<void> {
-  await sql.query(
+function replaceLead(sql: Writer, tenantId: string, id: string, revision: number, lead: Lead): void {
+  sql.send(
     'UPDATE leads SET revision = $2, owner_id = $3, converted = $4, updated_at = $5, body = $6 WHERE id = $1 AND tenant_id = $7',
     [id, revision, lead.owner?.id ?? null, lead.converted, lead.updated_at, JSON.stringify(lead), tenantId],
   );
@@ -67,8 +67,8 @@ async function replaceLead(sql: Queryable, tenantId: string, id: string, revisio
  * it forward only, as evolve() does: an enquiry can land after a PATCH that took a later time. The body is rewritten
  * field by field in its own order and format, changing only those two values.
  */
-async function touchLead(sql: Queryable, tenantId: string, id: string, revision: number, at: string): Promise<void> {
-  await sql.query(
+function touchLead(sql: Writer, tenantId: string, id: string, revision: number, at: string): void {
+  sql.send(
     `UPDATE leads SET revision = $2, updated_at = greatest(updated_at, $3::timestamptz),
               body = (SELECT ('{' || string_agg(to_json(f.k)::text || ':' || CASE
                                 WHEN f.k = 'updated_at' AND $3::timestamptz > leads.updated_at THEN to_json($4::text)::text

@@ -9,17 +9,17 @@ import {
   type TaskState,
 } from '../domain/tasks/index.js';
 import type { RecordedEvent } from '../events/types.js';
-import type { Queryable } from '../storage/postgres.js';
+import type { Queryable, Writer } from '../storage/postgres.js';
 import type { Projection } from './projection.js';
 
 /** Arms, moves or disarms the task's durable timer to match its state. */
-async function syncTimer(sql: Queryable, stored: RecordedEvent, state: TaskState): Promise<void> {
+function syncTimer(sql: Writer, stored: RecordedEvent, state: TaskState): void {
   const due = timerDue(state);
   if (due === null) {
-    await sql.query('DELETE FROM task_timers WHERE task_id = $1 AND tenant_id = $2', [state.id, stored.tenantId]);
+    sql.send('DELETE FROM task_timers WHERE task_id = $1 AND tenant_id = $2', [state.id, stored.tenantId]);
     return;
   }
-  await sql.query(
+  sql.send(
     `INSERT INTO task_timers (task_id, tenant_id, sandbox, due_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (task_id) DO UPDATE SET due_at = EXCLUDED.due_at WHERE task_timers.tenant_id = EXCLUDED.tenant_id`,
     [state.id, stored.tenantId, stored.sandbox, due],
@@ -31,12 +31,12 @@ export const tasksProjection: Projection = {
   name: 'tasks',
   tables: ['tasks', 'task_timers'],
   eventTypes: TASK_EVENT_TYPES,
-  async apply(sql: Queryable, stored: RecordedEvent): Promise<void> {
+  async apply(sql: Writer, stored: RecordedEvent): Promise<void> {
     const event = toTaskEvent(stored);
     let state: TaskState;
     if (event.type === 'task.created') {
       state = evolve(undefined, event);
-      await sql.query(
+      sql.send(
         `INSERT INTO tasks (id, tenant_id, sandbox, lead_id, application_id, state, body, revision, due_at, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
         [
@@ -62,7 +62,7 @@ export const tasksProjection: Projection = {
       ).rows[0];
       if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
       state = evolve(row.state, event);
-      await sql.query(
+      sql.send(
         'UPDATE tasks SET state = $2, body = $3, revision = $4, due_at = $5, updated_at = $6 WHERE id = $1 AND tenant_id = $7',
         [
           id,
@@ -75,7 +75,7 @@ export const tasksProjection: Projection = {
         ],
       );
     }
-    await syncTimer(sql, stored, state);
+    syncTimer(sql, stored, state);
   },
 };
 

@@ -1,7 +1,7 @@
 import { ENDPOINT_EVENTS, toEndpointEvent } from '../domain/webhooks/endpoint.js';
 import type { RecordedEvent } from '../events/types.js';
 import type { EventKind } from '../shared/enums.js';
-import type { Queryable } from '../storage/postgres.js';
+import type { Queryable, Writer } from '../storage/postgres.js';
 import { PurposeBox } from '../shared/secret-box.js';
 import type { Projection } from './projection.js';
 
@@ -103,12 +103,12 @@ export async function countEndpoints(sql: Queryable, tenantId: string, sandbox: 
   return result.rows[0]!.count;
 }
 
-async function apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
+async function apply(sql: Writer, recorded: RecordedEvent): Promise<void> {
   const typed = toEndpointEvent(recorded);
   const id = typed.data.endpoint_id;
   switch (typed.type) {
     case ENDPOINT_EVENTS.created:
-      await sql.query(
+      sql.send(
         // The endpoint receives the events after its own creation in the global order, read from the log row itself
         // (a new stream's event has no position until its INSERT runs, just before this one).
         `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, description, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position)
@@ -127,14 +127,14 @@ async function apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
       );
       return;
     case ENDPOINT_EVENTS.changed:
-      await sql.query(
+      sql.send(
         'UPDATE webhook_endpoints SET url = $2, description = $3, events = $4, updated_at = $5 WHERE id = $1 AND tenant_id = $6',
         [id, typed.data.url, typed.data.description, typed.data.events, recorded.createdAt, recorded.tenantId],
       );
       return;
     case ENDPOINT_EVENTS.deleted:
       // What the endpoint was stays readable beside its delivery log, for the log's 30 days (migration 0131).
-      await sql.query(
+      sql.send(
         `WITH gone AS (DELETE FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2
                        RETURNING id, tenant_id, sandbox, url, description, events, created_at)
          INSERT INTO webhook_endpoints_deleted (id, tenant_id, sandbox, url, description, events, created_at, deleted_at)
@@ -144,19 +144,19 @@ async function apply(sql: Queryable, recorded: RecordedEvent): Promise<void> {
       );
       return;
     case ENDPOINT_EVENTS.paused:
-      await sql.query(
+      sql.send(
         `UPDATE webhook_endpoints SET status = 'paused', paused_reason = $2, paused_at = $3, updated_at = $3 WHERE id = $1 AND tenant_id = $4`,
         [id, typed.data.reason, recorded.createdAt, recorded.tenantId],
       );
       return;
     case ENDPOINT_EVENTS.resumed:
-      await sql.query(
+      sql.send(
         `UPDATE webhook_endpoints SET status = 'active', paused_reason = NULL, paused_at = NULL, updated_at = $2 WHERE id = $1 AND tenant_id = $3`,
         [id, recorded.createdAt, recorded.tenantId],
       );
       return;
     case ENDPOINT_EVENTS.secretRotated:
-      await sql.query(
+      sql.send(
         'UPDATE webhook_endpoints SET sealed_secret = $2, previous_sealed_secret = $3, previous_secret_valid_until = $4, updated_at = $5 WHERE id = $1 AND tenant_id = $6',
         [
           id,

@@ -14,7 +14,7 @@ import { projections } from '../../projections/index.js';
 import type { ExportTrailer } from '../../schemas/export.js';
 import { requireWorkspace, withServices } from '../context.js';
 import { CliError, output } from '../output.js';
-import { progressBar } from '../progress.js';
+import { progressBar, progressLines } from '../progress.js';
 
 interface ExportOptions {
   out?: string;
@@ -127,10 +127,14 @@ export function registerExportVerbs(program: Command, json: () => boolean): void
     .action(async (names: string[]) => {
       const files: ExportFile[] = [];
       for (const name of importSources(names, process.stdin.isTTY === true)) files.push(await openExport(name));
+      const progress = progressLines('import');
       const result = await withServices(async (s) => {
         try {
           return await importExport(s.pool, projections, files, s.personalData, {
             webhookSecrets: s.secretBox.webhookSecrets,
+            onProgress: (events) => progress.report(events),
+            // Prepared statements, unless a pooler stands in front of the pool (its direct connections are apart).
+            namedStatements: s.direct.pool === s.pool,
           });
         } catch (error) {
           if (error instanceof ImportRefusedError) throw new CliError(`Import refused: ${error.message}`);

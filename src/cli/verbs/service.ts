@@ -9,6 +9,7 @@ import { applyDefinition } from '../../workspaces/repository.js';
 import { cliConfig, withServices } from '../context.js';
 import { renewDemoKeys, revokedText, type DemoKeys } from '../demo-keys.js';
 import { output } from '../output.js';
+import { progressLines } from '../progress.js';
 import { readDefinitionFile } from './workspaces.js';
 
 export function registerServiceVerbs(program: Command, json: () => boolean): void {
@@ -67,7 +68,14 @@ export function registerServiceVerbs(program: Command, json: () => boolean): voi
     .command('rebuild')
     .description('drop every read model and rebuild it from the event log')
     .action(async () => {
-      const result = await withServices((s) => rebuildReadModels(s.pool, projections, s.personalData));
+      const progress = progressLines('read-models rebuild');
+      const result = await withServices((s) =>
+        rebuildReadModels(s.pool, projections, s.personalData, {
+          onProgress: ({ events, total }) => progress.report(events, total),
+          // Prepared statements, unless a pooler stands in front of the pool (its direct connections are apart).
+          namedStatements: s.direct.pool === s.pool,
+        }),
+      );
       output(
         json(),
         { rebuilt: projections.map((p) => p.name), events: result.events },

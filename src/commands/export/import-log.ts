@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { applyProjections } from '../../events/apply-projections.js';
+import { projectBatch, type ProjectedBatch } from '../../events/apply-projections.js';
 import { isSealed, openEvent, type PersonalDataKeys } from '../../events/personal-data.js';
 import { anchorText } from '../../events/verify-chain.js';
 import type { Projection } from '../../projections/projection.js';
@@ -8,8 +8,8 @@ import { ENDPOINT_EVENTS } from '../../domain/webhooks/endpoint.js';
 import { PurposeBox } from '../../shared/secret-box.js';
 import type { ExportHeader } from '../../schemas/export.js';
 import { countImportedLeads } from '../../workspaces/quota.js';
-import { withTransaction, type Queryable } from '../../storage/postgres.js';
-import type { Transaction } from '../../storage/transaction.js';
+import type { Queryable } from '../../storage/postgres.js';
+import { inTransaction } from '../../storage/transaction.js';
 import { applyErasures } from './erasure-ledger.js';
 import { ExportLineChecker, ImportRefusedError, type CheckedEvent } from './line-checker.js';
 
@@ -33,6 +33,10 @@ export interface ImportOptions {
    * binding are bound at import. Without it only copies within the file are refused.
    */
   webhookSecrets?: PurposeBox;
+  /** Called after each batch of events is inserted and projected, with the number of events imported so far. */
+  onProgress?: (events: number) => void;
+  /** Prepare each statement once (see TransactionOptions). Only on connections straight to PostgreSQL. */
+  namedStatements?: boolean;
 }
 
 /** Events inserted and projected per statement. */
@@ -53,51 +57,75 @@ export async function importExport(
   keys: PersonalDataKeys | undefined,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
-  return withTransaction(pool, async (sql) => {
-    const checker = new ExportLineChecker();
-    const secrets = new EndpointSecrets(options.webhookSecrets);
-    let workspace: ExportHeader['workspace'] | null = null;
-    let batch: CheckedEvent[] = [];
-    const flush = async () => {
-      if (batch.length === 0) return;
-      await refuseForeignStreams(sql, batch);
-      await insertEvents(sql, batch, checker, keys);
-      // Projections see the events as said: personal values opened with the keys the export carried.
-      for (const event of batch) await projectImported(sql, projections, openImported(event, keys));
-      batch = [];
-    };
-    for (const file of files) {
-      checker.startFile(file.name);
-      for await (const text of file.lines) {
-        const checked = checker.check(text);
-        if (checked.kind === 'header') {
-          // A continuation carries the workspace as it was at its export: the latest one is the workspace now.
-          if (workspace === null) await createWorkspace(sql, checked.header.workspace, file.name);
-          else await updateWorkspace(sql, checked.header.workspace, file.name);
-          workspace = checked.header.workspace;
-        } else if (checked.kind === 'event') {
-          secrets.check(checked.event);
-          batch.push(checked.event);
-          if (batch.length >= IMPORT_BATCH) await flush();
+  return inTransaction(
+    pool,
+    async (sql) => {
+      const checker = new ExportLineChecker();
+      const secrets = new EndpointSecrets(options.webhookSecrets);
+      let workspace: ExportHeader['workspace'] | null = null;
+      let batch: CheckedEvent[] = [];
+      // The batch whose projections' writes may still be unanswered: they are written while the next lines are checked.
+      let projecting: ProjectedBatch<CheckedEvent> | undefined;
+      const settle = async () => {
+        const projected = projecting;
+        projecting = undefined;
+        if (projected) await settleImported(projected);
+      };
+      const flush = async () => {
+        if (batch.length === 0) return;
+        await settle();
+        await refuseForeignStreams(sql, batch);
+        await insertEvents(sql, batch, checker, keys);
+        // Projections see the events as said: personal values opened with the keys the export carried.
+        projecting = await projectBatch(
+          sql,
+          projections,
+          batch.map((event) => openImported(event, keys)),
+        );
+        options.onProgress?.(checker.events);
+        batch = [];
+      };
+      try {
+        for (const file of files) {
+          checker.startFile(file.name);
+          for await (const text of file.lines) {
+            const checked = checker.check(text);
+            if (checked.kind === 'header') {
+              // A continuation carries the workspace as it was at its export: the latest one is the workspace now.
+              if (workspace === null) await createWorkspace(sql, checked.header.workspace, file.name);
+              else await updateWorkspace(sql, checked.header.workspace, file.name);
+              workspace = checked.header.workspace;
+            } else if (checked.kind === 'event') {
+              secrets.check(checked.event);
+              batch.push(checked.event);
+              if (batch.length >= IMPORT_BATCH) await flush();
+            }
+          }
+          checker.endFile();
         }
+        await flush();
+        await settle();
+      } catch (error) {
+        // A refusal of a later line, or a failure it caused, comes after the batch still being written: that one's first.
+        await settle();
+        throw error;
       }
-      checker.endFile();
-    }
-    await flush();
-    if (workspace === null) throw new ImportRefusedError('the import', 0, 'no file was given');
-    checker.finish();
-    await settleAfterImport(sql, workspace.id, checker.events);
-    // An erasure this database or a later file knows of stays: the older lines' keys do not bring the person back.
-    await applyErasures(sql, projections, workspace.id, checker.erasures, keys);
-    if (options.webhookSecrets) await bindEndpointSecrets(sql, options.webhookSecrets, workspace.id);
-    const head = checker.head();
-    return {
-      workspace: { id: workspace.id, slug: workspace.slug },
-      events: checker.events,
-      head,
-      anchor: anchorText(head, checker.lastPosition),
-    };
-  });
+      if (workspace === null) throw new ImportRefusedError('the import', 0, 'no file was given');
+      checker.finish();
+      await settleAfterImport(sql, workspace.id, checker.events);
+      // An erasure this database or a later file knows of stays: the older lines' keys do not bring the person back.
+      await applyErasures(sql, projections, workspace.id, checker.erasures, keys);
+      if (options.webhookSecrets) await bindEndpointSecrets(sql, options.webhookSecrets, workspace.id);
+      const head = checker.head();
+      return {
+        workspace: { id: workspace.id, slug: workspace.slug },
+        events: checker.events,
+        head,
+        anchor: anchorText(head, checker.lastPosition),
+      };
+    },
+    { namedStatements: options.namedStatements },
+  );
 }
 
 /** Creates the workspace (or takes over an existing one of the same id with no events), refusing any other case. */
@@ -281,13 +309,16 @@ async function refuseForeignStreams(sql: Queryable, events: readonly CheckedEven
   throw refusedAt(first, `its stream ${stream} belongs to another workspace in this database`);
 }
 
-/** Projects one imported event; a read-model row of the same id elsewhere (a unique violation) refuses its line. */
-async function projectImported(sql: Transaction, projections: readonly Projection[], event: CheckedEvent) {
+/**
+ * Waits for a projected batch's writes; a read-model row of the same id elsewhere (a unique violation) refuses the
+ * line of the event that would have written it.
+ */
+async function settleImported(projected: ProjectedBatch<CheckedEvent>): Promise<void> {
   try {
-    await applyProjections(sql, projections, [event]);
-    await sql.settled();
+    await projected.settled();
   } catch (error) {
-    if ((error as { code?: string }).code !== '23505') throw error;
+    const event = projected.failedEvent();
+    if ((error as { code?: string }).code !== '23505' || event === undefined) throw error;
     throw refusedAt(event, 'a row it would write already exists in this database (another workspace’s id)');
   }
 }
