@@ -1,7 +1,7 @@
 // The webhook claim statement on its own, with a backlog: EXPLAIN (ANALYZE, BUFFERS) of one claim over ~20,000 pending
 // deliveries across a few tenants, then claim-and-record rounds as a worker would run them (claim 128, record them
 // as delivered) with each claim's time, then EXPLAIN again once the rounds have left dead rows behind.
-// Run: npx tsx bench/claim-explain.ts   (uses DATABASE_URL, else an embedded PostgreSQL). BENCH_CLAIM_PLAN=1 prints the
+// Run: node --import ./scripts/typescript-resolve.mjs bench/claim-explain.ts   (uses DATABASE_URL, else an embedded PostgreSQL). BENCH_CLAIM_PLAN=1 prints the
 // plans. Nothing is claimed by the EXPLAINs: they run in a transaction that is rolled back.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';

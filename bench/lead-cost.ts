@@ -6,7 +6,7 @@
  * between the two stores (drift and JIT warm-up fall on both). A diagnostic for docs/benchmarks.md, not a goal's
  * benchmark.
  *
- *   npx tsx bench/lead-cost.ts            (BENCH_CAPTURES per mode, default 3000; BENCH_CLIENTS, default 1)
+ *   node --import ./scripts/typescript-resolve.mjs bench/lead-cost.ts   (BENCH_CAPTURES per mode, default 3000; BENCH_CLIENTS, default 1)
  *
  * BENCH_SAME=plain or BENCH_SAME=sealed runs both halves with the same store: an A/A check of the method (the two
  * halves should then agree within a few per cent).

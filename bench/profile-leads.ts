@@ -1,5 +1,6 @@
 /**
- * Where a POST /v1/leads spends the main thread's time (npx tsx bench/profile-leads.ts).
+ * Where a POST /v1/leads spends the main thread's time (node --import ./scripts/typescript-resolve.mjs
+ * bench/profile-leads.ts).
  *
  * Builds the service on a fresh database (DATABASE_URL's server, else embedded), loads POST /v1/leads (a new person
  * each time) from PROFILE_CLIENTS (default 16) closed-loop clients in a worker thread over keep-alive HTTP on

@@ -1,5 +1,6 @@
 /**
- * What the request path costs around a route's own work (npx tsx bench/request-shell.ts).
+ * What the request path costs around a route's own work (node --import ./scripts/typescript-resolve.mjs
+ * bench/request-shell.ts).
  *
  * GET /v1/meta/fields answers from the authenticated workspace alone, so once the key is cached a request is the
  * shell of every API request: routing, hooks, authentication and rate limits, validation, the answer's serialisation,

@@ -95,7 +95,6 @@ async function main(): Promise<void> {
   const pki = makeTestPki();
   const receiver: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, BENCH_ROLE: 'receiver', BENCH_KEY: pki.key, BENCH_CERT: pki.cert },
-    execArgv: ['--import', 'tsx'],
   });
   const acked = new Map<string, number>();
   const ports = await new Promise<Record<'healthy' | 'hang' | 'slow', number>>((resolve) => {
