@@ -330,7 +330,10 @@ async function settleImported(projected: ProjectedBatch<CheckedEvent>): Promise<
 class EndpointSecrets {
   private readonly owners = new Map<string, string>();
 
-  constructor(private readonly box: PurposeBox | undefined) {}
+  private readonly box: PurposeBox | undefined;
+  constructor(box: PurposeBox | undefined) {
+    this.box = box;
+  }
 
   check(event: CheckedEvent): void {
     if (event.type !== ENDPOINT_EVENTS.created && event.type !== ENDPOINT_EVENTS.secretRotated) return;
