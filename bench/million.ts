@@ -12,7 +12,7 @@
  * chains, sealed personal data with their data keys, inline projections), never through the import path. The
  * seeding's PostgreSQL CPU counts every PostgreSQL process of the machine. Without DATABASE_URL each of the four
  * databases (a source and an import target per size) is on an embedded server of its own.
- * Usage: `npx tsx bench/million.ts`; BENCH_EVENTS, BENCH_SMALL_EVENTS, BENCH_SEED_WORKERS (default 4); BENCH_CLI (the
+ * Usage: `npm run bench:million`; BENCH_EVENTS, BENCH_SMALL_EVENTS, BENCH_SEED_WORKERS (default 4); BENCH_CLI (the
  * CLI's main.js, default dist's: another build measured on the same seeding); BENCH_CPU_PROF (a directory: each CLI
  * run writes a V8 CPU profile there, `--cpu-prof`).
  */
