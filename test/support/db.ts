@@ -76,10 +76,7 @@ function ensureTemplate(server: string): Promise<void> {
   return made;
 }
 
-/**
- * A fresh, migrated database of its own for one test file (a copy of the template, committing without waiting for the
- * disk), dropped when the test ends.
- */
+/** A fresh, migrated database of its own for one test file (a copy of the template), dropped when the test ends. */
 export async function freshDatabase(
   t: Test,
   server = serverUrl(),
@@ -87,12 +84,7 @@ export async function freshDatabase(
 ): Promise<{ pool: pg.Pool; url: string }> {
   const name = `vcrm_test_${randomBytes(6).toString('hex')}`;
   await ensureTemplate(server);
-  await admin(server, async (c) => {
-    await c.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`);
-    // Commits do not wait for the WAL to reach the disk (2.8 ms each here, thousands per file): what a test reads is
-    // the same, and no test crashes the server under these databases (those that stop a server start their own).
-    await c.query(`ALTER DATABASE ${name} SET synchronous_commit TO off`);
-  });
+  await admin(server, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`));
   const url = withDatabase(server, name);
   const pool = createPool(url, poolSize);
   await migrate(pool);
