@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type RouteOptions } from 'fastify';
 import t from 'tap';
 import { registerConsole } from '../../src/console/plugin.js';
+import { SchemaCompilations } from '../../src/http/schema-compilation.js';
 import { accessOf, REQUIRE_DECLARED_ACCESS, requireDeclaredAccess } from '../../src/console/routes.js';
 import { startApp } from '../support/app.js';
 
@@ -47,6 +48,8 @@ function undeclared(route: RouteOptions): string[] {
 t.test('every console route of the app names its access and the schemas of its path and form', async (t) => {
   const { services } = await startApp(t);
   const app = Fastify().withTypeProvider<TypeBoxTypeProvider>();
+  // What the service's app gives the console besides its routes: the schemas compiled on first use.
+  app.decorate('schemaCompilations', new SchemaCompilations());
   const routes: RouteOptions[] = [];
   app.addHook('onRoute', (route) => {
     if (route.method !== 'HEAD') routes.push(route);
