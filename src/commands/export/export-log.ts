@@ -1,5 +1,7 @@
 import type pg from 'pg';
 import { workspaceHead } from '../../events/chain.js';
+import { canonicalJson } from '../../events/canonical-json.js';
+import { createHash } from 'node:crypto';
 import { anchorText } from '../../events/verify-chain.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -110,7 +112,7 @@ export async function* exportLines(
     if (!behind || Date.now() >= deadline) last = true;
     else await sleep(SETTLE_POLL_MS);
   }
-  const head = workspaceHead(await streamHeadsAt(pool, workspace.id, cursor));
+  const head = await workspaceHeadAt(pool, workspace.id, cursor);
   // Read last: every erasure committed before the export ended, including those of people in earlier exports. Left
   // out when there is none, so such a trailer reads as before the ledger.
   const erasures = await erasuresOf(pool, workspace.id);
@@ -123,4 +125,61 @@ export async function* exportLines(
     ...(erasures.length > 0 ? { erasures } : {}),
   };
   yield `${JSON.stringify(trailer)}\n`;
+}
+
+/** Stream heads read per FETCH while the trailer's workspace head is hashed. */
+const HEAD_PAGE = 1000;
+
+/**
+ * The workspace head at a position: workspaceHead over streamHeadsAt, without every stream's head in memory at once
+ * (at a million events, a third of a million heads as rows, hex and one JSON text were the export's peak). The heads
+ * come through a cursor sorted by the bytes of their names (COLLATE "C"), which is workspaceHead's order (UTF-16 code
+ * units) for every name but one holding a character past U+FFFF beside one in U+E000–U+FFFF; a name out of
+ * workspaceHead's order falls back to sorting them all here. The cursor's one statement sees one snapshot.
+ */
+export async function workspaceHeadAt(pool: pg.Pool, tenantId: string, at: GlobalPosition): Promise<string> {
+  const client = await pool.connect();
+  let failed: Error | undefined;
+  try {
+    await client.query('BEGIN READ ONLY');
+    await client.query(
+      `DECLARE stream_heads NO SCROLL CURSOR FOR
+       SELECT DISTINCT ON (stream_id COLLATE "C") stream_id, revision, hash FROM events
+        WHERE tenant_id = $1 AND (tx_id, position) <= ($2::xid8, $3::bigint)
+        ORDER BY stream_id COLLATE "C", revision DESC`,
+      [tenantId, at.txId, at.position],
+    );
+    const head = await hashHeads(client);
+    await client.query('COMMIT');
+    return head ?? workspaceHead(await streamHeadsAt(pool, tenantId, at));
+  } catch (error) {
+    failed = error instanceof Error ? error : new Error(String(error));
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    // A connection whose statement failed is not handed to the next caller.
+    client.release(failed);
+  }
+}
+
+/** The workspace head over the cursor's rows, hashed page by page; undefined when a name is out of its order. */
+async function hashHeads(client: pg.PoolClient): Promise<string | undefined> {
+  const digest = createHash('sha256');
+  let previous: string | undefined;
+  let separator = '';
+  digest.update('[');
+  for (;;) {
+    const page = await client.query<{ stream_id: string; revision: number; hash: Buffer }>(
+      `FETCH ${HEAD_PAGE} FROM stream_heads`,
+    );
+    let text = '';
+    for (const row of page.rows) {
+      if (previous !== undefined && !(previous < row.stream_id)) return undefined;
+      previous = row.stream_id;
+      text += separator + canonicalJson([row.stream_id, row.revision, row.hash.toString('hex')]);
+      separator = ',';
+    }
+    digest.update(text, 'utf8');
+    if (page.rows.length < HEAD_PAGE) return digest.update(']').digest('hex');
+  }
 }

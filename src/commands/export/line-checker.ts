@@ -2,15 +2,15 @@ import { leadStream } from '../../domain/leads/lead.js';
 import { Compile, type Validator } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import type { TSchema } from 'typebox';
-import { contentDigest, GENESIS, link, workspaceHead, type StreamHead } from '../../events/chain.js';
+import { contentDigest, GENESIS, link } from '../../events/chain.js';
 import type { EventMetadata, GlobalPosition, RecordedEvent } from '../../events/types.js';
 import { anchorText } from '../../events/verify-chain.js';
 import { ExportEvent, ExportHeader, ExportTrailer } from '../../schemas/export.js';
 import type { Erasure } from './erasure-ledger.js';
 import { eventNaming, type Reference } from './event-references.js';
 import { isAfter, parsePositionToken, positionToken, tokenOrStart } from './position-token.js';
+import { StreamHeadTable } from './stream-heads.js';
 import { parseJsonText } from '../../shared/json-text.js';
-import { ownBytes } from '../../shared/own-bytes.js';
 
 /** Why an import refuses a file: the file and line (1-based) and what is wrong there. */
 export class ImportRefusedError extends Error {
@@ -92,7 +92,8 @@ export class ExportLineChecker {
   private file = '';
   private line = 0;
   private fileEvents = 0;
-  private readonly heads = new Map<string, StreamHead>();
+  /** Each stream's head, kept until the import ends: in fixed-width bytes (stream-heads.ts), one entry a stream. */
+  private readonly heads = new StreamHeadTable();
   private last: GlobalPosition | null = null;
   private next: string | null = null;
   private workspaceId: string | null = null;
@@ -117,7 +118,7 @@ export class ExportLineChecker {
 
   /** The workspace head over every event checked so far. */
   head(): string {
-    return workspaceHead(this.heads.values());
+    return this.heads.workspaceHead();
   }
 
   startFile(name: string): void {
@@ -235,8 +236,7 @@ export class ExportLineChecker {
       throw this.refuse(
         `event ${line.id}: its hash does not follow from its content and the stream's previous event (changed?)`,
       );
-    // Kept until the import ends, one per stream: in bytes of its own (src/shared/own-bytes.ts).
-    this.heads.set(line.stream, { streamId: line.stream, revision: line.revision, hash: ownBytes(event.hash) });
+    this.heads.set(line.stream, line.revision, event.hash);
     this.last = position;
     this.fileEvents += 1;
     this.totalEvents += 1;
