@@ -1,6 +1,6 @@
 /**
  * bench:million (issue 40): one workspace of BENCH_EVENTS events (default 1,000,000) through what an operator runs on
- * it, each through the real CLI (dist/src/cli/main.js, built by `npx tsc -p tsconfig.build.json`):
+ * it, each through the real CLI (dist/cli/visa-crm.mjs, what bin/visa-crm.js runs; built by `npm run build`):
  *
  *   export --gzip to a file         wall time < 5 min, peak RSS
  *   import into a fresh database    wall time < 5 min, peak RSS
@@ -22,8 +22,8 @@
  * every PostgreSQL process of the machine. Without DATABASE_URL each of the four databases (a source and an import
  * target per size) is on an embedded server of its own.
  * Usage: `npm run bench:million`; BENCH_EVENTS, BENCH_SMALL_EVENTS, BENCH_SEED_WORKERS (default 4),
- * BENCH_PAGE_SECONDS (default 10); BENCH_CLI (the CLI's main.js, default dist's: another build measured on the same
- * seeding); BENCH_CPU_PROF (a directory: each CLI run writes a V8 CPU profile there, `--cpu-prof`).
+ * BENCH_PAGE_SECONDS (default 10); BENCH_CLI (the CLI's entry, default dist/cli/visa-crm.mjs: another build
+ * measured on the same seeding); BENCH_CPU_PROF (a directory: each CLI run writes a V8 CPU profile there, `--cpu-prof`).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -61,7 +61,7 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const SMALL_EVENTS = Number(process.env.BENCH_SMALL_EVENTS ?? 100_000);
 const SEED_WORKERS = Number(process.env.BENCH_SEED_WORKERS ?? 4);
 const LEADS_PER_BATCH = 200;
-const CLI = path.resolve(process.env.BENCH_CLI ?? path.join(import.meta.dirname, '../dist/src/cli/main.js'));
+const CLI = path.resolve(process.env.BENCH_CLI ?? path.join(import.meta.dirname, '../dist/cli/visa-crm.mjs'));
 const CPU_PROF = process.env.BENCH_CPU_PROF
   ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF)]
   : [];

@@ -18,5 +18,5 @@ if (major < 24 && existsSync(projectNode)) {
     process.kill(process.pid, signal);
   });
 } else {
-  await import('../dist/src/cli/main.js');
+  await import('../dist/cli/visa-crm.mjs');
 }

@@ -4,11 +4,13 @@
 //   node scripts/run-tests.mjs                 every suite
 //   node scripts/run-tests.mjs <file>…         those files (npm run test:only -- <file>)
 //   node scripts/run-tests.mjs --unit          the suites that need no database (npm run test:unit)
-// The CLI is built once first (incremental tsc into dist/); the suites start it from there (test/support/cli.ts).
+// The CLI is built once first (incremental tsc into dist/, then linked into dist/cli/ by scripts/bundle-cli.mjs);
+// the suites start it from there (test/support/cli.ts), as bin/visa-crm.js does.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { bundleCli } from './bundle-cli.mjs';
 
 /** How many of the slowest files are named at the end. */
 const SLOWEST = 10;
@@ -21,7 +23,8 @@ if (unit) {
 }
 
 buildCli();
-process.env.VISA_CRM_TEST_CLI = 'dist/src/cli/main.js';
+await bundleCli();
+process.env.VISA_CRM_TEST_CLI = 'dist/cli/visa-crm.mjs';
 
 let embedded;
 let tmp;

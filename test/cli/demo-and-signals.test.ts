@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import t from 'tap';
-import { cliArgs } from '../support/cli.js';
+import { cliArgs, toolEnv } from '../support/cli.js';
 import { findKeyByValue } from '../../src/keys/repository.js';
 import { TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { freshDatabase } from '../support/db.js';
@@ -19,7 +19,7 @@ function demoUntilCtrlC(databaseUrl: string): Promise<{ code: number | null; std
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...cliArgs(), '--json', 'demo'], {
       env: {
-        ...process.env,
+        ...toolEnv(),
         DATABASE_URL: databaseUrl,
         SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
         LOG_LEVEL: 'info',

@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { cliArgs, runCli } from '../support/cli.js';
+import { cliArgs, runCli, toolEnv } from '../support/cli.js';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -19,7 +19,7 @@ async function freePort(): Promise<number> {
 function serveUntilCtrlC(env: Record<string, string>): Promise<{ code: number | null; stderr: string; lock: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...cliArgs(), 'serve'], {
-      env: { ...process.env, DATABASE_URL: '', PORT: '0', LOG_LEVEL: 'info', ...env },
+      env: { ...toolEnv(), DATABASE_URL: '', PORT: '0', LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
       detached: true,
     });

@@ -4,7 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { cliArgs } from '../support/cli.js';
+import { cliArgs, toolEnv } from '../support/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -30,7 +30,7 @@ t.test(
     fs.chmodSync(dataDir, 0o755);
     t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
     const env: NodeJS.ProcessEnv = {
-      ...process.env,
+      ...toolEnv(),
       DATA_DIR: dataDir,
       PORT: '0',
       LOG_LEVEL: 'info',

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { cliArgs } from '../support/cli.js';
+import { cliArgs, toolEnv } from '../support/cli.js';
 import { TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { leadBody, leadsFixture } from './helpers.js';
 
@@ -20,7 +20,7 @@ t.test('visa-crm sandbox list shows what a test key submitted', async (t) => {
   t.equal(duplicate.status, 200);
 
   const env = {
-    ...process.env,
+    ...toolEnv(),
     DATABASE_URL: f.services.config.databaseUrl,
     SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     LOG_LEVEL: 'silent',

@@ -22,12 +22,26 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /**
  * The arguments that start the real command-line tool after `node`: the build the test command made before the
- * suites (VISA_CRM_TEST_CLI, set by scripts/run-tests.mjs), else the source with its types stripped. The build starts
- * in less time, since nothing is stripped again for each of the suites' several hundred invocations.
+ * suites (VISA_CRM_TEST_CLI, set by scripts/run-tests.mjs: dist/cli/visa-crm.mjs, what bin/visa-crm.js runs), else
+ * the source with its types stripped. The build starts in a third of the CPU (linked, scripts/bundle-cli.mjs), which
+ * the suites' few hundred invocations add up.
  */
 export function cliArgs(): string[] {
   const built = process.env.VISA_CRM_TEST_CLI;
   return built ? [path.resolve(ROOT, built)] : [...TYPESCRIPT_ARGS, path.join(ROOT, 'src/cli/main.ts')];
+}
+
+/**
+ * The environment a started tool inherits from this suite, without the hooks tap puts in NODE_OPTIONS for its own
+ * processes (recording each module a process loads): the tool is the program under test, not a suite, and the
+ * hooks cost each of its starts a tenth of a second.
+ */
+export function toolEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const options = (base.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o && !o.includes('@tapjs/'));
+  const env = { ...base };
+  if (options.length > 0) env.NODE_OPTIONS = options.join(' ');
+  else delete env.NODE_OPTIONS;
+  return env;
 }
 
 /** Starts the real command-line tool (built, or from source; see cliArgs) against the given database. */
@@ -39,7 +53,7 @@ export function spawnCli(
 ): ChildProcess & { stdout: Readable; stderr: Readable } {
   const child = spawn(process.execPath, [...cliArgs(), ...args], {
     env: {
-      ...process.env,
+      ...toolEnv(),
       DATABASE_URL: databaseUrl,
       SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
       LOG_LEVEL: 'silent',
@@ -68,7 +82,7 @@ export async function pipeCli(
   const codeFile = path.join(os.tmpdir(), `vcrm-pipe-${process.pid}-${Date.now()}-${Math.random()}`);
   const child = spawn('sh', ['-c', script], {
     env: {
-      ...process.env,
+      ...toolEnv(),
       FIRST_URL: first.databaseUrl,
       SECOND_URL: second.databaseUrl,
       FIRST_CODE: codeFile,

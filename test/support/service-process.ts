@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { cliArgs } from './cli.js';
+import { cliArgs, toolEnv } from './cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -16,7 +16,7 @@ export interface ServiceProcess {
 export function startServiceProcess(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [...cliArgs(), 'serve'], {
     cwd: ROOT,
-    env,
+    env: toolEnv(env),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
