@@ -1,13 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
@@ -31,6 +25,11 @@ import { csrfField, page } from '../layout.js';
 import { signIn } from './auth.js';
 
 const CHALLENGE_COOKIE = 'vcrm_challenge';
+/**
+ * @simplewebauthn/server and what it brings (about 290 modules: @peculiar's ASN.1 and X.509, tsyringe), loaded by the
+ * first passkey ceremony rather than by every start of the service, its CLI commands and its test files.
+ */
+const webauthn = () => import('@simplewebauthn/server');
 const require = createRequire(import.meta.url);
 /**
  * @simplewebauthn/browser's published browser bundle (the file its README links on unpkg), served from the console's
@@ -241,7 +240,9 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
       const existing = await passkeysOf(services.pool, session.account_id);
       // The first passkey is registered right after the password; another needs a session that used one.
       if (existing.length > 0) await refuseWithoutPasskeySession(services, signedIn, 'add another passkey');
-      const options = await generateRegistrationOptions({
+      const options = await (
+        await webauthn()
+      ).generateRegistrationOptions({
         rpName: 'visa-crm console',
         rpID,
         userName: session.email,
@@ -265,13 +266,17 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
       if (taken.account_id !== session.account_id)
         throw new ConsoleRefusal(400, 'The passkey request expired; try again.');
       const { rpID, origin } = party(request);
-      const verified = await verifyRegistrationResponse({
-        response: request.body.response,
-        expectedChallenge: taken.challenge,
-        expectedOrigin: origin,
-        expectedRPID: rpID,
-        requireUserVerification: false,
-      }).catch(() => ({ verified: false as const }));
+      const verified = await (
+        await webauthn()
+      )
+        .verifyRegistrationResponse({
+          response: request.body.response,
+          expectedChallenge: taken.challenge,
+          expectedOrigin: origin,
+          expectedRPID: rpID,
+          requireUserVerification: false,
+        })
+        .catch(() => ({ verified: false as const }));
       if (!verified.verified) throw new ConsoleRefusal(400, 'The passkey could not be verified.');
       const { credential } = verified.registrationInfo;
       await savePasskey(services.pool, {
@@ -294,7 +299,7 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
     { schema: { body: Type.Object({}, { additionalProperties: false }) }, config: { console: 'open' } },
     async (request, reply) => {
       const { rpID } = party(request);
-      const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
+      const options = await (await webauthn()).generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
       await issueChallenge(services, request, reply, options.challenge, null);
       return options;
     },
@@ -326,7 +331,9 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
       const { rpID } = party(request);
       const mine = await passkeysOf(services.pool, session.account_id);
       if (mine.length === 0) throw new ConsoleRefusal(400, 'You have no passkey; enter your password instead.');
-      const options = await generateAuthenticationOptions({
+      const options = await (
+        await webauthn()
+      ).generateAuthenticationOptions({
         rpID,
         userVerification: 'preferred',
         allowCredentials: mine.map((p) => ({ id: p.credential_id, transports: p.transports })),
@@ -375,19 +382,23 @@ async function usePasskey(
   challenge: string,
 ): Promise<boolean> {
   const { rpID, origin } = party(request);
-  const verified = await verifyAuthenticationResponse({
-    response,
-    expectedChallenge: challenge,
-    expectedOrigin: origin,
-    expectedRPID: rpID,
-    credential: {
-      id: passkey.credential_id,
-      publicKey: new Uint8Array(passkey.public_key),
-      counter: passkey.counter,
-      transports: passkey.transports,
-    },
-    requireUserVerification: false,
-  }).catch(() => ({ verified: false as const }));
+  const verified = await (
+    await webauthn()
+  )
+    .verifyAuthenticationResponse({
+      response,
+      expectedChallenge: challenge,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      credential: {
+        id: passkey.credential_id,
+        publicKey: new Uint8Array(passkey.public_key),
+        counter: passkey.counter,
+        transports: passkey.transports,
+      },
+      requireUserVerification: false,
+    })
+    .catch(() => ({ verified: false as const }));
   if (!verified.verified) return false;
   await recordPasskeyUse(services.pool, passkey.credential_id, verified.authenticationInfo.newCounter, services.now());
   return true;
