@@ -9,6 +9,7 @@ import { PurposeBox } from '../../shared/secret-box.js';
 import type { ExportHeader } from '../../schemas/export.js';
 import { countImportedLeads } from '../../workspaces/quota.js';
 import type { Queryable } from '../../storage/postgres.js';
+import { GrowingTables } from '../../storage/growing-tables.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { applyErasures } from './erasure-ledger.js';
 import { ExportLineChecker, ImportRefusedError, type CheckedEvent } from './line-checker.js';
@@ -61,6 +62,7 @@ export async function importExport(
     pool,
     async (sql) => {
       const checker = new ExportLineChecker();
+      const growing = new GrowingTables(['events', 'personal_data_keys', ...projections.flatMap((p) => p.tables)]);
       const secrets = new EndpointSecrets(options.webhookSecrets);
       let workspace: ExportHeader['workspace'] | null = null;
       let batch: CheckedEvent[] = [];
@@ -74,6 +76,7 @@ export async function importExport(
       const flush = async () => {
         if (batch.length === 0) return;
         await settle();
+        await growing.written(sql, checker.events - batch.length);
         await refuseForeignStreams(sql, batch);
         await insertEvents(sql, batch, checker, keys);
         // Projections see the events as said: personal values opened with the keys the export carried.
