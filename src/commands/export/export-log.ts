@@ -22,6 +22,8 @@ import {
 import type { Workspace } from '../../workspaces/workspace.js';
 import { erasuresOf } from './erasure-ledger.js';
 import { positionToken } from './position-token.js';
+import type { Queryable } from '../../storage/postgres.js';
+import { inTransaction } from '../../storage/transaction.js';
 
 /** Events read per round trip: memory stays one page whatever the log's length. */
 export const EXPORT_PAGE = 500;
@@ -138,38 +140,27 @@ const HEAD_PAGE = 1000;
  * workspaceHead's order falls back to sorting them all here. The cursor's one statement sees one snapshot.
  */
 export async function workspaceHeadAt(pool: pg.Pool, tenantId: string, at: GlobalPosition): Promise<string> {
-  const client = await pool.connect();
-  let failed: Error | undefined;
-  try {
-    await client.query('BEGIN READ ONLY');
-    await client.query(
+  const head = await inTransaction(pool, async (tx) => {
+    await tx.query(
       `DECLARE stream_heads NO SCROLL CURSOR FOR
        SELECT DISTINCT ON (stream_id COLLATE "C") stream_id, revision, hash FROM events
         WHERE tenant_id = $1 AND (tx_id, position) <= ($2::xid8, $3::bigint)
         ORDER BY stream_id COLLATE "C", revision DESC`,
       [tenantId, at.txId, at.position],
     );
-    const head = await hashHeads(client);
-    await client.query('COMMIT');
-    return head ?? workspaceHead(await streamHeadsAt(pool, tenantId, at));
-  } catch (error) {
-    failed = error instanceof Error ? error : new Error(String(error));
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    // A connection whose statement failed is not handed to the next caller.
-    client.release(failed);
-  }
+    return hashHeads(tx);
+  });
+  return head ?? workspaceHead(await streamHeadsAt(pool, tenantId, at));
 }
 
 /** The workspace head over the cursor's rows, hashed page by page; undefined when a name is out of its order. */
-async function hashHeads(client: pg.PoolClient): Promise<string | undefined> {
+async function hashHeads(sql: Queryable): Promise<string | undefined> {
   const digest = createHash('sha256');
   let previous: string | undefined;
   let separator = '';
   digest.update('[');
   for (;;) {
-    const page = await client.query<{ stream_id: string; revision: number; hash: Buffer }>(
+    const page = await sql.query<{ stream_id: string; revision: number; hash: Buffer }>(
       `FETCH ${HEAD_PAGE} FROM stream_heads`,
     );
     let text = '';
