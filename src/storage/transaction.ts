@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { BatchingClient } from './batching-client.js';
 import type { Statement, Writer } from './postgres.js';
 
@@ -167,17 +167,32 @@ async function rollBack(tx: Transaction, error: unknown): Promise<Error | undefi
   }
 }
 
+/** How long the check below waits for the server: one that does not answer in that time is treated as down. */
+const ANSWER_WITHIN_MS = 2_000;
+
 /**
  * Whether the server still takes connections: after a loss at COMMIT, tells a session ended alone (a terminated
  * backend: the outcome is unknown, `CommitOutcomeUnknown`) from an outage (the server stopping, where the loss is
- * answered as the outage it is, 503).
+ * answered as the outage it is, 503). Asked on a new session, not a pooled one: a stopping server refuses new
+ * sessions from the moment it begins to stop, while a pooled session whose process has not reached its stop signal
+ * yet can still answer: the likeliest cause of the one 500 a restart under load answered on 2026-11-28.
  */
 async function serverAnswers(pool: pg.Pool): Promise<boolean> {
+  const { Client: _pooledClass, ...settings } = pool.options;
+  const client = new pg.Client({
+    ...settings,
+    connectionTimeoutMillis: ANSWER_WITHIN_MS,
+    query_timeout: ANSWER_WITHIN_MS,
+  });
+  client.on('error', () => undefined);
   try {
-    await pool.query('SELECT 1');
+    await client.connect();
+    await client.query('SELECT 1');
     return true;
   } catch {
     return false;
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 

@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import type pg from 'pg';
 import t, { type Test } from 'tap';
-import { inTransaction, type Transaction } from '../../src/storage/transaction.js';
+import { CommitOutcomeUnknown, inTransaction, type Transaction } from '../../src/storage/transaction.js';
+import { databaseUnreachable } from '../../src/storage/outage.js';
 import { freshDatabase } from '../support/db.js';
 import { checkProperty } from '../support/properties.js';
 import { recordSql } from '../support/sql-recorder.js';
@@ -216,8 +217,54 @@ t.test('a server process ended by pg_terminate_backend', async (t) => {
     t.ok(killed);
     await t.rejects(slow, 'the caller hears of the loss');
     t.equal(attempts, 1, 'not run again: its COMMIT may have been applied');
+    t.ok(
+      await slow.catch((e: unknown) => e instanceof CommitOutcomeUnknown),
+      'as an outcome unknown: the server answers',
+    );
   });
 });
+
+t.test(
+  'a loss at COMMIT while the server refuses new sessions is an outage, though a pooled session answers',
+  async (t) => {
+    // A stopping server refuses new sessions at once and ends its processes one by one: a pooled session can answer a
+    // moment longer. `ALLOW_CONNECTIONS false` holds the server in that state for as long as the test needs.
+    const { pool } = await freshDatabase(t, undefined, 4);
+    const admin = await freshDatabase(t);
+    const database = (await pool.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!.db;
+    await pool.query('CREATE TABLE notes (id integer PRIMARY KEY, body text NOT NULL)');
+    await pool.query(`CREATE FUNCTION slow_note() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN PERFORM pg_sleep(5); RETURN NEW; END $$`);
+    await pool.query(
+      `CREATE CONSTRAINT TRIGGER slow_note AFTER INSERT ON notes DEFERRABLE INITIALLY DEFERRED
+       FOR EACH ROW EXECUTE FUNCTION slow_note()`,
+    );
+    // Every connection of the pool made and idle, so one stays pooled while the slow transaction holds another.
+    await Promise.all(Array.from({ length: 4 }, () => pool.query('SELECT pg_sleep(0.05)')));
+    const slow = inTransaction(pool, (tx) => tx.query('INSERT INTO notes (id, body) VALUES ($1, $2)', [1, 'slow']));
+    slow.catch(() => undefined);
+    let sleeping: number | undefined;
+    for (let i = 0; i < 200 && sleeping === undefined; i++) {
+      const found = await admin.pool.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'PgSleep'`,
+        [database],
+      );
+      sleeping = found.rows[0]?.pid;
+      if (sleeping === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    t.ok(sleeping, 'COMMIT is under way');
+    await admin.pool.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+    t.teardown(() => admin.pool.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`));
+    await admin.pool.query('SELECT pg_terminate_backend($1)', [sleeping]);
+    const error = await slow.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    t.notOk(error instanceof CommitOutcomeUnknown, 'not an outcome unknown');
+    t.ok(databaseUnreachable(error), 'the loss itself, which the service answers 503 with Retry-After');
+    t.same((await pool.query('SELECT 1 AS one')).rows, [{ one: 1 }], 'while a pooled session still answered');
+  },
+);
 
 t.test('property: any interleaving of writes, reads and one failure commits everything or nothing', async (t) => {
   const pool = await setUp(t);
