@@ -59,6 +59,13 @@ const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/r
   stdio: ['inherit', 'pipe', 'inherit'],
   env: process.env,
 });
+// Interrupted (Ctrl-C, a CI timeout), tap is told and this command waits for it, then cleans up as after a full run:
+// the run's databases dropped, the embedded server stopped and its folder (in memory, often) removed.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'])
+  process.on(signal, () => {
+    console.error(`\n${signal}: stopping tap, then removing this run's databases`);
+    child.kill(signal);
+  });
 // tap's own closing line is `# { total: N, pass: N, fail: N }`; say it again in the plain form CI tools read.
 let summary;
 const durations = [];
@@ -86,9 +93,11 @@ if (summary)
   console.log(
     `\ntests: ${summary.pass} passed, ${summary.fail} failed${summary.skip ? `, ${summary.skip} skipped` : ''}`,
   );
-if (run && !unit) await dropDatabasesOf(run);
+// Each step is tried whatever the one before did: an interrupt from a terminal reaches the embedded server too.
+if (run && !unit)
+  await dropDatabasesOf(run).catch((error) => console.error(`this run's databases were not dropped: ${error.message}`));
 if (embedded) {
-  await embedded.stop();
+  await embedded.stop().catch((error) => console.error(`the embedded PostgreSQL did not stop: ${error.message}`));
   rmSync(tmp, { recursive: true, force: true });
 }
 process.exit(code);
