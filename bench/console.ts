@@ -1,4 +1,4 @@
-// The console's pages on a busy workspace (issue 31): 100,000 leads (live lead.created events, plus 1,000 sandbox
+// The console's pages on a busy workspace: 100,000 leads (live lead.created events, plus 1,000 sandbox
 // ones of a test key) and 100,000 deliveries on one endpoint; each page asked for by one signed-in member, one request
 // at a time, p50 and p99, beside the same page's database reads alone.
 // Run: npm run bench:console   (DATABASE_URL, else an embedded PostgreSQL). BENCH_CONSOLE_SECONDS per page (10).

@@ -28,7 +28,7 @@
  * between WAL positions, images included. Uses DATABASE_URL's server when set (a fresh database is created and
  * dropped), else an embedded PostgreSQL in a temporary folder. BENCH_CLIENTS (default 1,16,64) picks the client counts.
  * The run ends with the service against its twin, per client count: creation rate, Node CPU and WAL per lead, beside
- * the goals (issue 40); then WAL per lead over the whole run, service against twin, by relation. Stops by itself.
+ * the goals (docs/benchmarks.md); then WAL per lead over the whole run, service against twin, by relation. Stops by itself.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -416,7 +416,7 @@ function walGroup(r: { table: string; kind: string; relation: string }): string 
 }
 
 /**
- * The headline of issue 40's WAL goal over the whole run (every round at every client count): WAL per lead without
+ * The headline of the WAL goal over the whole run (every round at every client count): WAL per lead without
  * full-page images, the service over its twin, then by relation (grouped: a table's heap, its TOAST, its indexes by
  * access method), with the unsealed service beside.
  */
@@ -480,7 +480,7 @@ function median(rounds: Step[]): Step {
 }
 
 /**
- * The service against its CRUD twin at each client count, with the goals of issue 40, and the floors (the bare route
+ * The service against its CRUD twin at each client count, with their goals (docs/benchmarks.md), and the floors (the bare route
  * and the one-row insert) beside: the rates' ratio, and Node CPU and WAL per lead, which vary far less between runs.
  */
 function printTwinGoals(
@@ -488,7 +488,7 @@ function printTwinGoals(
   wal: Record<number, Partial<Record<CreationStep, WalReading>>>,
 ): void {
   const times = (service: number, twin: number) => `${(service / twin).toFixed(2)} ×`;
-  console.log('\nThe service against its CRUD twin, service / twin (issue 40; medians of the rounds)');
+  console.log('\nThe service against its CRUD twin, service / twin (medians of the rounds)');
   for (const c of CONCURRENCY) {
     const { app, twin, httpInsert, pgInsert } = creation[c]!;
     console.log(

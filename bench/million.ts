@@ -1,5 +1,5 @@
 /**
- * bench:million (issue 40): one workspace of BENCH_EVENTS events (default 1,000,000) through what an operator runs on
+ * bench:million: one workspace of BENCH_EVENTS events (default 1,000,000) through what an operator runs on
  * it, each through the real CLI (dist/cli/visa-crm.mjs, what bin/visa-crm.js runs; built by `npm run build`):
  *
  *   export --gzip to a file         wall time < 5 min, peak RSS
@@ -474,7 +474,7 @@ async function timePage(label: string, origin: string, run: PageRun): Promise<vo
 }
 
 /**
- * The pages people read at this size (issue 40), from the real app on the source database: the console's lead list,
+ * The pages people read at this size, from the real app on the source database: the console's lead list,
  * a search and a lead's page as a signed-in owner, and GET /v1/leads?limit=100 with a secret key. Each page is checked
  * once for what it should hold, then timed at one client.
  */

@@ -11,7 +11,7 @@ import { freshDatabase } from '../support/db.js';
 import { each } from '../support/export.js';
 import { searchEverywhere } from '../support/search-everywhere.js';
 
-// Issue 29, item 5: a restore does not bring an erased person back. An export written before an erasure carries the
+// A restore does not bring an erased person back. An export written before an erasure carries the
 // person's key seeds; imported where the erasure is known (a later export's trailer, or this database's ledger), the
 // person stays erased: no key of theirs is live and no table holds their name, email or what staff wrote about them.
 

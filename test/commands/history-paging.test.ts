@@ -4,7 +4,7 @@ import { appFixture } from '../applications/support.js';
 import { checkProperty } from '../support/properties.js';
 import { recordSql } from '../support/sql-recorder.js';
 
-// Issue 29, item 7: a record's history is paged in SQL (one page and one row more, from the event after the cursor),
+// A record's history is paged in SQL (one page and one row more, from the event after the cursor),
 // never read whole per page; the pages still give the whole stream once, in order, at every boundary.
 
 const TEMPERATURES = ['hot', 'warm', 'cold'];

@@ -23,7 +23,7 @@ import { checkProperty } from '../support/properties.js';
 /** An event line, its data open to reading. */
 type ExportEvent = Omit<ExportLine, 'data'> & { data: Record<string, unknown> };
 
-// Issue 29, item 3: an import changes nothing outside its own workspace. Workspace B is imported (a clean export)
+// An import changes nothing outside its own workspace. Workspace B is imported (a clean export)
 // into a database; then exports of workspace A with one crafted line each (hashes and trailer recomputed with the
 // project's own chain functions, as a forger would) are imported beside it: each is refused naming the crafted
 // line, and every row of B (a digest of every table) is as before.

@@ -6,7 +6,7 @@ import { fanOutBatch } from '../../src/subscribers/webhook-fanout.js';
 import { checkProperty } from '../support/properties.js';
 import { Gates, raceFixture, type Person, type RaceFixture } from './erasure-race-support.js';
 
-// Issue 29, item 4, sampled: erasures, document uploads, task creations, invoice issues and fan-out batches of one
+// Erasure against writes, sampled: erasures, document uploads, task creations, invoice issues and fan-out batches of one
 // person started together, each possibly held at one of its interleaving points, the holds released in a random
 // order. Whatever the interleaving, every write is either taken before the erasure (and erased with the person) or
 // refused with lead_erased, and afterwards nothing of the person can be read anywhere.

@@ -6,7 +6,7 @@ import { checkProperty } from '../support/properties.js';
 import { recordSql } from '../support/sql-recorder.js';
 import { raceFixture } from './erasure-race-support.js';
 
-// Issue 29, item 7: an erasure pages through the person's streams and their events (bounded batches, never the whole
+// An erasure pages through the person's streams and their events (bounded batches, never the whole
 // person in memory); whatever the page sizes, every stream is erased once and nothing of the person is left.
 
 t.test('property: an erasure with any page sizes erases every stream of the person once', async (t) => {

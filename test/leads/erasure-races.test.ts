@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { liveKeys } from '../../src/commands/leads/erase-copies.js';
 import { Gates, raceFixture, waitForLockWaiters, type Person, type RaceFixture } from './erasure-race-support.js';
 
-// Issue 29, item 4: an erasure and a write creating personal data for the same person serialise on the person's lock
+// An erasure and a write creating personal data for the same person serialise on the person's lock
 // (docs/decisions.md, "Erasure and writes"). Each side is held at each point; afterwards nothing of the person can be
 // read anywhere: tables, the log as the service opens it, stored files and delivery bodies.
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import { ALLOWED_ORIGIN, leadBody, leadsFixture } from './helpers.js';
 
 /**
- * Issue 29, item 7: a public key is published in web pages, so anyone can send Idempotency-Keys with it; those keys
+ * A public key is published in web pages, so anyone can send Idempotency-Keys with it; those keys
  * are kept apart from the keys of the workspace's secret-key integrations (per workspace, mode and key kind).
  */
 t.test('one Idempotency-Key from a public and from a secret key gets two independent answers', async (t) => {

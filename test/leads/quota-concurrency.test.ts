@@ -8,7 +8,7 @@ import { demoDefinition, seedWorkspace, startApp, type SeededWorkspace, type Tes
 import { leadBody } from './helpers.js';
 
 /**
- * Issue 29, item 2: a workspace's monthly quota holds exactly under concurrent captures. Before migration 50 the
+ * A workspace's monthly quota holds exactly under concurrent captures. Before migration 50 the
  * check read the committed sum of 64 counter rows and the count went to one of them: captures arriving together all
  * passed (forty at once passed a quota of 3).
  */

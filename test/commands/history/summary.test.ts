@@ -26,7 +26,7 @@ import { TASK_EVENT_TYPES, type Task, type TaskEvent } from '../../../src/domain
 import { ENDPOINT_EVENTS, type EndpointEvent } from '../../../src/domain/webhooks/endpoint.js';
 import { checkProperty } from '../../support/properties.js';
 
-// Issue 32: every event's summary (the console's timelines, `visa-crm history`, the admin history routes) says what
+// Every event's summary (the console's timelines, `visa-crm history`, the admin history routes) says what
 // happened in words, never as JSON, whatever the event's data holds.
 
 type AnyEvent = LeadEvent | ApplicationEvent | TaskEvent | InvoiceEvent | DocumentEvent | EndpointEvent;
