@@ -80,10 +80,34 @@ export interface StreamHead {
  * at, can later show that nothing at or before that position was changed, removed or added.
  */
 export function workspaceHead(heads: Iterable<StreamHead>): string {
-  const rows = [...heads]
-    .map((h) => [h.streamId, h.revision, h.hash.toString('hex')] as const)
-    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return createHash('sha256')
-    .update(canonicalJson(rows) ?? '[]', 'utf8')
-    .digest('hex');
+  const digest = new WorkspaceHeadDigest();
+  const sorted = [...heads].sort((a, b) => (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+  for (const h of sorted) digest.add(h.streamId, h.revision, h.hash.toString('hex'));
+  return digest.hex();
+}
+
+/** Text handed to the hash at a time while a workspace head is hashed. */
+const DIGEST_CHUNK = 64 * 1024;
+
+/**
+ * workspaceHead's hash taken row by row, for heads too many to hold as rows at once (an export's trailer, an
+ * import's checker): the rows must come in workspaceHead's order, streams sorted as strings. The JSON of an array is
+ * its items' JSON between brackets, joined by commas, so the text hashed is the same.
+ */
+export class WorkspaceHeadDigest {
+  private readonly hash = createHash('sha256').update('[');
+  private text = '';
+  private rows = 0;
+
+  add(streamId: string, revision: number, hashHex: string): void {
+    this.text += (this.rows++ > 0 ? ',' : '') + canonicalJson([streamId, revision, hashHex])!;
+    if (this.text.length >= DIGEST_CHUNK) {
+      this.hash.update(this.text, 'utf8');
+      this.text = '';
+    }
+  }
+
+  hex(): string {
+    return this.hash.update(`${this.text}]`, 'utf8').digest('hex');
+  }
 }

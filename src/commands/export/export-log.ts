@@ -1,7 +1,5 @@
 import type pg from 'pg';
-import { workspaceHead } from '../../events/chain.js';
-import { canonicalJson } from '../../events/canonical-json.js';
-import { createHash } from 'node:crypto';
+import { workspaceHead, WorkspaceHeadDigest } from '../../events/chain.js';
 import { anchorText } from '../../events/verify-chain.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -155,22 +153,17 @@ export async function workspaceHeadAt(pool: pg.Pool, tenantId: string, at: Globa
 
 /** The workspace head over the cursor's rows, hashed page by page; undefined when a name is out of its order. */
 async function hashHeads(sql: Queryable): Promise<string | undefined> {
-  const digest = createHash('sha256');
+  const digest = new WorkspaceHeadDigest();
   let previous: string | undefined;
-  let separator = '';
-  digest.update('[');
   for (;;) {
     const page = await sql.query<{ stream_id: string; revision: number; hash: Buffer }>(
       `FETCH ${HEAD_PAGE} FROM stream_heads`,
     );
-    let text = '';
     for (const row of page.rows) {
       if (previous !== undefined && !(previous < row.stream_id)) return undefined;
       previous = row.stream_id;
-      text += separator + canonicalJson([row.stream_id, row.revision, row.hash.toString('hex')]);
-      separator = ',';
+      digest.add(row.stream_id, row.revision, row.hash.toString('hex'));
     }
-    digest.update(text, 'utf8');
-    if (page.rows.length < HEAD_PAGE) return digest.update(']').digest('hex');
+    if (page.rows.length < HEAD_PAGE) return digest.hex();
   }
 }

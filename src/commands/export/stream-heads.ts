@@ -1,6 +1,5 @@
-import { createHash, randomInt } from 'node:crypto';
-import { HASH_BYTES } from '../../events/chain.js';
-import { canonicalJson } from '../../events/canonical-json.js';
+import { randomInt } from 'node:crypto';
+import { HASH_BYTES, WorkspaceHeadDigest } from '../../events/chain.js';
 import { STREAM_KINDS, streamName, type StreamKind } from '../../domain/streams.js';
 import { parseStream } from './event-references.js';
 
@@ -29,8 +28,6 @@ const ENTRY_BYTES = HASH_AT + HASH_BYTES;
 /** Entries per slab: a slab is allocated once and never moved (about 212 KiB). */
 const SLAB_ENTRIES = 4096;
 const FIRST_SLOTS = 1024;
-/** Rows hashed per update of the workspace head's digest. */
-const HASH_ROWS = 1024;
 
 export interface HeadOf {
   revision: number;
@@ -95,21 +92,17 @@ export class StreamHeadTable {
   }
 
   private hashHeads(): string {
-    const digest = createHash('sha256');
-    let text = '[';
-    const order = this.sorted();
-    for (let i = 0; i < order.length; i++) {
-      const slab = this.slabOf(order[i]!);
-      const at = offsetOf(order[i]!);
-      const revision = slab.readInt32BE(at + REVISION_AT);
-      const row = [nameAt(slab, at), revision, slab.toString('hex', at + HASH_AT, at + ENTRY_BYTES)];
-      text += (i > 0 ? ',' : '') + canonicalJson(row);
-      if (i % HASH_ROWS === HASH_ROWS - 1) {
-        digest.update(text, 'utf8');
-        text = '';
-      }
+    const digest = new WorkspaceHeadDigest();
+    for (const entry of this.sorted()) {
+      const slab = this.slabOf(entry);
+      const at = offsetOf(entry);
+      digest.add(
+        nameAt(slab, at),
+        slab.readInt32BE(at + REVISION_AT),
+        slab.toString('hex', at + HASH_AT, at + ENTRY_BYTES),
+      );
     }
-    return digest.update(`${text}]`, 'utf8').digest('hex');
+    return digest.hex();
   }
 
   /**
