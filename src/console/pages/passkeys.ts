@@ -240,9 +240,8 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
       const existing = await passkeysOf(services.pool, session.account_id);
       // The first passkey is registered right after the password; another needs a session that used one.
       if (existing.length > 0) await refuseWithoutPasskeySession(services, signedIn, 'add another passkey');
-      const options = await (
-        await webauthn()
-      ).generateRegistrationOptions({
+      const { generateRegistrationOptions } = await webauthn();
+      const options = await generateRegistrationOptions({
         rpName: 'visa-crm console',
         rpID,
         userName: session.email,
@@ -266,17 +265,14 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
       if (taken.account_id !== session.account_id)
         throw new ConsoleRefusal(400, 'The passkey request expired; try again.');
       const { rpID, origin } = party(request);
-      const verified = await (
-        await webauthn()
-      )
-        .verifyRegistrationResponse({
-          response: request.body.response,
-          expectedChallenge: taken.challenge,
-          expectedOrigin: origin,
-          expectedRPID: rpID,
-          requireUserVerification: false,
-        })
-        .catch(() => ({ verified: false as const }));
+      const { verifyRegistrationResponse } = await webauthn();
+      const verified = await verifyRegistrationResponse({
+        response: request.body.response,
+        expectedChallenge: taken.challenge,
+        expectedOrigin: origin,
+        expectedRPID: rpID,
+        requireUserVerification: false,
+      }).catch(() => ({ verified: false as const }));
       if (!verified.verified) throw new ConsoleRefusal(400, 'The passkey could not be verified.');
       const { credential } = verified.registrationInfo;
       await savePasskey(services.pool, {
@@ -299,7 +295,8 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
     { schema: { body: Type.Object({}, { additionalProperties: false }) }, config: { console: 'open' } },
     async (request, reply) => {
       const { rpID } = party(request);
-      const options = await (await webauthn()).generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
+      const { generateAuthenticationOptions } = await webauthn();
+      const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
       await issueChallenge(services, request, reply, options.challenge, null);
       return options;
     },
@@ -331,9 +328,8 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
       const { rpID } = party(request);
       const mine = await passkeysOf(services.pool, session.account_id);
       if (mine.length === 0) throw new ConsoleRefusal(400, 'You have no passkey; enter your password instead.');
-      const options = await (
-        await webauthn()
-      ).generateAuthenticationOptions({
+      const { generateAuthenticationOptions } = await webauthn();
+      const options = await generateAuthenticationOptions({
         rpID,
         userVerification: 'preferred',
         allowCredentials: mine.map((p) => ({ id: p.credential_id, transports: p.transports })),
@@ -382,23 +378,20 @@ async function usePasskey(
   challenge: string,
 ): Promise<boolean> {
   const { rpID, origin } = party(request);
-  const verified = await (
-    await webauthn()
-  )
-    .verifyAuthenticationResponse({
-      response,
-      expectedChallenge: challenge,
-      expectedOrigin: origin,
-      expectedRPID: rpID,
-      credential: {
-        id: passkey.credential_id,
-        publicKey: new Uint8Array(passkey.public_key),
-        counter: passkey.counter,
-        transports: passkey.transports,
-      },
-      requireUserVerification: false,
-    })
-    .catch(() => ({ verified: false as const }));
+  const { verifyAuthenticationResponse } = await webauthn();
+  const verified = await verifyAuthenticationResponse({
+    response,
+    expectedChallenge: challenge,
+    expectedOrigin: origin,
+    expectedRPID: rpID,
+    credential: {
+      id: passkey.credential_id,
+      publicKey: new Uint8Array(passkey.public_key),
+      counter: passkey.counter,
+      transports: passkey.transports,
+    },
+    requireUserVerification: false,
+  }).catch(() => ({ verified: false as const }));
   if (!verified.verified) return false;
   await recordPasskeyUse(services.pool, passkey.credential_id, verified.authenticationInfo.newCounter, services.now());
   return true;
