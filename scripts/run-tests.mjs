@@ -94,7 +94,7 @@ if (summary)
     `\ntests: ${summary.pass} passed, ${summary.fail} failed${summary.skip ? `, ${summary.skip} skipped` : ''}`,
   );
 // Each step is tried whatever the one before did: an interrupt from a terminal reaches the embedded server too.
-if (run && !unit)
+if (run)
   await dropDatabasesOf(run).catch((error) => console.error(`this run's databases were not dropped: ${error.message}`));
 if (embedded) {
   await embedded.stop().catch((error) => console.error(`the embedded PostgreSQL did not stop: ${error.message}`));
