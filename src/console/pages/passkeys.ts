@@ -19,17 +19,13 @@ import {
   takeChallenge,
 } from '../../identity/passkeys.js';
 import { markPasskeyUsed } from '../../identity/sessions.js';
+import { webauthn } from '../../identity/webauthn.js';
 import { ConsoleRefusal, frameOf, sendPage, signedInOf, type SignedIn } from '../context.js';
 import { html } from '../html.js';
 import { csrfField, page } from '../layout.js';
 import { signIn } from './auth.js';
 
 const CHALLENGE_COOKIE = 'vcrm_challenge';
-/**
- * @simplewebauthn/server and what it brings (about 290 modules: @peculiar's ASN.1 and X.509, tsyringe), loaded by the
- * first passkey ceremony rather than by every start of the service, its CLI commands and its test files.
- */
-const webauthn = () => import('@simplewebauthn/server');
 const require = createRequire(import.meta.url);
 /**
  * @simplewebauthn/browser's published browser bundle (the file its README links on unpkg), served from the console's
