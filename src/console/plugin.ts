@@ -3,7 +3,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../bootstrap.js';
 import { isCommandError } from '../commands/errors.js';
-import { commandErrorAnswer } from '../http/errors.js';
+import { ApiError, commandErrorAnswer, handleError, validationFailed } from '../http/errors.js';
 import type { TypedApp } from '../http/typed-app.js';
 import { csrfTokenMatches, resumeSession } from '../identity/sessions.js';
 import { ConsoleRefusal, frameOf, formOf, sendPage, SESSION_COOKIE, sessionCsrf } from './context.js';
@@ -23,7 +23,7 @@ import { registerPasskeyPages } from './pages/passkeys.js';
 import { registerTodayPages } from './pages/today.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 import { registerOneTimeSecretPages } from './one-time-secret.js';
-import { checkAccess, REQUIRE_DECLARED_ACCESS, requireDeclaredAccess } from './routes.js';
+import { checkAccess, REQUIRE_DECLARED_ACCESS, requireDeclaredAccess, type InvalidFormPage } from './routes.js';
 import {
   consoleValidatorCompiler,
   fieldErrors,
@@ -68,9 +68,6 @@ function sameOrigin(request: FastifyRequest): boolean {
 
 /** A refusal page in words: never a stack or a database message. */
 function errorPage(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply {
-  // The passkey script posts JSON and reads the refusal's words from JSON.
-  if (request.headers['content-type']?.startsWith('application/json'))
-    return reply.status(status).send({ error: 'refused', message });
   return sendPage(
     reply,
     page(
@@ -143,14 +140,40 @@ class InvalidRequest extends Error {
   }
 }
 
+/** A request a script sent as JSON (the passkey buttons): it reads a refusal as JSON, never as a page. */
+const postsJson = (request: FastifyRequest) =>
+  /^\s*application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? '');
+
+/** The Error code of a console refusal, which says its status in words only. */
+const REFUSAL_CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'not_signed_in',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+};
+
+/**
+ * A JSON request's refusal, answered by the API's own handler (src/http/errors.ts) in the spec's Error shape: the
+ * one builder of that body, so it always fits the Error schema the routes' answers are serialised by.
+ */
+function jsonRefusal(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof ConsoleRefusal)
+    return handleError(
+      new ApiError(error.status, REFUSAL_CODES[error.status] ?? 'refused', error.message),
+      request,
+      reply,
+    );
+  if (error instanceof InvalidRequest) return handleError(validationFailed(error.errors), request, reply);
+  return handleError(error, request, reply);
+}
+
 const fieldName = (field: string) => (field === '' ? 'The request' : field.replaceAll('_', ' '));
 
 /** A refused request: the route's own form with the messages (`onInvalid`), or a page listing each field's. */
 async function invalidPage(request: FastifyRequest, reply: FastifyReply, errors: FieldErrors): Promise<FastifyReply> {
   const own = request.routeOptions.config.onInvalid;
-  if (own) return sendPage(reply, await own(request, errors), 400);
-  if (request.headers['content-type']?.startsWith('application/json'))
-    return reply.status(400).send({ error: 'refused', message: 'The request could not be read.', fields: errors });
+  if (own) return ownFormPage(request, reply, own, errors);
   return sendPage(
     reply,
     page(
@@ -167,12 +190,35 @@ async function invalidPage(request: FastifyRequest, reply: FastifyReply, errors:
   );
 }
 
-/** Any error as a page in words: a refusal's own, a command's refusal, an unreadable form, or a failure logged. */
+/**
+ * The route's form again, with the messages. Its record may not exist (a made-up id in the path): the form's refusal
+ * of it, a page as its handler's would be, is the answer then.
+ */
+async function ownFormPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  own: InvalidFormPage,
+  errors: FieldErrors,
+): Promise<FastifyReply> {
+  let form: string;
+  try {
+    form = await own(request, errors);
+  } catch (error) {
+    return consoleError(error as Error, request, reply);
+  }
+  return sendPage(reply, form, 400);
+}
+
+/**
+ * Any error as a page in words: a refusal's own, a command's refusal, an unreadable form, or a failure logged. A JSON
+ * request's is the Error body instead.
+ */
 async function consoleError(
   error: FastifyError | Error,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
+  if (postsJson(request)) return jsonRefusal(error, request, reply);
   if (error instanceof ConsoleRefusal) return errorPage(request, reply, error.status, error.message);
   if (error instanceof InvalidRequest) return invalidPage(request, reply, error.errors);
   if (isCommandError(error)) {
@@ -251,7 +297,9 @@ export async function registerConsole(
         return undefined;
       });
       scope.setErrorHandler(consoleError);
-      scope.setNotFoundHandler((request, reply) => errorPage(request, reply, 404, 'There is no such page.'));
+      scope.setNotFoundHandler((request, reply) =>
+        consoleError(new ConsoleRefusal(404, 'There is no such page.'), request, reply),
+      );
       registerPages(scope, services);
     },
     { prefix: '/console' },

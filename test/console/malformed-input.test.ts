@@ -167,6 +167,52 @@ t.test('malformed console input is a 400 page with the field named, never a 500'
     t.equal(notAnId.status, 400, 'a query id that is not one');
   });
 
+  t.test('a body the console cannot read is refused in the form its sender reads, never a 500', async (t) => {
+    const origin = f.app.baseUrl;
+    const errorBody = async (answer: Response) => {
+      const body = (await answer.json()) as Record<string, unknown>;
+      t.equal(body.request_id, answer.headers.get('request-id'), 'the Error body carries the request id');
+      return body;
+    };
+    // As an outside test sent it: a truncated JSON body to an open form, with no session.
+    const truncated = await fetch(`${origin}/console/forgot`, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json' },
+      body: '{"_csrf":',
+    });
+    t.equal(truncated.status, 400, 'truncated JSON: 400, not a 500');
+    t.match(await errorBody(truncated), { error: 'invalid_json', message: String });
+
+    const unfilled = await fetch(`${origin}/console/sign-in`, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    t.equal(unfilled.status, 400, 'a JSON form without its fields');
+    t.match(await errorBody(unfilled), { error: 'validation_failed', fields: { email: String, password: String } });
+
+    // A route whose answers declare the Error shape for a 404: the console's refusal is one.
+    const missing = await fetch(`${origin}${w}/tasks/${SOME_ID}`, {
+      headers: { cookie: owner.cookie!, 'content-type': 'application/json' },
+    });
+    t.equal(missing.status, 404, 'a script asking for a record that does not exist');
+    t.match(await errorBody(missing), { error: 'not_found', message: String });
+
+    const token = encodeURIComponent(await owner.csrf());
+    const noBoundary = await fetch(`${origin}${w}/documents?lead=${leadId}&_csrf=${token}`, {
+      method: 'POST',
+      headers: { origin, cookie: owner.cookie!, 'content-type': 'multipart/form-data' },
+      body: '--x\r\nContent-Disposition: form-data; name="type"\r\n\r\npassport\r\n--x--\r\n',
+    });
+    t.equal(noBoundary.status, 400, 'an upload without a multipart boundary');
+    t.match(await noBoundary.text(), /The form could not be read/, 'a page that says so');
+
+    // The reject form refused by its schema, for a document that does not exist: that document's 404 page.
+    const rejected = await owner.post(`${w}/documents/${SOME_ID}/reject`, {});
+    t.equal(rejected.status, 404, 'the form again for no such document: not found, not a 500');
+    t.match(rejected.text, /<!doctype html>/i);
+  });
+
   t.test('a malformed id in a path is not found, not a 500', async (t) => {
     for (const path of [`${w}/documents/not-a-uuid`, `${w}/tasks/not-a-uuid`, `${w}/leads/%00`]) {
       const answer = await owner.get(path);

@@ -16,7 +16,10 @@ import { choice, csrfField, notice, page } from '../layout.js';
 import { contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
 import { partsAsText } from '../validation.js';
+import { isUnreadableMultipart } from '../../documents/unreadable-multipart.js';
 import { Csrf, formBody, IdParams, OptionalText, SlugParams, Text, Uuid } from '../schemas.js';
+
+const UNREADABLE_FORM = 'The form could not be read; nothing was done.';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/documents`;
@@ -283,6 +286,11 @@ export function registerDocumentPages(app: TypedApp, services: AppServices): voi
     scope.addHook('onSend', async (request) => {
       const pending = request.consoleUpload;
       if (pending && !pending.recorded) await storage.discard(pending.upload.id);
+    });
+    // The parser refuses a body it cannot read with a plain error, no status: the sender's form, so a 400 page from
+    // the console's error handler, which gets every other error as it was thrown.
+    scope.setErrorHandler((error) => {
+      throw isUnreadableMultipart(error) ? new ConsoleRefusal(400, UNREADABLE_FORM) : error;
     });
 
     scope.post(

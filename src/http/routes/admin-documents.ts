@@ -1,4 +1,5 @@
 import multipart, { type MultipartFile } from '@fastify/multipart';
+import { isUnreadableMultipart } from '../../documents/unreadable-multipart.js';
 import contentDisposition from 'content-disposition';
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
@@ -116,6 +117,11 @@ async function registerUploadParser(scope: TypedApp, services: AppServices): Pro
   scope.addHook('onSend', async (request) => {
     const pending = request.documentUpload;
     if (pending && !pending.recorded) await storage.discard(pending.upload.id);
+  });
+  // A body the parser cannot read reaches no hook of ours: answered here as the sender's, then by the app's handler.
+  scope.setErrorHandler((error) => {
+    if (!isUnreadableMultipart(error)) throw error;
+    throw new ApiError(400, 'invalid_request', 'The multipart body could not be read: check its boundary and its end');
   });
 }
 
