@@ -16,7 +16,7 @@ import { SchemaCompilations, serializersOnFirstUse } from './schema-compilation.
 import type { AppServices } from '../bootstrap.js';
 import type { Config } from '../config.js';
 import type { TypedApp } from './typed-app.js';
-import { answerClientError, answerExpectation, jsonBodyParser } from './wire.js';
+import { answerClientError, answerExpectation, closeUnusedConnections, jsonBodyParser } from './wire.js';
 
 export { loggerOptions } from './logging.js';
 
@@ -140,6 +140,7 @@ function createInstance(services: AppServices, options: BuildOptions): TypedApp 
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.decorate('schemaCompilations', compilations);
   app.server.on('checkExpectation', answerExpectation);
+  closeUnusedConnections(app);
   return app;
 }
 

@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyBaseLogger, FastifyBodyParser, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, newRequestId, type ErrorExtras } from './errors.js';
 import { parseJsonText } from '../shared/json-text.js';
 
@@ -187,4 +187,19 @@ export function jsonBodyParser(parseText: FastifyBodyParser<string>): FastifyBod
     // again by parseJsonText, which reads escaped keys right where Node 24's JSON.parse may not (src/shared/json-text.ts).
     return parseText(request, text, (error, value) => (error ? done(error, value) : done(null, parseJsonText(text))));
   };
+}
+
+/**
+ * At close, ends the connections that have not sent a byte (browsers open one ahead of their next request): Node counts
+ * them busy, so the close waited out their headers timeout, past the 30 s a stop is given (Ctrl-C then exited 1).
+ */
+export function closeUnusedConnections(app: FastifyInstance): void {
+  const open = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  app.addHook('preClose', async () => {
+    for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
+  });
 }

@@ -61,7 +61,7 @@ export function registerServiceVerbs(program: Command, json: () => boolean): voi
               : `  Sign in as ${way!.email} (mailed, or an account that has its password already)`,
             `  API docs:     ${running.url}/docs`,
             `  Widget demo:  http://localhost:${config.port}/widget/demo?key=${keys.public_test}`,
-            `  Try it:       curl -H "Authorization: Bearer ${keys.secret_test}" ${running.url}/v1/leads`,
+            `  Try it:       curl -H "Authorization: Bearer ${keys.secret_live}" ${running.url}/v1/leads`,
             '',
             'These keys are new on every demo start and shown only here; the next start revokes them. Stop with Ctrl-C.',
             revokedText(revoked),
