@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerAccountVerbs } from './verbs/accounts.js';
 import { registerApplicationVerbs } from './verbs/applications.js';
 import { registerAuditVerbs } from './verbs/audit.js';
 import { registerExportVerbs } from './verbs/export.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerInvoiceVerbs(program, json);
   registerDocumentVerbs(program, json);
   registerListenVerbs(program);
+  registerAccountVerbs(program, json);
   registerDoctorVerbs(program, json);
   return program;
 }

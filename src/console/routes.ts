@@ -8,10 +8,12 @@ import { ConsoleRefusal, memberView, signedInOf, type MemberView } from './conte
  * Who may reach a console route, declared in its route options (`config: { console: … }`) and checked once by the
  * console plugin before the handler runs:
  * - `open`: anyone (sign-in, forgot, reset, invitation, the stylesheet);
- * - `account`: any signed-in account (the account pages, the workspace list);
+ * - `account`: any signed-in account whose session owes no passkey (the account pages, invitations' answers);
+ * - `passkey_step`: any signed-in account, even one whose session still owes a passkey to a workspace that requires
+ *   one (the passkey ceremonies that pay it): src/console/pages/passkeys.ts holds every other route back until then;
  * - `{ operation }`: a member of the workspace `:slug` names whose role the permission table allows the operation.
  */
-export type ConsoleAccess = 'open' | 'account' | { operation: Operation };
+export type ConsoleAccess = 'open' | 'account' | 'passkey_step' | { operation: Operation };
 
 /**
  * A route's page for a request whose query string or body its schema refused (src/console/schemas.ts): the form
@@ -78,7 +80,7 @@ export function requireDeclaredAccess(scope: {
 export async function checkAccess(services: AppServices, request: FastifyRequest): Promise<void> {
   const access = request.routeOptions.config.console;
   if (!access || access === 'open') return;
-  if (access === 'account') {
+  if (access === 'account' || access === 'passkey_step') {
     signedInOf(request);
     return;
   }

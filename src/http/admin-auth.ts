@@ -94,9 +94,17 @@ export function adminAuthentication(services: Pick<AppServices, 'pool' | 'now' |
     const user = activeMember(workspace, token.email);
     if (!user) throw new ApiError(403, 'forbidden', 'The member of this token is not active in the workspace');
     if (user.role !== token.role) throw invalidToken();
-    // A workspace that requires passkeys of this role: a token works while its account holds a passkey.
-    if (passkeyRequired(workspace, user.role) && !(await hasPasskey(deps.sql, token.account_id)))
-      throw new ApiError(403, 'forbidden', 'This workspace requires a passkey of this member; register one first');
+    // A workspace that requires passkeys of this role: only a token made in a session that used a passkey works (a
+    // password alone made it otherwise, whatever the account holds now), and while the account still holds one.
+    if (
+      passkeyRequired(workspace, user.role) &&
+      (!token.made_with_passkey || !(await hasPasskey(deps.sql, token.account_id)))
+    )
+      throw new ApiError(
+        403,
+        'forbidden',
+        'This workspace requires a passkey of this member: make a new token after signing in with a passkey',
+      );
     const operation = operationOfAdminRoute(request.routeOptions.schema?.operationId);
     if (!operation || !can(user.role, operation))
       throw new ApiError(403, 'forbidden', `The role ${user.role} may not do this (${operation ?? 'unlisted'})`);

@@ -17,19 +17,31 @@ export interface AccessToken {
   expires_at: Date;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  /** Made in a session that had used a passkey: only such tokens work where the workspace requires passkeys. */
+  made_with_passkey: boolean;
 }
 
-const COLUMNS = 'id, account_id, tenant_id, name, role, last_four, created_at, expires_at, revoked_at, last_used_at';
+const COLUMNS =
+  'id, account_id, tenant_id, name, role, last_four, created_at, expires_at, revoked_at, last_used_at, made_with_passkey';
 
 /** A new token for a member in one workspace, carrying their role; the value is returned here only. */
 export async function createAccessToken(
   sql: Queryable,
-  input: { accountId: string; tenantId: string; role: Role; name: string; expiresAt: Date; now: Date },
+  input: {
+    accountId: string;
+    tenantId: string;
+    role: Role;
+    name: string;
+    expiresAt: Date;
+    now: Date;
+    madeWithPasskey: boolean;
+  },
 ): Promise<{ token: AccessToken; value: string }> {
   const value = newSecret(ACCESS_TOKEN_PREFIX);
   const result = await sql.query<AccessToken>(
-    `INSERT INTO staff_access_tokens (id, token_hash, account_id, tenant_id, name, role, last_four, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+    `INSERT INTO staff_access_tokens
+       (id, token_hash, account_id, tenant_id, name, role, last_four, created_at, expires_at, made_with_passkey)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
     [
       randomUUID(),
       secretHash(value),
@@ -40,6 +52,7 @@ export async function createAccessToken(
       value.slice(-4),
       input.now,
       input.expiresAt,
+      input.madeWithPasskey,
     ],
   );
   return { token: result.rows[0]!, value };
@@ -55,7 +68,7 @@ export async function useAccessToken(
     `UPDATE staff_access_tokens t SET last_used_at = $2 FROM staff_accounts a
       WHERE t.token_hash = $1 AND a.id = t.account_id AND t.revoked_at IS NULL AND t.expires_at > $2
      RETURNING t.id, t.account_id, t.tenant_id, t.name, t.role, t.last_four, t.created_at, t.expires_at,
-               t.revoked_at, t.last_used_at, a.email`,
+               t.revoked_at, t.last_used_at, t.made_with_passkey, a.email`,
     [secretHash(value), now],
   );
   return result.rows[0];

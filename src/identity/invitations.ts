@@ -4,7 +4,8 @@ import type { Workspace, WorkspaceUser } from '../workspaces/workspace.js';
 import { findWorkspace } from '../workspaces/repository.js';
 import { ensureAccount, findAccount, setPassword, type StaffAccount } from './accounts.js';
 import { staffMailer } from './mail.js';
-import { changeMembers, credentialedEmails, MemberRefusal } from './members.js';
+import { activeMember, changeMembers, credentialedEmails, MemberRefusal, membersElsewhere } from './members.js';
+import type { Queryable } from '../storage/postgres.js';
 import { consumeOneTimeToken, issueOneTimeToken, peekOneTimeToken, type OneTimePurpose } from './one-time-tokens.js';
 import type { Role } from './permissions.js';
 import { IDENTITY_POLICY } from './policy.js';
@@ -21,10 +22,27 @@ export function oneTimeLink(services: Pick<AppServices, 'config'>, purpose: OneT
 export interface InvitationSent {
   email: string;
   mailed: boolean;
-  /** Shown to the inviter only when no mail server is set and the account has no password or passkey yet. */
+  /** Shown to the inviter only when no mail server is set and `openToThisWorkspace` (below) holds. */
   link: string | null;
   /** The email already has an account that can sign in: they accept after signing in as themselves. */
   existingAccount: boolean;
+  /**
+   * The account cannot sign in yet but is a member of another workspace: only that workspace's own link sets it up,
+   * so this one is not handed over (the person accepts after setting up their account there).
+   */
+  memberElsewhere: boolean;
+}
+
+/**
+ * Whether an invitation link of this workspace may create the account's credentials: it has none yet and is not a
+ * member of any other workspace. Whoever holds the link becomes the account, with every membership the account has;
+ * without a mail server the inviter holds it, so a workspace sets up only accounts that would be its alone. A member
+ * named by another workspace's definition file (an account without credentials) gets their first link from there.
+ */
+export async function openToThisWorkspace(sql: Queryable, email: string, workspaceId: string): Promise<boolean> {
+  const wanted = email.toLowerCase();
+  if ((await credentialedEmails(sql, [wanted])).has(wanted)) return false;
+  return !(await membersElsewhere(sql, [wanted], workspaceId)).has(wanted);
 }
 
 /**
@@ -41,6 +59,7 @@ export async function sendInvitation(
   const now = services.now();
   const account = await ensureAccount(services.pool, member, now);
   const existingAccount = (await credentialedEmails(services.pool, [account.email])).has(account.email);
+  const open = await openToThisWorkspace(services.pool, account.email, workspace.id);
   const token = await issueOneTimeToken(services.pool, {
     purpose: 'invitation',
     accountId: account.id,
@@ -56,7 +75,13 @@ export async function sendInvitation(
       ? `You have been invited to ${workspace.name} as ${member.role}.\n\nSign in with your account, then accept or decline on your workspace list or here (for seven days):\n${link}\n`
       : `You have been invited to ${workspace.name} as ${member.role}.\n\nChoose your password here (the link works once, for seven days):\n${link}\n`,
   });
-  return { email: account.email, mailed, link: mailed || existingAccount ? null : link, existingAccount };
+  return {
+    email: account.email,
+    mailed,
+    link: mailed || !open ? null : link,
+    existingAccount,
+    memberElsewhere: !existingAccount && !open,
+  };
 }
 
 /** Adds an invitee to the workspace (or invites a former member or an invitee again) and sends the invitation. */
@@ -66,6 +91,9 @@ export async function inviteMember(
   person: { email: string; name: string; role: Role },
 ): Promise<{ member: WorkspaceUser; sent: InvitationSent }> {
   const existing = (await credentialedEmails(services.pool, [person.email])).has(person.email.toLowerCase());
+  // A member who has never signed in (named by the workspace's file): inviting them sends their first link instead.
+  const member = activeMember(workspace, person.email);
+  if (member && !existing) return { member, sent: await sendInvitation(services, workspace, member) };
   const changed = await changeMembers(
     services.pool,
     workspace.id,
@@ -91,7 +119,7 @@ export async function inviteFirstOwner(
   const owner = workspace.settings.users.find((u) => u.role === 'owner' && u.active)!;
   const existing = (await credentialedEmails(services.pool, [owner.email])).has(owner.email.toLowerCase());
   if (!created && existing && !owner.pending)
-    return { email: owner.email, mailed: false, link: null, existingAccount: true };
+    return { email: owner.email, mailed: false, link: null, existingAccount: true, memberElsewhere: false };
   const changed = await changeMembers(
     services.pool,
     workspace.id,
@@ -107,6 +135,8 @@ export interface OpenInvitation {
   workspace: Workspace;
   invitee: WorkspaceUser;
   existingAccount: boolean;
+  /** The account cannot sign in yet and belongs to another workspace: this link cannot set it up. */
+  memberElsewhere: boolean;
 }
 
 /** The invitation of a link still usable and still waiting in its workspace; undefined otherwise. */
@@ -116,12 +146,14 @@ export async function openInvitation(services: Services, token: string): Promise
   const account = await findAccount(services.pool, held.account_id);
   const workspace = await findWorkspace(services.pool, held.tenant_id);
   if (!account || !workspace) return undefined;
+  const existingAccount = (await credentialedEmails(services.pool, [account.email])).has(account.email);
+  // An invitee, or a member who has never signed in (named by a definition file): the link is their first.
   const invitee = workspace.settings.users.find(
-    (u) => u.email.toLowerCase() === account.email && u.active && u.pending,
+    (u) => u.email.toLowerCase() === account.email && u.active && (u.pending || !existingAccount),
   );
   if (!invitee) return undefined;
-  const existingAccount = (await credentialedEmails(services.pool, [account.email])).has(account.email);
-  return { account, workspace, invitee, existingAccount };
+  const memberElsewhere = !existingAccount && !(await openToThisWorkspace(services.pool, account.email, workspace.id));
+  return { account, workspace, invitee, existingAccount, memberElsewhere };
 }
 
 export type InvitationOutcome =
@@ -130,11 +162,14 @@ export type InvitationOutcome =
   /** The link is spent, expired or withdrawn. */
   | { type: 'spent' }
   /** The account can sign in already: the link sets no password; sign in as it and accept. */
-  | { type: 'existing_account' };
+  | { type: 'existing_account' }
+  /** The account is a member of another workspace: that workspace's own link sets it up (openToThisWorkspace). */
+  | { type: 'member_elsewhere' };
 
 /**
- * A new account's invitation: chooses its password and joins the workspace. The account is locked and checked in
- * the transaction that uses the link: a link never sets the password of an account that has one or a passkey.
+ * A new account's invitation (or a member's first link): chooses its password and joins the workspace. The account is
+ * locked and checked in the transaction that uses the link: a link never sets the password of an account that has
+ * one or a passkey, nor of one that is a member of another workspace (openToThisWorkspace).
  */
 export async function joinWithNewPassword(
   services: Services,
@@ -148,6 +183,7 @@ export async function joinWithNewPassword(
     await sql.query('SELECT id FROM staff_accounts WHERE id = $1 FOR UPDATE', [open.account.id]);
     if ((await credentialedEmails(sql, [open.account.email])).has(open.account.email))
       return { type: 'existing_account' };
+    if (!(await openToThisWorkspace(sql, open.account.email, open.workspace.id))) return { type: 'member_elsewhere' };
     const used = await consumeOneTimeToken(sql, 'invitation', token, now);
     if (!used || used.account_id !== open.account.id) return { type: 'spent' };
     await setPassword(sql, used.account_id, password, now);
@@ -155,6 +191,8 @@ export async function joinWithNewPassword(
     return { type: 'joined', accountId: used.account_id, workspace: open.workspace, member: open.invitee };
   });
   if (outcome.type !== 'joined') return outcome;
+  // A member who had never signed in is one already; an invitee accepts by this link.
+  if (!open.invitee.pending) return outcome;
   return answer(services, open.workspace.id, open.account, 'accept', 'link');
 }
 

@@ -39,6 +39,28 @@ export async function membershipsOf(sql: Queryable, email: string): Promise<Memb
   });
 }
 
+/**
+ * Of these emails, those that are an accepted member (active, not an invitee) of a workspace other than this one: an
+ * account whose credentials only that other workspace may have set up, and whose passkeys only the operator resets.
+ */
+export async function membersElsewhere(
+  sql: Queryable,
+  emails: readonly string[],
+  workspaceId: string,
+): Promise<Set<string>> {
+  // The containment reads the workspaces_users index; the member is then told from an invitee in each found row.
+  const result = await sql.query<{ email: string }>(
+    `SELECT e.email FROM unnest($1::text[]) AS e(email)
+      WHERE EXISTS (
+        SELECT 1 FROM workspaces w, jsonb_array_elements(w.settings->'users') u
+         WHERE w.id <> $2
+           AND w.settings->'users' @> jsonb_build_array(jsonb_build_object('email', e.email, 'active', true))
+           AND u->>'email' = e.email AND (u->>'active')::boolean AND coalesce(u->>'pending', '') = '')`,
+    [emails.map((e) => e.toLowerCase()), workspaceId],
+  );
+  return new Set(result.rows.map((r) => r.email));
+}
+
 /** The invitations waiting for this email's answer: the workspaces where they are an active invitee. */
 export async function pendingInvitationsOf(sql: Queryable, email: string): Promise<Membership[]> {
   const wanted = email.toLowerCase();

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { announceAuthChange } from '../keys/key-cache.js';
 import type { Queryable } from '../storage/postgres.js';
-import type { PasskeyRequirement, Workspace } from '../workspaces/workspace.js';
+import type { PasskeyRequirement, Workspace, WorkspaceUser } from '../workspaces/workspace.js';
+import { MemberRefusal, membersElsewhere } from './members.js';
 import type { Role } from './permissions.js';
 
 /** Whether the workspace asks this role to sign in with a passkey (settings.passkeys_required). */
@@ -44,6 +45,35 @@ export async function resetPasskeysOf(sql: Queryable, email: string): Promise<nu
   const removed = await sql.query('DELETE FROM staff_passkeys WHERE account_id = $1', [account.id]);
   await sql.query('DELETE FROM staff_sessions WHERE account_id = $1', [account.id]);
   return removed.rowCount ?? 0;
+}
+
+/**
+ * Why this workspace may not reset the passkeys of this user, or undefined when it may. An account's passkeys serve
+ * every workspace it belongs to, so a workspace resets only those of a member who has accepted there and belongs to no
+ * other workspace: otherwise a reset would let whoever knows the password register a passkey and pass another
+ * workspace's requirement. The operator resets the others (`visa-crm account reset-passkeys`).
+ */
+export async function passkeyResetRefusal(
+  sql: Queryable,
+  workspace: Pick<Workspace, 'id'>,
+  user: WorkspaceUser,
+): Promise<string | undefined> {
+  if (!user.active || user.pending)
+    return `${user.name} is not a member here yet (or no longer): only the passkeys of an active member who has accepted can be reset.`;
+  if ((await membersElsewhere(sql, [user.email], workspace.id)).size > 0)
+    return `${user.name}’s account belongs to another workspace too, and its passkeys serve both: ask the service’s operator to reset them.`;
+  return undefined;
+}
+
+/** A workspace's reset of a member's passkeys, refused as `passkeyResetRefusal` says; the number removed. */
+export async function resetMemberPasskeys(
+  sql: Queryable,
+  workspace: Pick<Workspace, 'id'>,
+  user: WorkspaceUser,
+): Promise<number> {
+  const refusal = await passkeyResetRefusal(sql, workspace, user);
+  if (refusal) throw new MemberRefusal('member', refusal);
+  return resetPasskeysOf(sql, user.email);
 }
 
 /** Whether the account has at least one passkey. */

@@ -1,4 +1,5 @@
 import { hash, verify } from '@node-rs/argon2';
+import { guessablePart } from './guessable.js';
 import { IDENTITY_POLICY } from './policy.js';
 
 // argon2id (the library's default algorithm) with its default cost: 19 MiB, two passes (OWASP's first choice).
@@ -33,7 +34,11 @@ export interface PasswordContext {
  * built once, on first use, since the lists take most of a second and 62 modules to load, which every process that
  * never sets a password (the CLI's commands, most test files) would pay. No network: nothing is looked up elsewhere.
  */
-let estimator: Promise<{ check(password: string, words: string[]): { score: number } }> | undefined;
+interface Estimate {
+  score: number;
+  feedback: { warning: string | null };
+}
+let estimator: Promise<{ check(password: string, words: string[]): Estimate }> | undefined;
 function strengthEstimator() {
   estimator ??= (async () => {
     const [zxcvbnCore, commonWords, englishWords] = await Promise.all([
@@ -71,14 +76,23 @@ export const PASSWORD_REFUSALS = {
   long: `Choose a password of at most ${IDENTITY_POLICY.maxPasswordLength} characters.`,
   personal:
     'This password is built from your email or your workspace’s name, which is the first thing a guesser tries; choose one that is not.',
-  common:
-    'This password is on the lists of common and leaked passwords that attackers try first; choose another (a few unrelated words make a strong one).',
+  common: 'Attackers try passwords like this one first; choose another (a few unrelated words make a strong one).',
+  dated:
+    'A season or a month with a year (as in Summer2026!) is among the first passwords attackers try; choose one not built on a date.',
 } as const;
+
+/** zxcvbn-ts's reason, when it gives one ("This is similar to a commonly used password."), before the advice. */
+function commonRefusal(estimate: Estimate): string {
+  return estimate.feedback.warning
+    ? `${estimate.feedback.warning} ${PASSWORD_REFUSALS.common}`
+    : PASSWORD_REFUSALS.common;
+}
 
 /**
  * Whether a new password may be set (NIST SP 800-63B, 3.1.1.2): long enough, not built from the account's email or its
- * workspaces' names, and not guessable from the shipped lists (zxcvbn-ts scores it 3 or more: over 10^8 guesses). No
- * composition rules: any characters, spaces included.
+ * workspaces' names (under substitutions too), nor from a season or month and a year, and not guessable from the
+ * shipped lists (zxcvbn-ts scores it 3 or more: over 10^8 guesses). No composition rules: any characters, spaces
+ * included.
  */
 export async function passwordWeakness(password: string, context: PasswordContext): Promise<string | undefined> {
   if ([...password].length < IDENTITY_POLICY.minPasswordLength) return PASSWORD_REFUSALS.short;
@@ -86,6 +100,17 @@ export async function passwordWeakness(password: string, context: PasswordContex
   const words = personalWords(context);
   const plain = folded(password);
   if (words.some((w) => plain.includes(w) && w.length * 2 >= plain.length)) return PASSWORD_REFUSALS.personal;
-  if ((await strengthEstimator()).check(password, words).score < 3) return PASSWORD_REFUSALS.common;
+  switch (guessablePart(password, words)) {
+    case 'personal':
+      return PASSWORD_REFUSALS.personal;
+    case 'dated':
+      return PASSWORD_REFUSALS.dated;
+    case 'famous':
+      return PASSWORD_REFUSALS.common;
+    case undefined:
+      break;
+  }
+  const estimate = (await strengthEstimator()).check(password, words);
+  if (estimate.score < 3) return commonRefusal(estimate);
   return undefined;
 }

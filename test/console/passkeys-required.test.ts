@@ -4,7 +4,9 @@ import { savePasskey } from '../../src/identity/passkeys.js';
 import { applyDefinition, findWorkspace } from '../../src/workspaces/repository.js';
 import { everyRole, memberOf } from '../identity/support.js';
 import { demoDefinition } from '../support/app.js';
-import { consoleFixture } from './support.js';
+import { changeMembers, membershipsOf } from '../../src/identity/members.js';
+import { seedWorkspace } from '../support/app.js';
+import { consoleFixture, PASSWORD, shownOnce } from './support.js';
 
 async function requiringOwnersAndAdmins(t: Parameters<typeof consoleFixture>[0]) {
   const f = await consoleFixture(t);
@@ -52,26 +54,89 @@ t.test('an owner requires passkeys: an admin signed in with a password is led to
   t.equal(page.status, 303, 'no page of the workspace before');
   t.equal(page.headers.get('location'), '/console/passkeys/required');
   const token = await admin.post('/console/account/tokens', { workspace: f.ws.workspace.slug, name: 'x', days: '1' });
-  t.equal(token.status, 400);
-  t.match(token.text, 'requires a passkey: sign in with yours first');
+  t.equal(token.status, 403, 'no token from a password alone');
+  t.match(token.text, 'requires a passkey');
 
   const counsellor = f.client();
   await counsellor.signIn(memberOf('counsellor'));
   t.equal((await counsellor.get(f.members)).status, 200, 'a counsellor is not asked');
 });
 
-t.test('tokens of a member without a passkey stop working while the workspace requires one', async (t) => {
+t.test('tokens made with a password alone stop working while the workspace requires a passkey', async (t) => {
   const f = await requiringOwnersAndAdmins(t);
-  const call = () =>
+  const call = (token: string) =>
     f.app.request(`/admin/v1/workspaces/${f.ws.workspace.slug}/webhooks`, {
-      headers: { authorization: `Bearer ${f.tokenBefore}` },
+      headers: { authorization: `Bearer ${token}` },
     });
-  const refused = await call();
+  const refused = await call(f.tokenBefore);
   t.equal(refused.status, 403);
   t.match(await refused.text(), /requires a passkey/);
   await givePasskey(f, memberOf('admin'));
-  t.equal((await call()).status, 200, 'with a passkey on the account, the token works again');
+  t.equal((await call(f.tokenBefore)).status, 403, 'a passkey on the account does not make the old token good');
+
+  // A token the admin makes in a session that used a passkey works, while the account holds one.
+  const admin = f.client();
+  await admin.signIn(memberOf('admin'));
+  await f.app.pool.query(
+    'UPDATE staff_sessions s SET passkey_at = now() FROM staff_accounts a WHERE a.id = s.account_id AND a.email = $1',
+    [memberOf('admin')],
+  );
+  const made = await admin.post('/console/account/tokens', { workspace: f.ws.workspace.slug, name: 'pk', days: '1' });
+  t.equal(made.status, 303);
+  const token = (await shownOnce(admin, made))!;
+  t.equal((await call(token)).status, 200, 'a token made in a passkey session works');
+  await f.app.pool.query(
+    'DELETE FROM staff_passkeys p USING staff_accounts a WHERE a.id = p.account_id AND a.email = $1',
+    [memberOf('admin')],
+  );
+  t.equal((await call(token)).status, 403, 'and stops once the account holds no passkey');
 });
+
+t.test(
+  'a session that owes a passkey cannot change the account: password, sign-out everywhere, invitations',
+  async (t) => {
+    const f = await requiringOwnersAndAdmins(t);
+    await givePasskey(f, memberOf('admin'));
+    const admin = f.client();
+    await admin.signIn(memberOf('admin'));
+    const account = await admin.get('/console/account');
+    t.equal(account.status, 303, 'the account page waits for the passkey');
+    t.equal(account.headers.get('location'), '/console/passkeys/required');
+    const changed = await admin.post('/console/account/password', {
+      current: PASSWORD,
+      password: 'violin tundra harbour pebble',
+      confirm: 'violin tundra harbour pebble',
+    });
+    t.equal(changed.status, 403, 'no password change');
+    t.equal((await f.client().signIn(memberOf('admin'))).status, 303, 'the old password still signs in');
+    const sessionsBefore = await f.app.pool.query(
+      'SELECT count(*)::int AS n FROM staff_sessions s JOIN staff_accounts a ON a.id = s.account_id WHERE a.email = $1',
+      [memberOf('admin')],
+    );
+    const everywhere = await admin.post('/console/account/sign-out-everywhere', {});
+    t.equal(everywhere.status, 403, 'no sign-out everywhere');
+    const sessionsAfter = await f.app.pool.query(
+      'SELECT count(*)::int AS n FROM staff_sessions s JOIN staff_accounts a ON a.id = s.account_id WHERE a.email = $1',
+      [memberOf('admin')],
+    );
+    t.equal(sessionsAfter.rows[0].n, sessionsBefore.rows[0].n, 'every session goes on');
+
+    // An invitation to another workspace waits for the passkey too, from the list and from its link.
+    const other = await seedWorkspace(f.app, {
+      users: [{ name: 'Other Owner', email: 'other.owner@elsewhere.example', role: 'owner', branch: 'DEL' }],
+    });
+    await changeMembers(
+      f.app.pool,
+      other.workspace.id,
+      { type: 'invite', email: memberOf('admin'), name: 'Admin', role: 'viewer', pending: 'sign_in' },
+      f.app.services.now(),
+    );
+    const accepted = await admin.post(`/console/invitations/${other.workspace.slug}/accept`, {});
+    t.equal(accepted.status, 403, 'no acceptance');
+    t.same(await membershipsOf(f.app.pool, memberOf('admin')).then((m) => m.length), 1, 'still one workspace');
+    t.equal((await admin.post('/console/sign-out', {})).status, 303, 'signing out stays open');
+  },
+);
 
 t.test('a password session of an account with a passkey cannot swap passkeys; it confirms with one', async (t) => {
   const f = await requiringOwnersAndAdmins(t);

@@ -42,6 +42,11 @@ export class ConsoleClient {
   /** The CSRF token of the current session, as the account page's forms carry it. */
   async csrf(): Promise<string> {
     const page = await this.get('/console/account');
+    if (page.status === 303 && page.headers.get('location') === '/console/passkeys/required') {
+      // A session that owes a passkey reaches only that page, whose buttons carry the token.
+      const step = await this.get('/console/passkeys/required');
+      return /data-csrf="([^"]+)"|name="_csrf" value="([^"]+)"/.exec(step.text)?.slice(1).find(Boolean) ?? '';
+    }
     return /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
   }
 

@@ -20,6 +20,7 @@ t.test('personal access tokens: stored hashed, expiring, revocable', async (t) =
       name: 'test',
       expiresAt: new Date(clock.now().getTime() + hours * 3600_000),
       now: clock.now(),
+      madeWithPasskey: false,
     });
   const list = (value: string) =>
     app.request(`/admin/v1/workspaces/${ws.workspace.slug}/webhooks`, {

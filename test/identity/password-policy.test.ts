@@ -1,9 +1,11 @@
+import fc from 'fast-check';
 import t from 'tap';
 import { issuePasswordResetToken } from '../../src/identity/one-time-tokens.js';
 import { passwordWeakness, PASSWORD_REFUSALS } from '../../src/identity/passwords.js';
 import { withTransaction } from '../../src/storage/postgres.js';
 import { memberOf } from './support.js';
 import { consoleFixture, PASSWORD } from '../console/support.js';
+import { checkProperty } from '../support/properties.js';
 
 const context = {
   email: 'asha.rao@northstar.example',
@@ -12,7 +14,7 @@ const context = {
 
 t.test('common, breached and personal passwords are refused with a sentence; long unusual ones pass', async (t) => {
   for (const weak of ['aaaaaaaaaaaa', 'password1234', '123456789012', ' '.repeat(12), 'qwertyuiop123', 'iloveyou2024'])
-    t.equal(await passwordWeakness(weak, context), PASSWORD_REFUSALS.common, JSON.stringify(weak));
+    t.match(await passwordWeakness(weak, context), PASSWORD_REFUSALS.common, JSON.stringify(weak));
   for (const personal of [
     'asha.rao@northstar.example',
     'Asha.Rao@Northstar.Example',
@@ -33,6 +35,65 @@ t.test('common, breached and personal passwords are refused with a sentence; lon
   t.ok(Number(process.hrtime.bigint() - started) / 1e6 < 2_000, 'a 256-character password is checked quickly');
 });
 
+t.test(
+  'what guessers try before any list: a season or month with a year, the account’s words in leetspeak',
+  async (t) => {
+    for (const dated of [
+      'Summer2026!!',
+      'Winter2025!!',
+      'Summer2026!Summer',
+      'M0ns00n2024!!',
+      'September2025#',
+      'Dec 2026 dec',
+    ])
+      t.equal(await passwordWeakness(dated, context), PASSWORD_REFUSALS.dated, JSON.stringify(dated));
+    t.equal(await passwordWeakness('Tr0ub4dor&3xx', context), PASSWORD_REFUSALS.common, 'xkcd’s example');
+    const wendy = { email: 'wendy@sunrise-visas.example', workspaces: [{ name: 'Sunrise Visas', slug: 'sunrise' }] };
+    for (const personal of ['W3ndy@Sunr1se', 'wendy.sunrise!!', '5unr1s3 V1s4s 2026', 'W.E.N.D.Y sunrise'])
+      t.equal(await passwordWeakness(personal, wendy), PASSWORD_REFUSALS.personal, JSON.stringify(personal));
+    // A date word or the account's name among enough else is no reason to refuse.
+    for (const good of [
+      'Mayflower orchestra tundra',
+      'December blossoms over quiet lagoons',
+      'wendy keeps violin tundra',
+    ])
+      t.equal(await passwordWeakness(good, wendy), undefined, JSON.stringify(good));
+    t.match(await passwordWeakness('aaaaaaaaaaaa', context), /^Repeated characters/, 'zxcvbn’s reason comes first');
+  },
+);
+
+const LEET: Record<string, string[]> = {
+  a: ['a', 'A', '4', '@'],
+  e: ['e', 'E', '3'],
+  i: ['i', '1', '!'],
+  o: ['o', '0'],
+};
+const disguise = (word: string, picks: number[]) =>
+  [...word]
+    .map((c, i) => (LEET[c] ?? [c, c.toUpperCase()])[picks[i % picks.length]! % (LEET[c]?.length ?? 2)])
+    .join('');
+
+t.test('property: any season or month, any year, disguised and padded with symbols, is refused', async (t) => {
+  const words = ['spring', 'summer', 'autumn', 'winter', 'monsoon', 'january', 'april', 'july', 'august', 'october'];
+  await checkProperty(
+    t,
+    'dated passwords',
+    fc.asyncProperty(
+      fc.constantFrom(...words),
+      fc.integer({ min: 1950, max: 2099 }),
+      fc.array(fc.nat(3), { minLength: 1, maxLength: 8 }),
+      fc.stringMatching(/^[!@#$%^&*.?]{0,4}$/),
+      fc.boolean(),
+      async (word, year, picks, symbols, yearFirst) => {
+        const body = yearFirst ? `${year}${disguise(word, picks)}` : `${disguise(word, picks)}${year}`;
+        const password = `${body}${symbols}`.padEnd(12, '!');
+        return (await passwordWeakness(password, context)) === PASSWORD_REFUSALS.dated;
+      },
+    ),
+    200,
+  );
+});
+
 const refused = ['aaaaaaaaaaaa', 'password1234', '123456789012', ' '.repeat(12)];
 
 t.test('every place a password is set refuses them: the change form, a reset, an invitation', async (t) => {
@@ -42,7 +103,7 @@ t.test('every place a password is set refuses them: the change form, a reset, an
   for (const weak of [...refused, memberOf('viewer'), `${f.ws.workspace.name} 2026`]) {
     const answer = await viewer.post('/console/account/password', { current: PASSWORD, password: weak, confirm: weak });
     t.equal(answer.status, 400, JSON.stringify(weak));
-    t.match(answer.text, /first thing a guesser tries|attackers try first/);
+    t.match(answer.text, /first thing a guesser tries|Attackers try passwords like this one first/);
   }
   t.equal((await f.client().signIn(memberOf('viewer'))).status, 303, 'the password did not change');
 
@@ -74,7 +135,7 @@ t.test('every place a password is set refuses them: the change form, a reset, an
   for (const weak of [...refused, memberOf('manager')]) {
     const answer = await f.client().post(`/console/reset/${token}`, { password: weak, confirm: weak });
     t.equal(answer.status, 400, `reset: ${JSON.stringify(weak)}`);
-    t.match(answer.text, /first thing a guesser tries|attackers try first/);
+    t.match(answer.text, /first thing a guesser tries|Attackers try passwords like this one first/);
   }
   t.equal((await f.client().post(`/console/reset/${token}`, { password: PASSWORD, confirm: PASSWORD })).status, 303);
 });

@@ -197,6 +197,7 @@ export async function staffAccessToken(
     name: 'tests',
     expiresAt: new Date(now.getTime() + 365 * 24 * 3600_000),
     now,
+    madeWithPasskey: false,
   });
   return value;
 }

@@ -364,6 +364,7 @@ export function registerAccountPages(app: TypedApp, services: AppServices): void
         name,
         expiresAt: new Date(now.getTime() + days * 24 * 3600_000),
         now,
+        madeWithPasskey: signedIn.session.passkey_at !== null,
       });
       const shown = await keepOneTimeSecret(
         services.pool,

@@ -38,13 +38,26 @@ function newAccountPage(request: FastifyRequest, token: string, open: OpenInvita
   return page(
     frameOf(request, `Join ${open.workspace.name}`),
     html`<p>
-        You are invited to ${open.workspace.name} as ${open.invitee.role}. Choose the password of your new account
-        (${open.account.email}).
+        ${open.invitee.pending ? 'You are invited to' : 'You are a member of'} ${open.workspace.name} as
+        ${open.invitee.role}. Choose the password of your new account (${open.account.email}).
       </p>
       <form method="post" action="/console/invitation/${encodeURIComponent(token)}">
         ${newPasswordFields({ password: error })}
         <button type="submit">Set my password and join</button>
       </form>`,
+  );
+}
+
+/** A link of this workspace cannot set up an account that belongs to another one (openToThisWorkspace). */
+function memberElsewherePage(request: FastifyRequest, open: OpenInvitation): string {
+  return page(
+    frameOf(request, TITLE),
+    html`${notice(
+        `Your account (${open.account.email}) belongs to another workspace too and is not set up yet. Set it up with ` +
+          `the first link that workspace sends you, then sign in and open this link again to join ${open.workspace.name}.`,
+        'alert',
+      )}
+      <p><a href="/console/sign-in">Sign in</a></p>`,
   );
 }
 
@@ -115,6 +128,7 @@ function afterAnswer(request: FastifyRequest, reply: FastifyReply, outcome: Invi
       return reply.redirect(`/console?${new URLSearchParams({ declined: outcome.workspace.slug })}`, 303);
     case 'spent':
     case 'existing_account':
+    case 'member_elsewhere':
       return sendPage(reply, spentPage(request), 410);
   }
 }
@@ -165,6 +179,7 @@ export function registerInvitationPages(app: TypedApp, services: AppServices): v
       const { token } = request.params;
       const open = await openInvitation(services, token);
       if (!open) return sendPage(reply, spentPage(request), 410);
+      if (open.memberElsewhere) return sendPage(reply, memberElsewherePage(request, open), 409);
       if (!open.existingAccount) return sendPage(reply, newAccountPage(request, token, open));
       const answer = existingAccountPage(request, token, open);
       return sendPage(reply, answer.body, answer.status);
@@ -179,6 +194,7 @@ export function registerInvitationPages(app: TypedApp, services: AppServices): v
       const { token } = request.params;
       const open = await openInvitation(services, token);
       if (!open) return sendPage(reply, spentPage(request), 410);
+      if (open.memberElsewhere) return sendPage(reply, memberElsewherePage(request, open), 409);
       if (open.existingAccount) {
         const answer = existingAccountPage(request, token, open);
         return sendPage(reply, answer.body, answer.status === 200 ? 409 : answer.status);
@@ -195,6 +211,7 @@ export function registerInvitationPages(app: TypedApp, services: AppServices): v
         const answer = existingAccountPage(request, token, open);
         return sendPage(reply, answer.body, 409);
       }
+      if (outcome.type === 'member_elsewhere') return sendPage(reply, memberElsewherePage(request, open), 409);
       if (outcome.type !== 'joined') return sendPage(reply, spentPage(request), 410);
       await signIn(services, request, reply, outcome.accountId);
       return afterAnswer(request, reply, outcome);

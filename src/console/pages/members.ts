@@ -2,15 +2,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
-import { inviteMember, type InvitationSent } from '../../identity/invitations.js';
+import { inviteMember, sendInvitation, type InvitationSent } from '../../identity/invitations.js';
 import {
   changeMembers,
   credentialedEmails,
   MemberRefusal,
+  membersElsewhere,
   memberState,
   type MemberChange,
 } from '../../identity/members.js';
-import { resetPasskeysOf, setPasskeyRequirement } from '../../identity/passkey-requirement.js';
+import { passkeyResetRefusal, resetMemberPasskeys, setPasskeyRequirement } from '../../identity/passkey-requirement.js';
 import { can, ROLES, type Operation, type Role } from '../../identity/permissions.js';
 import { withTransaction } from '../../storage/postgres.js';
 import { PASSKEY_REQUIREMENTS, type PasskeyRequirement, type WorkspaceUser } from '../../workspaces/workspace.js';
@@ -31,7 +32,7 @@ const Password = { password: Type.Optional(NoNul(256)) };
 const WorkspaceParams = Type.Object({ slug: Slug });
 const MemberParams = Type.Object({ slug: Slug, id: Uuid });
 /** What the list says after an action: a word the page turns into a sentence from the stored state (no echo). */
-const DONE = ['invited', 'role', 'deactivated', 'reactivated', 'passkeys_reset', 'requirement'] as const;
+const DONE = ['invited', 'role', 'deactivated', 'reactivated', 'passkeys_reset', 'requirement', 'link_sent'] as const;
 const ListQuery = Type.Object({
   done: Type.Optional(Type.Union(DONE.map((d) => Type.Literal(d)))),
   who: Type.Optional(Uuid),
@@ -86,6 +87,8 @@ function doneSentence(done: Done | undefined, user: WorkspaceUser | undefined): 
       return `${who}’s passkeys are removed and their sessions ended. They sign in with their password and register a new passkey.`;
     case 'requirement':
       return 'The passkey requirement is saved. It applies from each member’s next page.';
+    case 'link_sent':
+      return `${who}’s first sign-in link is on its way to ${user?.email ?? 'them'}.`;
   }
 }
 
@@ -98,10 +101,9 @@ interface PageOptions {
 async function membersPage(services: AppServices, view: MemberView, o: PageOptions = {}): Promise<string> {
   const errors = o.errors ?? {};
   const users = view.workspace.settings.users;
-  const credentialed = await credentialedEmails(
-    services.pool,
-    users.map((u) => u.email),
-  );
+  const emails = users.map((u) => u.email);
+  const credentialed = await credentialedEmails(services.pool, emails);
+  const people: People = { credentialed, elsewhere: await membersElsewhere(services.pool, emails, view.workspace.id) };
   const base = `/console/w/${view.workspace.slug}/members`;
   const anyChange = users.some((u) => mayChange(view, u));
   const headings = ['Name', 'Email', 'Role', 'State', ...(anyChange ? ['Change'] : [])];
@@ -111,14 +113,28 @@ async function membersPage(services: AppServices, view: MemberView, o: PageOptio
     ${table({
       caption: `Members of ${view.workspace.name}`,
       headings,
-      rows: users.map((u) => memberRow(services, view, u, memberState(u, credentialed), base, anyChange)),
+      rows: users.map((u) => memberRow(services, view, u, people, base, anyChange)),
     })}
     ${can(view.role, 'members.invite') ? inviteForm(services, view, base, errors) : ''}
     ${can(view.role, 'members.require_passkeys') ? requirementForm(services, view, base, errors) : ''}`,
   );
 }
 
+/** What the page knows of each member's account beyond this workspace's list. */
+interface People {
+  /** Emails whose account can sign in. */
+  credentialed: ReadonlySet<string>;
+  /** Emails that are members of another workspace too. */
+  elsewhere: ReadonlySet<string>;
+}
+
 function sentNotice(sent: InvitationSent): Html {
+  if (!sent.mailed && sent.memberElsewhere)
+    return html`${notice(
+      `${sent.email} belongs to another workspace and has not set up their account yet, so no link is shown here: ` +
+        'their own workspace sends their first one. Once they can sign in, invite them again and they accept on their ' +
+        'workspace list.',
+    )}`;
   if (sent.link)
     return html`<div role="status">
       <p>
@@ -204,22 +220,46 @@ function memberRow(
   services: AppServices,
   view: MemberView,
   u: WorkspaceUser,
-  state: ReturnType<typeof memberState>,
+  people: People,
   base: string,
   withChangeColumn: boolean,
 ): Html {
-  const actions = mayChange(view, u) ? memberActions(services, view, u, base) : '';
+  const actions = mayChange(view, u) ? memberActions(services, view, u, people, base) : '';
+  const state = memberState(u, people.credentialed);
+  // A member named by the workspace's file who never signed in: "invited" would say an invitation is out.
+  const words = state === 'invited' && !u.pending ? 'not signed in yet' : state;
   return html`<tr>
     <td>${u.name}</td>
     <td>${u.email}</td>
     <td>${u.role}</td>
-    <td>${state}</td>
+    <td>${words}</td>
     ${withChangeColumn ? html`<td>${actions}</td>` : ''}
   </tr>`;
 }
 
-function memberActions(services: AppServices, view: MemberView, u: WorkspaceUser, base: string): Html {
+/** A member who has never signed in (named by a definition file): their first link, sent by this workspace. */
+function firstLinkForm(services: AppServices, view: MemberView, u: WorkspaceUser, base: string): Html | '' {
+  if (!can(view.role, 'members.invite')) return '';
+  return html`<form method="post" action="${base}/${u.id}/first-link">
+    ${csrfField(view.signedIn.csrf)}
+    ${needsPassword(services, view.signedIn, 'members.invite') ? passwordInline(services, view, `pwl-${u.id}`) : ''}
+    <button type="submit">Send their first sign-in link<span class="visually-hidden"> to ${u.name}</span></button>
+  </form>`;
+}
+
+/** Reset passkeys, where this workspace may (passkeyResetRefusal); else why not, in a few words. */
+function resetPasskeysAction(u: WorkspaceUser, people: People, base: string): Html | '' {
+  const email = u.email.toLowerCase();
+  if (u.pending || !people.credentialed.has(email)) return '';
+  if (people.elsewhere.has(email))
+    return html` · <span>Passkeys shared with another workspace: the operator resets them</span>`;
+  return html` ·
+    <a href="${base}/${u.id}/reset-passkeys">Reset passkeys<span class="visually-hidden"> of ${u.name}</span></a>`;
+}
+
+function memberActions(services: AppServices, view: MemberView, u: WorkspaceUser, people: People, base: string): Html {
   const csrf = csrfField(view.signedIn.csrf);
+  const neverSignedIn = !u.pending && !people.credentialed.has(u.email.toLowerCase());
   if (!u.active)
     return u.pending
       ? html`<span>Invite them again to renew the invitation</span>`
@@ -236,9 +276,10 @@ function memberActions(services: AppServices, view: MemberView, u: WorkspaceUser
       ${passwordInline(services, view, `pw-${u.id}`)}
       <button type="submit">Change role</button>
     </form>
+    ${neverSignedIn ? firstLinkForm(services, view, u, base) : ''}
     <p>
       <a href="${base}/${u.id}/deactivate">Deactivate<span class="visually-hidden"> ${u.name}</span></a>
-      ${u.pending ? '' : html` · <a href="${base}/${u.id}/reset-passkeys">Reset passkeys<span class="visually-hidden"> of ${u.name}</span></a>`}
+      ${resetPasskeysAction(u, people, base)}
     </p>`;
 }
 
@@ -342,8 +383,8 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
           return sendPage(reply, await again({ [error.field === 'email' ? 'email' : 'member']: error.message }), 409);
         throw error;
       }
-      // A link to hand over is shown on this answer only (it is nowhere else); otherwise back to the list.
-      if (!invited.sent.link)
+      // A link to hand over, or why none is, is shown on this answer only (it is nowhere else); else back to the list.
+      if (!invited.sent.link && !(invited.sent.memberElsewhere && !invited.sent.mailed))
         return reply.redirect(
           `${listOf(view)}?${new URLSearchParams({ done: 'invited', who: invited.member.id })}`,
           303,
@@ -390,8 +431,10 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
   function confirmedChange(
     action: string,
     ask: (view: MemberView, user: WorkspaceUser) => { title: string; explain: string; button: string },
-    wanted: (user: WorkspaceUser) => MemberChange | (() => Promise<void>),
+    wanted: (view: MemberView, user: WorkspaceUser) => MemberChange | (() => Promise<void>),
     done: Done,
+    /** Why the action is not open for this user, said before anything is asked (the POST decides again). */
+    refusal: (view: MemberView, user: WorkspaceUser) => Promise<string | undefined> = async () => undefined,
   ) {
     const asking = (view: MemberView, user: WorkspaceUser, error?: string) =>
       confirmMemberChange(services, view, { ...ask(view, user), user, action, error });
@@ -400,7 +443,10 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
       { schema: { params: MemberParams }, config: { console: { operation: 'members.change' } } },
       async (request, reply) => {
         const view = viewOf(request);
-        return sendPage(reply, asking(view, target(view, request.params)));
+        const user = target(view, request.params);
+        const refused = await refusal(view, user);
+        if (refused) return sendPage(reply, await membersPage(services, view, { errors: { member: refused } }), 409);
+        return sendPage(reply, asking(view, user));
       },
     );
     app.post(
@@ -409,7 +455,7 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
       async (request, reply) => {
         const view = viewOf(request);
         const user = target(view, request.params);
-        return change(request, reply, request.body, wanted(user), done, user.id, async (errors) =>
+        return change(request, reply, request.body, wanted(view, user), done, user.id, async (errors) =>
           errors.password ? asking(view, user, errors.password) : membersPage(services, view, { errors }),
         );
       },
@@ -423,7 +469,7 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
       explain: `${user.name} (${user.email}) will be signed out at once and their tokens for ${view.workspace.name} revoked. Their records stay. You can reactivate them later from the members list.`,
       button: `Deactivate ${user.name}`,
     }),
-    (user) => ({ type: 'deactivate', user_id: user.id }),
+    (_view, user) => ({ type: 'deactivate', user_id: user.id }),
     'deactivated',
   );
 
@@ -434,10 +480,39 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
       explain: `Every passkey of ${user.email} is removed (in every workspace of their account) and they are signed out. They sign in with their password and register a new passkey. Do this when they lost theirs, after making sure it is them who asks.`,
       button: `Reset the passkeys of ${user.name}`,
     }),
-    (user) => async () => {
-      await withTransaction(services.pool, (sql) => resetPasskeysOf(sql, user.email));
+    (view, user) => async () => {
+      await withTransaction(services.pool, (sql) => resetMemberPasskeys(sql, view.workspace, user));
     },
     'passkeys_reset',
+    (view, user) => passkeyResetRefusal(services.pool, view.workspace, user),
+  );
+
+  app.post(
+    '/w/:slug/members/:id/first-link',
+    { schema: { params: MemberParams, body: ConfirmBody }, config: { console: { operation: 'members.invite' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const user = target(view, request.params);
+      const again = (errors: Record<string, string>) => membersPage(services, view, { errors });
+      const credentialed = await credentialedEmails(services.pool, [user.email]);
+      if (!user.active || user.pending || credentialed.has(user.email.toLowerCase()))
+        return sendPage(
+          reply,
+          await again({ member: `${user.name} is not a member who has yet to sign in: nothing was sent.` }),
+          409,
+        );
+      let sent: InvitationSent;
+      try {
+        await confirmRecentSignIn(services, view.signedIn, request.body);
+        sent = await sendInvitation(services, view.workspace, user);
+      } catch (error) {
+        if (error instanceof ConsoleRefusal && error.field)
+          return sendPage(reply, await again({ member: error.message }), error.status);
+        throw error;
+      }
+      if (!sent.mailed) return sendPage(reply, await membersPage(services, view, { sent }), 201);
+      return reply.redirect(`${listOf(view)}?${new URLSearchParams({ done: 'link_sent', who: user.id })}`, 303);
+    },
   );
 
   app.post(

@@ -212,8 +212,20 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
     if (!view || view.signedIn.session.passkey_at || !passkeyRequired(view.workspace, view.role)) return;
     return reply.redirect('/console/passkeys/required', 303);
   });
+  // The account's own pages wait too: a password alone must not change the password, sign out everywhere (ending the
+  // member's passkey sessions and tokens), make tokens or accept invitations while a workspace asks for a passkey.
+  app.addHook('preHandler', async (request, reply) => {
+    const signedIn = request.signedIn;
+    if (request.routeOptions.config.console !== 'account' || !signedIn || signedIn.session.passkey_at) return;
+    if (!(await passkeyStepDue(services, signedIn))) return;
+    if (request.method === 'GET') return reply.redirect('/console/passkeys/required', 303);
+    throw new ConsoleRefusal(
+      403,
+      'A workspace of yours requires a passkey: confirm with yours (or register your first) before anything else.',
+    );
+  });
 
-  app.get('/passkeys/required', { config: { console: 'account' } }, async (request, reply) => {
+  app.get('/passkeys/required', { config: { console: 'passkey_step' } }, async (request, reply) => {
     const signedIn = signedInOf(request);
     if (!(await passkeyStepDue(services, signedIn))) return reply.redirect('/console', 303);
     return sendPage(reply, await requiredPage(services, request, signedIn));
@@ -228,7 +240,7 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
 
   app.post(
     '/passkeys/register/options',
-    { schema: { body: CsrfOnly }, config: { console: 'account' } },
+    { schema: { body: CsrfOnly }, config: { console: 'passkey_step' } },
     async (request, reply) => {
       const signedIn = signedInOf(request);
       const { session } = signedIn;
@@ -253,7 +265,7 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
 
   app.post(
     '/passkeys/register',
-    { schema: { body: Registration }, config: { console: 'account' } },
+    { schema: { body: Registration }, config: { console: 'passkey_step' } },
     async (request, reply) => {
       const signedIn = signedInOf(request);
       const { session } = signedIn;
@@ -318,7 +330,7 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
   // A recent sign-in by passkey: one of the signed-in account's own passkeys, asked for again.
   app.post(
     '/passkeys/confirm/options',
-    { schema: { body: CsrfOnly }, config: { console: 'account' } },
+    { schema: { body: CsrfOnly }, config: { console: 'passkey_step' } },
     async (request, reply) => {
       const { session } = signedInOf(request);
       const { rpID } = party(request);
@@ -337,7 +349,7 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
 
   app.post(
     '/passkeys/confirm',
-    { schema: { body: Authentication }, config: { console: 'account' } },
+    { schema: { body: Authentication }, config: { console: 'passkey_step' } },
     async (request, reply) => {
       const signedIn = signedInOf(request);
       const taken = await challengeOf(services, request, reply);

@@ -39,6 +39,7 @@ import * as eventsByCreationTime from './0121-events-by-creation-time.js';
 import * as deletedWebhookEndpoints from './0130-deleted-webhook-endpoints.js';
 import * as consoleOneTimeSecrets from './0131-console-one-time-secrets.js';
 import * as todayAndSwitcherIndexes from './0150-today-and-switcher-indexes.js';
+import * as passkeyTokens from './0160-passkey-tokens.js';
 
 export interface Migration {
   version: number;
@@ -90,4 +91,5 @@ export const migrations: Migration[] = [
   { version: 130, ...deletedWebhookEndpoints },
   { version: 131, ...consoleOneTimeSecrets },
   { version: 150, ...todayAndSwitcherIndexes },
+  { version: 160, ...passkeyTokens },
 ];
