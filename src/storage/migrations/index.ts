@@ -40,6 +40,7 @@ import * as deletedWebhookEndpoints from './0130-deleted-webhook-endpoints.js';
 import * as consoleOneTimeSecrets from './0131-console-one-time-secrets.js';
 import * as todayAndSwitcherIndexes from './0150-today-and-switcher-indexes.js';
 import * as passkeyTokens from './0160-passkey-tokens.js';
+import * as jobs from './0170-jobs.js';
 
 export interface Migration {
   version: number;
@@ -92,4 +93,5 @@ export const migrations: Migration[] = [
   { version: 131, ...consoleOneTimeSecrets },
   { version: 150, ...todayAndSwitcherIndexes },
   { version: 160, ...passkeyTokens },
+  { version: 170, ...jobs },
 ];
