@@ -47,31 +47,71 @@ async function loadLeads(sql: Queryable, rows: readonly StoredRow[]): Promise<Ma
   return new Map(result.rows.map((r) => [r.id, r.body]));
 }
 
+const LEAD_COLUMNS =
+  'id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body';
+
+/** A new lead row's values, in LEAD_COLUMNS' order. */
+function leadValues(r: FoldedRow<Lead>): unknown[] {
+  const lead = r.state;
+  return [
+    lead.id,
+    r.tenantId,
+    r.sandbox,
+    r.revision,
+    lead.phone,
+    lead.email,
+    lead.branch.id,
+    lead.owner?.id ?? null,
+    lead.converted,
+    lead.created_at,
+    lead.updated_at,
+    leadJson(lead),
+  ];
+}
+
+/**
+ * New rows in one statement: a command's one row with plain parameters (no arrays to write out and unpack: the
+ * creation path), a replay's many as arrays unnested.
+ */
 function insertLeads(sql: FoldWriter, rows: readonly FoldedRow<Lead>[]): void {
+  if (rows.length === 1) {
+    sql.send(
+      `INSERT INTO leads (${LEAD_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      leadValues(rows[0]!),
+      rows,
+    );
+    return;
+  }
+  const values = rows.map(leadValues);
   sql.send(
-    `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
+    `INSERT INTO leads (${LEAD_COLUMNS})
      SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::integer[], $5::text[], $6::text[], $7::uuid[],
                           $8::uuid[], $9::boolean[], $10::timestamptz[], $11::timestamptz[], $12::json[])`,
-    [
-      rows.map((r) => r.state.id),
-      rows.map((r) => r.tenantId),
-      rows.map((r) => r.sandbox),
-      rows.map((r) => r.revision),
-      rows.map((r) => r.state.phone),
-      rows.map((r) => r.state.email),
-      rows.map((r) => r.state.branch.id),
-      rows.map((r) => r.state.owner?.id ?? null),
-      rows.map((r) => r.state.converted),
-      rows.map((r) => r.state.created_at),
-      rows.map((r) => r.state.updated_at),
-      rows.map((r) => leadJson(r.state)),
-    ],
+    values[0]!.map((_, column) => values.map((v) => v[column])),
     rows,
   );
 }
 
 /** A missing row (an event of a lead this database has no row of) is left missing, as an UPDATE of nothing. */
 function updateLeads(sql: FoldWriter, rows: readonly FoldedRow<Lead>[]): void {
+  if (rows.length === 1) {
+    const r = rows[0]!;
+    sql.send(
+      `UPDATE leads SET revision = $3, owner_id = $4, converted = $5, updated_at = $6, body = $7
+        WHERE id = $1 AND tenant_id = $2`,
+      [
+        r.id,
+        r.tenantId,
+        r.revision,
+        r.state.owner?.id ?? null,
+        r.state.converted,
+        r.state.updated_at,
+        leadJson(r.state),
+      ],
+      rows,
+    );
+    return;
+  }
   sql.send(
     `UPDATE leads AS l SET revision = v.revision, owner_id = v.owner_id, converted = v.converted,
             updated_at = v.updated_at, body = v.body
