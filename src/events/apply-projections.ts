@@ -43,7 +43,7 @@ export interface ProjectedBatch<E extends RecordedEvent = RecordedEvent> {
  * follow-up comes soon after its capture); one changed again later is written again. Bounds the memory a replay
  * holds whatever the log's size.
  */
-export const REPLAY_WINDOW = 20_000;
+export const REPLAY_WINDOW = 10_000;
 
 /**
  * A replay of the log (import, rebuild), in global order, batch by batch: event projections are applied as they

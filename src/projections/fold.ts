@@ -21,7 +21,10 @@ export interface FoldedRow<S> {
   /** The times of the first and the last event folded in since the row was read or created. */
   firstAt: Date;
   lastAt: Date;
-  /** The first event folded in since the row was read (an import refuses its line if the row's write fails). */
+  /**
+   * The first event folded in since the row was read, without its data (held only to name it: an import refuses its
+   * line if the row's write fails).
+   */
   first: RecordedEvent;
 }
 
@@ -132,7 +135,7 @@ export class RowFolder<S> {
         isNew: p.creates(event),
         firstAt: event.createdAt,
         lastAt: event.createdAt,
-        first: event,
+        first: { ...event, data: {} },
         clock,
       });
     }
