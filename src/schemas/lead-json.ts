@@ -1,5 +1,5 @@
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
-import type { Lead } from '../domain/leads/lead.js';
+import { LEAD_FIELDS, type Lead } from '../domain/leads/lead.js';
 import { LeadSchema } from './lead.js';
 
 /*
@@ -33,11 +33,20 @@ function inKeyOrder(value: unknown): unknown {
   return sorted;
 }
 
-/** The Lead's JSON text, as stored and as answered. */
+/**
+ * The Lead's JSON text, as stored and as answered. A lead folded from a log older than one of the Lead's fields lacks
+ * that field, which the compiled serialiser refuses: such a lead is written by JSON.stringify, the field left out (as
+ * it was stored before), its fields in the spec's order and every object's keys in one order.
+ */
 export function leadJson(lead: Lead): string {
-  return serialiser()({
+  const ordered = {
     ...lead,
-    utm: lead.utm === null ? null : inKeyOrder(lead.utm),
+    utm: lead.utm === null || lead.utm === undefined ? lead.utm : inKeyOrder(lead.utm),
     custom_fields: inKeyOrder(lead.custom_fields),
-  });
+  };
+  try {
+    return serialiser()(ordered);
+  } catch {
+    return JSON.stringify(Object.fromEntries(LEAD_FIELDS.map((field) => [field, inKeyOrder(lead[field])])));
+  }
 }
