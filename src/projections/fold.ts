@@ -51,8 +51,8 @@ export interface FoldProjection<S> {
   /** The row after the event; undefined when the event changes no row (its row is not there). */
   evolve(state: S | undefined, event: RecordedEvent): S | undefined;
   /**
-   * Sends the rows' writes: one statement per table (new rows inserted, the others updated), each statement's values
-   * as arrays of parameters (never SQL text from values).
+   * Sends the rows' writes: one statement per table (new rows inserted, the others updated), the rows' values as
+   * parameters (arrays for many rows; never SQL text from values).
    */
   write(sql: FoldWriter, rows: readonly FoldedRow<S>[]): void;
 }
