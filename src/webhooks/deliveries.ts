@@ -308,8 +308,9 @@ export async function scheduleResumedBacklog(
   now: Date,
   perSecond: number = RESUMED_DRAIN_PER_SECOND,
 ): Promise<void> {
-  // The queue row's lock first, as the claims and the recording take it before the deliveries'.
-  await sql.query('SELECT 1 FROM webhook_queues WHERE endpoint_id = $1 FOR UPDATE', [endpointId]);
+  // The queue comes due now: a claim that found the paused endpoint with nothing to send left it with none. Its row's
+  // lock is taken first, as the claims and the recording take it before the deliveries'.
+  await sql.query('UPDATE webhook_queues SET due_at = $2 WHERE endpoint_id = $1', [endpointId, now]);
   const { text, values } = resumedBacklogStatement(endpointId, now, perSecond);
   await sql.query(text, values);
 }
