@@ -133,13 +133,13 @@ async function main(): Promise<void> {
     let response: Response;
     switch (kind) {
       case 'create': {
-        const tag = `${process.pid}${String(n).padStart(8, '0')}`;
+        const tag = String(n).padStart(9, '0');
         response = await fetch(`${origin}/v1/leads`, {
           method: 'POST',
           headers: api,
           body: JSON.stringify({
             full_name: `Soak Person ${tag}`,
-            phone: `+91${tag.slice(-10).padStart(10, '7')}`,
+            phone: `+919${tag}`,
             email: `soak-${tag}@example.com`,
             visa_type: 'student',
             country_interest: 'CA',

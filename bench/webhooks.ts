@@ -23,7 +23,7 @@ import { configureWebhookRuntime } from '../src/webhooks/runtime.js';
 import { demoDefinition } from '../test/support/app.js';
 import { makeTestPki } from '../test/webhooks/support/tls.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
-import { benchDatabase, withCpuCost, type CpuCost } from './support.js';
+import { benchDatabase, postgresCpuMs, withCpuCost, type CpuCost } from './support.js';
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -220,6 +220,7 @@ async function main(): Promise<void> {
     const walAtStart = await walPosition(db.pool);
     const throughputStart = now();
     // The CPU the service's process and the PostgreSQL server spent per delivery (the receiver, a child process, apart).
+    const backends = backendCpu(db.pool);
     const { workers: throughputWorkers, cpu } = await withCpuCost(
       async () => {
         const started = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
@@ -228,6 +229,7 @@ async function main(): Promise<void> {
       },
       () => backlog,
     );
+    const ownBackendsMs = await backends.stop();
     const seconds = (now() - throughputStart) / 1000;
     await throughputWorkers.stop();
     const walPerDelivery = (await walSince(db.pool, walAtStart)) / backlog;
@@ -246,6 +248,7 @@ async function main(): Promise<void> {
       backlog,
       seconds,
       cpu,
+      ownBackendsMs: ownBackendsMs / backlog,
       walPerDelivery,
       phases,
       claims: { claimed: claimsAfter.claimed - claimsBefore.claimed, empty: claimsAfter.empty - claimsBefore.empty },
@@ -398,7 +401,7 @@ async function main(): Promise<void> {
     console.log(
       `webhook deliveries (fan-out + signed delivery + log) from a ${String(r.backlog).padStart(6)} backlog   ${rate.toFixed(0).padStart(6)} deliveries/s   ${(rate / baselineRate).toFixed(2)} × the plain loop (goal ≥ 0.5)\n` +
         `  of which: fanned out at ${(r.backlog / r.phases.fanout).toFixed(0)} /s, first attempts started at ${(r.backlog / r.phases.claim).toFixed(0)} /s; ${r.claims.claimed} claims leased deliveries, ${r.claims.empty} found none\n` +
-        `  per delivery: CPU of this process ${r.cpu.node.toFixed(3)} ms, of PostgreSQL ${r.cpu.postgres === null ? 'n/a (not local)' : `${r.cpu.postgres.toFixed(3)} ms`}; WAL ${r.walPerDelivery.toFixed(0)} B (the server's, all databases)\n` +
+        `  per delivery: CPU of this process ${r.cpu.node.toFixed(3)} ms; of PostgreSQL: ${r.ownBackendsMs.toFixed(3)} ms in this database's backends, ${r.cpu.postgres === null ? 'n/a (not local)' : `${r.cpu.postgres.toFixed(3)} ms`} in all the server's processes; WAL ${r.walPerDelivery.toFixed(0)} B (the server's, all databases)\n` +
         `  webhook_deliveries rows written per delivery: ${r.writes.perDelivery.toFixed(2)} (${r.writes.inserted} inserted, ${r.writes.updated} updated, ${r.writes.hotShare} of the updates HOT)`,
     );
   }
@@ -437,10 +440,51 @@ interface Throughput {
   backlog: number;
   seconds: number;
   cpu: CpuCost;
+  /** CPU ms per delivery of the PostgreSQL backends serving this bench's database (not the server's other work). */
+  ownBackendsMs: number;
   walPerDelivery: number;
   phases: { fanout: number; claim: number };
   claims: { claimed: number; empty: number };
   writes: ReturnType<typeof writesSince>;
+}
+
+/**
+ * The CPU of the PostgreSQL backends connected to this bench's database (from /proc, by pid), sampled every 200 ms
+ * until stopped, so a backend that ends meanwhile keeps what it used up to its last sample. On a machine shared with
+ * other work it is the delivery's own cost, where the server's whole CPU also counts its other databases.
+ */
+function backendCpu(pool: pg.Pool): { stop(): Promise<number> } {
+  const first = new Map<string, number>();
+  const latest = new Map<string, number>();
+  const read = async () => {
+    const pids = await pool.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    const all = postgresCpuMs() ?? new Map<string, number>();
+    for (const { pid } of pids.rows)
+      for (const [key, ms] of all)
+        if (key.startsWith(`${pid}:`)) {
+          if (!first.has(key)) first.set(key, ms);
+          latest.set(key, ms);
+        }
+  };
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      await read();
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      await read();
+      let ms = 0;
+      for (const [key, at] of latest) ms += at - (first.get(key) ?? at);
+      return ms;
+    },
+  };
 }
 
 /** What PostgreSQL counted of the rows written to webhook_deliveries (inserts, updates, HOT updates) so far. */
