@@ -4,8 +4,10 @@ import type { Queryable } from '../storage/postgres.js';
 
 /*
  * Claiming due webhook deliveries: fair between endpoints and tenants, and reading only what it touches whatever
- * PostgreSQL's statistics say (test/webhooks/fairness.test.ts, stale-statistics.test.ts). Recording what was sent, the
- * delivery log and resends are in deliveries.ts.
+ * PostgreSQL's statistics say or how large the backlog is (test/webhooks/fairness.test.ts, stale-statistics.test.ts).
+ * The leases live on the endpoints' queue rows (webhook_queues, migration 200), never on the deliveries: a delivery's
+ * row is written when fanned out and with each attempt's outcome only. Recording what was sent, the delivery log and
+ * resends are in deliveries.ts.
  */
 
 /** A delivery a worker holds a lease on, with what it needs to send it. */
