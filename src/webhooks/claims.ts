@@ -260,7 +260,8 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
               row_number() OVER (PARTITION BY tenant_id ORDER BY endpoint_turn, next_attempt_at, id) AS tenant_turn
          FROM candidates WHERE endpoint_turn <= free AND next_attempt_at <= $1
      ), chosen AS MATERIALIZED (
-       SELECT id, endpoint_id FROM turns WHERE tenant_turn <= tenant_room ORDER BY tenant_turn, next_attempt_at, id LIMIT $5
+       SELECT id, endpoint_id, tenant_turn, next_attempt_at FROM turns WHERE tenant_turn <= tenant_room
+        ORDER BY tenant_turn, next_attempt_at, id LIMIT $5
      ), leased AS (
        UPDATE webhook_queues q
           SET leases = lv.leases || coalesce(
@@ -280,7 +281,9 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
             ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until
        FROM chosen ch
        JOIN webhook_deliveries d ON d.id = ch.id
-       JOIN webhook_endpoints ep ON ep.id = d.endpoint_id`,
+       JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
+      -- In turns, so the worker starts each endpoint's oldest first.
+      ORDER BY ch.tenant_turn, ch.next_attempt_at, ch.id`,
     [
       claim.now,
       rooms.map((room) => JSON.stringify(room)),
