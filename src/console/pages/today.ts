@@ -18,6 +18,7 @@ import {
 } from '../queries/today.js';
 import { viewOf } from '../routes.js';
 import { dayAround, timeZoneOf, when } from '../time.js';
+import { newForMe } from './notifications.js';
 
 // Declared here until src/console/schemas.ts (the shared field schemas) is on this branch.
 const Params = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,62}$' }) });
@@ -81,7 +82,8 @@ async function todayPage(services: AppServices, view: MemberView): Promise<strin
   const ws = view.workspace;
   const firstStage = ws.settings.pipeline.stages[0]?.key ?? '';
   const oversees = can(view.role, 'webhooks.resume');
-  const [followUps, tasks, newLeads, waiting, endpoints] = await Promise.all([
+  const [fresh, followUps, tasks, newLeads, waiting, endpoints] = await Promise.all([
+    newForMe(services, view, 5),
     myFollowUps(services.pool, ws.id, view.member.id, day),
     myOpenTasks(services.pool, ws.id, view.member.id),
     unownedNewLeads(services.pool, ws.id, firstStage),
@@ -93,6 +95,17 @@ async function todayPage(services: AppServices, view: MemberView): Promise<strin
     view.frame(`Today, ${day.date}`, 'Today'),
     html`<p class="hint">Your day in ${zone}. It is ${when(now, zone)}.</p>
       <div class="today">
+        <section aria-labelledby="new-for-me">
+          <h2 id="new-for-me">New for me <span class="count">(${fresh.total})</span></h2>
+          ${
+            fresh.lines.length === 0
+              ? html`<p>Nothing new for you.</p>`
+              : html`<ul class="lines">
+                  ${fresh.lines}
+                </ul>`
+          }
+          <p><a href="${base}/notifications">My notifications and emails</a></p>
+        </section>
         ${list(
           'follow-ups',
           'My follow-ups due today or overdue',
