@@ -139,7 +139,7 @@ export async function settleDigest(
   now: Date,
 ): Promise<boolean> {
   const result = await sql.query(
-    `UPDATE member_notification_digests SET state = $3, lease_until = NULL, sent_at = CASE WHEN $3 = 'sent' THEN $4 END
+    `UPDATE member_notification_digests SET state = $3, lease_until = NULL, sent_at = CASE WHEN $3 = 'sent' THEN $4::timestamptz END
       WHERE id = $1 AND claim_id = $2`,
     [digest.id, digest.claim_id, state, now],
   );
