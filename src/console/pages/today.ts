@@ -19,6 +19,7 @@ import {
 import { viewOf } from '../routes.js';
 import { dayAround, timeZoneOf, when } from '../time.js';
 import { newForMe } from './notifications.js';
+import { pendingDeliveriesWords } from './webhook-log.js';
 
 // Declared here until src/console/schemas.ts (the shared field schemas) is on this branch.
 const Params = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,62}$' }) });
@@ -69,7 +70,8 @@ function endpointLine(view: MemberView, zone: string, e: EndpointTroubleLine): H
     ${e.status === 'paused' ? badge('paused', 'bad') : badge('failing', 'warn')}
     <a href="/console/w/${view.workspace.slug}/webhooks/${e.id}">${e.url}</a>${e.sandbox ? ' (test mode)' : ''}
     ${e.status === 'paused' ? html` · since ${when(e.paused_at, zone)}` : ''}
-    ${e.retrying > 0 ? ` · ${e.retrying} ${e.retrying === 1 ? 'delivery' : 'deliveries'} retrying` : ''}
+    ${e.status === 'paused' ? ` · ${pendingDeliveriesWords(e.waiting, true)}` : ''}
+    ${e.status !== 'paused' && e.retrying > 0 ? ` · ${pendingDeliveriesWords(e.retrying, false)}` : ''}
     ${e.failed > 0 ? ` · ${e.failed} failed for good this week` : ''}
   </li>`;
 }
