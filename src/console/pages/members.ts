@@ -248,12 +248,13 @@ function memberRow(
   const state = memberState(u, people.credentialed);
   // A member named by the workspace's file who never signed in: "invited" would say an invitation is out.
   const words = state === 'invited' && !u.pending ? 'not signed in yet' : state;
-  const noLeads = passedOverForLeads(u, view.workspace.settings.users, people.credentialed);
+  // An invitee is no member yet (the note under the table says they get no leads); a member who cannot sign in is.
+  const noLeads = !u.pending && passedOverForLeads(u, view.workspace.settings.users, people.credentialed);
   return html`<tr>
     <td>${u.name}</td>
     <td>${u.email}</td>
     <td>${u.role}</td>
-    <td>${words}${noLeads ? html`<br /><span class="hint">gets no new leads until they can sign in</span>` : ''}</td>
+    <td>${noLeads ? `${words}: gets no new leads until they can sign in` : words}</td>
     ${withChangeColumn ? html`<td>${actions}</td>` : ''}
   </tr>`;
 }
