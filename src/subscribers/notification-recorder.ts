@@ -5,6 +5,9 @@ import { openDueDigests } from '../notifications/outbox.js';
 import { recordDueFollowUps, recordNotificationsBatch } from '../notifications/record.js';
 import { PollingRunner } from './polling-runner.js';
 
+/** How often follow-ups falling due and mornings coming are looked for: a follow-up is told of within this. */
+const CLOCK_WORK_MS = 30_000;
+
 export interface NotificationRecorderServices {
   pool: pg.Pool;
   personalData: PersonalDataKeys;
@@ -29,26 +32,27 @@ export class NotificationRecorder extends PollingRunner {
     this.onRecorded = options.onRecorded ?? (() => undefined);
   }
 
-  protected async catchUp(): Promise<void> {
+  /** When the follow-up scan and the digests last ran (real time): every commit wakes the log's reading, not them. */
+  private clockWorkAt = 0;
+
+  protected async catchUp(force = false): Promise<void> {
     const { pool, personalData, now } = this.services;
     let recorded = 0;
-    while (this.running) {
+    while (this.running || force) {
       const step = await recordNotificationsBatch(pool, personalData, now());
       recorded += step.recorded;
       if (step.busy || step.events === 0) break;
     }
-    recorded += await recordDueFollowUps(pool, now());
-    recorded += await openDueDigests(pool, now());
+    if (force || Date.now() - this.clockWorkAt >= CLOCK_WORK_MS) {
+      this.clockWorkAt = Date.now();
+      recorded += await recordDueFollowUps(pool, now());
+      recorded += await openDueDigests(pool, now());
+    }
     if (recorded > 0) this.onRecorded();
   }
 
-  /** One pass now, for tests and the CLI: the log read to its end, follow-ups and digests. */
+  /** One whole pass now on a recorder not started (tests): the log read to its end, follow-ups and digests. */
   async runOnce(): Promise<void> {
-    this.running = true;
-    try {
-      await this.catchUp();
-    } finally {
-      this.running = false;
-    }
+    await this.catchUp(true);
   }
 }
