@@ -78,3 +78,33 @@ export async function digestMail(
     headers: stop.headers,
   };
 }
+
+/**
+ * Several notifications of one member that came together (a bulk assignment, an import): one mail listing them, so a
+ * thousand leads assigned at once make twenty mails, not a thousand. Its Message-ID is its first notification's.
+ */
+export async function atOnceBundleMail(
+  sql: Queryable,
+  input: {
+    base: string;
+    workspace: Workspace;
+    to: string;
+    userId: string;
+    told: readonly { row: NotificationRow; told: Told }[];
+    now: Date;
+  },
+): Promise<NotificationMail> {
+  const { base, workspace } = input;
+  const stop = await unsubscribing(sql, base, workspace, input.userId, input.now);
+  const lines = input.told.flatMap((t) => [
+    `- ${toldLine(t.told, zoneOf(workspace))}`,
+    `  ${base}${recordPath(workspace, t.row)}`,
+  ]);
+  return {
+    to: input.to,
+    subject: `${input.told.length} new for you · ${workspace.name}`,
+    text: `${lines.join('\n')}\n${stop.footer}`,
+    messageId: messageId('notification', input.told[0]!.row.id, base),
+    headers: stop.headers,
+  };
+}

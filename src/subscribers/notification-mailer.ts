@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { atOnceMail, digestMail } from '../notifications/compose.js';
+import type { Told } from '../domain/notifications/words.js';
+import { atOnceBundleMail, atOnceMail, digestMail } from '../notifications/compose.js';
 import { listeningMember, tellable } from '../notifications/facts.js';
 import {
   claimAtOnce,
@@ -41,57 +42,59 @@ export class NotificationMailer extends OutboxMailer {
     log: Pick<Logger, 'info' | 'warn' | 'error'>,
     options: { pollIntervalMs?: number; batchSize?: number } = {},
   ) {
-    super(transport, log, { name: 'notification mailer', ...options });
+    super(transport, log, { name: 'notification mailer', batchSize: 50, ...options });
     this.services = services;
   }
 
   protected async sendBatch(batchSize: number): Promise<number> {
     const now = this.services.now();
     const rows = await claimAtOnce(this.services.pool, now, batchSize);
-    for (const row of rows) await this.sendAtOnce(row);
+    for (const group of byMember(rows)) await this.sendAtOnce(group);
     const digests = await claimDigests(this.services.pool, this.services.now(), batchSize);
     for (const digest of digests) await this.sendDigest(digest);
     return Math.max(rows.length, digests.length);
   }
 
-  private async sendAtOnce(row: ClaimedNotification): Promise<void> {
+  /** One member's claimed notifications: those still to be told of in one mail (one line each past the first). */
+  private async sendAtOnce(group: readonly ClaimedNotification[]): Promise<void> {
     const { pool } = this.services;
     const now = this.services.now();
-    const workspace = await findWorkspace(pool, row.tenant_id);
-    const member = workspace && listeningMember(workspace, row.user_id);
-    const told = workspace && member ? await tellable(pool, workspace, row) : null;
-    // Owners hear of a pause at once from the owner notice (src/webhooks/owner-notices.ts), which says more.
-    const ownerNoticed = row.kind === 'endpoint_paused' && member?.role === 'owner';
-    if (
-      !workspace ||
-      !member ||
-      !told ||
-      ownerNoticed ||
-      !(await settingsOf(pool, row.tenant_id, row.user_id)).atOnce
-    ) {
-      await settleAtOnce(pool, row, 'skipped');
-      return;
+    const first = group[0]!;
+    const workspace = await findWorkspace(pool, first.tenant_id);
+    const member = workspace && listeningMember(workspace, first.user_id);
+    const wanted = member && (await settingsOf(pool, first.tenant_id, first.user_id)).atOnce;
+    const told: { row: ClaimedNotification; told: Told }[] = [];
+    for (const row of group) {
+      // Owners hear of a pause at once from the owner notice (src/webhooks/owner-notices.ts), which says more.
+      const ownerNoticed = row.kind === 'endpoint_paused' && member?.role === 'owner';
+      const said = workspace && wanted && !ownerNoticed ? await tellable(pool, workspace, row) : null;
+      if (said) told.push({ row, told: said });
+      else await settleAtOnce(pool, row, 'skipped');
     }
-    const mail = await atOnceMail(pool, {
-      base: this.services.publicBaseUrl,
-      workspace,
-      to: member.email,
-      row,
-      told,
-      now,
-    });
+    if (!workspace || !member || told.length === 0) return;
+    const input = { base: this.services.publicBaseUrl, workspace, to: member.email, now };
+    const mail =
+      told.length === 1
+        ? await atOnceMail(pool, { ...input, row: told[0]!.row, told: told[0]!.told })
+        : await atOnceBundleMail(pool, { ...input, userId: first.user_id, told });
     try {
       await this.transport.sendMail({ from: this.services.from, ...mail });
     } catch (error) {
-      await retryAtOnceLater(pool, row, now);
+      for (const { row } of told) await retryAtOnceLater(pool, row, now);
       this.log.warn(
-        { notification_id: row.id, attempt: row.instant_attempts, error: sendError(error) },
+        {
+          notification_id: first.id,
+          notifications: told.length,
+          attempt: first.instant_attempts,
+          error: sendError(error),
+        },
         'notification not sent',
       );
       return;
     }
-    if (!(await settleAtOnce(pool, row, 'sent')))
-      this.log.warn({ notification_id: row.id }, 'notification sent after its lease ran out');
+    for (const { row } of told)
+      if (!(await settleAtOnce(pool, row, 'sent')))
+        this.log.warn({ notification_id: row.id }, 'notification sent after its lease ran out');
   }
 
   private async sendDigest(digest: ClaimedDigest): Promise<void> {
@@ -129,4 +132,14 @@ export class NotificationMailer extends OutboxMailer {
     }
     await settleDigest(pool, digest, 'sent', now);
   }
+}
+
+/** Claimed notifications by member and workspace, in the order claimed. */
+function byMember(rows: readonly ClaimedNotification[]): ClaimedNotification[][] {
+  const groups = new Map<string, ClaimedNotification[]>();
+  for (const row of rows) {
+    const key = `${row.tenant_id} ${row.user_id}`;
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  return [...groups.values()];
 }
