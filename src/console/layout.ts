@@ -295,6 +295,13 @@ form.filters { margin: 0 0 0.5rem; }
 .more-filters[open] { flex-basis: 100%; order: 3; }
 .filter-actions { display: flex; gap: 0.75rem; align-items: center; }
 .count { margin: 0.25rem 0; color: var(--muted); }
+th a { color: inherit; }
+fieldset.selection { display: flex; flex-wrap: wrap; align-items: center; gap: 0.25rem 0.75rem; margin: 0.25rem 0 0.5rem; }
+fieldset.selection p, fieldset.selection .field { margin: 0; }
+button.secondary { background: #fff; color: var(--link); }
+.list-foot { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: center; gap: 0.5rem 1rem; margin: 0.5rem 0; }
+nav.pager { display: flex; gap: 1rem; }
+form.page-size { display: flex; gap: 0.4rem; align-items: center; }
 .table-wrap { overflow-x: auto; max-width: 100%; position: relative; } /* holds its absolutely placed hidden labels */
 table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; font-weight: 600; padding: 0.25rem 0; }

@@ -77,6 +77,7 @@ export const PERSONAL_FIELDS: { readonly [T in DomainEventType]: readonly Person
   'webhook_endpoint.resumed': NONE,
   'webhook_endpoint.secret_rotated': NONE,
   'webhook.test': NONE,
+  'list.exported': NONE,
 };
 
 /** The fields by type name, for events read as text (a type no version of the service appends holds none). */

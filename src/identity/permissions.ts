@@ -179,6 +179,11 @@ export const PERMISSIONS = {
   'leads.change': rule('Change a lead’s stage, owner, follow-up date and notes', STAFF, {
     console: true,
   }),
+  'lists.export': rule(
+    'Export a list as a CSV file (the rows its filters or a selection name; an erased person’s never)',
+    MANAGERS,
+    { console: true },
+  ),
   'audit.verify': rule('Verify the workspace’s hash chains and check a kept head', OVERSIGHT, { console: true }),
 } satisfies Record<string, OperationRule>;
 

@@ -11,74 +11,37 @@ import type { Lead } from '../../domain/leads/lead.js';
 import type { WorkspaceUser } from '../../workspaces/workspace.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
-import { decodeCursor, encodeCursor, type ListPosition } from '../../intake/cursor.js';
 import { findLead } from '../../projections/leads-queries.js';
 import { Type } from 'typebox';
 import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
-import { html, type Html, table } from '../html.js';
-import { choice, csrfField, field, filters, notice, page, resultCount } from '../layout.js';
-import { acceptedMembers, applicationsOfLead, isErased, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
+import { html, type Html } from '../html.js';
+import { choice, csrfField, field, filters, notice, page } from '../layout.js';
+import { acceptedMembers, applicationsOfLead, isErased } from '../queries/leads.js';
+import { renderList } from '../list/component.js';
+import { LEAD_FILTERS, LEADS } from '../list/lists/leads.js';
+import { listQuerySchema, registerListExport } from '../list/routes.js';
 import { contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
-import { dayBound, inputValue, momentOf, timeZoneOf, when } from '../time.js';
+import { inputValue, momentOf, timeZoneOf, when } from '../time.js';
 import { timeline } from '../timeline.js';
 
-const PAGE_SIZE = 50;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const leadsBase = (view: MemberView) => `/console/w/${view.workspace.slug}/leads`;
 
 type Query = Record<string, string | undefined>;
-
-function filterOf(query: Query, zone: string): { filter: LeadFilter; errors: Record<string, string> } {
-  const errors: Record<string, string> = {};
-  const filter: LeadFilter = {};
-  const q = (query.q ?? '').trim();
-  if (q && q.length < 3) errors.q = 'Enter at least three characters of a name, phone or email.';
-  else if (q.length > 100) errors.q = 'Enter at most 100 characters.';
-  else if (q) filter.q = q;
-  if (query.stage) filter.stage = query.stage;
-  if (query.owner === 'none' || UUID.test(query.owner ?? '')) filter.ownerId = query.owner;
-  if (UUID.test(query.branch ?? '')) filter.branchId = query.branch;
-  if (query.visa_type) filter.visaType = query.visa_type;
-  if (query.source) filter.source = query.source;
-  for (const [name, key, end] of [
-    ['created_from', 'createdFrom', false],
-    ['created_to', 'createdTo', true],
-    ['updated_from', 'updatedFrom', false],
-    ['updated_to', 'updatedTo', true],
-  ] as const) {
-    const d = dayBound(query[name], zone, end);
-    if (d === 'invalid') errors[name] = 'Enter a date as year-month-day.';
-    else if (d) filter[key] = d;
-  }
-  return { filter, errors };
-}
-
-const FILTER_NAMES = [
-  'q',
-  'stage',
-  'owner',
-  'branch',
-  'visa_type',
-  'source',
-  'created_from',
-  'created_to',
-  'updated_from',
-  'updated_to',
-];
 
 /** The search form in one row: the text search, then the settings' choices and two date ranges (folded until used). */
 function filterForm(view: MemberView, query: Query, errors: Record<string, string>): Html {
   const s = view.workspace.settings;
   const dateField = (name: string, label: string) =>
     field({ name, label, type: 'date', value: query[name] ?? '', error: errors[name] });
-  const more = FILTER_NAMES.filter((n) => n !== 'q' && query[n]).length;
+  const more = LEAD_FILTERS.filter((n) => n !== 'q' && query[n]).length;
   return filters({
     action: leadsBase(view),
     label: 'Find leads',
-    active: more + Object.keys(errors).filter((n) => n !== 'q' && n !== 'cursor').length,
+    active:
+      more + Object.keys(errors).filter((n) => (LEAD_FILTERS as readonly string[]).includes(n) && n !== 'q').length,
     main: field({
       name: 'q',
       label: 'Search',
@@ -109,51 +72,14 @@ function filterForm(view: MemberView, query: Query, errors: Record<string, strin
   });
 }
 
-function leadsTable(view: MemberView, leads: Lead[], failed: boolean): Html {
-  return table({
-    caption: `Leads, most recently changed first${failed ? ' (correct the filters above)' : ''}`,
-    headings: ['Name', 'Phone', 'Email', 'Stage', 'Owner', 'Branch', 'Changed'],
-    rows: leads.map(
-      (l) =>
-        html`<tr>
-          <td><a href="${leadsBase(view)}/${l.id}">${l.full_name || '(erased)'}</a></td>
-          <td>${l.phone ?? '—'}</td>
-          <td>${l.email ?? '—'}</td>
-          <td>${l.stage.name}${l.converted ? ' (converted)' : ''}</td>
-          <td>${l.owner?.name ?? '—'}</td>
-          <td>${l.branch.code}</td>
-          <td>${when(l.updated_at, timeZoneOf(view.workspace))}</td>
-        </tr>`,
-    ),
-  });
-}
-
-/** The link to the next page: the same filters and the cursor after the last lead shown. */
-function nextPageLink(services: AppServices, view: MemberView, query: Query, next: ListPosition | null): Html | '' {
-  if (!next) return '';
-  const kept = FILTER_NAMES.filter((n) => query[n]).map((n) => [n, query[n]!] as [string, string]);
-  const cursor = encodeCursor(services.secretBox, view.workspace.id, false, next);
-  const href = `${leadsBase(view)}?${new URLSearchParams([...kept, ['cursor', cursor]]).toString()}`;
-  return html`<p><a href="${href}" rel="next">Next ${PAGE_SIZE} leads</a></p>`;
-}
-
 async function listPage(
   services: AppServices,
   view: MemberView,
   query: Query,
 ): Promise<{ status: number; body: string }> {
-  const { filter, errors } = filterOf(query, timeZoneOf(view.workspace));
-  const after = query.cursor ? decodeCursor(services.secretBox, view.workspace.id, false, query.cursor) : undefined;
-  if (query.cursor && !after) errors.cursor = 'This page link is not valid any more; start from the first page.';
-  const failed = Object.keys(errors).length > 0;
-  const found = failed
-    ? { leads: [], next: null }
-    : await listConsoleLeads(services.pool, view.workspace.id, filter, { after, limit: PAGE_SIZE });
-  const body = html`${filterForm(view, query, errors)} ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
-  ${failed ? '' : resultCount(found.leads.length, { one: 'lead', many: 'leads' }, found.next !== null)}
-  ${leadsTable(view, found.leads, failed)} ${found.leads.length === 0 && !failed ? html`<p>No lead matches.</p>` : ''}
-  ${nextPageLink(services, view, query, found.next)}`;
-  return { status: failed ? 400 : 200, body: page(view.frame('Leads', 'Leads'), body) };
+  const list = await renderList(services, view, LEADS, query);
+  const body = html`${filterForm(view, query, list.errors)} ${list.body}`;
+  return { status: list.status, body: page(view.frame('Leads', 'Leads'), body) };
 }
 
 /** Whether a member's role lets them own leads (they change their leads: a viewer does not). */
@@ -472,19 +398,7 @@ function redirectTo(reply: FastifyReply, path: string, done: string): FastifyRep
   return reply.redirect(`${path}?done=${done}`, 303);
 }
 
-const LeadQuery = Type.Object({
-  q: Type.Optional(Text(200)),
-  stage: Type.Optional(Text(100)),
-  owner: Type.Optional(Text(100)),
-  branch: Type.Optional(Text(100)),
-  visa_type: Type.Optional(Text(100)),
-  source: Type.Optional(Text(100)),
-  created_from: Type.Optional(Text(20)),
-  created_to: Type.Optional(Text(20)),
-  updated_from: Type.Optional(Text(20)),
-  updated_to: Type.Optional(Text(20)),
-  cursor: Type.Optional(Text(1000)),
-});
+const LeadQuery = listQuerySchema(LEADS);
 const ChangeForm = FormBody({
   stage: Type.Optional(Text(100)),
   lost_reason: Type.Optional(Text(100)),
@@ -495,6 +409,7 @@ const ChangeForm = FormBody({
 const EraseForm = FormBody({ confirm: Type.Optional(Text(10)), password: Type.Optional(Text(1024)) });
 
 export function registerLeadPages(app: TypedApp, services: AppServices): void {
+  registerListExport(app, services, LEADS);
   app.get(
     '/w/:slug/leads',
     { schema: { params: WorkspaceParams, querystring: LeadQuery }, config: { console: { operation: 'leads.view' } } },
