@@ -9,7 +9,11 @@ import { listBody } from './render.js';
 import type { ListContext, ListSpec, Query } from './spec.js';
 import { Where } from './where.js';
 
-export const contextOfList = (view: MemberView): ListContext => ({ view, zone: timeZoneOf(view.workspace) });
+export const contextOfList = (view: MemberView, now: Date): ListContext => ({
+  view,
+  zone: timeZoneOf(view.workspace),
+  now,
+});
 
 /** The list's filter and sort read from a query string, or the refusals by field. */
 export function readQuery<Row>(spec: ListSpec<Row>, ctx: ListContext, query: Query) {
@@ -29,12 +33,12 @@ export interface ListAnswer {
 
 /** A list page's body from its query string: one page of rows, the count, and the controls for the rest. */
 export async function renderList<Row>(
-  services: Pick<AppServices, 'pool'>,
+  services: Pick<AppServices, 'pool' | 'now'>,
   view: MemberView,
   spec: ListSpec<Row>,
   query: Query,
 ): Promise<ListAnswer> {
-  const ctx = contextOfList(view);
+  const ctx = contextOfList(view, services.now());
   const { params, where, errors } = readQuery(spec, ctx, query);
   const failed = Object.keys(errors).length > 0;
   const listErrors = ['sort', 'dir', 'size', 'page'].map((k) => errors[k]).filter(Boolean);

@@ -63,8 +63,11 @@ async function recordExport<Row>(services: AppServices, view: MemberView, o: Exp
 }
 
 /** The file's rows as records, read in keyset batches: memory holds one batch, whatever the list's length. */
+const exportedColumns = <Row>(ctx: ListContext, spec: ListSpec<Row>) =>
+  visibleColumns(ctx, spec).filter((c) => c.exported !== false);
+
 async function* records<Row>(services: AppServices, ctx: ListContext, o: ExportRequest<Row>, where: Where) {
-  const columns = visibleColumns(ctx, o.spec);
+  const columns = exportedColumns(ctx, o.spec);
   for await (const batch of eachBatch(services.pool, o.spec, where, o.params))
     for (const row of batch) yield columns.map((c) => csvCell(c.text(row, ctx)));
 }
@@ -79,11 +82,11 @@ export async function sendCsv<Row>(
   reply: FastifyReply,
   o: ExportRequest<Row>,
 ): Promise<FastifyReply> {
-  const ctx = contextOfList(view);
+  const ctx = contextOfList(view, services.now());
   const where = withoutErased(o.spec, o.where);
   const count = await countMatching(services.pool, o.spec, where);
   await recordExport(services, view, o, count.n);
-  const header = visibleColumns(ctx, o.spec).map((c) => (c.zoned ? `${c.label} (${ctx.zone})` : c.label));
+  const header = exportedColumns(ctx, o.spec).map((c) => (c.zoned ? `${c.label} (${ctx.zone})` : c.label));
   const csv = stringify({ header: true, columns: header, bom: true });
   pipeline(Readable.from(records(services, ctx, o, where)), csv, (error) => {
     if (error) reply.log.warn({ err: error, list: o.spec.name }, 'A list export stopped before its end');

@@ -24,9 +24,9 @@ export function queryOf(text: string): Query {
 }
 
 /** A list's filter and sort from a query string, refused in words when the list cannot read it. */
-function filteredOrRefused<Row>(spec: ListSpec<Row>, view: MemberView, query: Query) {
+function filteredOrRefused<Row>(spec: ListSpec<Row>, view: MemberView, query: Query, now: Date) {
   allow(view, spec.view);
-  const read = readQuery(spec, contextOfList(view), query);
+  const read = readQuery(spec, contextOfList(view, now), query);
   const wrong = Object.values(read.errors);
   if (wrong.length) throw new ConsoleRefusal(400, `This list’s filter cannot be read: ${wrong.join(' ')}`);
   return read;
@@ -37,13 +37,13 @@ function filteredOrRefused<Row>(spec: ListSpec<Row>, view: MemberView, query: Qu
  * view): what "all N matching" of a selection means. Read in keyset batches; at most `limit` ids.
  */
 export async function matchingIdsOf<Row>(
-  services: Pick<AppServices, 'pool'>,
+  services: Pick<AppServices, 'pool' | 'now'>,
   view: MemberView,
   spec: ListSpec<Row>,
   queryString: string,
   limit = 100_000,
 ): Promise<string[]> {
-  const { params, where } = filteredOrRefused(spec, view, queryOf(queryString));
+  const { params, where } = filteredOrRefused(spec, view, queryOf(queryString), services.now());
   const ids: string[] = [];
   for await (const batch of eachBatch(services.pool, spec, where, params, 1000)) {
     for (const row of batch) {
@@ -71,7 +71,7 @@ export function registerListExport<Row>(app: TypedApp, services: AppServices, sp
     async (request, reply) => {
       const view = viewOf(request);
       const query = request.query as Query;
-      const { params, where } = filteredOrRefused(spec, view, query);
+      const { params, where } = filteredOrRefused(spec, view, query, services.now());
       return sendCsv(services, view, reply, { spec, query, params, where, scope: 'filter' });
     },
   );
@@ -81,7 +81,7 @@ export function registerListExport<Row>(app: TypedApp, services: AppServices, sp
     async (request, reply) => {
       const view = viewOf(request);
       const query = queryOf(request.body.query ?? '');
-      const { params, where } = filteredOrRefused(spec, view, query);
+      const { params, where } = filteredOrRefused(spec, view, query, services.now());
       const scope = request.body.scope === 'matching' ? 'matching' : 'ids';
       if (scope === 'ids') {
         const ids = listOf(request.body.ids);

@@ -10,6 +10,8 @@ export type SortType = 'text' | 'timestamptz' | 'integer' | 'numeric';
 export interface ListContext {
   view: MemberView;
   zone: string;
+  /** The service's clock (overdue is before it). */
+  now: Date;
 }
 
 export interface Column<Row> {
@@ -25,6 +27,8 @@ export interface Column<Row> {
   text(row: Row, ctx: ListContext): string | number | null | undefined;
   /** A moment: its header in a file names the workspace's time zone. */
   zoned?: boolean;
+  /** False for a column of buttons: on the page only, never in a file. */
+  exported?: false;
   /** Shown only to members whose role may do this (both on the page and in a file). */
   operation?: Operation;
 }
