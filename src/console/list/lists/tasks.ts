@@ -5,6 +5,7 @@ import { csvTime } from '../cells.js';
 import { textColumn, timeColumn } from '../cells.js';
 import type { ListContext, ListSpec, Query } from '../spec.js';
 import { FilterSteps, UUID } from './shared.js';
+import { subjectCell, subjectJoins, subjectPerson, subjectSelect } from './subject.js';
 
 export interface TaskRow {
   id: string;
@@ -46,15 +47,11 @@ export const TASKS: ListSpec<TaskRow> = {
   title: 'Tasks',
   noun: { one: 'task', many: 'tasks' },
   view: 'tasks.view',
-  from: `tasks t
-    LEFT JOIN leads l ON l.tenant_id = t.tenant_id AND l.id = t.lead_id
-    LEFT JOIN applications a ON a.tenant_id = t.tenant_id AND a.id = t.application_id
-    LEFT JOIN leads al ON al.tenant_id = a.tenant_id AND al.id = a.lead_id`,
-  select: `t.id, t.body, CASE WHEN t.lead_id IS NOT NULL THEN coalesce(l.body->>'full_name', '')
-    ELSE coalesce(a.case_ref, '') || ' · ' || coalesce(al.body->>'full_name', '') END AS subject`,
+  from: `tasks t ${subjectJoins('t')}`,
+  select: `t.id, t.body, ${subjectSelect('t')} AS subject`,
   scope: ['t.tenant_id = $1', 't.sandbox = false'],
   id: { sql: 't.id', type: 'uuid' },
-  person: 'coalesce(t.lead_id, a.lead_id)',
+  person: subjectPerson('t'),
   defaultSort: { key: 'due', dir: 'asc' },
   filterNames: TASK_FILTERS,
   filter: taskFilter,
@@ -73,14 +70,7 @@ export const TASKS: ListSpec<TaskRow> = {
     {
       key: 'for',
       label: 'For',
-      cell: (r, ctx) =>
-        r.body.lead_id
-          ? html`<a href="/console/w/${ctx.view.workspace.slug}/leads/${r.body.lead_id}"
-              >${r.subject || 'erased person'}</a
-            >`
-          : html`<a href="/console/w/${ctx.view.workspace.slug}/applications/${r.body.application_id}"
-              >${r.subject}</a
-            >`,
+      cell: (r, ctx) => subjectCell(ctx, r.body, r.subject),
       text: (r) => r.subject,
     },
     textColumn<TaskRow>(
