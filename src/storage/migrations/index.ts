@@ -42,6 +42,7 @@ import * as todayAndSwitcherIndexes from './0150-today-and-switcher-indexes.js';
 import * as passkeyTokens from './0160-passkey-tokens.js';
 import * as jobs from './0170-jobs.js';
 import * as listSortIndexes from './0171-list-sort-indexes.js';
+import * as roomForHotUpdates from './0190-room-for-hot-updates.js';
 
 export interface Migration {
   version: number;
@@ -96,4 +97,5 @@ export const migrations: Migration[] = [
   { version: 160, ...passkeyTokens },
   { version: 170, ...jobs },
   { version: 171, ...listSortIndexes },
+  { version: 190, ...roomForHotUpdates },
 ];
