@@ -43,6 +43,7 @@ import * as passkeyTokens from './0160-passkey-tokens.js';
 import * as jobs from './0170-jobs.js';
 import * as listSortIndexes from './0171-list-sort-indexes.js';
 import * as roomForHotUpdates from './0190-room-for-hot-updates.js';
+import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
 
 export interface Migration {
   version: number;
@@ -98,4 +99,5 @@ export const migrations: Migration[] = [
   { version: 170, ...jobs },
   { version: 171, ...listSortIndexes },
   { version: 190, ...roomForHotUpdates },
+  { version: 200, ...endpointDeliveryQueues },
 ];
