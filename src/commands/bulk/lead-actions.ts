@@ -42,7 +42,7 @@ export const MoveParams = Type.Object(
 /** `assignee`: a member's email, `lead_owner` (each lead's owner at the time), or null (nobody). */
 export const TaskParams = Type.Object(
   {
-    title: Type.String({ minLength: 1, maxLength: 200 }),
+    title: Type.String({ minLength: 1, maxLength: 500 }),
     due_at: Type.String(),
     assignee: Type.Union([Type.String(), Type.Null()]),
   },

@@ -31,7 +31,7 @@ export const leadsBase = (view: MemberView) => `/console/w/${view.workspace.slug
 
 type Query = Record<string, string | undefined>;
 
-function filterOf(query: Query, zone: string): { filter: LeadFilter; errors: Record<string, string> } {
+export function filterOf(query: Query, zone: string): { filter: LeadFilter; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
   const filter: LeadFilter = {};
   const q = (query.q ?? '').trim();
