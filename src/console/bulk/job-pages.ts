@@ -203,6 +203,8 @@ const JOB_PROGRESS_SCRIPT = `(function () {
         var next = fresh.getElementById('job-progress');
         if (!next) return;
         if (next.getAttribute('data-running') !== 'yes') { clearInterval(timer); location.replace(location.pathname); return; }
+        var badge = section.querySelector('h2 .badge'), nextBadge = next.querySelector('h2 .badge');
+        if (badge && nextBadge) badge.replaceWith(document.importNode(nextBadge, true));
         var bar = section.querySelector('progress'), nextBar = next.querySelector('progress');
         if (bar && nextBar) { bar.value = nextBar.value; bar.textContent = nextBar.textContent; }
         var said = section.querySelector('[role=status]'), nextSaid = next.querySelector('[role=status]');
