@@ -1,7 +1,8 @@
 /**
  * The console's records pages with LEADS leads (100,000 unless set) for one user: the lead list with one filter, a
  * search by part of a phone and of an email, a lead's page with a 200-event timeline and an application "as of" a
- * past moment, each as the page over HTTP (signed in, p99) beside its database reads alone. `npm run bench:console`.
+ * past moment, each as the page over HTTP (signed in, p99) beside its database reads alone; then a bulk assignment of
+ * BULK leads (1,000 unless set) run as a job to its end. `npm run bench:console-records`.
  */
 import { randomBytes } from 'node:crypto';
 import { convertLeadToApplication } from '../src/commands/applications/convert-lead.js';
@@ -10,6 +11,7 @@ import { updateLead } from '../src/commands/leads/update-lead.js';
 import { staffContext } from '../src/commands/run-command.js';
 import { applicationsOfLead, listConsoleLeads } from '../src/console/queries/leads.js';
 import { buildApp } from '../src/http/app.js';
+import { benchBulkAssign } from './bulk-assign.js';
 import type { LeadSubmission } from '../src/domain/leads/submission.js';
 import { findLead } from '../src/projections/leads-queries.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
@@ -28,6 +30,8 @@ import {
 const LEADS = Number(process.env.LEADS ?? 100_000);
 const REQUESTS = Number(process.env.REQUESTS ?? 300);
 const TIMELINE = 200;
+/** Leads in the bulk assignment step (the console's 1,000-lead bulk action). */
+const BULK = Number(process.env.BULK ?? 1000);
 const PASSWORD = 'bench password long enough';
 
 function submission(i: number): LeadSubmission {
@@ -139,6 +143,10 @@ async function main(): Promise<void> {
       console.log(row(`${label}: reads alone`, await measure(REQUESTS, 1, 60, reads)));
     }
     await app.close();
+    const bulk = await benchBulkAssign(services, pool, workspace, BULK);
+    console.log(
+      `bulk assignment of ${bulk.total} leads (one job, one worker): ${bulk.seconds.toFixed(2)} s, ${(bulk.total / bulk.seconds).toFixed(0)} leads/s; done ${bulk.done}, refused ${bulk.refused}, unchanged ${bulk.skipped}`,
+    );
   } finally {
     await services.rateLimits.close();
     await db.close();

@@ -1,3 +1,5 @@
+import { registerLeadBulkPages } from './bulk/lead-bulk.js';
+import { registerJobPages } from './bulk/job-pages.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -260,6 +262,8 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerDocumentPages(scope, services);
   registerTodayPages(scope, services);
   registerWorkspaceSettingsPages(scope, services);
+  registerLeadBulkPages(scope, services);
+  registerJobPages(scope, services);
 }
 
 /**
