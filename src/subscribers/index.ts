@@ -13,6 +13,9 @@ import { RESET_CHANNEL } from '../identity/password-resets.js';
 import { NOTICES_CHANNEL } from '../webhooks/owner-notices.js';
 import { listen } from './notification-listener.js';
 import { watchFanOutLag } from './fanout-lag.js';
+import { JobWorker, type JobWorkerOptions } from './job-worker.js';
+import { JOBS_CHANNEL } from '../jobs/jobs.js';
+import { jobKindsOf } from './job-kinds.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -35,13 +38,16 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
   mailPollIntervalMs?: number;
   /** The mail transport; SMTP_URL's unless given. */
   mailTransport?: MailTransport;
+  /** The console's jobs (bulk actions, imports): poll interval, lease, and a hook tests hold items at. */
+  jobs?: JobWorkerOptions;
 }
 
 const HOUR = 3_600_000;
 
 /**
  * Starts the webhook fan-out subscriber and delivery worker of this process, the durable task timers (task.overdue),
- * the scans of documents that arrived while the virus scanner was unreachable, and the delivery log purge. They run
+ * the scans of documents that arrived while the virus scanner was unreachable, the console's jobs (bulk actions,
+ * imports) and the delivery log purge. They run
  * on the services the API uses (createServices), its pool included: the pool is sized for both (see main.ts).
  */
 export async function startWorkers(services: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
@@ -55,6 +61,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
   const documentScans = new DocumentScanRunner(services, log, {
     pollIntervalMs: options.documentScanIntervalMs ?? 5000,
   });
+  const jobs = new JobWorker(services, jobKindsOf(services), log, options.jobs);
   const purge = deliveryLogPurge(services, log, options.purgeIntervalMs ?? HOUR);
   // Appends in this process wake the fan-out at once (the event store does not NOTIFY; other processes' appends are
   // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
@@ -65,6 +72,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
     [DELIVERIES_CHANNEL]: () => worker.wake(),
     [NOTICES_CHANNEL]: () => mailer?.wake(),
     [RESET_CHANNEL]: () => resets?.wake(),
+    [JOBS_CHANNEL]: () => jobs.wake(),
   });
   const lagWatch = watchFanOutLag(services.pool, services.now, log, {
     warnAfterSeconds: services.config.fanOutLagWarnSeconds,
@@ -74,6 +82,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
   worker.start();
   taskTimers.start();
   documentScans.start();
+  jobs.start();
   mailer?.start();
   resets?.start();
   void purge.run();
@@ -87,6 +96,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
         await purge.running();
         await taskTimers.stop();
         await documentScans.stop();
+        await jobs.stop();
         await mailer?.stop();
         await resets?.stop();
         await listener.close();
