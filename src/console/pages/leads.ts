@@ -149,7 +149,11 @@ async function listPage(
   const found = failed
     ? { leads: [], next: null }
     : await listConsoleLeads(services.pool, view.workspace.id, filter, { after, limit: PAGE_SIZE });
-  const body = html`${filterForm(view, query, errors)} ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
+  const importLink = can(view.role, 'leads.import')
+    ? html`<p><a href="${leadsBase(view)}/import">Import leads from a CSV file</a></p>`
+    : '';
+  const body = html`${importLink} ${filterForm(view, query, errors)}
+  ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
   ${failed ? '' : resultCount(found.leads.length, { one: 'lead', many: 'leads' }, found.next !== null)}
   ${leadsTable(view, found.leads, failed)} ${found.leads.length === 0 && !failed ? html`<p>No lead matches.</p>` : ''}
   ${nextPageLink(services, view, query, found.next)}`;

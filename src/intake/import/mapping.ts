@@ -130,15 +130,19 @@ export function recogniseLayout(headers: readonly string[]): Layout {
   return 'spreadsheet';
 }
 
-/** The mapping proposed for a file: each header recognised as its layout writes it; a field taken once, phones twice. */
+/** The mapping proposed for a file: each header recognised as its layout writes it; a field taken once (phones, emails: more). */
 export function proposeMapping(headers: readonly string[], layout: Layout): ColumnMapping {
   const table = layout === 'pipedrive' ? PIPEDRIVE : layout === 'hubspot' ? HUBSPOT : SPREADSHEET;
   const taken = new Set<ImportField>();
+  const fieldOf = (header: string) => table[normal(header)] ?? SPREADSHEET[normal(header)];
+  // A full name column makes first and last name columns (Pipedrive writes all three) redundant.
+  const hasFullName = headers.some((h) => fieldOf(h) === 'full_name');
   return headers.map((header) => {
-    const field = table[normal(header)] ?? SPREADSHEET[normal(header)];
-    if (!field) return '';
-    // Several phone columns (work, mobile): the first filled one is the phone, the next the other phone.
-    if (field !== 'phone' && taken.has(field)) return '';
+    const field = fieldOf(header);
+    if (!field || (hasFullName && (field === 'first_name' || field === 'last_name'))) return '';
+    // Several phone columns (work, mobile): the first filled one is the phone, the next the other phone; several
+    // email columns: the first filled one.
+    if (field !== 'phone' && field !== 'email' && taken.has(field)) return '';
     if (field === 'phone' && taken.has('phone') && taken.has('alt_phone')) return '';
     if (field === 'phone' && taken.has('phone')) taken.add('alt_phone');
     taken.add(field);

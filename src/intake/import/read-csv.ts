@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
-import { CsvError, parse, type Info, type Options } from 'csv-parse';
+import { CsvError, parse, type Options } from 'csv-parse';
 import { FileRefusal } from './file-refusal.js';
 import { Utf8Decoder } from './utf8.js';
 
@@ -20,9 +20,10 @@ export interface ReadCsv {
   digest(): { sha256: string; bytes: number };
 }
 
+const LINE_BREAKS = /\r\n|\r|\n/g;
+
 const OPTIONS: Options = {
   bom: true,
-  info: true,
   relax_column_count: true,
   skip_empty_lines: true,
   // Files mix their line ends (a row typed in another program): each of them ends a record.
@@ -39,16 +40,17 @@ const OPTIONS: Options = {
 export function readCsv(file: Readable): ReadCsv {
   const hash = createHash('sha256');
   let bytes = 0;
-  // Where the last whole record ended, as the parser reads (ahead of the consumer): a refusal's record starts after it.
-  const read = { lines: 0, emptyLines: 0 };
-  const parser = parse({
-    ...OPTIONS,
-    on_record: (record, info) => {
-      read.lines = info.lines;
-      read.emptyLines = info.empty_lines;
-      return record;
-    },
-  });
+  // Lines are counted here, as the parser reads (ahead of the consumer): csv-parse counts a CRLF inside a quoted
+  // cell as two. A record starts after the previous one, its line breaks, and the empty lines skipped since.
+  const read = { next: 1, emptyLines: 0 };
+  const numbered = (cells: string[], info: { empty_lines: number }): CsvRecord => {
+    const line = read.next + (info.empty_lines - read.emptyLines);
+    read.emptyLines = info.empty_lines;
+    read.next = line + 1 + cells.reduce((n, cell) => n + (cell.match(LINE_BREAKS)?.length ?? 0), 0);
+    return { cells, line };
+  };
+  // csv-parse's types give `on_record` the record's own type in and out; it may return any value (the record emitted).
+  const parser = parse({ ...OPTIONS, on_record: numbered as unknown as Options['on_record'] });
   const decoder = new Utf8Decoder();
   const feeding = (async () => {
     for await (const chunk of file as AsyncIterable<Buffer>) {
@@ -81,20 +83,12 @@ export function readCsv(file: Readable): ReadCsv {
 async function* recordsOf(
   parser: ReturnType<typeof parse>,
   feeding: Promise<void>,
-  read: { lines: number },
+  read: { next: number },
 ): AsyncGenerator<CsvRecord> {
-  let lastLine = 0;
-  let lastEmpty = 0;
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: Info }>) {
-      // A record starts after the previous one's last line and the empty lines skipped since.
-      const line = lastLine + 1 + (info.empty_lines - lastEmpty);
-      lastLine = info.lines;
-      lastEmpty = info.empty_lines;
-      yield { cells: record, line };
-    }
+    for await (const record of parser as AsyncIterable<CsvRecord>) yield record;
   } catch (error) {
-    throw refusalOf(error, read.lines + 1);
+    throw refusalOf(error, read.next);
   } finally {
     if (!parser.destroyed) parser.destroy();
     await feeding;

@@ -9,7 +9,12 @@ import { readCsv } from './read-csv.js';
 /** The largest CSV file an import takes, in bytes (50 MiB), and the most rows (the header not counted). */
 export const MAX_IMPORT_BYTES = 50 * 1024 * 1024;
 export const MAX_IMPORT_ROWS = 50_000;
-/** An upload never imported is deleted after this long (its rows hold personal data). */
+export interface ImportLimits {
+  maxBytes: number;
+  maxRows: number;
+}
+export const IMPORT_LIMITS: ImportLimits = { maxBytes: MAX_IMPORT_BYTES, maxRows: MAX_IMPORT_ROWS };
+/** An upload is deleted after this long, once its import (if any) finished: its rows hold personal data. */
 export const UNUSED_IMPORT_MS = 24 * 60 * 60 * 1000;
 
 /** Rows staged or checked per statement. */
@@ -88,10 +93,12 @@ export async function stageImport(
   o: { id: string; tenantId: string; actor: Actor; filename: string; now: Date; maxRows?: number },
   file: Readable,
 ): Promise<LeadImport> {
-  await sql.query(`DELETE FROM lead_imports WHERE tenant_id = $1 AND job_id IS NULL AND created_at < $2`, [
-    o.tenantId,
-    new Date(o.now.getTime() - UNUSED_IMPORT_MS),
-  ]);
+  // Staged rows hold personal data: an upload is kept a day, unless its import is still to finish.
+  await sql.query(
+    `DELETE FROM lead_imports i WHERE i.tenant_id = $1 AND i.created_at < $2
+       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = i.job_id AND j.tenant_id = $1 AND j.state IN ('queued', 'running'))`,
+    [o.tenantId, new Date(o.now.getTime() - UNUSED_IMPORT_MS)],
+  );
   const maxRows = o.maxRows ?? MAX_IMPORT_ROWS;
   const csv = readCsv(file);
   let staged = false;
@@ -373,5 +380,111 @@ export async function previewRows(
     duplicateOf: r.duplicate_of,
     sameAsRow: r.same_as_row,
     importedAs: r.imported_as,
+  }));
+}
+
+/** The rows of an upload that passed every check, by number: the items of its import job. */
+export async function readyRows(sql: Queryable, lead: LeadImport): Promise<number[]> {
+  const rows = await sql.query<{ row_no: number }>(
+    `SELECT r.row_no FROM lead_import_rows r JOIN lead_imports i ON i.id = r.import_id
+     WHERE r.import_id = $1 AND i.tenant_id = $2 AND r.problems = '{}'::jsonb ORDER BY r.row_no`,
+    [lead.id, lead.tenantId],
+  );
+  return rows.rows.map((r) => r.row_no);
+}
+
+/**
+ * Marks an upload as being imported, once: false when it was started already (a second press of the button). One
+ * started more than a minute ago that never got its job (the process stopped in between) may be started again.
+ */
+export async function markStarted(sql: Queryable, lead: LeadImport, now: Date): Promise<boolean> {
+  const marked = await sql.query(
+    `UPDATE lead_imports SET started_at = $3
+     WHERE id = $1 AND tenant_id = $2 AND checked_at IS NOT NULL
+       AND (started_at IS NULL OR (job_id IS NULL AND started_at < $3::timestamptz - interval '1 minute'))`,
+    [lead.id, lead.tenantId, now],
+  );
+  return marked.rowCount === 1;
+}
+
+export async function setImportJob(sql: Queryable, lead: LeadImport, jobId: string): Promise<void> {
+  await sql.query('UPDATE lead_imports SET job_id = $3 WHERE id = $1 AND tenant_id = $2', [
+    lead.id,
+    lead.tenantId,
+    jobId,
+  ]);
+}
+
+/** The LeadCreate body a row of an upload was checked as, or none (the upload is gone, or another workspace's). */
+export async function rowBody(
+  sql: Queryable,
+  tenantId: string,
+  importId: string,
+  rowNo: number,
+): Promise<Record<string, unknown> | undefined> {
+  const found = await sql.query<{ body: Record<string, unknown> | null }>(
+    `SELECT r.body FROM lead_import_rows r JOIN lead_imports i ON i.id = r.import_id
+     WHERE r.import_id = $1 AND r.row_no = $2 AND i.tenant_id = $3`,
+    [importId, rowNo, tenantId],
+  );
+  return found.rows[0]?.body ?? undefined;
+}
+
+/** The lead a row of a file (by its SHA-256) made in an earlier import of the workspace, if any. */
+export async function importedRow(
+  sql: Queryable,
+  tenantId: string,
+  sha256: string,
+  rowNo: number,
+): Promise<{ leadId: string; duplicate: boolean } | undefined> {
+  const found = await sql.query<{ lead_id: string; duplicate: boolean }>(
+    'SELECT lead_id, duplicate FROM lead_import_keys WHERE tenant_id = $1 AND file_sha256 = $2 AND row_no = $3',
+    [tenantId, sha256, rowNo],
+  );
+  const row = found.rows[0];
+  return row ? { leadId: row.lead_id, duplicate: row.duplicate } : undefined;
+}
+
+/** Records the lead a row of a file made, in the capture's transaction (so a rerun finds it and makes none). */
+export async function recordImportedRow(
+  sql: Queryable,
+  o: {
+    tenantId: string;
+    sha256: string;
+    rowNo: number;
+    leadId: string;
+    duplicate: boolean;
+    importId: string;
+    now: Date;
+  },
+): Promise<void> {
+  await sql.query(
+    `INSERT INTO lead_import_keys (tenant_id, file_sha256, row_no, lead_id, duplicate, import_id, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [o.tenantId, o.sha256, o.rowNo, o.leadId, o.duplicate, o.importId, o.now],
+  );
+}
+
+export interface RecentImport {
+  id: string;
+  filename: string;
+  rowCount: number;
+  createdAt: Date;
+  started: boolean;
+}
+
+/** The workspace's latest uploads, newest first. */
+export async function recentImports(sql: Queryable, tenantId: string, limit = 10): Promise<RecentImport[]> {
+  const rows = await sql.query<{ id: string; filename: string; row_count: number; created_at: Date; started: boolean }>(
+    `SELECT id, filename, row_count, created_at, started_at IS NOT NULL AS started FROM lead_imports
+     WHERE tenant_id = $1 AND uploaded ORDER BY created_at DESC LIMIT $2`,
+    [tenantId, limit],
+  );
+  return rows.rows.map((r) => ({
+    id: r.id,
+    filename: r.filename,
+    rowCount: r.row_count,
+    createdAt: r.created_at,
+    started: r.started,
   }));
 }

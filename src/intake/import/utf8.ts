@@ -81,14 +81,31 @@ export class Utf8Decoder {
   }
 
   private refuseUtf16(chunk: Uint8Array): void {
+    if (chunk[0] === 0x50 && chunk[1] === 0x4b && chunk[2] === 0x03 && chunk[3] === 0x04)
+      throw new FileRefusal('not_utf8', `The file is a workbook (.xlsx, a ZIP archive), not a CSV file. ${RESAVE}`, 1);
     const bom16 = (chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff);
+    // UTF-16 text of Latin letters has a NUL in every other byte, the same half each time.
     const head = chunk.subarray(0, 512);
-    const nuls = head.filter((b) => b === 0).length;
-    if (bom16 || nuls * 4 >= head.length)
+    let even = 0;
+    let odd = 0;
+    head.forEach((b, i) => {
+      if (b !== 0) return;
+      if (i % 2 === 0) even += 1;
+      else odd += 1;
+    });
+    const half = head.length / 2;
+    const alternating = Math.max(even, odd) >= half * 0.4 && Math.min(even, odd) <= half * 0.05;
+    if (bom16 || alternating)
       throw new FileRefusal(
         'utf16',
         `The file is in UTF-16 (Excel's "Unicode text"), not UTF-8, so it cannot be read. ${RESAVE}`,
         1,
+      );
+    if (even + odd > 0)
+      throw new FileRefusal(
+        'not_utf8',
+        `The file holds NUL bytes on line ${countNewlines(chunk, chunk.indexOf(0)) + 1}: it is not a text file (CSV). ${RESAVE}`,
+        countNewlines(chunk, chunk.indexOf(0)) + 1,
       );
   }
 
