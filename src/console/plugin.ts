@@ -18,6 +18,7 @@ import { registerAuthPages } from './pages/auth.js';
 import { registerDocumentPages } from './pages/documents.js';
 import { registerInvoicePages } from './pages/invoices.js';
 import { registerKeyPages } from './pages/keys.js';
+import { registerLeadImportPages } from './pages/lead-import.js';
 import { registerLeadPages } from './pages/leads.js';
 import { registerMemberPages } from './pages/members.js';
 import { registerTaskPages } from './pages/tasks.js';
@@ -253,6 +254,7 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerKeyPages(scope, services);
   registerWebhookPages(scope, services);
   registerMemberPages(scope, services);
+  registerLeadImportPages(scope, services);
   registerLeadPages(scope, services);
   registerApplicationPages(scope, services);
   registerAuditPages(scope, services);

@@ -167,6 +167,9 @@ export const PERMISSIONS = {
     cli: ['lead erase'],
     recentSignIn: true,
   }),
+  'leads.import': rule('Import leads from a CSV file (each row through the capture, as the member)', MANAGERS, {
+    console: true,
+  }),
   'workspace.export': rule('Export the workspace’s whole event log', ADMINS, {
     console: true,
     admin: ['exportWorkspaceLog'],

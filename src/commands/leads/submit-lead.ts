@@ -65,8 +65,14 @@ export async function submitLead(services: LeadServices, request: LeadRequest): 
   });
 }
 
-/** The body and its normalised submission, or the refusal of the first rule it breaks. */
-function acceptedSubmission(request: LeadRequest, now: Date): { body: LeadCreateBody; submission: LeadSubmission } {
+/**
+ * The body and its normalised submission, or the refusal of the first rule it breaks: the checks of POST /v1/leads
+ * before any lookup, which a CSV import's preview and its rows run too.
+ */
+export function acceptedSubmission(
+  request: Pick<LeadRequest, 'body' | 'schemaProblems' | 'workspace'> & { key: Pick<KeyLookup, 'kind'> },
+  now: Date,
+): { body: LeadCreateBody; submission: LeadSubmission } {
   const { problems, body, submission } = checkLeadCreate(
     request.body,
     request.schemaProblems,

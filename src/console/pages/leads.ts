@@ -78,7 +78,10 @@ async function listPage(
   query: Query,
 ): Promise<{ status: number; body: string }> {
   const list = await renderList(services, view, LEADS, query);
-  const body = html`${filterForm(view, query, list.errors)} ${list.body}`;
+  const importLink = can(view.role, 'leads.import')
+    ? html`<p><a href="${leadsBase(view)}/import">Import leads from a CSV file</a></p>`
+    : '';
+  const body = html`${importLink} ${filterForm(view, query, list.errors)} ${list.body}`;
   return { status: list.status, body: page(view.frame('Leads', 'Leads'), body) };
 }
 

@@ -44,6 +44,7 @@ import * as jobs from './0170-jobs.js';
 import * as listSortIndexes from './0171-list-sort-indexes.js';
 import * as roomForHotUpdates from './0190-room-for-hot-updates.js';
 import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
+import * as leadImports from './0177-lead-imports.js';
 
 export interface Migration {
   version: number;
@@ -100,4 +101,5 @@ export const migrations: Migration[] = [
   { version: 171, ...listSortIndexes },
   { version: 190, ...roomForHotUpdates },
   { version: 200, ...endpointDeliveryQueues },
+  { version: 177, ...leadImports },
 ];
