@@ -24,6 +24,7 @@ import { registerMemberPages } from './pages/members.js';
 import { registerTaskPages } from './pages/tasks.js';
 import { registerPasskeyPages } from './pages/passkeys.js';
 import { registerTodayPages } from './pages/today.js';
+import { registerNotificationPages } from './pages/notifications.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 import { registerOneTimeSecretPages } from './one-time-secret.js';
 import { checkAccess, REQUIRE_DECLARED_ACCESS, requireDeclaredAccess, type InvalidFormPage } from './routes.js';
@@ -48,12 +49,19 @@ const CSP = [
   "base-uri 'none'",
 ].join('; ');
 
+/**
+ * The unsubscribe link of notification mail: a mail client posts to it from no page of ours (RFC 8058 one-click), so
+ * it is exempt from the Origin check as well as the token. It can only stop the mail of the member its token names.
+ */
+const UNSUBSCRIBE = /^\/console\/unsubscribe\/[^/]+\/[^/]+\/[^/]+$/;
+
 /** Forms anyone may post without a session (they start one, or need none); every other form needs the CSRF token. */
 const OPEN_FORMS = [
   /^\/console\/sign-in$/,
   /^\/console\/passkeys\/sign-in(\/options)?$/,
   /^\/console\/forgot$/,
   /^\/console\/(invitation|reset)\/[^/]+$/,
+  UNSUBSCRIBE,
 ];
 
 function sameOrigin(request: FastifyRequest): boolean {
@@ -109,8 +117,9 @@ const isMultipart = (request: FastifyRequest) => /^multipart\//i.test(request.he
  */
 async function checkForm(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   if (request.method !== 'POST') return undefined;
-  if (!sameOrigin(request)) throw new ConsoleRefusal(403, 'This form was sent from another site, so nothing was done.');
   const path = request.url.split('?')[0]!;
+  if (UNSUBSCRIBE.test(path)) return undefined;
+  if (!sameOrigin(request)) throw new ConsoleRefusal(403, 'This form was sent from another site, so nothing was done.');
   if (OPEN_FORMS.some((p) => p.test(path))) return undefined;
   if (!request.signedIn) return reply.redirect('/console/sign-in', 303);
   const token = isMultipart(request) ? (request.query as { _csrf?: unknown })._csrf : formOf(request)._csrf;
@@ -266,6 +275,7 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerWorkspaceSettingsPages(scope, services);
   registerLeadBulkPages(scope, services);
   registerJobPages(scope, services);
+  registerNotificationPages(scope, services);
 }
 
 /**

@@ -21,6 +21,8 @@ import type { Workspace } from '../../workspaces/workspace.js';
 import { CaptchaFailedError, IdempotencyKeyReusedError } from '../errors.js';
 import { runLeadWrite } from './lead-write.js';
 import { newId } from '../../shared/ids.js';
+import { credentialedEmails } from '../../identity/members.js';
+import type { Queryable } from '../../storage/postgres.js';
 
 /** Who a capture comes through: an API key, or a member's console form or import (`source_key` console or import). */
 export type LeadChannel = Pick<KeyLookup, 'kind' | 'mode' | 'source_key'>;
@@ -127,6 +129,12 @@ function captureLocks({ input, tenantId, sandbox, keyScope }: Capture): string[]
   return locks;
 }
 
+/** The emails of the workspace's active members whose account can sign in (a password or a passkey). */
+async function membersWhoCanSignIn(sql: Queryable, workspace: Workspace): Promise<ReadonlySet<string>> {
+  const members = workspace.settings.users.filter((u) => u.active && !u.pending).map((u) => u.email);
+  return members.length === 0 ? new Set() : credentialedEmails(sql, members);
+}
+
 async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<CaptureAnswer> {
   const { input } = capture;
   const { idempotency, submission } = input;
@@ -143,6 +151,8 @@ async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<Cap
     source: capture.source,
     consentSource: capture.consentSource,
     settings: input.workspace.settings,
+    // Only a new lead is assigned: who can sign in is read for it alone (one indexed read of staff_accounts).
+    canSignIn: found.duplicate ? undefined : await membersWhoCanSignIn(tx.sql, input.workspace),
     now,
   });
   const answer =

@@ -31,6 +31,15 @@ export const FILTER_WORDS: Record<DeliveryFilter, string> = {
 
 const attempts = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
 
+/**
+ * An endpoint's pending deliveries in words, the same on Today and on the endpoint's page: held while it is paused
+ * (the log's "waiting"), failing and retried while it is active.
+ */
+export function pendingDeliveriesWords(count: number, paused: boolean): string {
+  const deliveries = `${count} ${count === 1 ? 'delivery' : 'deliveries'}`;
+  return paused ? `${deliveries} waiting for the endpoint to resume` : `${deliveries} retrying`;
+}
+
 /** A delivery's state in words, as its receiver saw it. */
 export function stateWords(state: DeliveryState, zone: string): Html | string {
   switch (state.kind) {

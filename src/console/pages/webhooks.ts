@@ -43,10 +43,11 @@ import {
   listDeletedEndpoints,
   recentAttemptOutcomes,
   type DeletedEndpoint,
+  waitingDeliveries,
 } from '../queries/webhooks.js';
 import { viewOf } from '../routes.js';
 import { momentOf, timeZoneOf, when } from '../time.js';
-import { deliveryLogSection, lastAnswer, type LogQuery } from './webhook-log.js';
+import { deliveryLogSection, lastAnswer, pendingDeliveriesWords, type LogQuery } from './webhook-log.js';
 
 /** Text of a form field: no NUL byte, at most `max` characters. */
 const Text = (max: number) => Type.String({ maxLength: max, pattern: '^[^\\u0000]*$' });
@@ -222,16 +223,15 @@ async function endpointPage(
 
 async function pausedSection(services: AppServices, view: MemberView, row: EndpointRow, base: string) {
   const now = services.now();
-  const last = await listDeliveries(services.pool, row.id, {
-    limit: 5,
-    now,
-    state: { filter: 'failing', endpointPaused: true },
-  });
+  const [last, waiting] = await Promise.all([
+    listDeliveries(services.pool, row.id, { limit: 5, now, state: { filter: 'failing', endpointPaused: true } }),
+    waitingDeliveries(services.pool, row.id),
+  ]);
   return html`<section aria-labelledby="paused">
     <h2 id="paused">Paused</h2>
     <p>
-      ${pausedWords(row, timeZoneOf(view.workspace))} What comes for it waits (and is listed as waiting below) until it
-      is resumed; webhook.test events are still sent.
+      ${pausedWords(row, timeZoneOf(view.workspace))} ${pendingDeliveriesWords(waiting, true)}: what comes for it waits
+      (and is listed as waiting below) until it is resumed; webhook.test events are still sent.
     </p>
     ${
       last.data.length

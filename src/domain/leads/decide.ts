@@ -18,6 +18,8 @@ export interface CaptureCommand {
   source: Named;
   consentSource: string;
   settings: LeadSettings;
+  /** The emails (lower case) of the workspace's members who can sign in; absent: every member is taken to. */
+  canSignIn?: ReadonlySet<string>;
   now: Date;
 }
 
@@ -42,7 +44,7 @@ export function decideCapture(c: CaptureCommand): CaptureDecision {
     };
   }
   const branch = chooseBranch(c.settings, fields.city);
-  const owner = chooseOwner(c.settings, branch.id, c.leadId);
+  const owner = chooseOwner(c.settings, branch.id, c.leadId, (email) => c.canSignIn?.has(email) ?? true);
   const stage = firstStage(c.settings);
   const lead: Lead = {
     id: c.leadId,

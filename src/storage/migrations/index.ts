@@ -45,6 +45,7 @@ import * as listSortIndexes from './0171-list-sort-indexes.js';
 import * as roomForHotUpdates from './0190-room-for-hot-updates.js';
 import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
 import * as leadImports from './0177-lead-imports.js';
+import * as memberNotifications from './0185-member-notifications.js';
 
 export interface Migration {
   version: number;
@@ -102,4 +103,5 @@ export const migrations: Migration[] = [
   { version: 190, ...roomForHotUpdates },
   { version: 200, ...endpointDeliveryQueues },
   { version: 177, ...leadImports },
+  { version: 185, ...memberNotifications },
 ];
