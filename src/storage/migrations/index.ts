@@ -41,6 +41,7 @@ import * as consoleOneTimeSecrets from './0131-console-one-time-secrets.js';
 import * as todayAndSwitcherIndexes from './0150-today-and-switcher-indexes.js';
 import * as passkeyTokens from './0160-passkey-tokens.js';
 import * as jobs from './0170-jobs.js';
+import * as leadBoardColumns from './0174-lead-board-columns.js';
 
 export interface Migration {
   version: number;
@@ -94,4 +95,5 @@ export const migrations: Migration[] = [
   { version: 150, ...todayAndSwitcherIndexes },
   { version: 160, ...passkeyTokens },
   { version: 170, ...jobs },
+  { version: 174, ...leadBoardColumns },
 ];
