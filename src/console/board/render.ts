@@ -143,8 +143,8 @@ export function boardOf(
 
 export const BOARD_CSS = `
 /* Boards: a column per stage side by side, scrolled sideways in their own box; a card per record */
-.board { display: flex; gap: 0.75rem; overflow-x: auto; align-items: flex-start; padding-bottom: 0.5rem; }
-.board-column { flex: 0 0 17rem; background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem; }
+.board { display: flex; gap: 0.75rem; overflow-x: auto; align-items: flex-start; padding-bottom: 0.5rem; position: relative; } /* holds its hidden labels */
+.board-column { flex: 1 0 14rem; max-width: 22rem; background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem; }
 .board-column.drop-target { outline: 3px dashed var(--link); outline-offset: 2px; }
 .board-column h2 { font-size: 1rem; margin: 0 0 0.5rem; display: flex; justify-content: space-between; gap: 0.5rem; }
 .column-count { font-weight: normal; color: var(--muted); }
