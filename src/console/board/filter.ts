@@ -1,4 +1,5 @@
 import type { MemberView } from '../context.js';
+import { html, type Html } from '../html.js';
 
 /** What a board is filtered by, as the lists are: each optional, each read from the query string. */
 export interface BoardFilter {
@@ -55,4 +56,10 @@ export function leadConditions(filter: BoardFilter, alias: string, param: (value
   if (filter.visaType) where.push(`${alias}.visa_type = ${param(filter.visaType)}`);
   if (filter.country) where.push(`${alias}.country_interest = ${param(filter.country)}`);
   return where;
+}
+
+/** The link from a list to its board, with the list's filters the board reads too. */
+export function boardLinkOf(base: string, query: BoardQuery, noun: string): Html {
+  const kept = new URLSearchParams(filterPairs(query)).toString();
+  return html`<p><a href="${base}/board${kept ? `?${kept}` : ''}">See the ${noun} as a board, by stage</a></p>`;
 }

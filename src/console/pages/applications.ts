@@ -24,6 +24,7 @@ import { choice, csrfField, notice, page } from '../layout.js';
 import { listConsoleApplications } from '../queries/applications.js';
 import { contextOf, refusalErrors } from '../forms.js';
 import { viewOf } from '../routes.js';
+import { boardLinkOf } from '../board/filter.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Slug, Text, Uuid, WorkspaceParams } from './record-schemas.js';
 import { momentOf, preciseInputValue, timeZoneOf, when } from '../time.js';
@@ -53,7 +54,8 @@ async function listPage(services: AppServices, view: MemberView, query: { before
   });
   return page(
     view.frame('Applications', 'Applications'),
-    html`${table({
+    html`${boardLinkOf(base(view), {}, 'applications')}
+    ${table({
       caption: 'Applications, newest first',
       headings: ['Case', 'Person', 'Stage', 'Progress', 'Status', 'Outcome'],
       rows: found.rows.map(

@@ -20,6 +20,7 @@ import { choice, csrfField, field, filters, notice, page, resultCount } from '..
 import { acceptedMembers, applicationsOfLead, isErased, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
 import { contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
+import { boardLinkOf } from '../board/filter.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
 import { dayBound, inputValue, momentOf, timeZoneOf, when } from '../time.js';
@@ -149,7 +150,8 @@ async function listPage(
   const found = failed
     ? { leads: [], next: null }
     : await listConsoleLeads(services.pool, view.workspace.id, filter, { after, limit: PAGE_SIZE });
-  const body = html`${filterForm(view, query, errors)} ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
+  const body = html`${boardLinkOf(leadsBase(view), query, 'leads')} ${filterForm(view, query, errors)}
+  ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
   ${failed ? '' : resultCount(found.leads.length, { one: 'lead', many: 'leads' }, found.next !== null)}
   ${leadsTable(view, found.leads, failed)} ${found.leads.length === 0 && !failed ? html`<p>No lead matches.</p>` : ''}
   ${nextPageLink(services, view, query, found.next)}`;
