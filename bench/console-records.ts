@@ -142,7 +142,10 @@ async function main(): Promise<void> {
     ];
     const stageKeys = workspace.settings.pipeline.stages.map((stage) => stage.key);
     const boardReads = (filter: BoardFilter) => () =>
-      Promise.all([leadStageCounts(pool, workspace.id, filter), leadCards(pool, workspace.id, filter, stageKeys, 20)]);
+      Promise.all([
+        leadStageCounts(pool, workspace.id, filter, stageKeys),
+        leadCards(pool, workspace.id, filter, stageKeys, 20),
+      ]);
     const counsellor = workspace.settings.users.find((u) => u.role === 'counsellor') ?? owner;
     steps.push(
       ['lead board, no filter', () => page(`${w}/leads/board`), boardReads({})],

@@ -61,6 +61,7 @@ export async function applicationColumns(
     key: stage.key,
     name: stage.name,
     count: counts.get(stage.key) ?? 0,
+    exact: true,
     cards: (cards.get(stage.key) ?? []).map((row) => applicationCard(view, row, stage.key, now, refusals)),
     listHref: `${applicationsPath(view)}?${new URLSearchParams([['stage', stage.key], ...filterPairs(query)]).toString()}`,
   }));

@@ -51,14 +51,15 @@ export async function leadColumns(
   const stages = view.workspace.settings.pipeline.stages;
   const keys = stages.map((s) => s.key);
   const [counts, cards] = await Promise.all([
-    leadStageCounts(services.pool, view.workspace.id, filter),
+    leadStageCounts(services.pool, view.workspace.id, filter, keys),
     leadCards(services.pool, view.workspace.id, filter, keys, CARDS_PER_COLUMN),
   ]);
   const now = services.now();
   return stages.map((stage) => ({
     key: stage.key,
     name: stage.name,
-    count: counts.get(stage.key) ?? 0,
+    count: counts.get(stage.key)?.n ?? 0,
+    exact: counts.get(stage.key)?.exact ?? true,
     cards: (cards.get(stage.key) ?? []).map((lead) => leadCard(view, lead, now, refusals)),
     listHref: `${leadsPath(view)}?${new URLSearchParams([['stage', stage.key], ...filterPairs(query)]).toString()}`,
   }));

@@ -16,21 +16,53 @@ function scoped(tenantId: string, filter: BoardFilter) {
   return { values, param, where: where.join(' AND ') };
 }
 
+/** Up to this many leads of a stage are counted exactly (as the lists count); above it, the planner's estimate. */
+export const EXACT_COUNT_LIMIT = 10_000;
+
+/** A column's count: exact, or the planner's estimate of a stage holding more than EXACT_COUNT_LIMIT. */
+export interface StageCount {
+  n: number;
+  exact: boolean;
+}
+
 /**
- * How many leads each stage holds under the filter, by stage key (a stage with none is absent). One index-only scan
- * of `leads_board` (migration 174): every column it reads is in that index, so no lead's row is read.
+ * How many leads each stage holds under the filter, by stage key. Each stage is counted off `leads_board`
+ * (migration 174) by an index-only scan that stops at EXACT_COUNT_LIMIT + 1 entries, so a board costs at most that
+ * many index entries per column however many leads the workspace has; a stage with more is estimated by the planner
+ * (the board columns have statistics of their own), never below the bound.
  */
 export async function leadStageCounts(
   sql: Queryable,
   tenantId: string,
   filter: BoardFilter,
-): Promise<Map<string, number>> {
+  stageKeys: readonly string[],
+): Promise<Map<string, StageCount>> {
   const q = scoped(tenantId, filter);
-  const result = await sql.query<{ key: string | null; n: number }>(
-    `SELECT l.stage_key AS key, count(*)::int AS n FROM leads l WHERE ${q.where} GROUP BY l.stage_key`,
+  const stages = q.param(stageKeys);
+  const cap = q.param(EXACT_COUNT_LIMIT + 1);
+  const counted = await sql.query<{ key: string; n: number }>(
+    `SELECT c.key, (SELECT count(*)::int FROM (SELECT 1 FROM leads l WHERE ${q.where} AND l.stage_key = c.key LIMIT ${cap}) s) AS n
+       FROM unnest(${stages}::text[]) AS c(key)`,
     q.values,
   );
-  return new Map(result.rows.map((r) => [r.key ?? '', r.n]));
+  const counts = new Map<string, StageCount>();
+  for (const { key, n } of counted.rows) {
+    if (n <= EXACT_COUNT_LIMIT) counts.set(key, { n, exact: true });
+    else
+      counts.set(key, { n: Math.max(EXACT_COUNT_LIMIT + 1, await estimate(sql, tenantId, filter, key)), exact: false });
+  }
+  return counts;
+}
+
+/** The planner's estimate of a stage's leads under the filter (the query is planned, not run). */
+async function estimate(sql: Queryable, tenantId: string, filter: BoardFilter, stageKey: string): Promise<number> {
+  const q = scoped(tenantId, filter);
+  const stage = q.param(stageKey);
+  const plan = await sql.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
+    `EXPLAIN (FORMAT JSON) SELECT 1 FROM leads l WHERE ${q.where} AND l.stage_key = ${stage}`,
+    q.values,
+  );
+  return Math.round(plan.rows[0]!['QUERY PLAN'][0].Plan['Plan Rows']);
 }
 
 /**

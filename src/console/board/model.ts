@@ -20,6 +20,8 @@ export interface BoardColumn {
   name: string;
   /** Every row of the stage under the filters, not only the cards shown. */
   count: number;
+  /** False when the count is the planner's estimate of a stage past the exact bound (shown as "about N"). */
+  exact: boolean;
   cards: BoardCard[];
   /** The list filtered to this stage (and the board's filters), for the rest of its rows. */
   listHref: string;

@@ -85,12 +85,12 @@ function cardOf(view: MemberView, card: BoardCard, moveAction: string, query: Bo
 function columnOf(view: MemberView, column: BoardColumn, moveAction: string, query: BoardQuery, noun: string): Html {
   const headingId = `column-${column.key}`;
   const rest = column.count - column.cards.length;
+  // Past the exact bound the planner's estimate is shown, and said to be one.
+  const count = `${column.exact ? '' : 'about '}${column.count.toLocaleString('en')}`;
   return html`<section class="board-column" data-stage="${column.key}" aria-labelledby="${headingId}">
     <h2 id="${headingId}">
       ${column.name}
-      <span class="column-count"
-        >${column.count.toLocaleString('en')}<span class="visually-hidden"> ${noun}</span></span
-      >
+      <span class="column-count">${count}<span class="visually-hidden"> ${noun}</span></span>
     </h2>
     <ol class="cards">
       ${column.cards.map((card) => cardOf(view, card, moveAction, query))}
@@ -99,8 +99,8 @@ function columnOf(view: MemberView, column: BoardColumn, moveAction: string, que
     ${
       rest > 0
         ? html`<p class="more">
-            <a href="${column.listHref}">All ${column.count.toLocaleString('en')} in the list</a>
-            (${rest.toLocaleString('en')} more)
+            <a href="${column.listHref}">All ${count} in the list</a>
+            (${column.exact ? '' : 'about '}${rest.toLocaleString('en')} more)
           </p>`
         : ''
     }

@@ -60,7 +60,9 @@ async function boardPage(
       moveAction: `${path}/move`,
       query: Object.fromEntries(filterPairs(query)),
       noun: leads ? 'leads' : 'cases',
-      order: leads ? 'most recently changed first, as in the list' : 'newest case first, as in the list',
+      order: leads
+        ? 'most recently changed first, as in the list (a count past 10,000 is an estimate, marked “about”)'
+        : 'newest case first, as in the list',
       message: outcome.message,
       alert: outcome.alert ?? (Object.keys(errors).length ? 'Some filters were not applied: see each one.' : undefined),
       movable,
