@@ -15,6 +15,7 @@ import { registerAccountPages } from './pages/account.js';
 import { registerApplicationPages } from './pages/applications.js';
 import { registerAuditPages } from './pages/audit.js';
 import { registerAuthPages } from './pages/auth.js';
+import { registerBoardPages } from './pages/boards.js';
 import { registerDocumentPages } from './pages/documents.js';
 import { registerInvoicePages } from './pages/invoices.js';
 import { registerKeyPages } from './pages/keys.js';
@@ -264,6 +265,7 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerWebhookPages(scope, services);
   registerMemberPages(scope, services);
   registerLeadImportPages(scope, services);
+  registerBoardPages(scope, services);
   registerLeadPages(scope, services);
   registerApplicationPages(scope, services);
   registerAuditPages(scope, services);

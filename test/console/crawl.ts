@@ -183,7 +183,7 @@ const MAX_PAGES = 60;
 const PER_KIND = 2;
 
 /**
- * Visits the console as a member would, bounded: from the workspace list, its account and the workspace's leads, every
+ * Visits the console as a member would, bounded: from the workspace list, its account, the workspace's leads and its two boards, every
  * console link of each page within the account and this workspace (two pages of a kind at most, sixty in all); each
  * form a page renders is sent with valid values (those that take something away last, or with `takeAway: false`
  * never; those that end the session never), and a redirect's target is visited too. Every 403 and 5xx is noted with its page and form.
@@ -196,7 +196,14 @@ export async function crawl(client: ConsoleClient, slug: string, o: { takeAway?:
       path.startsWith('/console/account') ||
       path.startsWith(`/console/w/${slug}/`)) &&
     !/\/content(\?|$)|\/assets\//.test(path);
-  const queue = ['/console', '/console/account', `/console/w/${slug}/leads`, `/console/w/${slug}/notifications`];
+  const queue = [
+    '/console',
+    '/console/account',
+    `/console/w/${slug}/leads`,
+    `/console/w/${slug}/notifications`,
+    `/console/w/${slug}/leads/board`,
+    `/console/w/${slug}/applications/board`,
+  ];
   const seenKinds = new Map<string, number>();
   const visited = new Set<string>();
   const sentKinds = new Map<string, number>();

@@ -35,6 +35,15 @@ t.test('signed in as each role, no page links to or offers a form that answers 4
       `the ${role} visited ${found.pages.length} pages and saw ${found.forms.length} forms`,
     );
     t.same(found.failed, [], `the ${role} met no failure`);
+    const w = `/console/w/${ws.workspace.slug}`;
+    t.ok(
+      found.pages.includes(`${w}/leads/board`) && found.pages.includes(`${w}/applications/board`),
+      `the ${role} saw both boards`,
+    );
+    const moves = found.forms.filter(
+      (f) => f.method === 'POST' && /\/(leads|applications)\/board\/move$/.test(f.action),
+    );
+    t.equal(moves.length > 0, role !== 'viewer', `the ${role} is offered a card's move form only if the role may move`);
     for (const offence of found.forbidden) t.comment(`${role}: 403 from ${offence}`);
     t.same(found.forbidden, [], `nothing offered to the ${role} answers 403 (listed above)`, {
       todo: CRAWLER_ENFORCED ? false : 'the pages derive what they offer from the permission table once converted',

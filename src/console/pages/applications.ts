@@ -27,6 +27,7 @@ import { countryName } from '../list/lists/shared.js';
 import { listQuerySchema, registerListExport } from '../list/routes.js';
 import { contextOf, refusalErrors } from '../forms.js';
 import { viewOf } from '../routes.js';
+import { boardLinkOf } from '../board/filter.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Slug, Text, Uuid, WorkspaceParams } from './record-schemas.js';
 import { momentOf, preciseInputValue, timeZoneOf, when } from '../time.js';
@@ -111,7 +112,8 @@ async function filterForm(services: AppServices, view: MemberView, query: Query,
 
 async function listPage(services: AppServices, view: MemberView, query: Query) {
   const list = await renderList(services, view, APPLICATIONS, query);
-  const body = html`${await filterForm(services, view, query, list.errors)} ${list.body}`;
+  const body = html`${boardLinkOf(base(view), query, 'applications')}
+  ${await filterForm(services, view, query, list.errors)} ${list.body}`;
   return { status: list.status, body: page(view.frame('Applications', 'Applications'), body) };
 }
 

@@ -22,6 +22,7 @@ import { LEAD_FILTERS, LEADS } from '../list/lists/leads.js';
 import { listQuerySchema, registerListExport } from '../list/routes.js';
 import { contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
+import { boardLinkOf } from '../board/filter.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
 import { inputValue, momentOf, timeZoneOf, when } from '../time.js';
@@ -81,7 +82,8 @@ async function listPage(
   const importLink = can(view.role, 'leads.import')
     ? html`<p><a href="${leadsBase(view)}/import">Import leads from a CSV file</a></p>`
     : '';
-  const body = html`${importLink} ${filterForm(view, query, list.errors)} ${list.body}`;
+  const body = html`${boardLinkOf(leadsBase(view), query, 'leads')} ${importLink} ${filterForm(view, query, list.errors)}
+  ${list.body}`;
   return { status: list.status, body: page(view.frame('Leads', 'Leads'), body) };
 }
 

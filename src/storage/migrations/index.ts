@@ -46,6 +46,7 @@ import * as roomForHotUpdates from './0190-room-for-hot-updates.js';
 import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
 import * as leadImports from './0177-lead-imports.js';
 import * as memberNotifications from './0185-member-notifications.js';
+import * as leadBoardColumns from './0174-lead-board-columns.js';
 
 export interface Migration {
   version: number;
@@ -104,4 +105,5 @@ export const migrations: Migration[] = [
   { version: 200, ...endpointDeliveryQueues },
   { version: 177, ...leadImports },
   { version: 185, ...memberNotifications },
+  { version: 174, ...leadBoardColumns },
 ];
