@@ -32,6 +32,8 @@ import {
   type FieldErrors,
 } from './validation.js';
 import { registerWorkspaceSettingsPages } from './pages/workspace-settings.js';
+import { registerSearchPages } from './pages/search.js';
+import { registerLeadEntryPages } from './pages/lead-entry.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
 const CSP = [
@@ -251,6 +253,7 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerKeyPages(scope, services);
   registerWebhookPages(scope, services);
   registerMemberPages(scope, services);
+  registerLeadEntryPages(scope, services);
   registerLeadPages(scope, services);
   registerApplicationPages(scope, services);
   registerAuditPages(scope, services);
@@ -260,6 +263,7 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerDocumentPages(scope, services);
   registerTodayPages(scope, services);
   registerWorkspaceSettingsPages(scope, services);
+  registerSearchPages(scope, services);
 }
 
 /**

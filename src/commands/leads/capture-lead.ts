@@ -10,6 +10,7 @@ import {
   idempotencyLock,
   idempotencyScope,
   saveAnswer,
+  type CaptureKind,
   type IdempotencyScope,
   type StoredAnswer,
 } from '../../intake/idempotency.js';
@@ -22,9 +23,12 @@ import { CaptchaFailedError, IdempotencyKeyReusedError } from '../errors.js';
 import { runLeadWrite } from './lead-write.js';
 import { newId } from '../../shared/ids.js';
 
+/** Who a capture comes from: an API key, or the console (kind `console`, live, source `console`). */
+export type CaptureChannel = Pick<KeyLookup, 'mode' | 'source_key'> & { kind: CaptureKind };
+
 export interface CaptureInput {
   workspace: Workspace;
-  key: KeyLookup;
+  key: CaptureChannel;
   submission: LeadSubmission;
   /** The Idempotency-Key header and the body's fingerprint. */
   idempotency: { key: string; requestHash: string } | null;
@@ -40,7 +44,7 @@ export interface CaptureAnswer extends StoredAnswer {
 }
 
 /** The source of a key's leads: its own source key, else `api` for secret keys and `web_form` for public ones. */
-export function leadSource(workspace: Workspace, key: Pick<KeyLookup, 'kind' | 'source_key'>): Named {
+export function leadSource(workspace: Workspace, key: Pick<CaptureChannel, 'kind' | 'source_key'>): Named {
   const sourceKey = key.source_key ?? (key.kind === 'public' ? 'web_form' : 'api');
   const named = workspace.settings.sources.find((s) => s.key === sourceKey);
   return { key: sourceKey, name: named?.name ?? sourceKey.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase()) };

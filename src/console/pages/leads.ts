@@ -151,7 +151,10 @@ async function listPage(
   const found = failed
     ? { leads: [], next: null }
     : await listConsoleLeads(services.pool, view.workspace.id, filter, { after, limit: PAGE_SIZE });
-  const body = html`${filterForm(view, query, errors)} ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
+  const entry = can(view.role, 'leads.create')
+    ? html`<p><a href="${leadsBase(view)}/new">New lead (a walk-in or a phone call)</a></p>`
+    : '';
+  const body = html`${entry} ${filterForm(view, query, errors)} ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
   ${failed ? '' : resultCount(found.leads.length, { one: 'lead', many: 'leads' }, found.next !== null)}
   ${leadsTable(view, found.leads, failed)} ${found.leads.length === 0 && !failed ? html`<p>No lead matches.</p>` : ''}
   ${nextPageLink(services, view, query, found.next)}`;
@@ -182,6 +185,7 @@ const MESSAGES: Record<string, string> = {
   noted: 'The note was added to the timeline.',
   unchanged: 'Nothing was different, so nothing was changed.',
   erased: 'The person was erased: their personal data can no longer be read anywhere.',
+  entered: 'The lead was entered: it is assigned as the workspace’s rules say, with the console as its source.',
 };
 
 interface LeadPageState {

@@ -41,6 +41,8 @@ import * as consoleOneTimeSecrets from './0131-console-one-time-secrets.js';
 import * as todayAndSwitcherIndexes from './0150-today-and-switcher-indexes.js';
 import * as passkeyTokens from './0160-passkey-tokens.js';
 import * as jobs from './0170-jobs.js';
+import * as consoleFormKeys from './0180-console-form-keys.js';
+import * as consoleSearch from './0181-console-search.js';
 
 export interface Migration {
   version: number;
@@ -94,4 +96,6 @@ export const migrations: Migration[] = [
   { version: 150, ...todayAndSwitcherIndexes },
   { version: 160, ...passkeyTokens },
   { version: 170, ...jobs },
+  { version: 180, ...consoleFormKeys },
+  { version: 181, ...consoleSearch },
 ];
