@@ -161,6 +161,7 @@ async function main(): Promise<void> {
         (i) => search(prefixedPhone(i)),
         (i) => searchReads(prefixedPhone(i)),
       ],
+      ['search box: part of a phone', (i) => search(phonePart(i)), (i) => searchReads(phonePart(i))],
       [
         `a lead's page, ${TIMELINE}-event timeline`,
         () => page(`${w}/leads/${target}`),

@@ -25,12 +25,15 @@ t.test(
       ['Harpreet Sandhu', '+919876500022', 'work', 'AU'],
       ['Zoë Ångström', '+919876500033', 'visitor', 'US'],
     ] as const;
-    for (const [full_name, phone, visa_type, country_interest] of people)
-      await app.request('/v1/leads', {
+    const ids: string[] = [];
+    for (const [full_name, phone, visa_type, country_interest] of people) {
+      const created = await app.request('/v1/leads', {
         method: 'POST',
         key: ws.live,
         json: { full_name, phone, visa_type, country_interest, consent: true },
       });
+      ids.push(((await created.json()) as { id: string }).id);
+    }
     const base = `${app.baseUrl}/console/w/${ws.workspace.slug}`;
     const context = await launchChromium(t, { width: 1280, bypassCSP: true });
     const page = await context.newPage();
@@ -80,9 +83,16 @@ t.test(
       'and only names holding both words',
     );
     await accessible(t, page, 'the search results');
+    // A task about one of them, so the results show more than one kind.
+    await page.goto(`${base}/tasks?lead=${ids[0]}`);
+    await page.fill('#f-title', 'Call Gurpreet Sandhu about the biometrics slot');
+    await page.fill('#f-due_at', '2030-01-15T11:00');
+    await page.click('text=Create the task');
+    await page.waitForURL(/tasks/);
     await page.fill('#site-search-q', 'Sandhu');
     await page.keyboard.press('Enter');
     await page.waitForURL(/q=Sandhu$/);
+    t.equal(await page.locator('#found-tasks + ul a').count(), 1, 'the task by a word of its title');
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: path.join(SCREENSHOTS, 'search-box.png') });
     await page.click('#found-leads + ul a >> text=Gurpreet Sandhu');

@@ -23,6 +23,8 @@ export interface SearchTerms {
   words: string[];
   /** The digits a phone-like query stands for (its national significant number when it parses as a number). */
   phoneDigits: string | null;
+  /** The number in E.164 when the query is a whole valid number: looked up exactly, through leads_phone. */
+  phoneE164: string | null;
   /** The whole query, trimmed, for numbers (case and invoice). */
   whole: string;
 }
@@ -42,17 +44,20 @@ export function searchTerms(query: string, defaultCountry: string): SearchTerms 
     .filter(Boolean)
     .map((w) => w.toLowerCase());
   let phoneDigits: string | null = null;
+  let phoneE164: string | null = null;
   if (PHONE_LIKE.test(whole)) {
     const digits = whole.replace(/\D/g, '');
     const parsed = parsePhoneNumberFromString(whole, { defaultCountry: defaultCountry as CountryCode });
     const national = parsed?.isPossible() ? String(parsed.nationalNumber) : digits.replace(/^0+/, '');
     if (national.length >= 3) phoneDigits = national;
+    if (parsed?.isValid()) phoneE164 = parsed.number;
   }
-  return { words, phoneDigits, whole };
+  return { words, phoneDigits, phoneE164, whole };
 }
 
 /** Whether the terms can be searched through an index: one word of three characters or more, or a phone. */
-export const searchable = (t: SearchTerms) => t.phoneDigits !== null || t.words.some((w) => w.length >= 3);
+export const searchable = (t: SearchTerms) =>
+  t.phoneE164 !== null || t.phoneDigits !== null || t.words.some((w) => w.length >= 3);
 
 export interface LeadHit {
   id: string;
@@ -75,7 +80,9 @@ export async function searchLeads(
     values.push(value);
     where.push(fragment(`$${values.length}`));
   };
-  if (terms.phoneDigits) add((n) => `${LEAD_TEXT} LIKE console_fold(${n})`, likePattern(terms.phoneDigits));
+  // A whole number is one row of leads_phone; a part of one is searched among the digits of every phone (trigrams).
+  if (terms.phoneE164) add((n) => `phone = ${n}`, terms.phoneE164);
+  else if (terms.phoneDigits) add((n) => `${LEAD_TEXT} LIKE console_fold(${n})`, likePattern(terms.phoneDigits));
   else
     for (const word of terms.words) {
       // A word under three characters has no trigram: strpos keeps it a filter, so the index answers the others.
