@@ -37,6 +37,8 @@ import {
   type FieldErrors,
 } from './validation.js';
 import { registerWorkspaceSettingsPages } from './pages/workspace-settings.js';
+import { registerSearchPages } from './pages/search.js';
+import { registerLeadEntryPages } from './pages/lead-entry.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
 const CSP = [
@@ -266,6 +268,7 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerMemberPages(scope, services);
   registerLeadImportPages(scope, services);
   registerBoardPages(scope, services);
+  registerLeadEntryPages(scope, services);
   registerLeadPages(scope, services);
   registerApplicationPages(scope, services);
   registerAuditPages(scope, services);
@@ -278,6 +281,7 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerLeadBulkPages(scope, services);
   registerJobPages(scope, services);
   registerNotificationPages(scope, services);
+  registerSearchPages(scope, services);
 }
 
 /**

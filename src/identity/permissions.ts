@@ -187,6 +187,9 @@ export const PERMISSIONS = {
     MANAGERS,
     { console: true },
   ),
+  'leads.create': rule('Enter a lead by hand (a walk-in or a phone call), as the API creates one', STAFF, {
+    console: true,
+  }),
   'audit.verify': rule('Verify the workspace’s hash chains and check a kept head', OVERSIGHT, { console: true }),
 } satisfies Record<string, OperationRule>;
 

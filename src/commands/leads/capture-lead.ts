@@ -10,6 +10,7 @@ import {
   idempotencyLock,
   idempotencyScope,
   saveAnswer,
+  type CaptureKind,
   type IdempotencyScope,
   type StoredAnswer,
 } from '../../intake/idempotency.js';
@@ -24,9 +25,6 @@ import { newId } from '../../shared/ids.js';
 import { credentialedEmails } from '../../identity/members.js';
 import type { Queryable } from '../../storage/postgres.js';
 
-/** Who a capture comes through: an API key, or a member's console form or import (`source_key` console or import). */
-export type LeadChannel = Pick<KeyLookup, 'kind' | 'mode' | 'source_key'>;
-
 /**
  * The caller's own lookup and write in the capture's transaction (a CSV import's row → lead record): `earlier` is
  * asked first, under `locks`, and its answer replayed; `save` runs after the capture wrote its events.
@@ -37,9 +35,15 @@ export interface CaptureRecord {
   save(tx: StoreTransaction, answer: StoredAnswer): Promise<void>;
 }
 
+/**
+ * Who a capture comes from: an API key, or a member through the console (kind `console`, live, source `console`) or
+ * a CSV import (source `import`).
+ */
+export type CaptureChannel = Pick<KeyLookup, 'mode' | 'source_key'> & { kind: CaptureKind };
+
 export interface CaptureInput {
   workspace: Workspace;
-  key: LeadChannel;
+  key: CaptureChannel;
   submission: LeadSubmission;
   /** The Idempotency-Key header and the body's fingerprint. */
   idempotency: { key: string; requestHash: string } | null;
@@ -56,7 +60,7 @@ export interface CaptureAnswer extends StoredAnswer {
 }
 
 /** The source of a key's leads: its own source key, else `api` for secret keys and `web_form` for public ones. */
-export function leadSource(workspace: Workspace, key: Pick<LeadChannel, 'kind' | 'source_key'>): Named {
+export function leadSource(workspace: Workspace, key: Pick<CaptureChannel, 'kind' | 'source_key'>): Named {
   const sourceKey = key.source_key ?? (key.kind === 'public' ? 'web_form' : 'api');
   const named = workspace.settings.sources.find((s) => s.key === sourceKey);
   return { key: sourceKey, name: named?.name ?? sourceKey.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase()) };

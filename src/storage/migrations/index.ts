@@ -47,6 +47,8 @@ import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
 import * as leadImports from './0177-lead-imports.js';
 import * as memberNotifications from './0185-member-notifications.js';
 import * as leadBoardColumns from './0174-lead-board-columns.js';
+import * as consoleFormKeys from './0180-console-form-keys.js';
+import * as consoleSearch from './0181-console-search.js';
 
 export interface Migration {
   version: number;
@@ -106,4 +108,6 @@ export const migrations: Migration[] = [
   { version: 177, ...leadImports },
   { version: 185, ...memberNotifications },
   { version: 174, ...leadBoardColumns },
+  { version: 180, ...consoleFormKeys },
+  { version: 181, ...consoleSearch },
 ];
