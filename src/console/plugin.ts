@@ -1,3 +1,5 @@
+import { registerLeadBulkPages } from './bulk/lead-bulk.js';
+import { registerJobPages } from './bulk/job-pages.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,9 +15,11 @@ import { registerAccountPages } from './pages/account.js';
 import { registerApplicationPages } from './pages/applications.js';
 import { registerAuditPages } from './pages/audit.js';
 import { registerAuthPages } from './pages/auth.js';
+import { registerBoardPages } from './pages/boards.js';
 import { registerDocumentPages } from './pages/documents.js';
 import { registerInvoicePages } from './pages/invoices.js';
 import { registerKeyPages } from './pages/keys.js';
+import { registerLeadImportPages } from './pages/lead-import.js';
 import { registerLeadPages } from './pages/leads.js';
 import { registerMemberPages } from './pages/members.js';
 import { registerTaskPages } from './pages/tasks.js';
@@ -33,6 +37,8 @@ import {
   type FieldErrors,
 } from './validation.js';
 import { registerWorkspaceSettingsPages } from './pages/workspace-settings.js';
+import { registerSearchPages } from './pages/search.js';
+import { registerLeadEntryPages } from './pages/lead-entry.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
 const CSP = [
@@ -260,6 +266,9 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerKeyPages(scope, services);
   registerWebhookPages(scope, services);
   registerMemberPages(scope, services);
+  registerLeadImportPages(scope, services);
+  registerBoardPages(scope, services);
+  registerLeadEntryPages(scope, services);
   registerLeadPages(scope, services);
   registerApplicationPages(scope, services);
   registerAuditPages(scope, services);
@@ -269,7 +278,10 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerDocumentPages(scope, services);
   registerTodayPages(scope, services);
   registerWorkspaceSettingsPages(scope, services);
+  registerLeadBulkPages(scope, services);
+  registerJobPages(scope, services);
   registerNotificationPages(scope, services);
+  registerSearchPages(scope, services);
 }
 
 /**

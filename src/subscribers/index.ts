@@ -13,6 +13,9 @@ import { RESET_CHANNEL } from '../identity/password-resets.js';
 import { NOTICES_CHANNEL } from '../webhooks/owner-notices.js';
 import { listen } from './notification-listener.js';
 import { watchFanOutLag } from './fanout-lag.js';
+import { JobWorker, type JobWorkerOptions } from './job-worker.js';
+import { JOBS_CHANNEL } from '../jobs/jobs.js';
+import { jobKindsOf } from './job-kinds.js';
 import { NotificationMailer } from './notification-mailer.js';
 import { NotificationRecorder } from './notification-recorder.js';
 import { NOTIFICATIONS_CHANNEL } from '../notifications/record.js';
@@ -40,13 +43,16 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
   notificationIntervalMs?: number;
   /** The mail transport; SMTP_URL's unless given. */
   mailTransport?: MailTransport;
+  /** The console's jobs (bulk actions, imports): poll interval, lease, and a hook tests hold items at. */
+  jobs?: JobWorkerOptions;
 }
 
 const HOUR = 3_600_000;
 
 /**
  * Starts the webhook fan-out subscriber and delivery worker of this process, the durable task timers (task.overdue),
- * the scans of documents that arrived while the virus scanner was unreachable, and the delivery log purge. They run
+ * the scans of documents that arrived while the virus scanner was unreachable, the console's jobs (bulk actions,
+ * imports) and the delivery log purge. They run
  * on the services the API uses (createServices), its pool included: the pool is sized for both (see main.ts).
  */
 export async function startWorkers(services: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
@@ -60,6 +66,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
   const documentScans = new DocumentScanRunner(services, log, {
     pollIntervalMs: options.documentScanIntervalMs ?? 5000,
   });
+  const jobs = new JobWorker(services, jobKindsOf(services), log, options.jobs);
   const purge = deliveryLogPurge(services, log, options.purgeIntervalMs ?? HOUR);
   // Appends in this process wake the fan-out at once (the event store does not NOTIFY; other processes' appends are
   // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
@@ -78,6 +85,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
     [DELIVERIES_CHANNEL]: () => worker.wake(),
     [NOTICES_CHANNEL]: () => mailer?.wake(),
     [RESET_CHANNEL]: () => resets?.wake(),
+    [JOBS_CHANNEL]: () => jobs.wake(),
     [NOTIFICATIONS_CHANNEL]: () => notices?.wake(),
   });
   const lagWatch = watchFanOutLag(services.pool, services.now, log, {
@@ -88,6 +96,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
   worker.start();
   taskTimers.start();
   documentScans.start();
+  jobs.start();
   mailer?.start();
   resets?.start();
   notifications.start();
@@ -103,6 +112,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
         await purge.running();
         await taskTimers.stop();
         await documentScans.stop();
+        await jobs.stop();
         await mailer?.stop();
         await resets?.stop();
         await notifications.stop();

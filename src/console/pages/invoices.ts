@@ -4,15 +4,18 @@ import type { AppServices } from '../../bootstrap.js';
 import { isCommandError } from '../../commands/errors.js';
 import { issueInvoice, handleInvoiceCommand } from '../../commands/invoices/invoice-commands.js';
 import { subjectOf } from '../../commands/subject.js';
-import { PAYMENT_METHODS, type InvoiceCommand } from '../../domain/invoices/types.js';
+import { INVOICE_STATUSES, PAYMENT_METHODS, type InvoiceCommand } from '../../domain/invoices/types.js';
 import type { InvoiceView } from '../../http/schemas/invoice.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
-import { findInvoice, listInvoices } from '../../projections/invoices.js';
+import { findInvoice } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
 import { ConsoleRefusal, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
-import { choice, csrfField, field, notice, page } from '../layout.js';
+import { choice, csrfField, field, filters, notice, page } from '../layout.js';
+import { renderList } from '../list/component.js';
+import { INVOICES } from '../list/lists/invoices.js';
+import { listQuerySchema, registerListExport } from '../list/routes.js';
 import { formatMoney, parseMoney } from '../money.js';
 import { contextOf, refusalErrors } from '../forms.js';
 import { subjectName, subjectNames } from '../queries/subjects.js';
@@ -76,27 +79,23 @@ function issueSection(view: MemberView, subject: Subject, errors: Errors, v: For
   </section>`;
 }
 
-function invoicesTable(
-  view: MemberView,
-  invoices: Awaited<ReturnType<typeof listInvoices>>,
-  names: Map<string, string>,
-  caption: string,
-): Html {
-  return table({
-    caption,
-    headings: ['Number', 'For', 'Total', 'Paid', 'Balance', 'Status', 'Due'],
-    rows: invoices.map(
-      (i) =>
-        html`<tr>
-          <td><a href="${base(view)}/${i.id}">${i.number}</a></td>
-          <td>${subjectLink(view, i, names)}</td>
-          <td>${formatMoney(i.total, i.currency)}</td>
-          <td>${formatMoney(i.amount_paid, i.currency)}</td>
-          <td>${formatMoney(i.balance, i.currency)}</td>
-          <td>${i.status.replace('_', ' ')}</td>
-          <td>${i.due_date}</td>
-        </tr>`,
-    ),
+/** The filters: a number search and the status (the record in view is kept). */
+function invoiceFilters(view: MemberView, query: Form, errors: Errors): Html {
+  const kept = (['lead', 'application'] as const).filter((n) => query[n]);
+  return filters({
+    action: base(view),
+    label: 'Find invoices',
+    active: query.status ? 1 : 0,
+    main: html`${kept.map((n) => html`<input type="hidden" name="${n}" value="${query[n]}" />`)}
+    ${field({ name: 'q', label: 'Search', type: 'search', value: query.q ?? '', hint: 'Part of an invoice number.', error: errors.q })}`,
+    more: choice({
+      name: 'status',
+      label: 'Status',
+      options: INVOICE_STATUSES.map((x) => [x, x.replace('_', ' ')]),
+      value: query.status,
+      empty: 'Any status',
+      error: errors.status,
+    }),
   });
 }
 
@@ -104,23 +103,25 @@ async function listPage(
   services: AppServices,
   view: MemberView,
   query: Form,
-  o: { errors?: Errors; values?: Form } = {},
+  o: { errors?: Errors; values?: Form; status?: number } = {},
 ) {
   const subject: Subject = {
     lead_id: UUID.test(query.lead ?? '') ? query.lead : undefined,
     application_id: UUID.test(query.application ?? '') ? query.application : undefined,
   };
-  const invoices = await listInvoices(services.pool, view.workspace.id, false, subject);
-  const names = await subjectNames(services.pool, view.workspace.id, [...invoices, subject]);
+  const list = await renderList(services, view, INVOICES, query);
   const bySubject = Boolean(subject.lead_id || subject.application_id);
-  const caption = bySubject ? `Invoices of ${subjectName(names, subject)}` : 'Invoices, newest first';
+  const names = bySubject ? await subjectNames(services.pool, view.workspace.id, [subject]) : new Map<string, string>();
   const issue =
     bySubject && can(view.role, 'invoices.issue') ? issueSection(view, subject, o.errors ?? {}, o.values ?? {}) : '';
-  return page(
-    view.frame('Invoices', 'Invoices'),
-    html`${invoicesTable(view, invoices, names, caption)} ${invoices.length === 0 ? html`<p>No invoice here.</p>` : ''}
-    ${issue}`,
-  );
+  return {
+    status: o.status ?? list.status,
+    body: page(
+      view.frame('Invoices', 'Invoices'),
+      html`${bySubject ? html`<p>Invoices of ${subjectName(names, subject)}.</p>` : ''}
+      ${invoiceFilters(view, query, list.errors)} ${list.body} ${issue}`,
+    ),
+  };
 }
 
 type InvoiceRecord = NonNullable<Awaited<ReturnType<typeof findInvoice>>>;
@@ -327,11 +328,7 @@ function itemFieldSchemas() {
 }
 const optionalText = (max: number) => Type.Optional(Text(max));
 
-const InvoiceQuery = Type.Object({
-  lead: Type.Optional(Text(100)),
-  application: Type.Optional(Text(100)),
-  done: Done,
-});
+const InvoiceQuery = listQuerySchema(INVOICES, { done: Done });
 const IssueForm = FormBody({
   lead_id: Type.Optional(Uuid),
   application_id: Type.Optional(Uuid),
@@ -394,13 +391,17 @@ function refundPaidConfirmation(view: MemberView, invoice: InvoiceRecord, refund
 }
 
 export function registerInvoicePages(app: TypedApp, services: AppServices): void {
+  registerListExport(app, services, INVOICES);
   app.get(
     '/w/:slug/invoices',
     {
       schema: { params: WorkspaceParams, querystring: InvoiceQuery },
       config: { console: { operation: 'invoices.view' } },
     },
-    async (request, reply) => sendPage(reply, await listPage(services, viewOf(request), request.query)),
+    async (request, reply) => {
+      const answer = await listPage(services, viewOf(request), request.query as Form);
+      return sendPage(reply, answer.body, answer.status);
+    },
   );
 
   app.get(
@@ -429,7 +430,7 @@ export function registerInvoicePages(app: TypedApp, services: AppServices): void
         application: form.application_id as string | undefined,
       };
       const refuse = async (status: number, errors: Errors) =>
-        sendPage(reply, await listPage(services, view, query, { errors, values: form }), status);
+        sendPage(reply, (await listPage(services, view, query, { errors, values: form })).body, status);
       const { errors, input } = issueInput(form);
       if (!input) return refuse(400, errors);
       try {

@@ -4,7 +4,7 @@ import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { sendPage, type MemberView } from '../context.js';
 import { html, type Html } from '../html.js';
-import { badge, page } from '../layout.js';
+import { badge, csrfField, notice, page } from '../layout.js';
 import {
   applicationsWaitingOn,
   myFollowUps,
@@ -62,6 +62,14 @@ function taskLine(view: MemberView, zone: string, day: DayWindow, t: TaskLine): 
   return html`<li>
     ${dueBadge(t.due_at, day, day.now)}
     <a href="/console/w/${ws}/tasks/${t.id}">${t.title || 'Task'}</a> · for ${subject} · due ${when(t.due_at, zone)}
+    ${
+      can(view.role, 'tasks.change')
+        ? html`<form method="post" action="/console/w/${ws}/tasks/${t.id}/complete" class="inline">
+            ${csrfField(view.signedIn.csrf)}
+            <button type="submit">Complete<span class="visually-hidden"> ${t.title || 'the task'}</span></button>
+          </form>`
+        : ''
+    }
   </li>`;
 }
 
@@ -77,7 +85,7 @@ function endpointLine(view: MemberView, zone: string, e: EndpointTroubleLine): H
 }
 
 /** The member's worklist for the day, read in the workspace's zone. */
-async function todayPage(services: AppServices, view: MemberView): Promise<string> {
+async function todayPage(services: AppServices, view: MemberView, done?: string): Promise<string> {
   const zone = timeZoneOf(view.workspace);
   const now = services.now();
   const day = { ...dayAround(now, zone), now };
@@ -95,7 +103,8 @@ async function todayPage(services: AppServices, view: MemberView): Promise<strin
   const base = `/console/w/${ws.slug}`;
   return page(
     view.frame(`Today, ${day.date}`, 'Today'),
-    html`<p class="hint">Your day in ${zone}. It is ${when(now, zone)}.</p>
+    html`${notice(done === 'completed' ? 'The task was completed.' : undefined)}
+      <p class="hint">Your day in ${zone}. It is ${when(now, zone)}.</p>
       <div class="today">
         <section aria-labelledby="new-for-me">
           <h2 id="new-for-me">New for me <span class="count">(${fresh.total})</span></h2>
@@ -164,7 +173,10 @@ async function todayPage(services: AppServices, view: MemberView): Promise<strin
 export function registerTodayPages(app: TypedApp, services: AppServices): void {
   app.get(
     '/w/:slug',
-    { schema: { params: Params }, config: { console: { operation: 'workspace.view' } } },
-    async (request, reply) => sendPage(reply, await todayPage(services, viewOf(request))),
+    {
+      schema: { params: Params, querystring: Type.Object({ done: Type.Optional(Type.String({ maxLength: 20 })) }) },
+      config: { console: { operation: 'workspace.view' } },
+    },
+    async (request, reply) => sendPage(reply, await todayPage(services, viewOf(request), request.query.done)),
   );
 }

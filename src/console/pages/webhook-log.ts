@@ -6,6 +6,7 @@ import {
   type DeliveryState,
 } from '../../webhooks/delivery-state.js';
 import { EVENT_KINDS } from '../../shared/enums.js';
+import { eventKindName } from '../labels.js';
 import { html, table, type Html } from '../html.js';
 import { choice, csrfField, field, notice } from '../layout.js';
 import { when } from '../time.js';
@@ -114,7 +115,7 @@ export interface LogView {
 function deliveryRow(d: DeliveryLogEntry, v: LogView): Html {
   const state = deliveryState(d, v.endpointPaused);
   return html`<tr>
-    <td>${d.event}</td>
+    <td>${eventKindName(d.event)}</td>
     <td>${when(d.created_at, v.zone)}</td>
     <td><span class="badge state-${state.kind}">${stateWords(state, v.zone)}</span></td>
     <td>${lastAnswer(d)}</td>

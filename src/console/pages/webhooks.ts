@@ -48,6 +48,13 @@ import {
 import { viewOf } from '../routes.js';
 import { momentOf, timeZoneOf, when } from '../time.js';
 import { deliveryLogSection, lastAnswer, pendingDeliveriesWords, type LogQuery } from './webhook-log.js';
+import { eventKindName } from '../labels.js';
+
+/** Subscribed event kinds by name, each with the code integrators subscribe with. */
+const eventKindList = (kinds: readonly string[]): Html | string =>
+  kinds.length === 0
+    ? '—'
+    : html`${kinds.map((k, i) => html`${i > 0 ? ', ' : ''}${eventKindName(k)} (<code>${k}</code>)`)}`;
 
 /** Text of a form field: no NUL byte, at most `max` characters. */
 const Text = (max: number) => Type.String({ maxLength: max, pattern: '^[^\\u0000]*$' });
@@ -205,7 +212,7 @@ async function endpointPage(
         <dt>Description</dt>
         <dd>${p.description ?? '—'}</dd>
         <dt>Events</dt>
-        <dd>${p.events.join(', ')}</dd>
+        <dd>${eventKindList(p.events)}</dd>
       </dl>
       ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${when(p.previous_secret_valid_until, timeZoneOf(view.workspace))}.</p>` : ''}
       ${paused ? await pausedSection(services, view, row, base) : ''} ${actionsSection(services, view, o, base)}
@@ -342,7 +349,7 @@ async function deletedEndpointPage(services: AppServices, view: MemberView, e: D
         <dt>Description</dt>
         <dd>${e.description ?? '—'}</dd>
         <dt>Events</dt>
-        <dd>${e.events.join(', ')}</dd>
+        <dd>${eventKindList(e.events)}</dd>
       </dl>
       ${deliveryLogSection({
         deliveries: log.data,
@@ -393,7 +400,7 @@ function endpointForm(
         (k) =>
           html`<div>
             <input type="checkbox" id="event-${k}" name="events" value="${k}" ${chosen.has(k) ? html`checked` : ''} />
-            <label for="event-${k}" class="inline">${k}</label>
+            <label for="event-${k}" class="inline">${eventKindName(k)} <code>${k}</code></label>
           </div>`,
       )}
       ${o.errors.events ? html`<p class="error" id="events-error">${o.errors.events}</p>` : ''}

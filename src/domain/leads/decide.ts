@@ -170,6 +170,23 @@ export function decideUpdate(c: UpdateCommand): LeadEvent[] {
   return events;
 }
 
+/**
+ * A note on its own (the console's note form): it changes none of the lead's fields, so a converted lead takes it
+ * too; the API's PATCH, whose note travels with field changes, keeps refusing a converted lead (lead_locked).
+ */
+export function decideNote(note: string, author: Actor, now: Date): LeadEvent[] {
+  const text = note.trim();
+  if (!text)
+    throw new LeadRefusal('invalid', 'validation_failed', 'Some fields are invalid; see fields', {
+      note: 'must not be blank',
+    });
+  if (text.length > 5000)
+    throw new LeadRefusal('invalid', 'validation_failed', 'Some fields are invalid; see fields', {
+      note: 'must be at most 5000 characters',
+    });
+  return [{ type: LeadEventType.noteAdded, data: { at: now.toISOString(), note: text, author } }];
+}
+
 /** A converted lead takes no change, and no PATCH moves a lead into the converted stage. */
 function refuseLockedStage(lead: Lead, patch: LeadPatch): void {
   if (lead.converted)
