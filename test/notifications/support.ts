@@ -82,7 +82,7 @@ export function rawHeader(mail: ReceivedMail, name: string): string {
  * Runs passes until the subscriber's checkpoint reaches the log's last event: the log is read only up to the oldest
  * transaction still open anywhere on the server, so one pass may stop short while another database's work runs.
  */
-export async function caughtUp(f: Fixture, pass: () => Promise<void>, ms = 20_000): Promise<void> {
+export async function caughtUp(f: Fixture, pass: () => Promise<void>, ms = 90_000): Promise<void> {
   const end = Date.now() + ms;
   for (;;) {
     await pass();
