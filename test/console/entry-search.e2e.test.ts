@@ -41,7 +41,7 @@ t.test(
     await page.fill('#f-email', memberOf('counsellor'));
     await page.fill('#f-password', PASSWORD);
     await page.click('button[type="submit"]');
-    await page.waitForURL(/\/console$/);
+    await page.waitForURL(/\/console(\/w\/[^/?]+)?$/);
 
     // The New lead form: a refusal by its field, then the lead entered.
     await page.goto(`${base}/leads`);

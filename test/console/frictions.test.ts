@@ -29,7 +29,10 @@ t.test('a sign-in lands on Today for a member of one workspace, on the list for 
   });
   const m = f.client();
   const two = await m.signIn(memberOf('manager'));
-  const list = await m.get(two.headers.get('location')!);
+  const choosing = await m.get(two.headers.get('location')!);
+  t.equal(choosing.status, 303);
+  t.equal(choosing.headers.get('location'), '/console', 'the workspace list, at its own address');
+  const list = await m.get('/console');
   t.equal(list.status, 200, 'a member of two workspaces chooses');
   t.match(list.text, 'Your workspaces');
 });

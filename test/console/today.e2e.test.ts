@@ -93,7 +93,7 @@ t.test(
       await page.fill('#f-email', memberOf(role));
       await page.fill('#f-password', PASSWORD);
       await page.click('button[type="submit"]');
-      await page.waitForURL(/\/console$/);
+      await page.waitForURL(/\/console(\/w\/[^/?]+)?$/);
     };
 
     for (const role of ROLES) {

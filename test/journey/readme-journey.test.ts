@@ -103,7 +103,8 @@ async function signInWithPassword(page: Page, base: string, email: string): Prom
   await page.fill('#f-email', email);
   await page.fill('#f-password', PASSWORD);
   await page.click('main button:has-text("Sign in")');
-  await page.waitForURL(`${base}/console`);
+  // A member of one workspace lands on its Today page.
+  await page.waitForURL(`${base}/console/w/${DEMO.slug}`);
 }
 
 t.test('the README, followed through the built tool: npm start to a restart', { skip: chromiumSkip() }, async (t) => {

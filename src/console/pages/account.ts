@@ -253,6 +253,8 @@ export function registerAccountPages(app: TypedApp, services: AppServices): void
     const only = memberships.length === 1 ? memberships[0]! : undefined;
     if (request.query.landing && only && (await pendingInvitationsOf(services.pool, email)).length === 0)
       return reply.redirect(`/console/w/${only.workspace.slug}`, 303);
+    // Otherwise the list of workspaces, at its own address (the landing mark is not kept in the URL).
+    if (request.query.landing) return reply.redirect('/console', 303);
     const answered = await answeredNotice(services, email, request.query);
     return sendPage(
       reply,
