@@ -88,7 +88,7 @@ function searchBox(frame: PageFrame): Html | string {
       id="site-search-q"
       name="q"
       type="search"
-      placeholder="Name, phone, email, case or invoice number"
+      placeholder="Name, phone, email or number"
       value="${frame.query ?? ''}"
     />
     <button type="submit">Search</button>

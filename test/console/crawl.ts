@@ -97,7 +97,8 @@ export function rawCodesIn(html: string, cellCodes: readonly string[]): string[]
     if (DomUtils.isText(node)) return node.data;
     if (!DomUtils.isTag(node)) return '';
     if (['script', 'style', 'code', 'textarea'].includes(node.name)) return ' ';
-    return node.children.map(shown).join('');
+    // Elements apart by a space, as a page shows its blocks (else "US" + "lead.created" would read as one word).
+    return node.children.map(shown).join(' ');
   };
   const main = DomUtils.getElementsByTagName('main', document)[0];
   if (!main) return [];

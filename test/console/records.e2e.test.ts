@@ -90,14 +90,14 @@ t.test(
     await page.keyboard.press('Enter');
     await page.waitForURL(/done=noted/);
     t.match(await page.locator('.notice.status').textContent(), 'The note was added to the timeline.');
-    t.equal((await timelineTypes(page))[0], 'lead.note_added', 'the note is on top of the timeline');
+    t.equal((await timelineTypes(page))[0], 'Note added', 'the note is on top of the timeline, by its name');
 
     // Lost with a reason: on top of the timeline, and lead.lost at the HTTPS receiver.
     await page.selectOption('#f-stage', 'lost');
     await page.selectOption('#f-lost_reason', 'not_reachable');
     await page.click('text=Save the changes');
     await page.waitForURL(/done=changed/);
-    t.equal((await timelineTypes(page))[0], 'lead.lost');
+    t.equal((await timelineTypes(page))[0], 'Marked lost');
     t.match(
       await page.locator('ol.timeline > li').first().textContent(),
       /Marked lost: Not reachable \(was at stage New\)/,
@@ -142,7 +142,7 @@ t.test(
     t.match(await page.locator('.notice.status').textContent(), 'The module was changed.');
     t.match(await page.locator('tr:has-text("Profile review")').first().textContent(), /updated/);
     t.ok(
-      (await timelineTypes(page)).slice(0, 2).includes('application.module_updated'),
+      (await timelineTypes(page)).slice(0, 2).includes('Module updated'),
       'the module update on top (with the stage change it caused)',
     );
     await accessible(t, page, "an application's page");

@@ -95,7 +95,11 @@ t.test(
       await page.check('#event-document\\.rejected');
       await page.click('button:has-text("Save the changes")');
       await page.waitForSelector('text=The endpoint is changed.');
-      t.match(await page.textContent('main'), /document\.uploaded, document\.rejected/);
+      t.match(
+        await page.textContent('main'),
+        /Document uploaded \(document\.uploaded\), Document rejected \(document\.rejected\)/,
+        'the events by name, each with its kind',
+      );
 
       await page.click('a:has-text("Disable it")');
       await accessible(t, page, 'disable confirmation');

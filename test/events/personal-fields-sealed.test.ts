@@ -1,4 +1,6 @@
 import t from 'tap';
+import { handleApplicationCommand } from '../../src/commands/applications/application-commands.js';
+import { staffContext } from '../../src/commands/run-command.js';
 import { fireDueTimers } from '../../src/commands/tasks/fire-timers.js';
 import { SEALED_FIELD } from '../../src/events/personal-data.js';
 import { extractPersonal, PERSONAL_FIELDS, saysPersonalData } from '../../src/events/personal-fields.js';
@@ -20,6 +22,7 @@ const NEEDLES = {
   message: 'Call me after the monsoon',
   secondMessage: 'Still waiting to hear',
   note: 'She mentioned her brother in Leeds',
+  caseNote: 'Her brother in Leeds will sponsor the fees',
   details: 'PassportQ5550001',
   taskTitle: 'Chase Zarina passport copy',
   taskTitleChanged: 'Chase Zarina bank letter',
@@ -84,6 +87,14 @@ t.test('every personal field of every event type is sealed in the stored row', {
   await ok(await f.admin(`${base}/modules/sop/select`, { method: 'POST' }), 200, 'select');
   await ok(await f.admin(`${base}/modules/sop`, { method: 'PATCH', json: details }), 200, 'details');
   await ok(await f.admin(`${base}/modules/sop/state`, { method: 'PUT', json: { state: 'updated' } }), 200, 'module');
+  // A note on the case, through the command the console's note form runs.
+  const author = { type: 'user' as const, user_id: 'u-seal', email: 'asha@example.com', name: 'Asha' };
+  await handleApplicationCommand(
+    app.services.store,
+    staffContext(ws.workspace.id, false, author, new Date()),
+    application.id,
+    () => ({ type: 'add_note', note: NEEDLES.caseNote, author, at: new Date().toISOString() }),
+  );
 
   // A task, changed, then announced overdue by the timer.
   const task = await ok(

@@ -115,7 +115,7 @@ export interface LogView {
 function deliveryRow(d: DeliveryLogEntry, v: LogView): Html {
   const state = deliveryState(d, v.endpointPaused);
   return html`<tr>
-    <td>${eventKindName(d.event)}</td>
+    <td>${eventKindName(d.event)} <code>${d.event}</code></td>
     <td>${when(d.created_at, v.zone)}</td>
     <td><span class="badge state-${state.kind}">${stateWords(state, v.zone)}</span></td>
     <td>${lastAnswer(d)}</td>

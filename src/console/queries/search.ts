@@ -34,7 +34,7 @@ const PHONE_LIKE = /^[+\d\s().-]+$/;
 
 /**
  * The query's terms. A phone is read with the workspace's default country: `09876543210`, `+91 98765 43210` and
- * `98765 43210` all stand for 9876543210; a part of a number that does not parse is its digits without leading zeros
+ * `98765 43210` all stand for 9876543210; a part of a number that does not parse is its digits without a leading zero
  * (the national prefix).
  */
 export function searchTerms(query: string, defaultCountry: string): SearchTerms {
@@ -48,7 +48,8 @@ export function searchTerms(query: string, defaultCountry: string): SearchTerms 
   if (PHONE_LIKE.test(whole)) {
     const digits = whole.replace(/\D/g, '');
     const parsed = parsePhoneNumberFromString(whole, { defaultCountry: defaultCountry as CountryCode });
-    const national = parsed?.isPossible() ? String(parsed.nationalNumber) : digits.replace(/^0+/, '');
+    // A part that does not parse loses one leading zero, the national prefix (two would be an international one).
+    const national = parsed?.isPossible() ? String(parsed.nationalNumber) : digits.replace(/^0(?!0)/, '');
     if (national.length >= 3) phoneDigits = national;
     if (parsed?.isValid()) phoneE164 = parsed.number;
   }

@@ -334,6 +334,13 @@ const EVERY_EVENT: { event: AnyEvent; says: string | RegExp }[] = [
     says: 'Status changed: active → on hold',
   },
   {
+    event: {
+      type: 'application.note_added',
+      data: { at: AT, note: 'Biometrics booked for Monday', author: { type: 'user', email: ASHA.email } },
+    },
+    says: 'Note: Biometrics booked for Monday',
+  },
+  {
     event: { type: 'application.outcome', data: { outcome: 'granted', previous_outcome: 'refused', payload: STATUS } },
     says: 'Outcome recorded: granted (was refused)',
   },
