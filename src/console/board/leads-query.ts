@@ -16,20 +16,21 @@ function scoped(tenantId: string, filter: BoardFilter) {
   return { values, param, where: where.join(' AND ') };
 }
 
-/** Up to this many leads of a stage are counted exactly (as the lists count); above it, the planner's estimate. */
+/** Up to this many leads of a stage are read to count it; a stage with more is estimated (as the lists count). */
 export const EXACT_COUNT_LIMIT = 10_000;
 
-/** A column's count: exact, or the planner's estimate of a stage holding more than EXACT_COUNT_LIMIT. */
+/** A column's count: exact, or an estimate for a stage holding more than EXACT_COUNT_LIMIT leads. */
 export interface StageCount {
   n: number;
   exact: boolean;
 }
 
 /**
- * How many leads each stage holds under the filter, by stage key. Each stage is counted off `leads_board`
- * (migration 174) by an index-only scan that stops at EXACT_COUNT_LIMIT + 1 entries, so a board costs at most that
- * many index entries per column however many leads the workspace has; a stage with more is estimated by the planner
- * (the board columns have statistics of their own), never below the bound.
+ * How many leads each stage holds under the filter, by stage key, reading at most EXACT_COUNT_LIMIT + 1 entries of
+ * `leads_board` (migration 174) per stage, newest first, by an index-only scan: so a board costs the same however
+ * many leads the workspace has and whatever the filter. A stage of up to EXACT_COUNT_LIMIT leads is counted exactly.
+ * A larger one is estimated: its size by the planner (the generated `stage_key` column has statistics of its own),
+ * times the share of the entries read that match the filter; never fewer than the cards that show.
  */
 export async function leadStageCounts(
   sql: Queryable,
@@ -37,30 +38,42 @@ export async function leadStageCounts(
   filter: BoardFilter,
   stageKeys: readonly string[],
 ): Promise<Map<string, StageCount>> {
-  const q = scoped(tenantId, filter);
-  const stages = q.param(stageKeys);
-  const cap = q.param(EXACT_COUNT_LIMIT + 1);
-  const counted = await sql.query<{ key: string; n: number }>(
-    `SELECT c.key, (SELECT count(*)::int FROM (SELECT 1 FROM leads l WHERE ${q.where} AND l.stage_key = c.key LIMIT ${cap}) s) AS n
-       FROM unnest(${stages}::text[]) AS c(key)`,
-    q.values,
+  const values: unknown[] = [tenantId];
+  const param = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  const matching = leadConditions(filter, 'w', param);
+  const stages = param(stageKeys);
+  const cap = param(EXACT_COUNT_LIMIT + 1);
+  const counted = await sql.query<{ key: string; read: number; matched: number }>(
+    `SELECT c.key, s.read, s.matched
+       FROM unnest(${stages}::text[]) AS c(key)
+       CROSS JOIN LATERAL (
+         SELECT count(*)::int AS read, count(*) FILTER (WHERE ${matching.length ? matching.join(' AND ') : 'true'})::int AS matched
+           FROM (SELECT l.owner_id, l.branch_id, l.visa_type, l.country_interest FROM leads l
+                  WHERE l.tenant_id = $1 AND l.sandbox = false AND l.converted = false AND l.stage_key = c.key
+                  ORDER BY l.updated_at DESC, l.id DESC LIMIT ${cap}) w
+       ) s`,
+    values,
   );
   const counts = new Map<string, StageCount>();
-  for (const { key, n } of counted.rows) {
-    if (n <= EXACT_COUNT_LIMIT) counts.set(key, { n, exact: true });
-    else
-      counts.set(key, { n: Math.max(EXACT_COUNT_LIMIT + 1, await estimate(sql, tenantId, filter, key)), exact: false });
+  for (const { key, read, matched } of counted.rows) {
+    if (read <= EXACT_COUNT_LIMIT) counts.set(key, { n: matched, exact: true });
+    else {
+      const size = Math.max(read, await stageSize(sql, tenantId, key));
+      counts.set(key, { n: Math.round((matched / read) * size), exact: false });
+    }
   }
   return counts;
 }
 
-/** The planner's estimate of a stage's leads under the filter (the query is planned, not run). */
-async function estimate(sql: Queryable, tenantId: string, filter: BoardFilter, stageKey: string): Promise<number> {
-  const q = scoped(tenantId, filter);
-  const stage = q.param(stageKey);
+/** The planner's estimate of a stage's live, unconverted leads (the query is planned, not run). */
+async function stageSize(sql: Queryable, tenantId: string, stageKey: string): Promise<number> {
   const plan = await sql.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
-    `EXPLAIN (FORMAT JSON) SELECT 1 FROM leads l WHERE ${q.where} AND l.stage_key = ${stage}`,
-    q.values,
+    `EXPLAIN (FORMAT JSON) SELECT 1 FROM leads l
+      WHERE l.tenant_id = $1 AND l.sandbox = false AND l.converted = false AND l.stage_key = $2`,
+    [tenantId, stageKey],
   );
   return Math.round(plan.rows[0]!['QUERY PLAN'][0].Plan['Plan Rows']);
 }
