@@ -150,5 +150,14 @@ t.test(
     const quarter = (EXACT_COUNT_LIMIT + 500) / 4;
     t.ok(work.n > quarter * 0.8 && work.n < quarter * 1.2, `about ${work.n}, near ${quarter}`);
     t.same((await leadStageCounts(app.pool, tenant, { visaType: 'work' }, ['new'])).get('new'), { n: 1, exact: true });
+    // A rare match older than the entries read: not a card, and the column's count says it is an estimate.
+    await app.pool.query(
+      `INSERT INTO leads (id, tenant_id, sandbox, revision, branch_id, converted, created_at, updated_at, body)
+     VALUES (gen_random_uuid(), $1, false, 1, $2, false, now() - interval '1 day', now() - interval '1 day',
+             json_build_object('stage', json_build_object('key', 'lost'), 'visa_type', 'pr'))`,
+      [tenant, branch],
+    );
+    t.same((await leadCards(app.pool, tenant, { visaType: 'pr' }, ['lost'], 20)).get('lost'), []);
+    t.same((await leadStageCounts(app.pool, tenant, { visaType: 'pr' }, ['lost'])).get('lost'), { n: 0, exact: false });
   },
 );

@@ -2,19 +2,8 @@ import type { Lead } from '../../domain/leads/lead.js';
 import type { Queryable } from '../../storage/postgres.js';
 import { leadConditions, type BoardFilter } from './filter.js';
 
-/**
- * The lead board's rows: the workspace's live leads not yet converted (a converted lead's work goes on in its
- * application, on the applications board), by stage, under the board's filters.
- */
-function scoped(tenantId: string, filter: BoardFilter) {
-  const values: unknown[] = [tenantId];
-  const param = (value: unknown) => {
-    values.push(value);
-    return `$${values.length}`;
-  };
-  const where = ['l.tenant_id = $1', 'l.sandbox = false', 'l.converted = false', ...leadConditions(filter, 'l', param)];
-  return { values, param, where: where.join(' AND ') };
-}
+// The lead board's rows: the workspace's live leads not yet converted (a converted lead's work goes on in its
+// application, on the applications board), by stage, under the board's filters.
 
 /** Up to this many leads of a stage are read to count it; a stage with more is estimated (as the lists count). */
 export const EXACT_COUNT_LIMIT = 10_000;
@@ -79,9 +68,10 @@ async function stageSize(sql: Queryable, tenantId: string, stageKey: string): Pr
 }
 
 /**
- * The first `limit` leads of each stage under the filter, in the list's order (most recently changed first). Each
- * stage's ids come off `leads_board` in that order, its filter checked on the index entries; then only the leads
- * shown are read whole.
+ * The first `limit` leads of each stage under the filter, in the list's order (most recently changed first), among
+ * the same newest EXACT_COUNT_LIMIT + 1 entries of `leads_board` its count reads (a rarer match further back is in
+ * the list): their ids come off the index alone, the filter checked on its entries; then only the leads shown are
+ * read whole.
  */
 export async function leadCards(
   sql: Queryable,
@@ -90,20 +80,30 @@ export async function leadCards(
   stageKeys: readonly string[],
   limit: number,
 ): Promise<Map<string, Lead[]>> {
-  const q = scoped(tenantId, filter);
-  const stages = q.param(stageKeys);
-  const max = q.param(limit);
+  const values: unknown[] = [tenantId];
+  const param = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  const matching = leadConditions(filter, 'w', param);
+  const stages = param(stageKeys);
+  const cap = param(EXACT_COUNT_LIMIT + 1);
+  const max = param(limit);
   const result = await sql.query<{ key: string; body: Lead }>(
     `SELECT c.key, b.body
        FROM unnest(${stages}::text[]) WITH ORDINALITY AS c(key, ord)
        CROSS JOIN LATERAL (
-         SELECT l.id, l.updated_at FROM leads l
-          WHERE ${q.where} AND l.stage_key = c.key
-          ORDER BY l.updated_at DESC, l.id DESC LIMIT ${max}
+         SELECT w.id, w.updated_at FROM (
+           SELECT l.id, l.updated_at, l.owner_id, l.branch_id, l.visa_type, l.country_interest FROM leads l
+            WHERE l.tenant_id = $1 AND l.sandbox = false AND l.converted = false AND l.stage_key = c.key
+            ORDER BY l.updated_at DESC, l.id DESC LIMIT ${cap}
+         ) w
+          WHERE ${matching.length ? matching.join(' AND ') : 'true'}
+          ORDER BY w.updated_at DESC, w.id DESC LIMIT ${max}
        ) x
        JOIN leads b ON b.id = x.id AND b.tenant_id = $1
       ORDER BY c.ord, x.updated_at DESC, x.id DESC`,
-    q.values,
+    values,
   );
   const cards = new Map<string, Lead[]>(stageKeys.map((k) => [k, []]));
   for (const row of result.rows) cards.get(row.key)?.push(row.body);

@@ -95,12 +95,17 @@ function columnOf(view: MemberView, column: BoardColumn, moveAction: string, que
     <ol class="cards">
       ${column.cards.map((card) => cardOf(view, card, moveAction, query))}
     </ol>
-    ${column.count === 0 ? html`<p class="empty">None.</p>` : ''}
+    ${column.count === 0 && column.exact ? html`<p class="empty">None.</p>` : ''}
     ${
-      rest > 0
+      column.cards.length === 0 && !column.exact
+        ? html`<p class="empty">None among its 10,000 most recently changed: the list has the rest.</p>`
+        : ''
+    }
+    ${
+      rest > 0 || !column.exact
         ? html`<p class="more">
             <a href="${column.listHref}">All ${count} in the list</a>
-            (${column.exact ? '' : 'about '}${rest.toLocaleString('en')} more)
+            (${column.exact ? '' : 'about '}${Math.max(rest, 0).toLocaleString('en')} more)
           </p>`
         : ''
     }
