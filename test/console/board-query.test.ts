@@ -120,25 +120,44 @@ t.test('the lead board reads, against a model: counts per stage and the first ca
   );
 });
 
-t.test('a stage past the exact bound is counted by the planner’s estimate, never below the bound', async (t) => {
-  const app = await startApp(t);
-  const tenant = randomUUID();
-  const branch = randomUUID();
-  await app.pool.query(
-    `INSERT INTO leads (id, tenant_id, sandbox, revision, branch_id, converted, created_at, updated_at, body)
+t.test(
+  'a stage past the bound is estimated: its size by the planner, times the share of the entries read that match',
+  async (t) => {
+    const app = await startApp(t);
+    const tenant = randomUUID();
+    const branch = randomUUID();
+    await app.pool.query(
+      `INSERT INTO leads (id, tenant_id, sandbox, revision, branch_id, converted, created_at, updated_at, body)
      SELECT gen_random_uuid(), $1, false, 1, $2, false, now(), now(),
-            json_build_object('stage', json_build_object('key', CASE WHEN i <= $3 THEN 'lost' ELSE 'new' END))
+            json_build_object('stage', json_build_object('key', CASE WHEN i <= $3 THEN 'lost' ELSE 'new' END),
+                              'visa_type', CASE WHEN i % 4 = 0 THEN 'work' ELSE 'student' END)
        FROM generate_series(1, $3 + 7) AS i`,
-    [tenant, branch, EXACT_COUNT_LIMIT + 500],
-  );
-  await app.pool.query('ANALYZE leads');
-  const counts = await leadStageCounts(app.pool, tenant, {}, ['new', 'lost', 'qualified']);
-  t.same(counts.get('new'), { n: 7, exact: true });
-  t.same(counts.get('qualified'), { n: 0, exact: true });
-  const lost = counts.get('lost')!;
-  t.equal(lost.exact, false, 'past the bound: an estimate');
-  t.ok(
-    lost.n > EXACT_COUNT_LIMIT && lost.n < (EXACT_COUNT_LIMIT + 500) * 1.5,
-    `about ${lost.n}, near ${EXACT_COUNT_LIMIT + 500}`,
-  );
-});
+      [tenant, branch, EXACT_COUNT_LIMIT + 500],
+    );
+    await app.pool.query('ANALYZE leads');
+    const counts = await leadStageCounts(app.pool, tenant, {}, ['new', 'lost', 'qualified']);
+    t.same(counts.get('new'), { n: 7, exact: true });
+    t.same(counts.get('qualified'), { n: 0, exact: true });
+    const lost = counts.get('lost')!;
+    t.equal(lost.exact, false, 'past the bound: an estimate');
+    t.ok(
+      lost.n > EXACT_COUNT_LIMIT && lost.n < (EXACT_COUNT_LIMIT + 500) * 1.5,
+      `about ${lost.n}, near ${EXACT_COUNT_LIMIT + 500}`,
+    );
+    // Filtered: the share of the newest entries read that match, times the stage's size (a quarter are 'work').
+    const work = (await leadStageCounts(app.pool, tenant, { visaType: 'work' }, ['lost', 'new'])).get('lost')!;
+    t.equal(work.exact, false);
+    const quarter = (EXACT_COUNT_LIMIT + 500) / 4;
+    t.ok(work.n > quarter * 0.8 && work.n < quarter * 1.2, `about ${work.n}, near ${quarter}`);
+    t.same((await leadStageCounts(app.pool, tenant, { visaType: 'work' }, ['new'])).get('new'), { n: 1, exact: true });
+    // A rare match older than the entries read: not a card, and the column's count says it is an estimate.
+    await app.pool.query(
+      `INSERT INTO leads (id, tenant_id, sandbox, revision, branch_id, converted, created_at, updated_at, body)
+     VALUES (gen_random_uuid(), $1, false, 1, $2, false, now() - interval '1 day', now() - interval '1 day',
+             json_build_object('stage', json_build_object('key', 'lost'), 'visa_type', 'pr'))`,
+      [tenant, branch],
+    );
+    t.same((await leadCards(app.pool, tenant, { visaType: 'pr' }, ['lost'], 20)).get('lost'), []);
+    t.same((await leadStageCounts(app.pool, tenant, { visaType: 'pr' }, ['lost'])).get('lost'), { n: 0, exact: false });
+  },
+);

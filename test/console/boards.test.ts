@@ -112,6 +112,15 @@ t.test('the lead board: a column per stage with its count and cards, filtered as
   const both = await c.get(`${base}?branch=${del.id}&visa_type=work&country=CA`);
   t.same([countOf(both.text, 'contacted'), countOf(both.text, 'new')], [1, 0], 'filters together');
 
+  // The list reads the same filters: its rows are the column's.
+  const list = await c.get(
+    `/console/w/${f.ws.workspace.slug}/leads?stage=contacted&branch=${del.id}&country=CA&visa_type=work`,
+  );
+  t.equal(list.status, 200);
+  t.match(list.text, 'Meera Nair');
+  t.notMatch(list.text, 'Arjun Mehta');
+  t.notMatch(list.text, 'Priya Raman');
+
   const wrong = await c.get(`${base}?visa_type=martian&owner=${'0'.repeat(8)}-0000-0000-0000-000000000000`);
   t.equal(wrong.status, 400);
   t.match(wrong.text, /id="f-visa_type-error">Choose a visa type from the list/);
@@ -262,6 +271,11 @@ t.test(
     t.match(card(board.text, first), /In stage<\/dt>\s*<dd>under an hour<\/dd>/);
     t.equal(countOf((await admin.get(`${base}?country=AU`)).text, 'profile'), 1, 'filtered by the lead’s country');
     t.notMatch((await admin.get(`${base}?visa_type=work`)).text, 'Priya Raman', 'and visa type');
+    const del = f.ws.workspace.settings.branches.find((b) => b.code === 'DEL')!;
+    const listed = await admin.get(`/console/w/${slug}/applications?stage=profile&branch=${del.id}&visa_type=work`);
+    t.equal(listed.status, 200, 'the applications list reads the board’s filters too');
+    t.match(listed.text, 'Arjun Mehta');
+    t.notMatch(listed.text, 'Priya Raman');
 
     const moved = await admin.post(`${base}/move`, { id: first, stage: 'documents' });
     t.equal(moved.status, 303);
@@ -313,7 +327,7 @@ t.test('the counts read leads_board alone (an index-only scan)', async (t) => {
     await leadStageCounts(explaining, f.ws.workspace.id, { visaType: 'student', country: 'CA' }, ['new']);
     await leadStageCounts(explaining, f.ws.workspace.id, {}, ['new']);
     t.equal(plans.length, 2);
-    for (const plan of plans) t.match(plan, /Index Only Scan using leads_board/);
+    for (const plan of plans) t.match(plan, /Index Only Scan (Backward )?using leads_board/);
   } finally {
     client.release();
   }

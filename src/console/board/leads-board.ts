@@ -58,7 +58,8 @@ export async function leadColumns(
   return stages.map((stage) => ({
     key: stage.key,
     name: stage.name,
-    count: counts.get(stage.key)?.n ?? 0,
+    // An estimate never says fewer than the cards shown.
+    count: Math.max(counts.get(stage.key)?.n ?? 0, cards.get(stage.key)?.length ?? 0),
     exact: counts.get(stage.key)?.exact ?? true,
     cards: (cards.get(stage.key) ?? []).map((lead) => leadCard(view, lead, now, refusals)),
     listHref: `${leadsPath(view)}?${new URLSearchParams([['stage', stage.key], ...filterPairs(query)]).toString()}`,

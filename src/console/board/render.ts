@@ -1,4 +1,5 @@
 import type { MemberView } from '../context.js';
+import { countryName, visaTypeName } from '../labels.js';
 import { html, type Html } from '../html.js';
 import { choice, csrfField, notice } from '../layout.js';
 import { BOARD_FILTER_NAMES, type BoardQuery } from './filter.js';
@@ -24,8 +25,8 @@ export function boardFilters(
         error: errors.owner,
       })}
       ${choice({ name: 'branch', label: 'Branch', options: s.branches.map((b) => [b.id, b.name]), value: query.branch, empty: 'Any branch', error: errors.branch })}
-      ${choice({ name: 'country', label: 'Country', options: s.countries.map((c) => [c, c]), value: query.country, empty: 'Any country', error: errors.country })}
-      ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, v]), value: query.visa_type, empty: 'Any visa type', error: errors.visa_type })}
+      ${choice({ name: 'country', label: 'Country', options: s.countries.map((c) => [c, countryName(c)]), value: query.country, empty: 'Any country', error: errors.country })}
+      ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, visaTypeName(v)]), value: query.visa_type, empty: 'Any visa type', error: errors.visa_type })}
       <div class="filter-actions">
         <button type="submit">Apply</button>
         <a href="${action}">Clear</a>
@@ -95,12 +96,17 @@ function columnOf(view: MemberView, column: BoardColumn, moveAction: string, que
     <ol class="cards">
       ${column.cards.map((card) => cardOf(view, card, moveAction, query))}
     </ol>
-    ${column.count === 0 ? html`<p class="empty">None.</p>` : ''}
+    ${column.count === 0 && column.exact ? html`<p class="empty">None.</p>` : ''}
     ${
-      rest > 0
+      column.cards.length === 0 && !column.exact
+        ? html`<p class="empty">None among its 10,000 most recently changed: the list has the rest.</p>`
+        : ''
+    }
+    ${
+      rest > 0 || !column.exact
         ? html`<p class="more">
             <a href="${column.listHref}">All ${count} in the list</a>
-            (${column.exact ? '' : 'about '}${rest.toLocaleString('en')} more)
+            (${column.exact ? '' : 'about '}${Math.max(rest, 0).toLocaleString('en')} more)
           </p>`
         : ''
     }

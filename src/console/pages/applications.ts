@@ -24,6 +24,7 @@ import { choice, csrfField, field, filters, notice, page } from '../layout.js';
 import { renderList } from '../list/component.js';
 import { APPLICATION_FILTERS, APPLICATIONS } from '../list/lists/applications.js';
 import { countryName } from '../list/lists/shared.js';
+import { visaTypeName } from '../labels.js';
 import { listQuerySchema, registerListExport } from '../list/routes.js';
 import { actorOf, contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
@@ -107,7 +108,19 @@ async function filterForm(services: AppServices, view: MemberView, query: Query,
       'Any module',
     )}
     ${pick('owner', 'Owner', [['none', 'No owner'], ...view.workspace.settings.users.map((u) => [u.id, u.name] as const)], 'Anyone')}
-    ${pick('country', 'Country', await countriesOfCases(services, view), 'Any country')}`,
+    ${pick('country', 'Country', await countriesOfCases(services, view), 'Any country')}
+    ${pick(
+      'branch',
+      'Branch',
+      view.workspace.settings.branches.map((b) => [b.id, b.name] as const),
+      'Any branch',
+    )}
+    ${pick(
+      'visa_type',
+      'Visa type',
+      view.workspace.settings.visa_types.map((v) => [v, visaTypeName(v)] as const),
+      'Any visa type',
+    )}`,
   });
 }
 

@@ -63,6 +63,7 @@ function filterForm(view: MemberView, query: Query, errors: Record<string, strin
       })}
       ${choice({ name: 'branch', label: 'Branch', options: s.branches.map((b) => [b.id, b.name]), value: query.branch, empty: 'Any branch' })}
       ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, visaTypeName(v)]), value: query.visa_type, empty: 'Any visa type' })}
+      ${choice({ name: 'country', label: 'Country', options: s.countries.map((c) => [c, countryName(c)]), value: query.country, empty: 'Any country' })}
       ${choice({ name: 'source', label: 'Source', options: s.sources.map((x) => [x.key, x.name]), value: query.source, empty: 'Any source' })}
       <fieldset>
         <legend>Created between</legend>

@@ -20,7 +20,17 @@ export interface ApplicationRow {
   updated_at: Date;
 }
 
-export const APPLICATION_FILTERS = ['q', 'status', 'outcome', 'stage', 'module', 'owner', 'country'] as const;
+export const APPLICATION_FILTERS = [
+  'q',
+  'status',
+  'outcome',
+  'stage',
+  'module',
+  'owner',
+  'country',
+  'branch',
+  'visa_type',
+] as const;
 
 /** Applications by status, outcome, stage, current module, the lead's owner and country; a search by case or name. */
 export function applicationFilter(query: Query, ctx: ListContext): FilterSteps {
@@ -42,6 +52,10 @@ export function applicationFilter(query: Query, ctx: ListContext): FilterSteps {
     flow.modules.map((m) => m.key),
   );
   f.equals(query, 'country', `l.body->>'country_interest'`);
+  f.equals(query, 'visa_type', 'l.visa_type', ctx.view.workspace.settings.visa_types);
+  const branch = query.branch;
+  if (branch && UUID.test(branch)) f.step((w) => w.add((n) => `l.branch_id = ${n}::uuid`, branch));
+  else if (branch) f.errors.branch = 'Choose one of the options.';
   const owner = query.owner;
   if (owner === 'none') f.step((w) => w.when('l.owner_id IS NULL'));
   else if (owner && UUID.test(owner)) f.step((w) => w.add((n) => `l.owner_id = ${n}::uuid`, owner));

@@ -22,6 +22,7 @@ export const LEAD_FILTERS = [
   'owner',
   'branch',
   'visa_type',
+  'country',
   'source',
   'created_from',
   'created_to',
@@ -43,6 +44,8 @@ export function leadFilter(query: Query, ctx: ListContext): Filtered {
   else if (owner && UUID.test(owner)) steps.push((w) => w.add((n) => `owner_id = ${n}::uuid`, owner));
   if (branch && UUID.test(branch)) steps.push((w) => w.add((n) => `branch_id = ${n}::uuid`, branch));
   if (visaType) steps.push((w) => w.add((n) => `body->>'visa_type' = ${n}`, visaType));
+  // The board's column of migration 174 (the same value as body->>'country_interest').
+  if (query.country) steps.push((w) => w.add((n) => `country_interest = ${n}`, query.country));
   if (source) steps.push((w) => w.add((n) => `body->'source'->>'key' = ${n}`, source));
   for (const [name, column, end, op] of [
     ['created_from', 'created_at', false, '>='],
