@@ -196,7 +196,7 @@ export async function crawl(client: ConsoleClient, slug: string, o: { takeAway?:
       path.startsWith('/console/account') ||
       path.startsWith(`/console/w/${slug}/`)) &&
     !/\/content(\?|$)|\/assets\//.test(path);
-  const queue = ['/console', '/console/account', `/console/w/${slug}/leads`];
+  const queue = ['/console', '/console/account', `/console/w/${slug}/leads`, `/console/w/${slug}/jobs`];
   const seenKinds = new Map<string, number>();
   const visited = new Set<string>();
   const sentKinds = new Map<string, number>();
