@@ -1,5 +1,6 @@
 import { registerLeadBulkPages } from './bulk/lead-bulk.js';
 import { registerJobPages } from './bulk/job-pages.js';
+import { registerApplicationBulkPages } from './bulk/application-bulk.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -263,6 +264,7 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerTodayPages(scope, services);
   registerWorkspaceSettingsPages(scope, services);
   registerLeadBulkPages(scope, services);
+  registerApplicationBulkPages(scope, services);
   registerJobPages(scope, services);
 }
 

@@ -53,7 +53,11 @@ export const TaskParams = Type.Object(
 type JobServices = Pick<AppServices, 'pool' | 'store' | 'now'>;
 
 /** The workspace as it is now, and the job's member still allowed the operation, or a refusal of the item. */
-async function allowedNow(services: JobServices, job: TypedJob<unknown>, operation: Operation): Promise<Workspace> {
+export async function allowedNow(
+  services: JobServices,
+  job: TypedJob<unknown>,
+  operation: Operation,
+): Promise<Workspace> {
   const workspace = await findWorkspace(services.pool, job.tenantId);
   if (!workspace) throw new Refusal('not_found', 'not_found', 'The workspace is gone');
   const member = memberOf(workspace, job.actor);
