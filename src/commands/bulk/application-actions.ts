@@ -3,8 +3,8 @@ import type { AppServices } from '../../bootstrap.js';
 import { applicationStream } from '../../domain/applications/index.js';
 import { defineJobKind, type JobKind } from '../../jobs/kinds.js';
 import { handleApplicationCommandIn } from '../applications/application-commands.js';
-import { runCommand, staffContext } from '../run-command.js';
-import { allowedNow } from './lead-actions.js';
+import { runCommand } from '../run-command.js';
+import { allowedNow, jobContext } from './lead-actions.js';
 import { refusalReason } from './refusal-reason.js';
 
 /*
@@ -30,7 +30,7 @@ export function applicationBulkKinds(
     run: async (job, item) => {
       await allowedNow(services, job, 'applications.change');
       const id = item.input.application_id;
-      const context = staffContext(job.tenantId, job.sandbox, job.actor, services.now());
+      const context = jobContext(job, services.now());
       await runCommand(services.store, context, [applicationStream(id)], async (tx) => {
         if (!(await item.claim(tx.sql))) return;
         const handled = await handleApplicationCommandIn(tx, id, () => ({
