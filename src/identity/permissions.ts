@@ -167,6 +167,9 @@ export const PERMISSIONS = {
     cli: ['lead erase'],
     recentSignIn: true,
   }),
+  'leads.import': rule('Import leads from a CSV file (each row through the capture, as the member)', MANAGERS, {
+    console: true,
+  }),
   'workspace.export': rule('Export the workspace’s whole event log', ADMINS, {
     console: true,
     admin: ['exportWorkspaceLog'],
@@ -177,6 +180,14 @@ export const PERMISSIONS = {
     console: true,
   }),
   'leads.change': rule('Change a lead’s stage, owner, follow-up date and notes', STAFF, {
+    console: true,
+  }),
+  'lists.export': rule(
+    'Export a list as a CSV file (the rows its filters or a selection name; an erased person’s never)',
+    MANAGERS,
+    { console: true },
+  ),
+  'leads.create': rule('Enter a lead by hand (a walk-in or a phone call), as the API creates one', STAFF, {
     console: true,
   }),
   'audit.verify': rule('Verify the workspace’s hash chains and check a kept head', OVERSIGHT, { console: true }),

@@ -195,7 +195,7 @@ async function bulk(services: AppServices, view: MemberView, form: BulkFormBody,
   // The lists' own CSV export takes the same selection: the browser posts it there (307 keeps the method and body).
   if (action === 'export') return reply.redirect(`${leadsPath(view)}/export`, 307);
   allow(view, OPERATION[action]);
-  const leads = await selectedLeads(services.pool, view, form);
+  const leads = await selectedLeads(services, view, form);
   if (leads.length === 0)
     throw new ConsoleRefusal(400, 'No lead was selected: tick at least one row, or choose all matching.');
   if (form.confirm !== 'yes') return sendPage(reply, await confirmation(services, view, action, form, leads.length));

@@ -1,9 +1,8 @@
 import { Type } from 'typebox';
-import { listConsoleLeads } from '../queries/leads.js';
-import { filterOf } from '../pages/leads.js';
-import type { Queryable } from '../../storage/postgres.js';
+import type { AppServices } from '../../bootstrap.js';
 import { ConsoleRefusal, type MemberView } from '../context.js';
-import { timeZoneOf } from '../time.js';
+import { matchingIdsOf } from '../list/routes.js';
+import { LEADS } from '../list/lists/leads.js';
 import { Choice, Many, Uuid, listOf } from '../schemas.js';
 import { Text } from '../pages/record-schemas.js';
 
@@ -42,32 +41,27 @@ export function selectionFields(form: SelectionForm): [string, string][] {
  * The leads a selection names, in the workspace in view only: checked ids that name no live lead of it are dropped;
  * `matching` runs the list's own filter (its query string) over every page. In the list's order.
  */
-export async function selectedLeads(sql: Queryable, view: MemberView, form: SelectionForm): Promise<string[]> {
+export async function selectedLeads(
+  services: Pick<AppServices, 'pool' | 'now'>,
+  view: MemberView,
+  form: SelectionForm,
+): Promise<string[]> {
   if (form.scope !== 'matching') {
     const ids = [...new Set(listOf(form.ids).map((id) => id.toLowerCase()))];
     if (ids.length === 0) return [];
-    const found = await sql.query<{ id: string }>(
+    const found = await services.pool.query<{ id: string }>(
       `SELECT id FROM leads WHERE tenant_id = $1 AND sandbox = false AND id = ANY($2::uuid[])
         ORDER BY updated_at DESC, id DESC`,
       [view.workspace.id, ids],
     );
     return found.rows.map((r) => r.id);
   }
-  const query = Object.fromEntries(new URLSearchParams(form.query ?? '')) as Record<string, string>;
-  const { filter, errors } = filterOf(query, timeZoneOf(view.workspace));
-  if (Object.keys(errors).length > 0)
-    throw new ConsoleRefusal(400, 'The list’s filters are not valid any more: go back to the list and correct them.');
-  const ids: string[] = [];
-  let after: Parameters<typeof listConsoleLeads>[3]['after'];
-  for (;;) {
-    const page = await listConsoleLeads(sql, view.workspace.id, filter, { after, limit: 1000 });
-    ids.push(...page.leads.map((l) => l.id));
-    if (ids.length > MAX_SELECTION)
-      throw new ConsoleRefusal(
-        400,
-        `More than ${MAX_SELECTION.toLocaleString('en')} leads match: narrow the filters to act on fewer at once.`,
-      );
-    if (!page.next) return ids;
-    after = page.next;
-  }
+  // The list's own resolver (its filter and order); one more than the bound tells a selection that is too large.
+  const ids = await matchingIdsOf(services, view, LEADS, form.query ?? '', MAX_SELECTION + 1);
+  if (ids.length > MAX_SELECTION)
+    throw new ConsoleRefusal(
+      400,
+      `More than ${MAX_SELECTION.toLocaleString('en')} leads match: narrow the filters to act on fewer at once.`,
+    );
+  return ids;
 }
