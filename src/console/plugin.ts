@@ -1,6 +1,7 @@
 import { registerLeadBulkPages } from './bulk/lead-bulk.js';
 import { registerJobPages } from './bulk/job-pages.js';
 import { registerApplicationBulkPages } from './bulk/application-bulk.js';
+import { registerTaskBulkPages } from './bulk/task-bulk.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -281,6 +282,7 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerWorkspaceSettingsPages(scope, services);
   registerLeadBulkPages(scope, services);
   registerApplicationBulkPages(scope, services);
+  registerTaskBulkPages(scope, services);
   registerJobPages(scope, services);
   registerNotificationPages(scope, services);
   registerSearchPages(scope, services);

@@ -4,7 +4,8 @@ import type { AppServices } from '../../bootstrap.js';
 import { APPLICATION_BULK_KINDS } from '../../commands/bulk/application-actions.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { createJob } from '../../jobs/jobs.js';
-import type { Queryable } from '../../storage/postgres.js';
+import { matchingIdsOf } from '../list/routes.js';
+import { APPLICATIONS } from '../list/lists/applications.js';
 import { allow, ConsoleRefusal, sendPage, type MemberView } from '../context.js';
 import { actorOf } from '../forms.js';
 import { html } from '../html.js';
@@ -31,28 +32,24 @@ type BulkFormBody = Static<typeof BulkForm>;
 const applicationsPath = (view: MemberView) => `/console/w/${view.workspace.slug}/applications`;
 
 /** The live applications a selection names, of the workspace in view only, newest first. */
-async function selectedApplications(sql: Queryable, view: MemberView, form: BulkFormBody): Promise<string[]> {
+async function selectedApplications(
+  services: Pick<AppServices, 'pool' | 'now'>,
+  view: MemberView,
+  form: BulkFormBody,
+): Promise<string[]> {
   if (form.scope === 'matching') {
-    // Until the applications list has filters to resolve, only an unfiltered list's "all matching" is known.
-    if ((form.query ?? '').trim() !== '')
+    // The applications list's own resolver (its filters and order); one more than the bound tells one too large.
+    const all = await matchingIdsOf(services, view, APPLICATIONS, form.query ?? '', MAX_SELECTION + 1);
+    if (all.length > MAX_SELECTION)
       throw new ConsoleRefusal(
         400,
-        'Select the applications by ticking their rows: a filtered list’s “all” is not yet known here.',
+        `More than ${MAX_SELECTION.toLocaleString('en')} applications match: narrow the filters.`,
       );
-    const all = await sql.query<{ id: string }>(
-      `SELECT id FROM applications WHERE tenant_id = $1 AND sandbox = false ORDER BY number DESC LIMIT $2`,
-      [view.workspace.id, MAX_SELECTION + 1],
-    );
-    if (all.rows.length > MAX_SELECTION)
-      throw new ConsoleRefusal(
-        400,
-        `More than ${MAX_SELECTION.toLocaleString('en')} applications: select fewer at once.`,
-      );
-    return all.rows.map((r) => r.id);
+    return all;
   }
   const ids = [...new Set(listOf(form.ids).map((id) => id.toLowerCase()))];
   if (ids.length === 0) return [];
-  const found = await sql.query<{ id: string }>(
+  const found = await services.pool.query<{ id: string }>(
     `SELECT id FROM applications WHERE tenant_id = $1 AND sandbox = false AND id = ANY($2::uuid[]) ORDER BY number DESC`,
     [view.workspace.id, ids],
   );
@@ -84,7 +81,7 @@ async function bulk(services: AppServices, view: MemberView, form: BulkFormBody,
   if (!form.action) throw new ConsoleRefusal(400, 'Choose what to do with the selected applications.');
   if (form.action === 'export') return reply.redirect(`${applicationsPath(view)}/export`, 307);
   allow(view, 'applications.change');
-  const ids = await selectedApplications(services.pool, view, form);
+  const ids = await selectedApplications(services, view, form);
   if (ids.length === 0)
     throw new ConsoleRefusal(400, 'No application was selected: tick at least one row, or choose all matching.');
   if (form.confirm !== 'yes') return sendPage(reply, confirmation(view, form, ids.length));

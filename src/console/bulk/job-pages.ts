@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import { LEAD_BULK_KINDS } from '../../commands/bulk/lead-actions.js';
-import { APPLICATION_BULK_KINDS } from '../../commands/bulk/application-actions.js';
+import { APPLICATION_BULK_KINDS, TASK_BULK_KINDS } from '../../commands/bulk/application-actions.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { findJob, itemsWithOutcome, jobProgress, recentJobs, type Job, type JobProgress } from '../../jobs/jobs.js';
 import type { Queryable } from '../../storage/postgres.js';
@@ -45,6 +45,10 @@ export function describeJob(view: MemberView, job: Job): string {
     }
     case LEAD_BULK_KINDS.task:
       return `Add the task “${stringParam(job, 'title') ?? ''}” to leads`;
+    case TASK_BULK_KINDS.assign: {
+      const to = stringParam(job, 'assignee');
+      return to ? `Assign tasks to ${member(to)}` : 'Take the assignee off tasks';
+    }
     case APPLICATION_BULK_KINDS.move: {
       const key = stringParam(job, 'stage_key');
       const stages = s.application_workflow.stages;
