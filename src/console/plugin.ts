@@ -1,5 +1,7 @@
 import { registerLeadBulkPages } from './bulk/lead-bulk.js';
 import { registerJobPages } from './bulk/job-pages.js';
+import { registerApplicationBulkPages } from './bulk/application-bulk.js';
+import { registerTaskBulkPages } from './bulk/task-bulk.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -279,6 +281,8 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerTodayPages(scope, services);
   registerWorkspaceSettingsPages(scope, services);
   registerLeadBulkPages(scope, services);
+  registerApplicationBulkPages(scope, services);
+  registerTaskBulkPages(scope, services);
   registerJobPages(scope, services);
   registerNotificationPages(scope, services);
   registerSearchPages(scope, services);

@@ -78,6 +78,11 @@ export async function runJob(job: Job, o: JobRunOptions): Promise<JobRunEnd> {
         i += group.length;
       } catch (error) {
         const seq = group[0]!.seq;
+        // A group refused as a whole (its member may no longer do this): its items are refused one by one, no fault.
+        if (group.length > 1 && kind.refusalReason(error) !== undefined) {
+          faults.set(seq, faults.get(seq) ?? 0);
+          break;
+        }
         o.onFault(error, job, seq);
         const count = (faults.get(seq) ?? 0) + 1;
         faults.set(seq, count);

@@ -39,7 +39,7 @@ t.test('a bulk assignment in Chromium, its confirmation and its progress page', 
   await page.fill('#f-email', memberOf('manager'));
   await page.fill('#f-password', PASSWORD);
   await page.click('button[type=submit]');
-  await page.waitForURL(/\/console$/);
+  await page.waitForURL(/\/console(\/w\/[^/]+)?$/);
 
   // The list's selection form (the lists' bulk form posts these fields): every seeded lead, assign.
   await page.goto(`${app.baseUrl}/console/w/${slug}/leads`);
@@ -99,7 +99,7 @@ t.test('a bulk assignment in Chromium, its confirmation and its progress page', 
   await small.fill('#f-email', memberOf('manager'));
   await small.fill('#f-password', PASSWORD);
   await small.click('button[type=submit]');
-  await small.waitForURL(/\/console$/);
+  await small.waitForURL(/\/console(\/w\/[^/]+)?$/);
   await small.goto(url);
   await accessible(t, small, 'a finished job at a phone’s width');
   await small.goto(`${app.baseUrl}/console/w/${slug}/jobs`);

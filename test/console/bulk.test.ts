@@ -114,6 +114,73 @@ t.test('bulk actions in the console: a confirmation names the count, the job pag
     t.equal(tasks.rows[0].n, 2);
   });
 
+  await t.test('tasks: assign the selected tasks to a member, as the tasks list offers', async (t) => {
+    const tasks = (
+      await app.pool.query<{ id: string }>('SELECT id FROM tasks WHERE tenant_id = $1', [ws.workspace.id])
+    ).rows.map((r) => r.id);
+    t.ok(tasks.length >= 2, 'the tasks the bulk task action made');
+    const viewer = await as('viewer');
+    t.equal((await viewer.post(`${w}/tasks/bulk`, { ids: tasks, action: 'assign' })).status, 403);
+    const confirm = await manager.post(`${w}/tasks/bulk`, { ids: tasks, action: 'assign' });
+    t.match(confirm.text, new RegExp(`Assign to a member: ${tasks.length} tasks`));
+    const go = await manager.post(`${w}/tasks/bulk`, {
+      ids: tasks,
+      action: 'assign',
+      confirm: 'yes',
+      assignee: memberOf('admin'),
+    });
+    t.equal(go.status, 303);
+    const id = /jobs\/([0-9a-f-]{36})/.exec(go.headers.get('location')!)![1]!;
+    const ended = await jobEnded(app.pool, scope, id);
+    // A task already the admin's (its lead's owner when it was made) needs no change.
+    t.equal(ended.progress.done + ended.progress.skipped, tasks.length);
+    const changed = await app.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM events WHERE tenant_id = $1 AND type = 'task.changed' AND metadata->>'causation_id' = $2`,
+      [ws.workspace.id, id],
+    );
+    t.equal(changed.rows[0]!.n, ended.progress.done, 'one task.changed per task done, caused by the job');
+    t.match((await manager.get(`${w}/jobs/${id}`)).text, /Assign tasks to The admin/);
+  });
+
+  await t.test('applications: move a stage (what the table allows on a case), refused rows listed', async (t) => {
+    const { convertLeadToApplication } = await import('../../src/commands/applications/convert-lead.js');
+    const { staffContext } = await import('../../src/commands/run-command.js');
+    const actor = { type: 'user' as const, name: 'tests' };
+    const cases: string[] = [];
+    for (const lead of leads.slice(5, 8))
+      cases.push(
+        (
+          await convertLeadToApplication(
+            app.services,
+            staffContext(ws.workspace.id, false, actor, new Date()),
+            ws.workspace,
+            lead,
+          )
+        ).id,
+      );
+    const viewer = await as('viewer');
+    t.equal((await viewer.post(`${w}/applications/bulk`, { ids: cases, action: 'move' })).status, 403);
+    const confirm = await manager.post(`${w}/applications/bulk`, { ids: cases, action: 'move' });
+    t.match(confirm.text, /Move to a stage: 3 applications/);
+    const go = await manager.post(`${w}/applications/bulk`, {
+      ids: cases,
+      action: 'move',
+      confirm: 'yes',
+      stage: 'documents',
+    });
+    t.equal(go.status, 303);
+    const id = /jobs\/([0-9a-f-]{36})/.exec(go.headers.get('location')!)![1]!;
+    const ended = await jobEnded(app.pool, scope, id);
+    t.equal(ended.progress.done + ended.progress.refused + ended.progress.skipped, 3);
+    const moved = await app.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM events WHERE tenant_id = $1 AND type = 'application.stage_changed' AND metadata->'actor'->>'email' = $2`,
+      [ws.workspace.id, memberOf('manager')],
+    );
+    t.equal(moved.rows[0]!.n, ended.progress.done, 'one stage change per case done, the manager as actor');
+    const jobPage = await manager.get(`${w}/jobs/${id}`);
+    t.match(jobPage.text, /Move applications to Documents/);
+  });
+
   await t.test('another workspace: its job ids are not found, its leads are not selected', async (t) => {
     const other = await seedWorkspace(app, everyRole());
     const theirs = await seedJobLeads(app.pool, other.workspace, 2, 100);

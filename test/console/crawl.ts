@@ -243,6 +243,7 @@ export async function crawl(
     `/console/w/${slug}/notifications`,
     `/console/w/${slug}/leads/board`,
     `/console/w/${slug}/applications/board`,
+    `/console/w/${slug}/jobs`,
   ];
   const seenKinds = new Map<string, number>();
   const visited = new Set<string>();

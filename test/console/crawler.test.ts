@@ -3,7 +3,9 @@ import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
 import { ROLES } from '../../src/identity/permissions.js';
 import { seedWorkspace, startApp } from '../support/app.js';
 import { everyRole, memberOf } from '../identity/support.js';
-import { crawl, rawCodesIn } from './crawl.js';
+import { crawl, formBody, rawCodesIn, submit, validValue } from './crawl.js';
+import { leadBulkForms } from './bulk-forms.js';
+import { leadBulkActions } from '../../src/console/bulk/lead-bulk.js';
 import { ConsoleClient, PASSWORD } from './support.js';
 
 /**
@@ -33,9 +35,33 @@ t.test('signed in as each role, no page links to or offers a form that answers 4
       });
     const client = new ConsoleClient(app);
     t.equal((await client.signIn(memberOf(role))).status, 303, `the ${role} signs in`);
+    // First (the crawl may end the session), the lead list's bulk forms (selection and each action's confirmation)
+    // for the actions the role is offered, sent with valid values: none may answer 403; one not offered answers 403.
+    const leadIds = (
+      await app.pool.query<{ id: string }>('SELECT id FROM leads WHERE tenant_id = $1', [ws.workspace.id])
+    ).rows.map((r) => r.id);
+    const bulkForms = await leadBulkForms(client, ws.workspace.slug, leadIds);
+    const offered = leadBulkActions({ role });
+    t.equal(bulkForms.length - 1, offered.length, `the ${role} is offered ${offered.join(', ') || 'no bulk action'}`);
+    const bulkAnswers: { action: string; status: number }[] = [];
+    for (const form of bulkForms.slice(1)) {
+      const csrf = await client.csrf();
+      const pairs = formBody(form, (f) => (f.name === '_csrf' ? csrf : validValue(f)));
+      bulkAnswers.push({ action: form.action, status: (await submit(client, form, pairs)).status });
+    }
+    for (const action of ['assign', 'move', 'task'] as const)
+      if (!offered.includes(action))
+        t.equal(
+          (await client.post(`/console/w/${ws.workspace.slug}/leads/bulk`, { ids: leadIds, action })).status,
+          403,
+          `the ${role} is refused ${action}`,
+        );
     const settings = ws.workspace.settings;
     const cellCodes = [...settings.countries, ...settings.branches.map((b) => b.code)];
     const found = await crawl(client, ws.workspace.slug, { cellCodes });
+    for (const answer of bulkAnswers)
+      if (answer.status === 403 || answer.status >= 500)
+        found[answer.status === 403 ? 'forbidden' : 'failed'].push(`${answer.action} (bulk) answered ${answer.status}`);
     t.ok(
       found.pages.length >= 5,
       `the ${role} visited ${found.pages.length} pages and saw ${found.forms.length} forms`,

@@ -208,3 +208,147 @@ t.test('bulk jobs and single edits end as if run one at a time', async (t) => {
   );
   await checkProperty(t, 'bulk jobs with held single edits', property, 12);
 });
+
+/*
+ * The same jobs with single edits racing them (started while a job is held, not waited for) and the worker stopped
+ * and a new one started halfway: whatever the order the writes took, the log must read as one serial run. Each lead's
+ * events, replayed in order, are each a real change and end at the lead as the read model has it; each item done has
+ * exactly one event caused by its job (causation_id), with the job's value; one refused or skipped has none.
+ */
+t.test('bulk jobs racing single edits and a worker restart read as one serial run in the log', async (t) => {
+  const app = await startApp(t);
+  const { workspace } = await seedWorkspace(app, {
+    users: [...everyRole().users, { name: 'Meera Iyer', email: MEERA, role: 'counsellor', branch: 'BLR' }],
+  });
+  const branchOf = (email: string) =>
+    workspace.settings.branches.find(
+      (b) => b.id === workspace.settings.users.find((u) => u.email === email)!.branch_id,
+    )!.code;
+  const editor = memberActor(workspace, memberOf('counsellor'));
+  const scope = { tenantId: workspace.id, sandbox: false };
+  let seeded = 0;
+  let clock = Date.UTC(2026, 10, 2);
+
+  const property = fc.asyncProperty(
+    fc.array(plan, { minLength: 1, maxLength: 3 }),
+    fc.integer({ min: 1, max: 3 }),
+    fc.option(fc.record({ job: fc.nat(2), at: fc.integer({ min: 1, max: LEADS }) }), { nil: undefined }),
+    async (plans, perTransaction, restartAt) => {
+      const leads = await seedJobLeads(app.pool, workspace, LEADS, 50_000 + seeded);
+      seeded += LEADS;
+      const initial = await Promise.all(leads.map((id) => findLead(app.pool, workspace.id, false, id)));
+      const jobs: { id: string; plan: JobPlan }[] = [];
+      for (const p of plans) {
+        clock += 1000;
+        const id = await createJob(app.pool, {
+          ...scope,
+          kind: p.change.type === 'assign' ? LEAD_BULK_KINDS.assign : LEAD_BULK_KINDS.move,
+          actor: memberActor(workspace, memberOf('manager')),
+          params:
+            p.change.type === 'assign'
+              ? { owner_email: p.change.owner }
+              : { stage_key: p.change.stage, lost_reason_key: null },
+          items: p.leads.map((i) => ({ subject: leads[i]!, input: { lead_id: leads[i]! } })),
+          now: new Date(clock),
+        });
+        jobs.push({ id, plan: p });
+      }
+      const racing: Promise<void>[] = [];
+      const fired = new Set<string>();
+      let restarted: Promise<void> | undefined;
+      const hook = async (job: { id: string }, seq: number) => {
+        const j = jobs.findIndex((x) => x.id === job.id);
+        for (const [k, h] of jobs[j]!.plan.holds.entries())
+          if (!fired.has(`${j}:${k}`) && h.at <= seq) {
+            fired.add(`${j}:${k}`);
+            for (const e of h.edits)
+              racing.push(
+                updateLead(app.services, {
+                  workspace,
+                  sandbox: false,
+                  leadId: leads[e.lead]!,
+                  patch: patchOf(e.change),
+                  context: (now) => staffContext(workspace.id, false, editor, now),
+                })
+                  .then(() => undefined)
+                  .catch((error: unknown) => {
+                    if (!isCommandError(error)) throw error;
+                  }),
+              );
+          }
+        if (restartAt && !restarted && j === restartAt.job % jobs.length && seq >= restartAt.at)
+          restarted = worker.stop().then(() => (worker = newWorker()).start());
+      };
+      const newWorker = () =>
+        new JobWorker(app.services, jobKindsOf(app.services), pino({ level: 'silent' }), {
+          pollIntervalMs: 20,
+          itemsPerTransaction: perTransaction,
+          beforeItem: hook,
+        });
+      let worker = newWorker();
+      worker.start();
+      try {
+        for (const job of jobs) await jobEnded(app.pool, scope, job.id);
+        await Promise.all(racing);
+      } finally {
+        await restarted;
+        await worker.stop();
+      }
+      const events = await app.pool.query<{
+        stream_id: string;
+        type: string;
+        owner: string | null;
+        stage: string;
+        job: string | null;
+      }>(
+        `SELECT stream_id, type, data->'payload'->'owner'->>'email' AS owner, data->'payload'->'stage'->>'key' AS stage,
+                metadata->>'causation_id' AS job
+           FROM events WHERE stream_id = ANY($1::text[]) AND type IN ('lead.assigned', 'lead.updated')
+          ORDER BY stream_id, revision`,
+        [leads.map((l) => `lead-${l}`)],
+      );
+      for (const [i, id] of leads.entries()) {
+        let owner = initial[i]!.owner?.email ?? null;
+        let stage = initial[i]!.stage.key;
+        for (const e of events.rows.filter((r) => r.stream_id === `lead-${id}`)) {
+          if (e.type === 'lead.assigned') {
+            if (e.owner === owner) throw new Error(`lead ${i}: an assignment that changed nothing`);
+            owner = e.owner;
+          } else {
+            if (e.stage === stage) throw new Error(`lead ${i}: a stage move that changed nothing`);
+            stage = e.stage;
+          }
+        }
+        const now = (await findLead(app.pool, workspace.id, false, id))!;
+        if ((now.owner?.email ?? null) !== owner || now.stage.key !== stage)
+          throw new Error(
+            `lead ${i}: the log ends at ${owner}/${stage}, the lead is ${now.owner?.email}/${now.stage.key}`,
+          );
+      }
+      for (const job of jobs) {
+        const items = await itemsWithOutcome(app.pool, { id: job.id, ...scope }, ['done', 'refused', 'skipped'], 100);
+        if (items.length !== job.plan.leads.length) throw new Error(`job ${job.id}: ${items.length} outcomes`);
+        for (const item of items) {
+          const caused = events.rows.filter((r) => r.stream_id === `lead-${item.subject}` && r.job === job.id);
+          const c = job.plan.change;
+          if (item.outcome !== 'done') {
+            if (caused.length !== 0) throw new Error(`an item ${item.outcome} changed its lead`);
+            if (
+              item.outcome === 'refused' &&
+              (c.type !== 'assign' ||
+                c.owner === null ||
+                branchOf(c.owner) === initial[leads.indexOf(item.subject!)]!.branch.code)
+            )
+              throw new Error(`an item refused for no reason of the rules: ${item.reason}`);
+            continue;
+          }
+          if (caused.length !== 1) throw new Error(`an item done made ${caused.length} events`);
+          const e = caused[0]!;
+          if (c.type === 'assign' ? e.owner !== c.owner : e.stage !== c.stage)
+            throw new Error(`an item done wrote ${e.owner}/${e.stage}, not the job's value`);
+        }
+      }
+    },
+  );
+  await checkProperty(t, 'bulk jobs racing single edits, with a restart', property, 12);
+});

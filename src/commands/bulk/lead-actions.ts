@@ -3,7 +3,7 @@ import type { AppServices } from '../../bootstrap.js';
 import { leadStream } from '../../domain/leads/lead.js';
 import type { LeadPatch } from '../../domain/leads/decide.js';
 import { Refusal } from '../../domain/refusal.js';
-import type { Actor } from '../../events/types.js';
+import type { Actor, CommandContext } from '../../events/types.js';
 import { can, type Operation } from '../../identity/permissions.js';
 import { defineJobKind, type JobBatchWork, type JobItemWork, type JobKind, type TypedJob } from '../../jobs/kinds.js';
 import type { ItemOutcome } from '../../jobs/jobs.js';
@@ -53,7 +53,17 @@ export const TaskParams = Type.Object(
 type JobServices = Pick<AppServices, 'pool' | 'store' | 'now'>;
 
 /** The workspace as it is now, and the job's member still allowed the operation, or a refusal of the item. */
-async function allowedNow(services: JobServices, job: TypedJob<unknown>, operation: Operation): Promise<Workspace> {
+/** The command context of a job's change: its member as actor, and the job as the cause of every event it appends. */
+export function jobContext(job: TypedJob<unknown>, now: Date): CommandContext {
+  const context = staffContext(job.tenantId, job.sandbox, job.actor, now);
+  return { ...context, metadata: { ...context.metadata, causation_id: job.id } };
+}
+
+export async function allowedNow(
+  services: JobServices,
+  job: TypedJob<unknown>,
+  operation: Operation,
+): Promise<Workspace> {
   const workspace = await findWorkspace(services.pool, job.tenantId);
   if (!workspace) throw new Refusal('not_found', 'not_found', 'The workspace is gone');
   const member = memberOf(workspace, job.actor);
@@ -78,7 +88,7 @@ async function patchLead(
 ): Promise<void> {
   const workspace = await allowedNow(services, job, 'leads.change');
   const leadId = item.input.lead_id;
-  const context = staffContext(job.tenantId, job.sandbox, job.actor, services.now());
+  const context = jobContext(job, services.now());
   await runLeadWrite(services, context, [leadStream(leadId)], async (tx) => {
     const changed = await updateLeadIn(tx, { workspace, sandbox: job.sandbox, leadId, patch }, () =>
       item.claim(tx.sql),
@@ -100,7 +110,7 @@ async function patchLeads(
   patch: LeadPatch,
 ): Promise<void> {
   const workspace = await allowedNow(services, job, 'leads.change');
-  const context = staffContext(job.tenantId, job.sandbox, job.actor, services.now());
+  const context = jobContext(job, services.now());
   const streams = [...new Set(batch.items.map((item) => leadStream(item.input.lead_id)))].sort();
   await runLeadWrite(services, context, streams, async (tx) => {
     const claimed = await batch.claim(tx.sql);
@@ -157,7 +167,7 @@ export function leadBulkKinds(services: JobServices): JobKind<unknown, unknown>[
     input: LeadItem,
     run: async (job, item) => {
       const workspace = await allowedNow(services, job, 'tasks.change');
-      const context = staffContext(job.tenantId, job.sandbox, job.actor, services.now());
+      const context = jobContext(job, services.now());
       const id = newId(context.now.getTime());
       await runCommand(services.store, context, [taskStream(id)], async (tx) => {
         if (!(await item.claim(tx.sql))) return;

@@ -66,3 +66,6 @@ export const loadTask = tasks.load;
 
 /** Runs one command on a task: load, decide, append. */
 export const handleTaskCommand = tasks.handle;
+
+/** One command on a task inside a transaction that named its stream. */
+export const handleTaskCommandIn = tasks.handleIn;

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import { LEAD_BULK_KINDS } from '../../commands/bulk/lead-actions.js';
+import { APPLICATION_BULK_KINDS, TASK_BULK_KINDS } from '../../commands/bulk/application-actions.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { findJob, itemsWithOutcome, jobProgress, recentJobs, type Job, type JobProgress } from '../../jobs/jobs.js';
 import type { Queryable } from '../../storage/postgres.js';
@@ -44,6 +45,15 @@ export function describeJob(view: MemberView, job: Job): string {
     }
     case LEAD_BULK_KINDS.task:
       return `Add the task “${stringParam(job, 'title') ?? ''}” to leads`;
+    case TASK_BULK_KINDS.assign: {
+      const to = stringParam(job, 'assignee');
+      return to ? `Assign tasks to ${member(to)}` : 'Take the assignee off tasks';
+    }
+    case APPLICATION_BULK_KINDS.move: {
+      const key = stringParam(job, 'stage_key');
+      const stages = s.application_workflow.stages;
+      return `Move applications to ${stages.find((x) => x.key === key)?.name ?? key}`;
+    }
     default:
       return job.kind.replaceAll(/[._]/g, ' ');
   }
@@ -73,26 +83,37 @@ async function leadNames(sql: Queryable, view: MemberView, ids: string[]): Promi
   return new Map(rows.rows.map((r) => [r.id, r.name || '(erased)']));
 }
 
+/** The case numbers of the applications an item list names, of this workspace only. */
+async function caseNames(sql: Queryable, view: MemberView, ids: string[]): Promise<Map<string, string>> {
+  const uuids = ids.filter((id) => /^[0-9a-f-]{36}$/.test(id));
+  if (uuids.length === 0) return new Map();
+  const rows = await sql.query<{ id: string; case_ref: string }>(
+    `SELECT id, case_ref FROM applications WHERE tenant_id = $1 AND sandbox = false AND id = ANY($2::uuid[])`,
+    [view.workspace.id, uuids],
+  );
+  return new Map(rows.rows.map((r) => [r.id, r.case_ref]));
+}
+
 const isLeadJob = (job: Job) => (Object.values(LEAD_BULK_KINDS) as string[]).includes(job.kind);
 
 /** The refused items, each with its lead linked and the reason. */
 async function refusals(services: AppServices, view: MemberView, job: Job, p: JobProgress): Promise<Html | ''> {
   if (p.refused === 0) return '';
   const items = await itemsWithOutcome(services.pool, job, ['refused'], LISTED);
+  const subjects = items.map((i) => i.subject ?? '');
+  const isCase = job.kind === APPLICATION_BULK_KINDS.move;
   const names = isLeadJob(job)
-    ? await leadNames(
-        services.pool,
-        view,
-        items.map((i) => i.subject ?? ''),
-      )
-    : new Map();
-  const leads = `/console/w/${view.workspace.slug}/leads`;
+    ? await leadNames(services.pool, view, subjects)
+    : isCase
+      ? await caseNames(services.pool, view, subjects)
+      : new Map<string, string>();
+  const leads = `/console/w/${view.workspace.slug}/${isCase ? 'applications' : 'leads'}`;
   return html`<section aria-labelledby="refused">
     <h2 id="refused">Left as they were, and why</h2>
     ${p.refused > LISTED ? html`<p>The first ${LISTED} of ${p.refused} are listed.</p>` : ''}
     ${table({
       caption: `${p.refused} ${p.refused === 1 ? 'row' : 'rows'} not changed`,
-      headings: ['Row', 'Lead', 'Why'],
+      headings: ['Row', isCase ? 'Application' : 'Lead', 'Why'],
       rows: items.map(
         (i) =>
           html`<tr>
