@@ -53,15 +53,22 @@ export function commandHandler<State, Event extends { type: string; data: Record
     id: string,
     command: CommandAt<Command>,
   ): Promise<Handled<State, Event>> {
-    const stream = aggregate.stream(id);
-    return runCommand(store, context, [stream], async (tx) => {
-      await lockPersonOfStream(tx, stream);
-      const { state, revision } = await load(tx, id);
-      const events = aggregate.decide(state, command(tx.context.now));
-      await tx.append(stream, revision, events);
-      return { state: events.reduce<State>((s, e) => aggregate.evolve(s, e), state), events };
-    });
+    return runCommand(store, context, [aggregate.stream(id)], (tx) => handleIn(tx, id, command));
   }
 
-  return { load, handle };
+  /** `handle`'s step inside a transaction that named the stream (a bulk action's item runs it so). */
+  async function handleIn(
+    tx: StoreTransaction,
+    id: string,
+    command: CommandAt<Command>,
+  ): Promise<Handled<State, Event>> {
+    const stream = aggregate.stream(id);
+    await lockPersonOfStream(tx, stream);
+    const { state, revision } = await load(tx, id);
+    const events = aggregate.decide(state, command(tx.context.now));
+    await tx.append(stream, revision, events);
+    return { state: events.reduce<State>((s, e) => aggregate.evolve(s, e), state), events };
+  }
+
+  return { load, handle, handleIn };
 }

@@ -4,7 +4,15 @@
  * of a name (projections, erasure, history) parse it with `streamOf`.
  */
 
-export const STREAM_KINDS = ['lead', 'application', 'document', 'invoice', 'task', 'webhook-endpoint'] as const;
+export const STREAM_KINDS = [
+  'lead',
+  'application',
+  'document',
+  'invoice',
+  'task',
+  'webhook-endpoint',
+  'list-export',
+] as const;
 export type StreamKind = (typeof STREAM_KINDS)[number];
 
 export const streamName = (kind: StreamKind, id: string): string => `${kind}-${id}`;

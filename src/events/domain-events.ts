@@ -5,9 +5,11 @@ import type { InvoiceEvent } from '../domain/invoices/types.js';
 import type { LeadEvent } from '../domain/leads/events.js';
 import type { TaskEvent } from '../domain/tasks/types.js';
 import type { EndpointEvent } from '../domain/webhooks/endpoint.js';
+import type { ListExportEvent } from '../domain/exports/list-export.js';
 
 /** Every event the service appends: the union of the aggregates' events. Tables keyed by event type use its types. */
-export type DomainEvent = LeadEvent | ApplicationEvent | TaskEvent | InvoiceEvent | DocumentEvent | EndpointEvent;
+export type DomainEvent =
+  LeadEvent | ApplicationEvent | TaskEvent | InvoiceEvent | DocumentEvent | EndpointEvent | ListExportEvent;
 export type DomainEventType = DomainEvent['type'];
 
 /*

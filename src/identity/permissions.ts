@@ -182,6 +182,14 @@ export const PERMISSIONS = {
   'leads.change': rule('Change a lead’s stage, owner, follow-up date and notes', STAFF, {
     console: true,
   }),
+  'lists.export': rule(
+    'Export a list as a CSV file (the rows its filters or a selection name; an erased person’s never)',
+    MANAGERS,
+    { console: true },
+  ),
+  'leads.create': rule('Enter a lead by hand (a walk-in or a phone call), as the API creates one', STAFF, {
+    console: true,
+  }),
   'audit.verify': rule('Verify the workspace’s hash chains and check a kept head', OVERSIGHT, { console: true }),
 } satisfies Record<string, OperationRule>;
 

@@ -201,6 +201,43 @@ export async function claimItem(sql: Queryable, job: Job, seq: number): Promise<
   return locked.rows.length === 1;
 }
 
+/** `claimItem` for several items of a job in one statement: the seqs locked that still have no outcome. */
+export async function claimItems(sql: Queryable, job: Job, seqs: readonly number[]): Promise<Set<number>> {
+  const locked = await sql.query<{ seq: number }>(
+    `SELECT i.seq FROM job_items i
+     WHERE i.job_id = $1 AND i.seq = ANY($2::int[]) AND i.outcome IS NULL
+       AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $1 AND j.tenant_id = $3 AND j.sandbox = $4 AND j.state = 'running')
+     ORDER BY i.seq FOR UPDATE OF i`,
+    [job.id, seqs, job.tenantId, job.sandbox],
+  );
+  return new Set(locked.rows.map((r) => r.seq));
+}
+
+/** `settleItem` for several items in one statement (each claimed in this transaction); how many were written. */
+export async function settleItems(
+  sql: Queryable,
+  job: Job,
+  outcomes: readonly (readonly [number, ItemOutcome])[],
+): Promise<number> {
+  if (outcomes.length === 0) return 0;
+  const settled = await sql.query(
+    `UPDATE job_items i SET outcome = o.outcome, reason = o.reason, result = o.result
+     FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS o(seq, outcome, reason, result)
+     WHERE i.job_id = $1 AND i.seq = o.seq AND i.outcome IS NULL
+       AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $1 AND j.tenant_id = $6 AND j.sandbox = $7)`,
+    [
+      job.id,
+      outcomes.map(([seq]) => seq),
+      outcomes.map(([, o]) => o.outcome),
+      outcomes.map(([, o]) => o.reason ?? null),
+      outcomes.map(([, o]) => o.result ?? null),
+      job.tenantId,
+      job.sandbox,
+    ],
+  );
+  return settled.rowCount ?? 0;
+}
+
 /** Writes an item's outcome (in the transaction of its change, after `claimItem`); false if it had one already. */
 export async function settleItem(sql: Queryable, job: Job, seq: number, outcome: ItemOutcome): Promise<boolean> {
   const settled = await sql.query(

@@ -23,6 +23,16 @@ export interface JobItemWork<I> {
 }
 
 /**
+ * Several items handed to a kind's `runBatch`, to be done in one transaction: `claim` locks them all first (the seqs
+ * that still have no outcome: do only those), `settle` writes the outcomes of those done, in the same transaction.
+ */
+export interface JobBatchWork<I> {
+  readonly items: readonly JobItemWork<I>[];
+  claim(sql: Queryable): Promise<ReadonlySet<number>>;
+  settle(sql: Queryable, outcomes: readonly (readonly [number, ItemOutcome])[]): Promise<void>;
+}
+
+/**
  * A kind of job: the schemas of its parameters and of each item's input, and its handler. Handlers are methods, so a
  * kind of any parameters fits a registry of kinds of unknown ones; the runner checks both schemas before calling.
  */
@@ -32,6 +42,12 @@ export interface JobKind<P, I> {
   readonly input: TSchema;
   /** Does one item: claim, change, settle in one transaction; throws a refusal for an item it may not do. */
   run(job: TypedJob<P>, item: JobItemWork<I>): Promise<void>;
+  /**
+   * Optional: several items (in seq order) in one transaction, claimed together first, each changed, and settled
+   * together last (a refusal of one settled as refused). Saves the round trips of a transaction per item; if it throws, the runner does the
+   * same items one by one with `run`.
+   */
+  runBatch?(job: TypedJob<P>, batch: JobBatchWork<I>): Promise<void>;
   /** The reason, in words, when `error` is a refusal of the item (recorded as its outcome); undefined for a fault. */
   refusalReason(error: unknown): string | undefined;
 }
@@ -45,6 +61,7 @@ export function defineJobKind<PS extends TSchema, IS extends TSchema>(kind: {
   params: PS;
   input: IS;
   run(job: TypedJob<Static<PS>>, item: JobItemWork<Static<IS>>): Promise<void>;
+  runBatch?(job: TypedJob<Static<PS>>, batch: JobBatchWork<Static<IS>>): Promise<void>;
   refusalReason(error: unknown): string | undefined;
 }): JobKind<Static<PS>, Static<IS>> {
   return kind;

@@ -13,6 +13,8 @@ export interface JobWorkerOptions {
   /** How long a job's lease lasts without renewal; 30 s. A worker killed outright is resumed elsewhere after it. */
   leaseMs?: number;
   batchSize?: number;
+  /** Items a kind that can (bulk lead changes) does in one transaction; 20. */
+  itemsPerTransaction?: number;
   /** Called before each item (tests hold a job at an item). */
   beforeItem?: JobRunOptions['beforeItem'];
 }
@@ -56,6 +58,7 @@ export class JobWorker extends PollingRunner {
         now: this.services.now,
         leaseMs,
         batchSize: this.options.batchSize ?? 100,
+        itemsPerTransaction: this.options.itemsPerTransaction ?? 20,
         keepGoing: () => this.running,
         beforeItem: this.options.beforeItem,
         // The job and item numbers only: an item's input may hold personal data.

@@ -30,6 +30,15 @@ import {
   type PageForm,
 } from './crawl.js';
 import { consoleFixture, type ConsoleClient } from './support.js';
+import { leadBulkForms } from './bulk-forms.js';
+
+/** The fixture's live leads (the bulk forms select them). */
+async function leadIdsOf(f: Awaited<ReturnType<typeof consoleFixture>>): Promise<string[]> {
+  const rows = await f.app.pool.query<{ id: string }>('SELECT id FROM leads WHERE tenant_id = $1 AND sandbox = false', [
+    f.ws.workspace.id,
+  ]);
+  return rows.rows.map((r) => r.id);
+}
 
 /**
  * The console's fuzz test (as test/http/fuzz.test.ts is the API's): signed in as an owner, every form and query the
@@ -98,6 +107,7 @@ t.test('no console form or query answers 5xx, whatever it is sent', async (t) =>
   await owner.signIn(memberOf('owner'));
   const found = await crawl(owner, f.ws.workspace.slug, { takeAway: false });
   t.same(found.failed, [], 'the crawl with valid values met no failure');
+  found.forms.push(...(await leadBulkForms(owner, f.ws.workspace.slug, await leadIdsOf(f))));
 
   // One form of each action and method, and each page's query as a GET form of its own names.
   const forms = new Map<string, PageForm>();
@@ -117,6 +127,10 @@ t.test('no console form or query answers 5xx, whatever it is sent', async (t) =>
     forms.set(`GET ${page}`, { page, method: 'GET', action: path!, multipart: false, fields });
   }
   const all = [...forms.values()];
+  t.ok(
+    all.some((form) => form.method === 'POST' && form.action.endsWith('/leads/board/move')),
+    'a card’s move form is among them',
+  );
   t.ok(all.length > 30, `${all.length} forms and queries to send`);
 
   let csrf = await owner.csrf();
@@ -348,6 +362,7 @@ t.test('every console route, sent every content type, answers below 500 in the f
   const session = new OwnerSession(f.client());
   await session.start();
   const found = await crawl(session.client, slug, { takeAway: false });
+  found.forms.push(...(await leadBulkForms(session.client, slug, await leadIdsOf(f))));
   const routes = await consoleRoutes(f.app.services);
   t.ok(routes.length > 100, `the console registers ${routes.length} methods of routes`);
   // The routes that take something away last, so the others still have their records.

@@ -73,3 +73,30 @@ t.test(
     );
   },
 );
+
+t.test('a job whose member may no longer change leads changes nothing: every item refused with why', async (t) => {
+  const app = await startApp(t);
+  const { workspace } = await seedWorkspace(app, everyRole());
+  const leads = await seedJobLeads(app.pool, workspace, 6, 500);
+  const scope = { tenantId: workspace.id, sandbox: false };
+  // Made by someone who is now a viewer (as after a change of role between confirming and the work).
+  const id = await createJob(app.pool, {
+    ...scope,
+    kind: LEAD_BULK_KINDS.move,
+    actor: memberActor(workspace, memberOf('viewer')),
+    params: { stage_key: 'contacted', lost_reason_key: null },
+    items: leads.map((lead_id) => ({ subject: lead_id, input: { lead_id } })),
+    now: app.services.now(),
+  });
+  const worker = new JobWorker(app.services, jobKindsOf(app.services), silent, { pollIntervalMs: 50 });
+  worker.start();
+  t.teardown(() => worker.stop());
+  const { job, progress } = await jobEnded(app.pool, scope, id);
+  t.same(progress, { total: 6, done: 0, refused: 6, skipped: 0, pending: 0 });
+  const reasons = new Set((await itemsWithOutcome(app.pool, job, ['refused'], 10)).map((i) => i.reason));
+  t.same([...reasons], ['Its member’s role no longer allows this change.']);
+  const moved = await app.pool.query(`SELECT 1 FROM events WHERE tenant_id = $1 AND type = 'lead.updated'`, [
+    workspace.id,
+  ]);
+  t.equal(moved.rows.length, 0, 'no lead changed');
+});

@@ -24,3 +24,6 @@ export type ApplicationResult = Handled<ApplicationState, ApplicationEvent>;
 
 /** Runs one staff command on a case (module, stage, status or outcome): load, decide, append. */
 export const handleApplicationCommand = applications.handle;
+
+/** One command on a case inside a transaction that named its stream. */
+export const handleApplicationCommandIn = applications.handleIn;

@@ -34,7 +34,7 @@ export async function erasuresOf(sql: Queryable, tenantId: string): Promise<Eras
   return result.rows.map((r) => ({ person: r.person_id, erased_at: r.erased_at.toISOString() }));
 }
 
-const READ_MODEL_ROWS: Record<Exclude<StreamFamily, 'webhook-endpoint'>, string[]> = {
+const READ_MODEL_ROWS: Record<Exclude<StreamFamily, 'webhook-endpoint' | 'list-export'>, string[]> = {
   lead: ['DELETE FROM leads WHERE tenant_id = $1 AND id = $2'],
   application: ['DELETE FROM applications WHERE tenant_id = $1 AND id = $2'],
   document: ['DELETE FROM documents WHERE tenant_id = $1 AND id = $2'],
@@ -68,7 +68,7 @@ export async function applyErasures(
   );
   for (const { stream_id: stream } of erased.rows) {
     const parsed = parseStream(stream);
-    if (parsed === null || parsed.family === 'webhook-endpoint') continue;
+    if (parsed === null || parsed.family === 'webhook-endpoint' || parsed.family === 'list-export') continue;
     for (const statement of READ_MODEL_ROWS[parsed.family]) await sql.query(statement, [tenantId, parsed.id]);
     await applyProjections(sql, projections, await readStreamWith(sql, stream, keys));
   }

@@ -25,6 +25,7 @@ const EVENT_TYPES: Record<StreamFamily, readonly string[]> = {
   invoice: INVOICE_EVENT_TYPES,
   task: TASK_EVENT_TYPES,
   'webhook-endpoint': Object.values(ENDPOINT_EVENTS),
+  'list-export': ['list.exported'],
 };
 
 const STREAM = new RegExp(`^(${STREAM_KINDS.join('|')})-(${CANONICAL_UUID})$`);
@@ -61,6 +62,7 @@ const NAMED_IDS: Record<StreamFamily, readonly NamedId[]> = {
   ],
   task: [named('task_id', 'own'), ...SUBJECT],
   'webhook-endpoint': [named('endpoint_id', 'own')],
+  'list-export': [],
 };
 
 export interface ParsedStream {

@@ -6,6 +6,7 @@ import type { LeadEvent } from '../../domain/leads/events.js';
 import type { Lead } from '../../domain/leads/lead.js';
 import type { TaskEvent } from '../../domain/tasks/types.js';
 import type { EndpointEvent } from '../../domain/webhooks/endpoint.js';
+import type { ListExportEvent } from '../../domain/exports/list-export.js';
 import type { Actor, StoredEvent } from '../../events/types.js';
 
 /*
@@ -261,6 +262,7 @@ const APPLICATION_SUMMARIES: Record<ApplicationEvent['type'], Summarize> = {
   'application.module_details_saved': (d) =>
     `Saved module ${quoted(d.name, say(d.module_key))} (${say(d.module_key)}): ${details(d.details)}`,
   'application.status_changed': (d) => `Status changed: ${words(d.from)} → ${words(d.to)}`,
+  'application.note_added': (d) => (scalar(d.note) ? `Note: ${say(d.note)}` : 'Note added (its text was erased)'),
   'application.outcome': (d) =>
     `Outcome recorded: ${words(d.outcome)}${scalar(d.previous_outcome) ? ` (was ${words(d.previous_outcome)})` : ''}`,
 };
@@ -321,6 +323,11 @@ const ENDPOINT_SUMMARIES: Record<EndpointEvent['type'], Summarize> = {
   'webhook.test': () => 'Test delivery sent',
 };
 
+const EXPORT_SUMMARIES: Record<ListExportEvent['type'], Summarize> = {
+  'list.exported': (d) =>
+    `Exported ${say(d.count, 'some')} row(s) of the ${words(d.list, 'a')} list as CSV (${scalar(d.filter) ? `filter ${say(d.filter)}` : 'no filter'}; ${words(d.scope, 'filter')})`,
+};
+
 /** Every event type the service appends, each with its summary; the compiler checks that none is left out. */
 const SUMMARIES: Record<string, Summarize> = {
   ...LEAD_SUMMARIES,
@@ -329,6 +336,7 @@ const SUMMARIES: Record<string, Summarize> = {
   ...INVOICE_SUMMARIES,
   ...DOCUMENT_SUMMARIES,
   ...ENDPOINT_SUMMARIES,
+  ...EXPORT_SUMMARIES,
 };
 
 /** The event types a summary is written for (tests check each against the domains' lists). */

@@ -10,6 +10,7 @@ import {
   idempotencyLock,
   idempotencyScope,
   saveAnswer,
+  type CaptureKind,
   type IdempotencyScope,
   type StoredAnswer,
 } from '../../intake/idempotency.js';
@@ -21,9 +22,8 @@ import type { Workspace } from '../../workspaces/workspace.js';
 import { CaptchaFailedError, IdempotencyKeyReusedError } from '../errors.js';
 import { runLeadWrite } from './lead-write.js';
 import { newId } from '../../shared/ids.js';
-
-/** Who a capture comes through: an API key, or a member's console form or import (`source_key` console or import). */
-export type LeadChannel = Pick<KeyLookup, 'kind' | 'mode' | 'source_key'>;
+import { credentialedEmails } from '../../identity/members.js';
+import type { Queryable } from '../../storage/postgres.js';
 
 /**
  * The caller's own lookup and write in the capture's transaction (a CSV import's row → lead record): `earlier` is
@@ -35,9 +35,15 @@ export interface CaptureRecord {
   save(tx: StoreTransaction, answer: StoredAnswer): Promise<void>;
 }
 
+/**
+ * Who a capture comes from: an API key, or a member through the console (kind `console`, live, source `console`) or
+ * a CSV import (source `import`).
+ */
+export type CaptureChannel = Pick<KeyLookup, 'mode' | 'source_key'> & { kind: CaptureKind };
+
 export interface CaptureInput {
   workspace: Workspace;
-  key: LeadChannel;
+  key: CaptureChannel;
   submission: LeadSubmission;
   /** The Idempotency-Key header and the body's fingerprint. */
   idempotency: { key: string; requestHash: string } | null;
@@ -54,7 +60,7 @@ export interface CaptureAnswer extends StoredAnswer {
 }
 
 /** The source of a key's leads: its own source key, else `api` for secret keys and `web_form` for public ones. */
-export function leadSource(workspace: Workspace, key: Pick<LeadChannel, 'kind' | 'source_key'>): Named {
+export function leadSource(workspace: Workspace, key: Pick<CaptureChannel, 'kind' | 'source_key'>): Named {
   const sourceKey = key.source_key ?? (key.kind === 'public' ? 'web_form' : 'api');
   const named = workspace.settings.sources.find((s) => s.key === sourceKey);
   return { key: sourceKey, name: named?.name ?? sourceKey.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase()) };
@@ -127,6 +133,12 @@ function captureLocks({ input, tenantId, sandbox, keyScope }: Capture): string[]
   return locks;
 }
 
+/** The emails of the workspace's active members whose account can sign in (a password or a passkey). */
+async function membersWhoCanSignIn(sql: Queryable, workspace: Workspace): Promise<ReadonlySet<string>> {
+  const members = workspace.settings.users.filter((u) => u.active && !u.pending).map((u) => u.email);
+  return members.length === 0 ? new Set() : credentialedEmails(sql, members);
+}
+
 async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<CaptureAnswer> {
   const { input } = capture;
   const { idempotency, submission } = input;
@@ -143,6 +155,8 @@ async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<Cap
     source: capture.source,
     consentSource: capture.consentSource,
     settings: input.workspace.settings,
+    // Only a new lead is assigned: who can sign in is read for it alone (one indexed read of staff_accounts).
+    canSignIn: found.duplicate ? undefined : await membersWhoCanSignIn(tx.sql, input.workspace),
     now,
   });
   const answer =

@@ -10,7 +10,7 @@ import { findWorkspace } from '../../workspaces/repository.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { refusalReason } from '../bulk/refusal-reason.js';
 import { staffContext } from '../run-command.js';
-import { captureLead, type CaptureRecord, type LeadChannel } from './capture-lead.js';
+import { captureLead, type CaptureRecord, type CaptureChannel } from './capture-lead.js';
 import { acceptedSubmission } from './submit-lead.js';
 
 /** The job kind of a CSV import: one item per row that passed the preview's checks. */
@@ -23,7 +23,7 @@ export const ImportParams = Type.Object(
 const RowItem = Type.Object({ row: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
 /** An import's leads come through the console as a member's, from the source `import`. */
-const IMPORT_CHANNEL: LeadChannel = { kind: 'secret', mode: 'live', source_key: 'import' };
+const IMPORT_CHANNEL: CaptureChannel = { kind: 'secret', mode: 'live', source_key: 'import' };
 
 type ImportServices = Pick<AppServices, 'pool' | 'store' | 'now'>;
 type ImportJob = TypedJob<{ import_id: string; file_sha256: string }>;
@@ -102,7 +102,7 @@ async function importRow(services: ImportServices, job: ImportJob, item: JobItem
   // The body passed POST /v1/leads' schema when the rows were checked (it has not changed since); the capture's own
   // rules run again now, against the workspace's settings of today.
   const { submission } = acceptedSubmission(
-    { body, schemaProblems: {}, workspace, key: { kind: IMPORT_CHANNEL.kind } },
+    { body, schemaProblems: {}, workspace, keyKind: IMPORT_CHANNEL.kind },
     services.now(),
   );
   await captureLead(services, {

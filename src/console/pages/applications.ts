@@ -20,16 +20,19 @@ import { findLead } from '../../projections/leads-queries.js';
 import type { AdminApplication } from '../../schemas/application.js';
 import { ConsoleRefusal, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
-import { choice, csrfField, notice, page } from '../layout.js';
-import { listConsoleApplications } from '../queries/applications.js';
-import { contextOf, refusalErrors } from '../forms.js';
+import { choice, csrfField, field, filters, notice, page } from '../layout.js';
+import { renderList } from '../list/component.js';
+import { APPLICATION_FILTERS, APPLICATIONS } from '../list/lists/applications.js';
+import { countryName } from '../list/lists/shared.js';
+import { listQuerySchema, registerListExport } from '../list/routes.js';
+import { actorOf, contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
+import { boardLinkOf } from '../board/filter.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Slug, Text, Uuid, WorkspaceParams } from './record-schemas.js';
 import { momentOf, preciseInputValue, timeZoneOf, when } from '../time.js';
 import { timeline } from '../timeline.js';
 
-const PAGE_SIZE = 50;
 const MODULE_KEY = /^[a-z][a-z0-9_]{0,59}$/;
 const base = (view: MemberView) => `/console/w/${view.workspace.slug}/applications`;
 
@@ -40,37 +43,79 @@ const MESSAGES: Record<string, string> = {
   status: 'The status was set.',
   outcome: 'The outcome was recorded.',
   module: 'The module was changed.',
+  noted: 'The note was added to the timeline.',
 };
 
 /** A status, outcome or module state in words ("on hold", not on_hold). */
 const words = (value: string | null | undefined) => (value ? value.replaceAll('_', ' ') : '—');
 
-async function listPage(services: AppServices, view: MemberView, query: { before?: string }) {
-  const before = /^\d{1,9}$/.test(query.before ?? '') ? Number(query.before) : undefined;
-  const found = await listConsoleApplications(services.pool, view.workspace.id, {
-    beforeNumber: before,
-    limit: PAGE_SIZE,
-  });
-  return page(
-    view.frame('Applications', 'Applications'),
-    html`${table({
-      caption: 'Applications, newest first',
-      headings: ['Case', 'Person', 'Stage', 'Progress', 'Status', 'Outcome'],
-      rows: found.rows.map(
-        (a) =>
-          html`<tr>
-            <td><a href="${base(view)}/${a.id}">${a.case_ref}</a></td>
-            <td>${a.full_name || '(erased)'}</td>
-            <td>${a.stage}</td>
-            <td>${a.progress}%</td>
-            <td>${words(a.status)}</td>
-            <td>${words(a.outcome)}</td>
-          </tr>`,
-      ),
-    })}
-    ${found.rows.length === 0 ? html`<p>No application yet: convert a lead to open one.</p>` : ''}
-    ${found.next !== null ? html`<p><a href="${base(view)}?before=${found.next}" rel="next">Older applications</a></p>` : ''}`,
+type Query = Record<string, string | undefined>;
+
+/** The countries of the workspace's cases (few: one query over its applications), by name. */
+async function countriesOfCases(services: AppServices, view: MemberView): Promise<[string, string][]> {
+  const result = await services.pool.query<{ code: string }>(
+    `SELECT DISTINCT l.body->>'country_interest' AS code
+       FROM applications a JOIN leads l ON l.id = a.lead_id AND l.tenant_id = a.tenant_id
+      WHERE a.tenant_id = $1 AND a.sandbox = false AND l.body->>'country_interest' IS NOT NULL`,
+    [view.workspace.id],
   );
+  return result.rows
+    .map((r): [string, string] => [r.code, countryName(r.code)])
+    .sort((a, b) => a[1].localeCompare(b[1]));
+}
+
+/** The filters: a search by case or name, then status, outcome, stage, module, owner and country (folded until set). */
+async function filterForm(services: AppServices, view: MemberView, query: Query, errors: Record<string, string>) {
+  const flow = view.workspace.settings.application_workflow;
+  const set = APPLICATION_FILTERS.filter((n) => n !== 'q' && query[n]).length;
+  const pick = (name: string, label: string, options: readonly (readonly [string, string])[], empty: string) =>
+    choice({ name, label, options, value: query[name], empty, error: errors[name] });
+  return filters({
+    action: base(view),
+    label: 'Find applications',
+    active: set,
+    main: field({
+      name: 'q',
+      label: 'Search',
+      type: 'search',
+      value: query.q ?? '',
+      hint: 'Part of a case number or a name, three characters or more.',
+      error: errors.q,
+    }),
+    more: html`${pick(
+      'status',
+      'Status',
+      APPLICATION_STATUSES.map((x) => [x, words(x)]),
+      'Any status',
+    )}
+    ${pick(
+      'outcome',
+      'Outcome',
+      OUTCOMES.map((x) => [x, words(x)]),
+      'Any outcome',
+    )}
+    ${pick(
+      'stage',
+      'Stage',
+      flow.stages.map((x) => [x.key, x.name]),
+      'Any stage',
+    )}
+    ${pick(
+      'module',
+      'Current module',
+      flow.modules.map((x) => [x.key, x.name]),
+      'Any module',
+    )}
+    ${pick('owner', 'Owner', [['none', 'No owner'], ...view.workspace.settings.users.map((u) => [u.id, u.name] as const)], 'Anyone')}
+    ${pick('country', 'Country', await countriesOfCases(services, view), 'Any country')}`,
+  });
+}
+
+async function listPage(services: AppServices, view: MemberView, query: Query) {
+  const list = await renderList(services, view, APPLICATIONS, query);
+  const body = html`${boardLinkOf(base(view), query, 'applications')}
+  ${await filterForm(services, view, query, list.errors)} ${list.body}`;
+  return { status: list.status, body: page(view.frame('Applications', 'Applications'), body) };
 }
 
 function stagesOf(app: AdminApplication): Html {
@@ -183,7 +228,8 @@ async function applicationPage(services: AppServices, view: MemberView, id: stri
       ${summaryOf(now, timeZoneOf(view.workspace))}
       <h2>Stages</h2>
       ${stagesOf(now)} ${errors.module ? notice(errors.module, 'alert') : ''} ${modulesTable(view, now, editable)}
-      ${statusForms} ${asOfSection(view, id, o.asOf, errors, asOf)}
+      ${statusForms} ${editable ? noteSection(view, id, errors, csrf) : ''}
+      ${asOfSection(view, id, o.asOf, errors, asOf)}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
         ${timeline(history.data, timeZoneOf(view.workspace), `${base(view)}/${id}`)}
@@ -259,6 +305,18 @@ function workSection(
   </section>`;
 }
 
+/** A note on the case: taken whatever its status, closed included (it changes nothing on the case). */
+function noteSection(view: MemberView, id: string, errors: Record<string, string>, csrf: ReturnType<typeof csrfField>) {
+  return html`<section aria-labelledby="notes">
+    <h2 id="notes">Add a note</h2>
+    <p class="hint">Notes go on the timeline below; they can be added to a closed case too.</p>
+    <form method="post" action="${base(view)}/${id}/notes">
+      ${csrf} ${textArea({ name: 'note', label: 'Note', error: errors.note })}
+      <button type="submit">Add the note</button>
+    </form>
+  </section>`;
+}
+
 function asOfSection(
   view: MemberView,
   id: string,
@@ -315,13 +373,17 @@ const ModuleParams = Type.Object({ slug: Slug, id: Uuid, module: Text(60), actio
 const changing = { console: { operation: 'applications.change' } } as const;
 
 export function registerApplicationPages(app: TypedApp, services: AppServices): void {
+  registerListExport(app, services, APPLICATIONS);
   app.get(
     '/w/:slug/applications',
     {
-      schema: { params: WorkspaceParams, querystring: Type.Object({ before: Type.Optional(Text(12)) }) },
+      schema: { params: WorkspaceParams, querystring: listQuerySchema(APPLICATIONS) },
       config: { console: { operation: 'applications.view' } },
     },
-    async (request, reply) => sendPage(reply, await listPage(services, viewOf(request), request.query)),
+    async (request, reply) => {
+      const answer = await listPage(services, viewOf(request), request.query as Query);
+      return sendPage(reply, answer.body, answer.status);
+    },
   );
 
   app.get(
@@ -381,6 +443,22 @@ export function registerApplicationPages(app: TypedApp, services: AppServices): 
       const status = request.body.status;
       const wanted = isStatus(status) ? { type: 'set_status' as const, status } : 'Choose a status.';
       return answer(reply, await operate(viewOf(request), request.params.id, 'status', 'status', wanted));
+    },
+  );
+
+  app.post(
+    '/w/:slug/applications/:id/notes',
+    { schema: { params: RecordParams, body: FormBody({ note: Type.Optional(Text(10_000)) }) }, config: changing },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const note = (request.body.note ?? '').trim();
+      const wanted =
+        note === ''
+          ? 'Write the note first.'
+          : note.length > 5000
+            ? 'Write at most 5,000 characters.'
+            : { type: 'add_note' as const, note, author: actorOf(view), at: services.now().toISOString() };
+      return answer(reply, await operate(view, request.params.id, 'note', 'noted', wanted));
     },
   );
 

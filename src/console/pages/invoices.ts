@@ -4,15 +4,18 @@ import type { AppServices } from '../../bootstrap.js';
 import { isCommandError } from '../../commands/errors.js';
 import { issueInvoice, handleInvoiceCommand } from '../../commands/invoices/invoice-commands.js';
 import { subjectOf } from '../../commands/subject.js';
-import { PAYMENT_METHODS, type InvoiceCommand } from '../../domain/invoices/types.js';
+import { INVOICE_STATUSES, PAYMENT_METHODS, type InvoiceCommand } from '../../domain/invoices/types.js';
 import type { InvoiceView } from '../../http/schemas/invoice.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
-import { findInvoice, listInvoices } from '../../projections/invoices.js';
+import { findInvoice } from '../../projections/invoices.js';
 import { newId } from '../../shared/ids.js';
 import { ConsoleRefusal, sendPage, type MemberView } from '../context.js';
 import { html, type Html, table } from '../html.js';
-import { choice, csrfField, field, notice, page } from '../layout.js';
+import { choice, csrfField, field, filters, notice, page } from '../layout.js';
+import { renderList } from '../list/component.js';
+import { INVOICES } from '../list/lists/invoices.js';
+import { listQuerySchema, registerListExport } from '../list/routes.js';
 import { formatMoney, parseMoney } from '../money.js';
 import { contextOf, refusalErrors } from '../forms.js';
 import { subjectName, subjectNames } from '../queries/subjects.js';
@@ -43,7 +46,23 @@ function subjectLink(view: MemberView, invoice: InvoiceView, names: Map<string, 
 
 type Subject = { lead_id?: string; application_id?: string };
 
-/** The form that issues an invoice for the lead or application in view (one item, a tax rate, a due date). */
+/** How many item lines the issue form offers (the CLI's `--item`, repeated); blank lines after the first are skipped. */
+const ITEM_LINES = 5;
+/** A line's field name: the first line's are the bare names, the others carry their number (`description_2`). */
+const lineField = (name: string, line: number) => (line === 1 ? name : `${name}_${line}`);
+
+function itemLine(line: number, errors: Errors, v: Form): Html {
+  const f = (name: string) => lineField(name, line);
+  const first = line === 1;
+  return html`<fieldset class="item-line">
+    <legend>Item ${line}${first ? '' : ' (optional)'}</legend>
+    ${field({ name: f('description'), label: `Item ${line}: description`, value: v[f('description')], required: first, error: errors[f('description')] })}
+    ${field({ name: f('quantity'), label: `Item ${line}: quantity`, type: 'number', value: v[f('quantity')] ?? (first ? '1' : ''), required: first, error: errors[f('quantity')] })}
+    ${field({ name: f('unit_amount'), label: `Item ${line}: price of one`, value: v[f('unit_amount')], required: first, hint: first ? 'In the currency’s major units, such as 15000 or 15000.50.' : undefined, error: errors[f('unit_amount')] })}
+  </fieldset>`;
+}
+
+/** The form that issues an invoice for the lead or application in view (up to five items, a tax rate, a due date). */
 function issueSection(view: MemberView, subject: Subject, errors: Errors, v: Form): Html {
   return html`<section aria-labelledby="issue">
     <h2 id="issue">Issue an invoice</h2>
@@ -52,9 +71,7 @@ function issueSection(view: MemberView, subject: Subject, errors: Errors, v: For
       ${csrfField(view.signedIn.csrf)}
       ${subject.lead_id ? html`<input type="hidden" name="lead_id" value="${subject.lead_id}" />` : html`<input type="hidden" name="application_id" value="${subject.application_id}" />`}
       ${field({ name: 'currency', label: 'Currency (ISO 4217)', value: v.currency ?? 'INR', required: true, error: errors.currency })}
-      ${field({ name: 'description', label: 'Item', value: v.description, required: true, error: errors.description })}
-      ${field({ name: 'quantity', label: 'Quantity', type: 'number', value: v.quantity ?? '1', required: true, error: errors.quantity })}
-      ${field({ name: 'unit_amount', label: 'Price of one', value: v.unit_amount, required: true, hint: 'In the currency’s major units, such as 15000 or 15000.50.', error: errors.unit_amount })}
+      ${Array.from({ length: ITEM_LINES }, (_, i) => itemLine(i + 1, errors, v))}
       ${field({ name: 'tax_percent', label: 'Tax rate (%)', value: v.tax_percent ?? '0', error: errors.tax_percent })}
       ${field({ name: 'due_date', label: 'Due date', type: 'date', value: v.due_date, required: true, error: errors.due_date })}
       <button type="submit">Issue the invoice</button>
@@ -62,27 +79,23 @@ function issueSection(view: MemberView, subject: Subject, errors: Errors, v: For
   </section>`;
 }
 
-function invoicesTable(
-  view: MemberView,
-  invoices: Awaited<ReturnType<typeof listInvoices>>,
-  names: Map<string, string>,
-  caption: string,
-): Html {
-  return table({
-    caption,
-    headings: ['Number', 'For', 'Total', 'Paid', 'Balance', 'Status', 'Due'],
-    rows: invoices.map(
-      (i) =>
-        html`<tr>
-          <td><a href="${base(view)}/${i.id}">${i.number}</a></td>
-          <td>${subjectLink(view, i, names)}</td>
-          <td>${formatMoney(i.total, i.currency)}</td>
-          <td>${formatMoney(i.amount_paid, i.currency)}</td>
-          <td>${formatMoney(i.balance, i.currency)}</td>
-          <td>${i.status.replace('_', ' ')}</td>
-          <td>${i.due_date}</td>
-        </tr>`,
-    ),
+/** The filters: a number search and the status (the record in view is kept). */
+function invoiceFilters(view: MemberView, query: Form, errors: Errors): Html {
+  const kept = (['lead', 'application'] as const).filter((n) => query[n]);
+  return filters({
+    action: base(view),
+    label: 'Find invoices',
+    active: query.status ? 1 : 0,
+    main: html`${kept.map((n) => html`<input type="hidden" name="${n}" value="${query[n]}" />`)}
+    ${field({ name: 'q', label: 'Search', type: 'search', value: query.q ?? '', hint: 'Part of an invoice number.', error: errors.q })}`,
+    more: choice({
+      name: 'status',
+      label: 'Status',
+      options: INVOICE_STATUSES.map((x) => [x, x.replace('_', ' ')]),
+      value: query.status,
+      empty: 'Any status',
+      error: errors.status,
+    }),
   });
 }
 
@@ -90,23 +103,25 @@ async function listPage(
   services: AppServices,
   view: MemberView,
   query: Form,
-  o: { errors?: Errors; values?: Form } = {},
+  o: { errors?: Errors; values?: Form; status?: number } = {},
 ) {
   const subject: Subject = {
     lead_id: UUID.test(query.lead ?? '') ? query.lead : undefined,
     application_id: UUID.test(query.application ?? '') ? query.application : undefined,
   };
-  const invoices = await listInvoices(services.pool, view.workspace.id, false, subject);
-  const names = await subjectNames(services.pool, view.workspace.id, [...invoices, subject]);
+  const list = await renderList(services, view, INVOICES, query);
   const bySubject = Boolean(subject.lead_id || subject.application_id);
-  const caption = bySubject ? `Invoices of ${subjectName(names, subject)}` : 'Invoices, newest first';
+  const names = bySubject ? await subjectNames(services.pool, view.workspace.id, [subject]) : new Map<string, string>();
   const issue =
     bySubject && can(view.role, 'invoices.issue') ? issueSection(view, subject, o.errors ?? {}, o.values ?? {}) : '';
-  return page(
-    view.frame('Invoices', 'Invoices'),
-    html`${invoicesTable(view, invoices, names, caption)} ${invoices.length === 0 ? html`<p>No invoice here.</p>` : ''}
-    ${issue}`,
-  );
+  return {
+    status: o.status ?? list.status,
+    body: page(
+      view.frame('Invoices', 'Invoices'),
+      html`${bySubject ? html`<p>Invoices of ${subjectName(names, subject)}.</p>` : ''}
+      ${invoiceFilters(view, query, list.errors)} ${list.body} ${issue}`,
+    ),
+  };
 }
 
 type InvoiceRecord = NonNullable<Awaited<ReturnType<typeof findInvoice>>>;
@@ -247,22 +262,45 @@ function refundForm(view: MemberView, invoice: InvoiceRecord, p: Payment, errors
 const ISSUE_FIELDS: Record<string, string> = {
   currency: 'currency',
   line_items: 'description',
-  'line_items/0/description': 'description',
-  'line_items/0/quantity': 'quantity',
-  'line_items/0/unit_amount': 'unit_amount',
+  ...Object.fromEntries(
+    Array.from({ length: ITEM_LINES }, (_, i) =>
+      ['description', 'quantity', 'unit_amount'].map((name) => [`line_items/${i}/${name}`, lineField(name, i + 1)]),
+    ).flat(),
+  ),
   tax_rate_basis_points: 'tax_percent',
   due_date: 'due_date',
 };
 
+type LineItem = { description: string; quantity: number; unit_amount: number };
+
+/**
+ * The item lines typed, in order: the first always, a later one when any of its fields is filled (a blank quantity
+ * there is 1). Each error is keyed by its line's field.
+ */
+function itemLines(form: Form, currency: string, errors: Errors): { items: LineItem[]; sent: number[] } {
+  const items: LineItem[] = [];
+  const sent: number[] = [];
+  for (let line = 1; line <= ITEM_LINES; line += 1) {
+    const f = (name: string) => lineField(name, line);
+    const typed = ['description', 'quantity', 'unit_amount'].some((n) => (form[f(n)] ?? '').trim() !== '');
+    if (line > 1 && !typed) continue;
+    const unit = parseMoney(form[f('unit_amount')] ?? '', currency, 0);
+    if (typeof unit === 'string') errors[unit === 'Choose a currency.' ? 'currency' : f('unit_amount')] = unit;
+    const quantityText = (form[f('quantity')] ?? '').trim();
+    const quantity = Number(line > 1 && quantityText === '' ? '1' : quantityText);
+    if (!Number.isInteger(quantity) || quantity < 1) errors[f('quantity')] = 'Enter a whole number, 1 or more.';
+    const description = (form[f('description')] ?? '').trim();
+    if (!description) errors[f('description')] = line === 1 ? 'Say what the invoice is for.' : 'Say what this item is.';
+    items.push({ description, quantity, unit_amount: typeof unit === 'number' ? unit : 0 });
+    sent.push(line);
+  }
+  return { items, sent };
+}
+
 function issueInput(form: Form): { errors: Errors; input?: Parameters<typeof issueInvoice>[2] } {
   const errors: Errors = {};
   const currency = (form.currency ?? '').trim().toUpperCase();
-  const unit = parseMoney(form.unit_amount ?? '', currency, 0);
-  if (typeof unit === 'string') errors[unit === 'Choose a currency.' ? 'currency' : 'unit_amount'] = unit;
-  const quantity = Number(form.quantity);
-  if (!Number.isInteger(quantity) || quantity < 1) errors.quantity = 'Enter a whole number, 1 or more.';
-  const description = (form.description ?? '').trim();
-  if (!description) errors.description = 'Say what the invoice is for.';
+  const { items } = itemLines(form, currency, errors);
   const tax = /^\d{1,3}(\.\d{1,2})?$/.exec((form.tax_percent ?? '0').trim());
   if (!tax) errors.tax_percent = 'Enter a percentage such as 18 or 12.5.';
   if (!/^\d{4}-\d{2}-\d{2}$/.test(form.due_date ?? '')) errors.due_date = 'Enter a date.';
@@ -273,25 +311,29 @@ function issueInput(form: Form): { errors: Errors; input?: Parameters<typeof iss
     input: {
       subject: subjectOf({ lead_id: form.lead_id || undefined, application_id: form.application_id || undefined }),
       currency,
-      line_items: [{ description, quantity, unit_amount: unit as number }],
+      line_items: items,
       tax_rate_basis_points: Number(whole) * 100 + Number(part.padEnd(2, '0')),
       due_date: form.due_date!,
     },
   };
 }
 
-const InvoiceQuery = Type.Object({
-  lead: Type.Optional(Text(100)),
-  application: Type.Optional(Text(100)),
-  done: Done,
-});
+/** The item lines' fields, each optional text (the first line's requiredness is checked with words, above). */
+function itemFieldSchemas() {
+  const sizes = { description: 500, quantity: 20, unit_amount: 40 } as const;
+  const fields: Record<string, ReturnType<typeof optionalText>> = {};
+  for (let line = 1; line <= ITEM_LINES; line += 1)
+    for (const [name, max] of Object.entries(sizes)) fields[lineField(name, line)] = optionalText(max);
+  return fields;
+}
+const optionalText = (max: number) => Type.Optional(Text(max));
+
+const InvoiceQuery = listQuerySchema(INVOICES, { done: Done });
 const IssueForm = FormBody({
   lead_id: Type.Optional(Uuid),
   application_id: Type.Optional(Uuid),
   currency: Type.Optional(Text(10)),
-  description: Type.Optional(Text(500)),
-  quantity: Type.Optional(Text(20)),
-  unit_amount: Type.Optional(Text(40)),
+  ...itemFieldSchemas(),
   tax_percent: Type.Optional(Text(20)),
   due_date: Type.Optional(Text(20)),
 });
@@ -349,13 +391,17 @@ function refundPaidConfirmation(view: MemberView, invoice: InvoiceRecord, refund
 }
 
 export function registerInvoicePages(app: TypedApp, services: AppServices): void {
+  registerListExport(app, services, INVOICES);
   app.get(
     '/w/:slug/invoices',
     {
       schema: { params: WorkspaceParams, querystring: InvoiceQuery },
       config: { console: { operation: 'invoices.view' } },
     },
-    async (request, reply) => sendPage(reply, await listPage(services, viewOf(request), request.query)),
+    async (request, reply) => {
+      const answer = await listPage(services, viewOf(request), request.query as Form);
+      return sendPage(reply, answer.body, answer.status);
+    },
   );
 
   app.get(
@@ -379,9 +425,12 @@ export function registerInvoicePages(app: TypedApp, services: AppServices): void
     async (request, reply) => {
       const view = viewOf(request);
       const form = request.body;
-      const query = { lead: form.lead_id, application: form.application_id };
+      const query = {
+        lead: form.lead_id as string | undefined,
+        application: form.application_id as string | undefined,
+      };
       const refuse = async (status: number, errors: Errors) =>
-        sendPage(reply, await listPage(services, view, query, { errors, values: form }), status);
+        sendPage(reply, (await listPage(services, view, query, { errors, values: form })).body, status);
       const { errors, input } = issueInput(form);
       if (!input) return refuse(400, errors);
       try {

@@ -65,7 +65,7 @@ export function rowVerdict(workspace: Workspace, now: Date) {
   return (body: Record<string, unknown>): RowVerdict => {
     const schemaProblems = leadCreateProblems(body);
     try {
-      const { submission } = acceptedSubmission({ body, schemaProblems, workspace, key: { kind: 'secret' } }, now);
+      const { submission } = acceptedSubmission({ body, schemaProblems, workspace, keyKind: 'secret' }, now);
       return { problems: {}, phone: submission.phone, email: submission.email };
     } catch (error) {
       if (!(error instanceof Refusal)) throw error;

@@ -4,6 +4,7 @@ import type { AppServices } from '../../bootstrap.js';
 import { convertLeadToApplication } from '../../commands/applications/convert-lead.js';
 import { isCommandError } from '../../commands/errors.js';
 import { readHistoryPage } from '../../commands/history/history.js';
+import { addLeadNote } from '../../commands/leads/add-lead-note.js';
 import { eraseLead } from '../../commands/leads/erase-lead.js';
 import { updateLead } from '../../commands/leads/update-lead.js';
 import type { LeadPatch } from '../../domain/leads/decide.js';
@@ -11,74 +12,39 @@ import type { Lead } from '../../domain/leads/lead.js';
 import type { WorkspaceUser } from '../../workspaces/workspace.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
-import { decodeCursor, encodeCursor, type ListPosition } from '../../intake/cursor.js';
 import { findLead } from '../../projections/leads-queries.js';
 import { Type } from 'typebox';
 import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
-import { html, type Html, table } from '../html.js';
-import { choice, csrfField, field, filters, notice, page, resultCount } from '../layout.js';
-import { acceptedMembers, applicationsOfLead, isErased, listConsoleLeads, type LeadFilter } from '../queries/leads.js';
+import { html, type Html } from '../html.js';
+import { choice, csrfField, field, filters, notice, page } from '../layout.js';
+import { acceptedMembers, applicationsOfLead, isErased } from '../queries/leads.js';
+import { renderList } from '../list/component.js';
+import { LEAD_FILTERS, LEADS } from '../list/lists/leads.js';
+import { listQuerySchema, registerListExport } from '../list/routes.js';
 import { contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
+import { boardLinkOf } from '../board/filter.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
-import { dayBound, inputValue, momentOf, timeZoneOf, when } from '../time.js';
+import { inputValue, momentOf, timeZoneOf, when } from '../time.js';
 import { timeline } from '../timeline.js';
+import { branchName, countryName, phoneText, stageText, visaTypeName } from '../labels.js';
 
-const PAGE_SIZE = 50;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const leadsBase = (view: MemberView) => `/console/w/${view.workspace.slug}/leads`;
 
 type Query = Record<string, string | undefined>;
-
-function filterOf(query: Query, zone: string): { filter: LeadFilter; errors: Record<string, string> } {
-  const errors: Record<string, string> = {};
-  const filter: LeadFilter = {};
-  const q = (query.q ?? '').trim();
-  if (q && q.length < 3) errors.q = 'Enter at least three characters of a name, phone or email.';
-  else if (q.length > 100) errors.q = 'Enter at most 100 characters.';
-  else if (q) filter.q = q;
-  if (query.stage) filter.stage = query.stage;
-  if (query.owner === 'none' || UUID.test(query.owner ?? '')) filter.ownerId = query.owner;
-  if (UUID.test(query.branch ?? '')) filter.branchId = query.branch;
-  if (query.visa_type) filter.visaType = query.visa_type;
-  if (query.source) filter.source = query.source;
-  for (const [name, key, end] of [
-    ['created_from', 'createdFrom', false],
-    ['created_to', 'createdTo', true],
-    ['updated_from', 'updatedFrom', false],
-    ['updated_to', 'updatedTo', true],
-  ] as const) {
-    const d = dayBound(query[name], zone, end);
-    if (d === 'invalid') errors[name] = 'Enter a date as year-month-day.';
-    else if (d) filter[key] = d;
-  }
-  return { filter, errors };
-}
-
-const FILTER_NAMES = [
-  'q',
-  'stage',
-  'owner',
-  'branch',
-  'visa_type',
-  'source',
-  'created_from',
-  'created_to',
-  'updated_from',
-  'updated_to',
-];
 
 /** The search form in one row: the text search, then the settings' choices and two date ranges (folded until used). */
 function filterForm(view: MemberView, query: Query, errors: Record<string, string>): Html {
   const s = view.workspace.settings;
   const dateField = (name: string, label: string) =>
     field({ name, label, type: 'date', value: query[name] ?? '', error: errors[name] });
-  const more = FILTER_NAMES.filter((n) => n !== 'q' && query[n]).length;
+  const more = LEAD_FILTERS.filter((n) => n !== 'q' && query[n]).length;
   return filters({
     action: leadsBase(view),
     label: 'Find leads',
-    active: more + Object.keys(errors).filter((n) => n !== 'q' && n !== 'cursor').length,
+    active:
+      more + Object.keys(errors).filter((n) => (LEAD_FILTERS as readonly string[]).includes(n) && n !== 'q').length,
     main: field({
       name: 'q',
       label: 'Search',
@@ -96,7 +62,7 @@ function filterForm(view: MemberView, query: Query, errors: Record<string, strin
         empty: 'Anyone',
       })}
       ${choice({ name: 'branch', label: 'Branch', options: s.branches.map((b) => [b.id, b.name]), value: query.branch, empty: 'Any branch' })}
-      ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, v]), value: query.visa_type, empty: 'Any visa type' })}
+      ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, visaTypeName(v)]), value: query.visa_type, empty: 'Any visa type' })}
       ${choice({ name: 'source', label: 'Source', options: s.sources.map((x) => [x.key, x.name]), value: query.source, empty: 'Any source' })}
       <fieldset>
         <legend>Created between</legend>
@@ -109,55 +75,21 @@ function filterForm(view: MemberView, query: Query, errors: Record<string, strin
   });
 }
 
-function leadsTable(view: MemberView, leads: Lead[], failed: boolean): Html {
-  return table({
-    caption: `Leads, most recently changed first${failed ? ' (correct the filters above)' : ''}`,
-    headings: ['Name', 'Phone', 'Email', 'Stage', 'Owner', 'Branch', 'Changed'],
-    rows: leads.map(
-      (l) =>
-        html`<tr>
-          <td><a href="${leadsBase(view)}/${l.id}">${l.full_name || '(erased)'}</a></td>
-          <td>${l.phone ?? '—'}</td>
-          <td>${l.email ?? '—'}</td>
-          <td>${l.stage.name}${l.converted ? ' (converted)' : ''}</td>
-          <td>${l.owner?.name ?? '—'}</td>
-          <td>${l.branch.code}</td>
-          <td>${when(l.updated_at, timeZoneOf(view.workspace))}</td>
-        </tr>`,
-    ),
-  });
-}
-
-/** The link to the next page: the same filters and the cursor after the last lead shown. */
-function nextPageLink(services: AppServices, view: MemberView, query: Query, next: ListPosition | null): Html | '' {
-  if (!next) return '';
-  const kept = FILTER_NAMES.filter((n) => query[n]).map((n) => [n, query[n]!] as [string, string]);
-  const cursor = encodeCursor(services.secretBox, view.workspace.id, false, next);
-  const href = `${leadsBase(view)}?${new URLSearchParams([...kept, ['cursor', cursor]]).toString()}`;
-  return html`<p><a href="${href}" rel="next">Next ${PAGE_SIZE} leads</a></p>`;
-}
-
 async function listPage(
   services: AppServices,
   view: MemberView,
   query: Query,
 ): Promise<{ status: number; body: string }> {
-  const { filter, errors } = filterOf(query, timeZoneOf(view.workspace));
-  const after = query.cursor ? decodeCursor(services.secretBox, view.workspace.id, false, query.cursor) : undefined;
-  if (query.cursor && !after) errors.cursor = 'This page link is not valid any more; start from the first page.';
-  const failed = Object.keys(errors).length > 0;
-  const found = failed
-    ? { leads: [], next: null }
-    : await listConsoleLeads(services.pool, view.workspace.id, filter, { after, limit: PAGE_SIZE });
+  const list = await renderList(services, view, LEADS, query);
+  const entry = can(view.role, 'leads.create')
+    ? html`<p><a href="${leadsBase(view)}/new">New lead (a walk-in or a phone call)</a></p>`
+    : '';
   const importLink = can(view.role, 'leads.import')
     ? html`<p><a href="${leadsBase(view)}/import">Import leads from a CSV file</a></p>`
     : '';
-  const body = html`${importLink} ${filterForm(view, query, errors)}
-  ${errors.cursor ? notice(errors.cursor, 'alert') : ''}
-  ${failed ? '' : resultCount(found.leads.length, { one: 'lead', many: 'leads' }, found.next !== null)}
-  ${leadsTable(view, found.leads, failed)} ${found.leads.length === 0 && !failed ? html`<p>No lead matches.</p>` : ''}
-  ${nextPageLink(services, view, query, found.next)}`;
-  return { status: failed ? 400 : 200, body: page(view.frame('Leads', 'Leads'), body) };
+  const body = html`${entry} ${boardLinkOf(leadsBase(view), query, 'leads')} ${importLink}
+  ${filterForm(view, query, list.errors)} ${list.body}`;
+  return { status: list.status, body: page(view.frame('Leads', 'Leads'), body) };
 }
 
 /** Whether a member's role lets them own leads (they change their leads: a viewer does not). */
@@ -184,6 +116,7 @@ const MESSAGES: Record<string, string> = {
   noted: 'The note was added to the timeline.',
   unchanged: 'Nothing was different, so nothing was changed.',
   erased: 'The person was erased: their personal data can no longer be read anywhere.',
+  entered: 'The lead was entered: it is assigned as the workspace’s rules say, with the console as its source.',
 };
 
 interface LeadPageState {
@@ -219,23 +152,22 @@ function customFacts(view: MemberView, lead: Lead): Html | '' {
   </section>`;
 }
 
-function leadFacts(lead: Lead, zone: string): Html {
+function leadFacts(view: MemberView, lead: Lead, zone: string): Html {
   const rows: [string, unknown][] = [
     ['Name', lead.full_name || '(erased)'],
-    ['Phone', lead.phone],
+    ['Phone', lead.phone ? phoneText(lead.phone) : null],
     ['Email', lead.email],
     ['City', lead.city],
-    ['Visa type', lead.visa_type],
-    ['Country of interest', lead.country_interest],
+    ['Visa type', lead.visa_type ? visaTypeName(lead.visa_type) : null],
+    ['Country of interest', lead.country_interest ? countryName(lead.country_interest) : null],
     ['Source', lead.source.name],
-    ['Branch', lead.branch.code],
+    ['Branch', branchName(view.workspace.settings, lead.branch)],
     ['Owner', lead.owner ? `${lead.owner.name} (${lead.owner.email})` : null],
-    ['Stage', lead.stage.name],
+    ['Stage', stageText(lead)],
     ['Lost reason', lead.lost_reason?.name],
     ['Temperature', lead.temperature],
     ['Score', lead.score],
     ['Next follow-up', lead.next_follow_up_at ? when(lead.next_follow_up_at, zone) : null],
-    ['Converted', lead.converted ? 'yes' : 'no'],
     ['Created', when(lead.created_at, zone)],
     ['Last changed', when(lead.updated_at, zone)],
   ];
@@ -250,7 +182,7 @@ function leadFacts(lead: Lead, zone: string): Html {
 
 /** The form that changes the lead (stage, lost reason, owner, follow-up, a note), for members who may change it. */
 function changeSection(view: MemberView, lead: Lead, owners: WorkspaceUser[], o: LeadPageState): Html | '' {
-  if (lead.converted) return html`<p>This lead was converted to an application, so it can no longer be changed.</p>`;
+  if (lead.converted) return lockedSection(view, lead, o);
   if (!can(view.role, 'leads.change')) return '';
   const s = view.workspace.settings;
   const errors = o.errors ?? {};
@@ -286,6 +218,26 @@ function changeSection(view: MemberView, lead: Lead, owners: WorkspaceUser[], o:
       ${textArea({ name: 'note', label: 'Add a note', value: v.note, error: errors.note })}
       <button type="submit">Save the changes</button>
     </form>
+  </section>`;
+}
+
+/** A converted lead: what is locked (its fields) and what is not (notes), with the note form for who may add one. */
+function lockedSection(view: MemberView, lead: Lead, o: LeadPageState): Html {
+  const errors = o.errors ?? {};
+  const noteForm = can(view.role, 'leads.change')
+    ? html`<form method="post" action="${leadsBase(view)}/${lead.id}/notes">
+        ${csrfField(view.signedIn.csrf)}
+        ${textArea({ name: 'note', label: 'Add a note', value: o.values?.note, error: errors.note })}
+        <button type="submit">Add the note</button>
+      </form>`
+    : '';
+  return html`<section aria-labelledby="locked">
+    <h2 id="locked">Converted: what is locked</h2>
+    <p>
+      This lead was converted to an application, so its stage, owner, follow-up and details are locked: that work goes
+      on in the application. Notes are not locked: they can still be added here and on the application.
+    </p>
+    ${noteForm}
   </section>`;
 }
 
@@ -384,7 +336,7 @@ async function leadPage(
   return page(
     view.frame(lead.full_name || 'Erased person', 'Leads'),
     html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
-      ${recordLinks(view, leadId, applications)} ${leadFacts(lead, timeZoneOf(view.workspace))}
+      ${recordLinks(view, leadId, applications)} ${leadFacts(view, lead, timeZoneOf(view.workspace))}
       ${customFacts(view, lead)} ${changeSection(view, lead, owners, o)} ${convertSection(view, lead, errors)}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
@@ -476,19 +428,7 @@ function redirectTo(reply: FastifyReply, path: string, done: string): FastifyRep
   return reply.redirect(`${path}?done=${done}`, 303);
 }
 
-const LeadQuery = Type.Object({
-  q: Type.Optional(Text(200)),
-  stage: Type.Optional(Text(100)),
-  owner: Type.Optional(Text(100)),
-  branch: Type.Optional(Text(100)),
-  visa_type: Type.Optional(Text(100)),
-  source: Type.Optional(Text(100)),
-  created_from: Type.Optional(Text(20)),
-  created_to: Type.Optional(Text(20)),
-  updated_from: Type.Optional(Text(20)),
-  updated_to: Type.Optional(Text(20)),
-  cursor: Type.Optional(Text(1000)),
-});
+const LeadQuery = listQuerySchema(LEADS);
 const ChangeForm = FormBody({
   stage: Type.Optional(Text(100)),
   lost_reason: Type.Optional(Text(100)),
@@ -499,6 +439,7 @@ const ChangeForm = FormBody({
 const EraseForm = FormBody({ confirm: Type.Optional(Text(10)), password: Type.Optional(Text(1024)) });
 
 export function registerLeadPages(app: TypedApp, services: AppServices): void {
+  registerListExport(app, services, LEADS);
   app.get(
     '/w/:slug/leads',
     { schema: { params: WorkspaceParams, querystring: LeadQuery }, config: { console: { operation: 'leads.view' } } },
@@ -582,6 +523,31 @@ export function registerLeadPages(app: TypedApp, services: AppServices): void {
         const refused = refusalErrors(error, {}, 'convert');
         return sendPage(reply, await leadPage(services, view, leadId, { errors: refused.errors }), refused.status);
       }
+    },
+  );
+
+  app.post(
+    '/w/:slug/leads/:id/notes',
+    {
+      schema: { params: RecordParams, body: FormBody({ note: Type.Optional(Text(10_000)) }) },
+      config: { console: { operation: 'leads.change' } },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const leadId = request.params.id;
+      const note = (request.body.note ?? '').trim();
+      const refuse = async (status: number, errors: Record<string, string>) =>
+        sendPage(reply, await leadPage(services, view, leadId, { errors, values: { note } }), status);
+      if (!note) return refuse(400, { note: 'Write the note first.' });
+      if (note.length > 5000) return refuse(400, { note: 'Write at most 5,000 characters.' });
+      try {
+        await addLeadNote(services, { tenantId: view.workspace.id, leadId, note, context: contextOf(view) });
+      } catch (error) {
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, { note: 'note' }, 'form', FIELD_LABELS);
+        return refuse(refused.status, refused.errors);
+      }
+      return redirectTo(reply, `${leadsBase(view)}/${leadId}`, 'noted');
     },
   );
 

@@ -18,7 +18,8 @@ import { PASSKEY_REQUIREMENTS, type PasskeyRequirement, type WorkspaceUser } fro
 import { allow, ConsoleRefusal, confirmRecentSignIn, needsPassword, sendPage, type MemberView } from '../context.js';
 import { html, table, type Html } from '../html.js';
 import { viewOf } from '../routes.js';
-import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
+import { AUTO_ASSIGNMENT_RULE, passedOverForLeads } from '../assignment-words.js';
+import { choice, csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 import { confirmPage } from './confirm.js';
 
 // Field schemas declared here until src/console/schemas.ts (the frame helper's) is on this branch.
@@ -43,6 +44,7 @@ const InviteBody = Type.Object({
   name: NoNul(200),
   email: NoNul(254),
   role: RoleField,
+  branch: Type.Optional(NoNul(100)),
 });
 const RoleBody = Type.Object({ ...Csrf, ...Password, role: RoleField });
 const ConfirmBody = Type.Object({ ...Csrf, ...Password });
@@ -94,6 +96,8 @@ function doneSentence(done: Done | undefined, user: WorkspaceUser | undefined): 
 
 interface PageOptions {
   errors?: Record<string, string>;
+  /** What the invite form was sent with, shown again beside its errors. */
+  invite?: { name?: string; email?: string; role?: string; branch?: string };
   message?: string;
   sent?: InvitationSent;
 }
@@ -110,13 +114,14 @@ async function membersPage(services: AppServices, view: MemberView, o: PageOptio
   return page(
     view.frame('Members', 'Members'),
     html`${notice(o.message)}${o.sent ? sentNotice(o.sent) : ''} ${errors.member ? notice(errors.member, 'alert') : ''}
-    ${table({
-      caption: `Members of ${view.workspace.name}`,
-      headings,
-      rows: users.map((u) => memberRow(services, view, u, people, base, anyChange)),
-    })}
-    ${can(view.role, 'members.invite') ? inviteForm(services, view, base, errors) : ''}
-    ${can(view.role, 'members.require_passkeys') ? requirementForm(services, view, base, errors) : ''}`,
+      ${table({
+        caption: `Members of ${view.workspace.name}`,
+        headings,
+        rows: users.map((u) => memberRow(services, view, u, people, base, anyChange)),
+      })}
+      <p class="hint">${AUTO_ASSIGNMENT_RULE}</p>
+      ${can(view.role, 'members.invite') ? inviteForm(services, view, base, errors, o.invite ?? {}) : ''}
+      ${can(view.role, 'members.require_passkeys') ? requirementForm(services, view, base, errors) : ''}`,
   );
 }
 
@@ -154,13 +159,28 @@ function passwordFor(services: AppServices, view: MemberView, operation: Operati
   return needsPassword(services, view.signedIn, operation) ? signInAgain(view.signedIn.csrf, error) : '';
 }
 
-function inviteForm(services: AppServices, view: MemberView, base: string, errors: Record<string, string>): Html {
+function inviteForm(
+  services: AppServices,
+  view: MemberView,
+  base: string,
+  errors: Record<string, string>,
+  v: NonNullable<PageOptions['invite']>,
+): Html {
+  const branches = view.workspace.settings.branches;
   return html`<section aria-labelledby="invite">
     <h2 id="invite">Invite a member</h2>
     <form method="post" action="${base}/invite">
-      ${csrfField(view.signedIn.csrf)} ${field({ name: 'name', label: 'Name', required: true, error: errors.name })}
-      ${field({ name: 'email', label: 'Email', type: 'email', required: true, error: errors.email })}
-      ${select({ name: 'role', label: 'Role', options: grantableRoles(view), value: 'counsellor', error: errors.role })}
+      ${csrfField(view.signedIn.csrf)}
+      ${field({ name: 'name', label: 'Name', required: true, value: v.name, error: errors.name })}
+      ${field({ name: 'email', label: 'Email', type: 'email', required: true, value: v.email, error: errors.email })}
+      ${select({ name: 'role', label: 'Role', options: grantableRoles(view), value: v.role ?? 'counsellor', error: errors.role })}
+      ${choice({
+        name: 'branch',
+        label: 'Branch',
+        options: branches.map((b) => [b.id, `${b.name} (${b.code})`] as const),
+        value: v.branch ?? branches[0]?.id,
+        error: errors.branch,
+      })}
       ${passwordFor(services, view, 'members.invite', errors.password)}
       <button type="submit">Send the invitation</button>
     </form>
@@ -228,11 +248,12 @@ function memberRow(
   const state = memberState(u, people.credentialed);
   // A member named by the workspace's file who never signed in: "invited" would say an invitation is out.
   const words = state === 'invited' && !u.pending ? 'not signed in yet' : state;
+  const noLeads = passedOverForLeads(u, view.workspace.settings.users, people.credentialed);
   return html`<tr>
     <td>${u.name}</td>
     <td>${u.email}</td>
     <td>${u.role}</td>
-    <td>${words}</td>
+    <td>${words}${noLeads ? html`<br /><span class="hint">gets no new leads until they can sign in</span>` : ''}</td>
     ${withChangeColumn ? html`<td>${actions}</td>` : ''}
   </tr>`;
 }
@@ -365,9 +386,16 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
     async (request, reply) => {
       const view = viewOf(request);
       const body = request.body;
-      const again = (errors: Record<string, string>) => membersPage(services, view, { errors });
+      const again = (errors: Record<string, string>) =>
+        membersPage(services, view, {
+          errors,
+          invite: { name: body.name, email: body.email, role: body.role, branch: body.branch },
+        });
       const email = body.email.trim().toLowerCase();
       const name = body.name.trim();
+      const branch = body.branch ?? view.workspace.settings.branches[0]?.id;
+      if (!view.workspace.settings.branches.some((b) => b.id === branch))
+        return sendPage(reply, await again({ branch: 'Choose a branch from the list.' }), 400);
       if (body.role === 'owner') allow(view, 'members.manage_owners');
       if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
         return sendPage(reply, await again({ email: 'Enter an email address.' }), 400);
@@ -375,7 +403,7 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
       let invited: Awaited<ReturnType<typeof inviteMember>>;
       try {
         await confirmRecentSignIn(services, view.signedIn, body);
-        invited = await inviteMember(services, view.workspace, { email, name, role: body.role });
+        invited = await inviteMember(services, view.workspace, { email, name, role: body.role, branch_id: branch });
       } catch (error) {
         if (error instanceof ConsoleRefusal && error.field)
           return sendPage(reply, await again({ [error.field]: error.message }), error.status);

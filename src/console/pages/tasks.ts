@@ -9,9 +9,13 @@ import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { findTask } from '../../projections/tasks.js';
 import { ConsoleRefusal, sendPage, type MemberView } from '../context.js';
-import { html, type Html, table } from '../html.js';
-import { choice, csrfField, field, notice, page } from '../layout.js';
-import { listConsoleTasks, type TaskFilter } from '../queries/tasks.js';
+import { html, type Html } from '../html.js';
+import { choice, csrfField, field, filters, notice, page } from '../layout.js';
+import { subjectNamed } from '../queries/tasks.js';
+import { renderList } from '../list/component.js';
+import { TASK_FILTERS, TASKS, type TaskRow } from '../list/lists/tasks.js';
+import type { ListSpec } from '../list/spec.js';
+import { listQuerySchema, registerListExport } from '../list/routes.js';
 import { contextOf, refusalErrors } from '../forms.js';
 import { subjectName, subjectNames } from '../queries/subjects.js';
 import { viewOf } from '../routes.js';
@@ -69,112 +73,103 @@ function taskForm(
   </form>`;
 }
 
-async function tasksPage(
-  services: AppServices,
-  view: MemberView,
-  query: Query,
-  o: { errors?: Record<string, string>; values?: Query; message?: string } = {},
-): Promise<string> {
-  const { which, filter, bySubject } = taskFilterOf(services, view, query);
-  const tasks = await listConsoleTasks(services.pool, view.workspace.id, filter);
-  const names = await subjectNames(services.pool, view.workspace.id, tasks);
-  const csrf = csrfField(view.signedIn.csrf);
-  const editable = can(view.role, 'tasks.change');
+/** The Complete or Reopen button of a task's row (a column of the list for members who may change tasks). */
+function flipButton(view: MemberView, task: Task): Html {
+  const action = task.status === 'open' ? 'complete' : 'reopen';
+  return html`<form method="post" action="${base(view)}/${task.id}/${action}" class="inline">
+    ${csrfField(view.signedIn.csrf)}
+    <button type="submit">
+      ${task.status === 'open' ? 'Complete' : 'Reopen'}<span class="visually-hidden"> ${task.title}</span>
+    </button>
+  </form>`;
+}
+
+/** The task list with its Do column (Complete or Reopen) for members who may change tasks. */
+const TASK_LIST: ListSpec<TaskRow> = {
+  ...TASKS,
+  columns: [
+    ...TASKS.columns,
+    {
+      key: 'do',
+      label: 'Do',
+      operation: 'tasks.change',
+      exported: false,
+      cell: (row, ctx) => flipButton(ctx.view, row.body),
+      text: () => '',
+    },
+  ],
+};
+
+/** The list's filters: whose (tabs), open or done. */
+function taskFilters(view: MemberView, query: Query, errors: Record<string, string>): Html {
+  const which = query.show ?? 'mine';
+  const bySubject = Boolean(query.lead || query.application);
   const tab = (show: string, label: string) =>
     html`<li>
       <a href="${base(view)}?show=${show}" ${!bySubject && which === show ? html`aria-current="page"` : ''}>${label}</a>
     </li>`;
-  const subjectTitle = subjectName(names, { lead_id: filter.leadId, application_id: filter.applicationId });
-  const heading = bySubject
-    ? `Tasks of ${tasks.length > 0 ? subjectTitle : `this ${filter.leadId ? 'lead' : 'application'}`}`
-    : which === 'mine'
-      ? 'My tasks'
-      : which === 'overdue'
-        ? 'Overdue tasks'
-        : 'Every task';
+  const kept = (['show', 'lead', 'application'] as const).filter((n) => query[n]);
+  return html`<nav aria-label="Which tasks">
+      <ul>
+        ${tab('mine', 'Mine')} ${tab('overdue', 'Overdue')} ${tab('all', 'All')}
+      </ul>
+    </nav>
+    ${filters({
+      action: base(view),
+      label: 'Find tasks',
+      active: query.status ? 1 : 0,
+      main: html`${kept.map((n) => html`<input type="hidden" name="${n}" value="${query[n]}" />`)}`,
+      more: choice({
+        name: 'status',
+        label: 'Status',
+        options: [
+          ['open', 'Open'],
+          ['done', 'Completed'],
+        ],
+        value: query.status,
+        empty: 'Open or done',
+        error: errors.status,
+      }),
+    })}`;
+}
+
+async function tasksPage(
+  services: AppServices,
+  view: MemberView,
+  query: Query,
+  o: { errors?: Record<string, string>; values?: Query; message?: string; status?: number } = {},
+): Promise<{ status: number; body: string }> {
+  const list = await renderList(services, view, TASK_LIST, query);
   const errors = o.errors ?? {};
-  const create = createSection(view, filter, bySubject, editable, errors, o.values);
-  return page(
+  const create = can(view.role, 'tasks.change') ? createSection(view, query, errors, o.values) : '';
+  const body = page(
     view.frame('Tasks', 'Tasks'),
-    html`<nav aria-label="Which tasks">
-        <ul>
-          ${tab('mine', 'Mine')} ${tab('overdue', 'Overdue')} ${tab('all', 'All')}
-        </ul>
-      </nav>
-      ${notice(o.message)} ${errors.task ? notice(errors.task, 'alert') : ''}
-      ${table({ caption: heading, headings: ['Title', 'For', 'Assignee', 'Due', 'Status', editable && 'Do'], rows: tasks.map((task) => taskRow(view, task, names, editable, csrf)) })}
-      ${tasks.length === 0 ? html`<p>No task here.</p>` : ''} ${create}`,
+    html`${taskFilters(view, query, list.errors)} ${notice(o.message)}
+    ${errors.task ? notice(errors.task, 'alert') : ''} ${list.body} ${create}`,
   );
+  return { status: o.status ?? list.status, body };
 }
 
-/** Which tasks the page shows: a lead's or an application's, else mine, the overdue ones or all. */
-function taskFilterOf(services: AppServices, view: MemberView, query: Query) {
-  const which = query.show === 'overdue' || query.show === 'all' ? query.show : 'mine';
-  const filter: TaskFilter = {};
-  if (UUID.test(query.lead ?? '')) filter.leadId = query.lead;
-  if (UUID.test(query.application ?? '')) filter.applicationId = query.application;
-  const bySubject = Boolean(filter.leadId || filter.applicationId);
-  if (!bySubject && which === 'mine') filter.assigneeId = view.member.id;
-  if (which === 'overdue') filter.overdueAt = services.now();
-  return { which, filter, bySubject };
-}
-
-/** The new-task form, offered on a lead's or an application's tasks only. */
-function createSection(
-  view: MemberView,
-  filter: TaskFilter,
-  bySubject: boolean,
-  editable: boolean,
-  errors: Record<string, string>,
-  values: Query | undefined,
-) {
-  return editable && bySubject
-    ? html`<section aria-labelledby="new">
-        <h2 id="new">New task</h2>
-        ${errors.form ? notice(errors.form, 'alert') : ''}
-        ${taskForm(view, base(view), {
-          values,
-          errors,
-          hidden: filter.leadId
-            ? html`<input type="hidden" name="lead_id" value="${filter.leadId}" />`
-            : html`<input type="hidden" name="application_id" value="${filter.applicationId}" />`,
-        })}
-      </section>`
-    : editable
-      ? html`<p>To create a task, open a lead’s or an application’s tasks from its page.</p>`
-      : '';
-}
-
-function taskRow(
-  view: MemberView,
-  task: Awaited<ReturnType<typeof listConsoleTasks>>[number],
-  names: Map<string, string>,
-  editable: boolean,
-  csrf: ReturnType<typeof csrfField>,
-) {
-  return html`<tr>
-    <td><a href="${base(view)}/${task.id}">${task.title || '(erased)'}</a></td>
-    <td>${subjectLink(view, task, names)}</td>
-    <td>${task.assignee?.name ?? '—'}</td>
-    <td>${when(task.due_at, timeZoneOf(view.workspace))}${task.overdue ? html` <strong>(overdue)</strong>` : ''}</td>
-    <td>${task.status}</td>
-    ${
-      editable
-        ? html`<td>
-            <form
-              method="post"
-              action="${base(view)}/${task.id}/${task.status === 'open' ? 'complete' : 'reopen'}"
-              class="inline"
-            >
-              ${csrf}
-              <button type="submit">
-                ${task.status === 'open' ? 'Complete' : 'Reopen'}<span class="visually-hidden"> ${task.title}</span>
-              </button>
-            </form>
-          </td>`
-        : ''
-    }
-  </tr>`;
+/** The new-task form: for the lead or application in view, or one named by a case number, email or phone. */
+function createSection(view: MemberView, query: Query, errors: Record<string, string>, values: Query | undefined) {
+  const lead = UUID.test(query.lead ?? '') ? query.lead : undefined;
+  const application = UUID.test(query.application ?? '') ? query.application : undefined;
+  const hidden = lead
+    ? html`<input type="hidden" name="lead_id" value="${lead}" />`
+    : application
+      ? html`<input type="hidden" name="application_id" value="${application}" />`
+      : field({
+          name: 'for',
+          label: 'For',
+          value: values?.for ?? '',
+          hint: 'A case number, or the email or phone of a lead.',
+          error: errors.for,
+          required: true,
+        });
+  return html`<section aria-labelledby="new">
+    <h2 id="new">New task</h2>
+    ${errors.form ? notice(errors.form, 'alert') : ''} ${taskForm(view, base(view), { values, errors, hidden })}
+  </section>`;
 }
 
 async function taskPage(
@@ -218,30 +213,28 @@ function taskInput(view: MemberView, form: TaskFormBody, task?: Task) {
   return { errors, title, due: typeof due === 'string' ? undefined : due, assignee };
 }
 
-const TaskQuery = Type.Object({
-  show: Type.Optional(Text(20)),
-  lead: Type.Optional(Text(100)),
-  application: Type.Optional(Text(100)),
-  done: Done,
-});
+const TaskQuery = listQuerySchema({ filterNames: TASK_FILTERS }, { done: Done });
 const TaskForm = FormBody({
   title: Type.Optional(Text(500)),
   assignee: Type.Optional(Text(320)),
   due_at: Type.Optional(Text(40)),
   lead_id: Type.Optional(Uuid),
   application_id: Type.Optional(Uuid),
+  for: Type.Optional(Text(320)),
 });
 type TaskFormBody = Static<typeof TaskForm>;
 const changing = { console: { operation: 'tasks.change' } } as const;
 
 export function registerTaskPages(app: TypedApp, services: AppServices): void {
+  registerListExport(app, services, TASKS);
   app.get(
     '/w/:slug/tasks',
     { schema: { params: WorkspaceParams, querystring: TaskQuery }, config: { console: { operation: 'tasks.view' } } },
     async (request, reply) => {
-      const query = request.query;
+      const query = request.query as Query;
       const message = MESSAGES[query.done ?? ''];
-      return sendPage(reply, await tasksPage(services, viewOf(request), query, { message }));
+      const answer = await tasksPage(services, viewOf(request), query, { message });
+      return sendPage(reply, answer.body, answer.status);
     },
   );
 
@@ -263,16 +256,21 @@ export function registerTaskPages(app: TypedApp, services: AppServices): void {
     async (request, reply) => {
       const view = viewOf(request);
       const form = request.body;
-      const query = { lead: form.lead_id, application: form.application_id };
+      const query = { lead: form.lead_id, application: form.application_id, show: 'all' };
       const refuse = async (status: number, errors: Record<string, string>) =>
-        sendPage(reply, await tasksPage(services, view, query, { errors, values: form }), status);
+        sendPage(reply, (await tasksPage(services, view, query, { errors, values: form })).body, status);
       const input = taskInput(view, form);
+      let named: { lead_id?: string; application_id?: string } | null = {
+        lead_id: form.lead_id || undefined,
+        application_id: form.application_id || undefined,
+      };
+      if (!named.lead_id && !named.application_id) {
+        named = form.for?.trim() ? await subjectNamed(services.pool, view.workspace.id, form.for) : null;
+        if (!named) input.errors.for = 'No case has this number and no lead this email or phone.';
+      }
       if (Object.keys(input.errors).length) return refuse(400, input.errors);
       try {
-        const subject = subjectOf({
-          lead_id: form.lead_id || undefined,
-          application_id: form.application_id || undefined,
-        });
+        const subject = subjectOf(named!);
         await createTask(services.store, contextOf(view)(services.now()), {
           subject,
           title: input.title,
@@ -284,7 +282,11 @@ export function registerTaskPages(app: TypedApp, services: AppServices): void {
         const refused = refusalErrors(error, TASK_FIELDS);
         return refuse(refused.status, refused.errors);
       }
-      const back = form.lead_id ? `lead=${form.lead_id}` : `application=${form.application_id}`;
+      const back = form.lead_id
+        ? `lead=${form.lead_id}`
+        : form.application_id
+          ? `application=${form.application_id}`
+          : 'show=all';
       return reply.redirect(`${base(view)}?${back}&done=created`, 303);
     },
   );
@@ -330,7 +332,7 @@ export function registerTaskPages(app: TypedApp, services: AppServices): void {
       } catch (error) {
         if (!isCommandError(error)) throw error;
         const refused = refusalErrors(error, {}, 'task');
-        return sendPage(reply, await tasksPage(services, view, {}, { errors: refused.errors }), refused.status);
+        return sendPage(reply, (await tasksPage(services, view, {}, { errors: refused.errors })).body, refused.status);
       }
       return reply.redirect(
         backToList(view, request.headers.referer, action === 'complete' ? 'completed' : 'reopened'),
@@ -348,6 +350,8 @@ function backToList(view: MemberView, referer: string | undefined, done: string)
   try {
     const from = referer ? new URL(referer) : undefined;
     if (from?.pathname === base(view)) search = new URLSearchParams(from.search);
+    // Completed from Today: back to Today, which says so.
+    if (from?.pathname === `/console/w/${view.workspace.slug}`) return `${from.pathname}?done=${done}`;
   } catch {
     // An unreadable Referer: back to the member's own tasks.
   }

@@ -4,7 +4,7 @@ import type { TypedApp } from '../../http/typed-app.js';
 import { can } from '../../identity/permissions.js';
 import { sendPage, type MemberView } from '../context.js';
 import { html, type Html } from '../html.js';
-import { badge, page } from '../layout.js';
+import { badge, csrfField, notice, page } from '../layout.js';
 import {
   applicationsWaitingOn,
   myFollowUps,
@@ -18,6 +18,8 @@ import {
 } from '../queries/today.js';
 import { viewOf } from '../routes.js';
 import { dayAround, timeZoneOf, when } from '../time.js';
+import { newForMe } from './notifications.js';
+import { pendingDeliveriesWords } from './webhook-log.js';
 
 // Declared here until src/console/schemas.ts (the shared field schemas) is on this branch.
 const Params = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,62}$' }) });
@@ -60,6 +62,14 @@ function taskLine(view: MemberView, zone: string, day: DayWindow, t: TaskLine): 
   return html`<li>
     ${dueBadge(t.due_at, day, day.now)}
     <a href="/console/w/${ws}/tasks/${t.id}">${t.title || 'Task'}</a> · for ${subject} · due ${when(t.due_at, zone)}
+    ${
+      can(view.role, 'tasks.change')
+        ? html`<form method="post" action="/console/w/${ws}/tasks/${t.id}/complete" class="inline">
+            ${csrfField(view.signedIn.csrf)}
+            <button type="submit">Complete<span class="visually-hidden"> ${t.title || 'the task'}</span></button>
+          </form>`
+        : ''
+    }
   </li>`;
 }
 
@@ -68,20 +78,22 @@ function endpointLine(view: MemberView, zone: string, e: EndpointTroubleLine): H
     ${e.status === 'paused' ? badge('paused', 'bad') : badge('failing', 'warn')}
     <a href="/console/w/${view.workspace.slug}/webhooks/${e.id}">${e.url}</a>${e.sandbox ? ' (test mode)' : ''}
     ${e.status === 'paused' ? html` · since ${when(e.paused_at, zone)}` : ''}
-    ${e.retrying > 0 ? ` · ${e.retrying} ${e.retrying === 1 ? 'delivery' : 'deliveries'} retrying` : ''}
+    ${e.status === 'paused' ? ` · ${pendingDeliveriesWords(e.waiting, true)}` : ''}
+    ${e.status !== 'paused' && e.retrying > 0 ? ` · ${pendingDeliveriesWords(e.retrying, false)}` : ''}
     ${e.failed > 0 ? ` · ${e.failed} failed for good this week` : ''}
   </li>`;
 }
 
 /** The member's worklist for the day, read in the workspace's zone. */
-async function todayPage(services: AppServices, view: MemberView): Promise<string> {
+async function todayPage(services: AppServices, view: MemberView, done?: string): Promise<string> {
   const zone = timeZoneOf(view.workspace);
   const now = services.now();
   const day = { ...dayAround(now, zone), now };
   const ws = view.workspace;
   const firstStage = ws.settings.pipeline.stages[0]?.key ?? '';
   const oversees = can(view.role, 'webhooks.resume');
-  const [followUps, tasks, newLeads, waiting, endpoints] = await Promise.all([
+  const [fresh, followUps, tasks, newLeads, waiting, endpoints] = await Promise.all([
+    newForMe(services, view, 5),
     myFollowUps(services.pool, ws.id, view.member.id, day),
     myOpenTasks(services.pool, ws.id, view.member.id),
     unownedNewLeads(services.pool, ws.id, firstStage),
@@ -91,8 +103,20 @@ async function todayPage(services: AppServices, view: MemberView): Promise<strin
   const base = `/console/w/${ws.slug}`;
   return page(
     view.frame(`Today, ${day.date}`, 'Today'),
-    html`<p class="hint">Your day in ${zone}. It is ${when(now, zone)}.</p>
+    html`${notice(done === 'completed' ? 'The task was completed.' : undefined)}
+      <p class="hint">Your day in ${zone}. It is ${when(now, zone)}.</p>
       <div class="today">
+        <section aria-labelledby="new-for-me">
+          <h2 id="new-for-me">New for me <span class="count">(${fresh.total})</span></h2>
+          ${
+            fresh.lines.length === 0
+              ? html`<p>Nothing new for you.</p>`
+              : html`<ul class="lines">
+                  ${fresh.lines}
+                </ul>`
+          }
+          <p><a href="${base}/notifications">My notifications and emails</a></p>
+        </section>
         ${list(
           'follow-ups',
           'My follow-ups due today or overdue',
@@ -149,7 +173,10 @@ async function todayPage(services: AppServices, view: MemberView): Promise<strin
 export function registerTodayPages(app: TypedApp, services: AppServices): void {
   app.get(
     '/w/:slug',
-    { schema: { params: Params }, config: { console: { operation: 'workspace.view' } } },
-    async (request, reply) => sendPage(reply, await todayPage(services, viewOf(request))),
+    {
+      schema: { params: Params, querystring: Type.Object({ done: Type.Optional(Type.String({ maxLength: 20 })) }) },
+      config: { console: { operation: 'workspace.view' } },
+    },
+    async (request, reply) => sendPage(reply, await todayPage(services, viewOf(request), request.query.done)),
   );
 }

@@ -29,3 +29,28 @@ export async function listConsoleTasks(sql: Queryable, tenantId: string, filter:
   );
   return result.rows.map((r) => r.body);
 }
+
+/**
+ * The record a task created from the list is for, as the form names it: a case number (as written, any case), else a
+ * lead's email, else a lead's phone with its country code (spaces and dashes ignored). Null when none is found.
+ */
+export async function subjectNamed(
+  sql: Queryable,
+  tenantId: string,
+  text: string,
+): Promise<{ lead_id?: string; application_id?: string } | null> {
+  const named = text.trim();
+  const digits = named.replace(/[\s().-]/g, '');
+  const result = await sql.query<{ kind: 'lead' | 'application'; id: string }>(
+    `(SELECT 'application' AS kind, id FROM applications
+       WHERE tenant_id = $1 AND sandbox = false AND upper(case_ref) = upper($2) LIMIT 1)
+     UNION ALL
+     (SELECT 'lead', id FROM leads WHERE tenant_id = $1 AND sandbox = false AND email = lower($2) LIMIT 1)
+     UNION ALL
+     (SELECT 'lead', id FROM leads WHERE tenant_id = $1 AND sandbox = false AND phone = $3 LIMIT 1)`,
+    [tenantId, named, /^\+\d{6,15}$/.test(digits) ? digits : null],
+  );
+  const found = result.rows[0];
+  if (!found) return null;
+  return found.kind === 'lead' ? { lead_id: found.id } : { application_id: found.id };
+}

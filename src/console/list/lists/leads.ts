@@ -1,0 +1,105 @@
+import type { Lead } from '../../../domain/leads/lead.js';
+import { html } from '../../html.js';
+import { likePattern, searchedPart } from '../../queries/leads.js';
+import { dayBound } from '../../time.js';
+import { textColumn, timeColumn } from '../cells.js';
+import type { Filtered, ListContext, ListSpec, Query } from '../spec.js';
+import type { Where } from '../where.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The searched text, exactly as migration 95's trigram index is built over it (or the index is not used). */
+const SEARCH_TEXT = `lower(coalesce(body->>'full_name', '') || ' ' || coalesce(phone, '') || ' ' || coalesce(email, ''))`;
+
+export interface LeadRow {
+  id: string;
+  body: Lead;
+}
+
+export const LEAD_FILTERS = [
+  'q',
+  'stage',
+  'owner',
+  'branch',
+  'visa_type',
+  'source',
+  'created_from',
+  'created_to',
+  'updated_from',
+  'updated_to',
+] as const;
+
+/** The lead list's filters: the search (three characters or more), the settings' choices and two date ranges. */
+export function leadFilter(query: Query, ctx: ListContext): Filtered {
+  const errors: Record<string, string> = {};
+  const steps: ((w: Where) => void)[] = [];
+  const q = (query.q ?? '').trim();
+  if (q && q.length < 3) errors.q = 'Enter at least three characters of a name, phone or email.';
+  else if (q.length > 100) errors.q = 'Enter at most 100 characters.';
+  else if (q) steps.push((w) => w.add((n) => `${SEARCH_TEXT} LIKE ${n}`, likePattern(searchedPart(q))));
+  const { stage, owner, branch, visa_type: visaType, source } = query;
+  if (stage) steps.push((w) => w.add((n) => `body->'stage'->>'key' = ${n}`, stage));
+  if (owner === 'none') steps.push((w) => w.when('owner_id IS NULL'));
+  else if (owner && UUID.test(owner)) steps.push((w) => w.add((n) => `owner_id = ${n}::uuid`, owner));
+  if (branch && UUID.test(branch)) steps.push((w) => w.add((n) => `branch_id = ${n}::uuid`, branch));
+  if (visaType) steps.push((w) => w.add((n) => `body->>'visa_type' = ${n}`, visaType));
+  if (source) steps.push((w) => w.add((n) => `body->'source'->>'key' = ${n}`, source));
+  for (const [name, column, end, op] of [
+    ['created_from', 'created_at', false, '>='],
+    ['created_to', 'created_at', true, '<'],
+    ['updated_from', 'updated_at', false, '>='],
+    ['updated_to', 'updated_at', true, '<'],
+  ] as const) {
+    const d = dayBound(query[name], ctx.zone, end);
+    if (d === 'invalid') errors[name] = 'Enter a date as year-month-day.';
+    else if (d) steps.push((w) => w.add((n) => `${column} ${op} ${n}`, d));
+  }
+  return { errors, apply: (w) => steps.forEach((step) => step(w)) };
+}
+
+const branchName = (ctx: ListContext, lead: Lead) =>
+  ctx.view.workspace.settings.branches.find((b) => b.id === lead.branch.id)?.name ?? lead.branch.code;
+
+export const LEADS: ListSpec<LeadRow> = {
+  name: 'leads',
+  title: 'Leads',
+  noun: { one: 'lead', many: 'leads' },
+  view: 'leads.view',
+  from: 'leads',
+  select: 'id, body',
+  scope: ['tenant_id = $1', 'sandbox = false'],
+  id: { sql: 'id', type: 'uuid' },
+  person: 'id',
+  defaultSort: { key: 'changed', dir: 'desc' },
+  filterNames: LEAD_FILTERS,
+  filter: leadFilter,
+  rowId: (r) => r.id,
+  rowName: (r) => r.body.full_name || 'an erased person',
+  bulk: [
+    { action: 'assign', label: 'Assign an owner', operation: 'leads.change' },
+    { action: 'move', label: 'Move to a stage', operation: 'leads.change' },
+    { action: 'task', label: 'Add a task', operation: 'tasks.change' },
+  ],
+  columns: [
+    {
+      key: 'name',
+      label: 'Name',
+      sort: { sql: `lower(coalesce(body->>'full_name', ''))`, type: 'text' },
+      cell: (r, ctx) =>
+        html`<a href="/console/w/${ctx.view.workspace.slug}/leads/${r.id}">${r.body.full_name || '(erased)'}</a>`,
+      text: (r) => r.body.full_name,
+    },
+    textColumn('phone', 'Phone', (r) => r.body.phone, `coalesce(phone, '')`),
+    textColumn('email', 'Email', (r) => r.body.email, `coalesce(email, '')`),
+    textColumn(
+      'stage',
+      'Stage',
+      (r) => `${r.body.stage.name}${r.body.converted ? ' (converted)' : ''}`,
+      `coalesce(body->'stage'->>'name', '')`,
+    ),
+    textColumn('owner', 'Owner', (r) => r.body.owner?.name, `coalesce(body->'owner'->>'name', '')`),
+    textColumn('branch', 'Branch', (r, ctx) => branchName(ctx, r.body), `coalesce(body->'branch'->>'code', '')`),
+    timeColumn<LeadRow>('created', 'Created', 'created_at', (r) => r.body.created_at),
+    timeColumn<LeadRow>('changed', 'Changed', 'updated_at', (r) => r.body.updated_at),
+  ],
+};

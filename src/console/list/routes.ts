@@ -1,0 +1,99 @@
+import { Type, type TProperties } from 'typebox';
+import type { AppServices } from '../../bootstrap.js';
+import type { TypedApp } from '../../http/typed-app.js';
+import { allow, ConsoleRefusal, type MemberView } from '../context.js';
+import { viewOf } from '../routes.js';
+import { Csrf, listOf, Many, SlugParams } from '../schemas.js';
+import { contextOfList, readQuery } from './component.js';
+import { sendCsv } from './export.js';
+import { LIST_QUERY } from './params.js';
+import { eachBatch } from './query.js';
+import type { ListSpec, Query } from './spec.js';
+
+/** A list route's query string: its filters (each optional text) and the list's own parts (sort, size, pages). */
+export function listQuerySchema(spec: Pick<ListSpec<unknown>, 'filterNames'>, extra: TProperties = {}) {
+  const filters = Object.fromEntries(spec.filterNames.map((n) => [n, Type.Optional(Type.String({ maxLength: 200 }))]));
+  return Type.Object({ ...filters, ...LIST_QUERY, ...extra });
+}
+
+/** A query string as the list reads it: each name's first value. */
+export function queryOf(text: string): Query {
+  const query: Query = {};
+  for (const [k, v] of new URLSearchParams(text)) if (!(k in query)) query[k] = v;
+  return query;
+}
+
+/** A list's filter and sort from a query string, refused in words when the list cannot read it. */
+function filteredOrRefused<Row>(spec: ListSpec<Row>, view: MemberView, query: Query, now: Date) {
+  allow(view, spec.view);
+  const read = readQuery(spec, contextOfList(view, now), query);
+  const wrong = Object.values(read.errors);
+  if (wrong.length) throw new ConsoleRefusal(400, `This list’s filter cannot be read: ${wrong.join(' ')}`);
+  return read;
+}
+
+/**
+ * The ids of every row a list's filter query string matches, in the list's order, tenant-scoped (the workspace in
+ * view): what "all N matching" of a selection means. Read in keyset batches; at most `limit` ids.
+ */
+export async function matchingIdsOf<Row>(
+  services: Pick<AppServices, 'pool' | 'now'>,
+  view: MemberView,
+  spec: ListSpec<Row>,
+  queryString: string,
+  limit = 100_000,
+): Promise<string[]> {
+  const { params, where } = filteredOrRefused(spec, view, queryOf(queryString), services.now());
+  const ids: string[] = [];
+  for await (const batch of eachBatch(services.pool, spec, where, params, 1000)) {
+    for (const row of batch) {
+      if (ids.length >= limit) return ids;
+      ids.push(spec.rowId(row));
+    }
+  }
+  return ids;
+}
+
+const SelectionBody = Type.Object({
+  _csrf: Csrf,
+  ids: Many(Type.String({ maxLength: 100 }), 200),
+  scope: Type.Optional(Type.String({ maxLength: 10 })),
+  query: Type.Optional(Type.String({ maxLength: 4000 })),
+  action: Type.Optional(Type.String({ maxLength: 20 })),
+});
+
+/** A list's CSV routes: the filtered list (a link), and a selection (the list's selection form, or the bulk pages). */
+export function registerListExport<Row>(app: TypedApp, services: AppServices, spec: ListSpec<Row>): void {
+  const exporting = { console: { operation: 'lists.export' } } as const;
+  app.get(
+    `/w/:slug/${spec.name}/export.csv`,
+    { schema: { params: SlugParams, querystring: listQuerySchema(spec) }, config: exporting },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const query = request.query as Query;
+      const { params, where } = filteredOrRefused(spec, view, query, services.now());
+      return sendCsv(services, view, reply, { spec, query, params, where, scope: 'filter' });
+    },
+  );
+  app.post(
+    `/w/:slug/${spec.name}/export`,
+    { schema: { params: SlugParams, body: SelectionBody }, config: exporting },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const query = queryOf(request.body.query ?? '');
+      const { params, where } = filteredOrRefused(spec, view, query, services.now());
+      const scope = request.body.scope === 'matching' ? 'matching' : 'ids';
+      if (scope === 'ids') {
+        const ids = listOf(request.body.ids);
+        if (ids.length === 0)
+          throw new ConsoleRefusal(400, 'Nothing was exported: tick at least one row, or choose all matching.');
+        if (spec.id.type === 'uuid' && !ids.every((id) => UUID.test(id)))
+          throw new ConsoleRefusal(400, 'Nothing was exported: a ticked row is not one of this list.');
+        where.add((n) => `(${spec.id.sql}) = ANY(${n}::${spec.id.type}[])`, ids);
+      }
+      return sendCsv(services, view, reply, { spec, query, params, where, scope });
+    },
+  );
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
