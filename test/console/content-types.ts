@@ -5,7 +5,7 @@ import type { AppServices } from '../../src/bootstrap.js';
 import { registerConsole } from '../../src/console/plugin.js';
 import { SchemaCompilations } from '../../src/http/schema-compilation.js';
 import type { RawAnswer } from '../support/raw-http.js';
-import { SMALL_PDF, type PageForm } from './crawl.js';
+import { uploadFile, type PageForm } from './crawl.js';
 
 /**
  * The bodies a browser or a script can send a console route, well-formed and malformed, as exact bytes; the console's
@@ -71,18 +71,19 @@ const jsonText = (pairs: [string, string][]) => JSON.stringify(Object.fromEntrie
 /** What a browser sends for `enctype="text/plain"`: a line per field. */
 const plainText = (pairs: [string, string][]) => pairs.map(([k, v]) => `${k}=${v}\r\n`).join('');
 
-/** A multipart/form-data body of these fields, and a small PDF for each file input of the form. */
+/** A multipart/form-data body of these fields, and a small file (a PDF, or a CSV for the import) per file input. */
 export function multipartBody(pairs: [string, string][], form: PageForm | undefined, boundary = BOUNDARY): Buffer {
   const parts: Buffer[] = pairs.map(([name, value]) =>
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
   );
+  const upload = uploadFile(form?.action ?? '');
   for (const file of form?.fields.filter((f) => f.type === 'file') ?? [])
     parts.push(
       Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="${file.name}"; filename="fuzz.pdf"\r\n` +
-          'Content-Type: application/pdf\r\n\r\n',
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.name}"; filename="fuzz-${upload.name}"\r\n` +
+          `Content-Type: ${upload.type}\r\n\r\n`,
       ),
-      SMALL_PDF,
+      upload.bytes,
       Buffer.from('\r\n'),
     );
   return Buffer.concat([...parts, Buffer.from(`--${boundary}--\r\n`)]);

@@ -159,6 +159,15 @@ export function formBody(form: PageForm, valueOf: (field: FormField) => string |
 
 /** A PDF the type sniffing accepts, for upload forms. */
 export const SMALL_PDF = Buffer.from('%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n');
+/** A CSV file of two people, for the lead import's upload form. */
+export const SMALL_CSV = Buffer.from(
+  'Name,Phone,Email\r\nCrawler One,+91 98000 70001,one@crawler.example\r\nCrawler Two,,two@crawler.example\r\n',
+);
+/** The file an upload form takes: a CSV for the lead import, a PDF for a document. */
+export const uploadFile = (action: string) =>
+  /\/leads\/import/.test(action)
+    ? { bytes: SMALL_CSV, type: 'text/csv', name: 'crawler.csv' }
+    : { bytes: SMALL_PDF, type: 'application/pdf', name: 'crawler.pdf' };
 
 /** Sends a form as the browser would (its method, action and encoding), with these pairs; any answer, no redirect. */
 export async function submit(
@@ -177,8 +186,9 @@ export async function submit(
   } else if (form.multipart) {
     const body = new FormData();
     for (const [name, value] of pairs) body.append(name, value);
+    const file = uploadFile(form.action);
     for (const field of form.fields.filter((f) => f.type === 'file'))
-      body.set(field.name, new Blob([SMALL_PDF], { type: 'application/pdf' }), 'crawler.pdf');
+      body.set(field.name, new Blob([file.bytes], { type: file.type }), file.name);
     response = await fetch(base + form.action, {
       method: 'POST',
       redirect: 'manual',

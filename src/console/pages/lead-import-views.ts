@@ -80,7 +80,7 @@ export function uploadPage(
 function mappingForm(
   view: MemberView,
   lead: LeadImport,
-  o: { mapping: ColumnMapping; errors: Record<string, string> },
+  o: { mapping: ColumnMapping; errors: Record<string, string>; example: readonly string[] },
 ) {
   const options = [['', 'Leave out'] as const, ...IMPORT_FIELD_KEYS.map((k) => [k, IMPORT_FIELDS[k]] as const)];
   const missing = missingColumns(o.mapping);
@@ -101,26 +101,33 @@ function mappingForm(
     }
     <form method="post" action="${importBase(view)}/${lead.id}/mapping">
       ${csrfField(view.signedIn.csrf)}
-      <div class="mapping">
-        ${lead.headers.map((header, column) => {
+      ${table({
+        caption: 'What each column of the file gives a lead',
+        headings: ['Column of the file', 'Its first row', 'Gives the lead'],
+        rows: lead.headers.map((header, column) => {
           const id = `f-col-${column}`;
           const error = o.errors[`col_${column}`];
-          return html`<div class="field${error ? ' invalid' : ''}">
-            <label for="${id}">${header}</label>
-            <select
-              id="${id}"
-              name="col_${column}"
-              ${error ? html`aria-invalid="true" aria-describedby="${id}-error"` : ''}
-            >
-              ${options.map(
-                ([value, label]) =>
-                  html`<option value="${value}" ${o.mapping[column] === value ? html`selected` : ''}>${label}</option>`,
-              )}
-            </select>
-            ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
-          </div>`;
-        })}
-      </div>
+          return html`<tr>
+            <th scope="row"><label for="${id}">${header}</label></th>
+            <td>${o.example[column] ?? ''}</td>
+            <td class="${error ? 'invalid' : ''}">
+              <select
+                id="${id}"
+                name="col_${column}"
+                ${error ? html`aria-invalid="true" aria-describedby="${id}-error"` : ''}
+              >
+                ${options.map(
+                  ([value, label]) =>
+                    html`<option value="${value}" ${o.mapping[column] === value ? html`selected` : ''}>
+                      ${label}
+                    </option>`,
+                )}
+              </select>
+              ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
+            </td>
+          </tr>`;
+        }),
+      })}
       <div class="field${o.errors.consent ? ' invalid' : ''}">
         <input
           type="checkbox"
@@ -173,6 +180,7 @@ const fieldName = (field: string) =>
 function previewRow(view: MemberView, row: PreviewRow, columns: number[], mapping: ColumnMapping): Html {
   return html`<tr>
     <th scope="row">${row.rowNo} <span class="muted">(line ${row.line})</span></th>
+    <td>${rowVerdict(view, row)}</td>
     ${columns.map((column) => {
       const cell = row.cells[column] ?? '';
       return html`<td>
@@ -187,7 +195,6 @@ function previewRow(view: MemberView, row: PreviewRow, columns: number[], mappin
         }
       </td>`;
     })}
-    <td>${rowVerdict(view, row)}</td>
   </tr>`;
 }
 
@@ -238,8 +245,8 @@ function previewSection(view: MemberView, lead: LeadImport, p: PreviewPart): Htm
       caption: `Rows of ${lead.filename || 'the file'} as they will be imported`,
       headings: [
         'Row',
-        ...columns.map((c) => `${lead.headers[c]} → ${IMPORT_FIELDS[lead.mapping[c] || 'full_name']}`),
         'What happens',
+        ...columns.map((c) => `${lead.headers[c]} → ${IMPORT_FIELDS[lead.mapping[c] || 'full_name']}`),
       ],
       rows: p.rows.map((row) => previewRow(view, row, columns, lead.mapping)),
     })}
@@ -266,11 +273,18 @@ function previewSection(view: MemberView, lead: LeadImport, p: PreviewPart): Htm
 export function importPage(
   view: MemberView,
   lead: LeadImport,
-  o: { mapping?: ColumnMapping; errors?: Record<string, string>; message?: string; preview?: PreviewPart },
+  o: {
+    mapping?: ColumnMapping;
+    errors?: Record<string, string>;
+    message?: string;
+    preview?: PreviewPart;
+    example: readonly string[];
+  },
 ): string {
   return page(
     view.frame(`Import ${lead.filename || 'a CSV file'}`, 'Leads'),
-    html`${notice(o.message)} ${mappingForm(view, lead, { mapping: o.mapping ?? lead.mapping, errors: o.errors ?? {} })}
+    html`${notice(o.message)}
+      ${mappingForm(view, lead, { mapping: o.mapping ?? lead.mapping, errors: o.errors ?? {}, example: o.example })}
       ${o.preview ? previewSection(view, lead, o.preview) : ''}
       <p><a href="${importBase(view)}">Upload another file</a></p>`,
   );
@@ -312,13 +326,15 @@ export function progressPage(view: MemberView, lead: LeadImport, p: ProgressPart
           >
           <progress id="import-progress" max="${p.total}" value="${finished}">${finished} of ${p.total}</progress>
         </p>
-        <ul class="summary" role="status">
-          <li>${p.done.toLocaleString('en')} imported (new leads, or enquiries on the leads their people have)</li>
-          <li>${p.skipped.toLocaleString('en')} skipped: imported before from this same file</li>
-          <li>${p.refused.toLocaleString('en')} refused</li>
-          <li>${p.pending.toLocaleString('en')} still to do</li>
-          ${p.leftOut > 0 ? html`<li>${p.leftOut.toLocaleString('en')} rows with problems were left out (see <a href="${importBase(view)}/${lead.id}?show=problems">the preview</a>)</li>` : ''}
-        </ul>
+        <div role="status">
+          <ul class="summary">
+            <li>${p.done.toLocaleString('en')} imported (new leads, or enquiries on the leads their people have)</li>
+            <li>${p.skipped.toLocaleString('en')} skipped: imported before from this same file</li>
+            <li>${p.refused.toLocaleString('en')} refused</li>
+            <li>${p.pending.toLocaleString('en')} still to do</li>
+            ${p.leftOut > 0 ? html`<li>${p.leftOut.toLocaleString('en')} rows with problems were left out (see <a href="${importBase(view)}/${lead.id}?show=problems">the preview</a>)</li>` : ''}
+          </ul>
+        </div>
         ${running ? html`<p><a href="${self}">Check again</a> (this page also refreshes itself while the import runs)</p>` : ''}
       </section>
       ${

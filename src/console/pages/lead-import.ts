@@ -158,7 +158,9 @@ async function uploadedPage(
       next: more ? shown.at(-1)!.rowNo : null,
     };
   }
-  return importPage(view, lead, { mapping: o.mapping, errors: o.errors, message: o.message, preview });
+  const [first] = await previewRows(services.pool, lead, { filter: 'all', after: 0, limit: 1 });
+  const example = first?.cells ?? [];
+  return importPage(view, lead, { mapping: o.mapping, errors: o.errors, message: o.message, preview, example });
 }
 
 /** The mapping form's columns (`col_<n>`), each one of the fields or left out; unknown values refused by their select. */

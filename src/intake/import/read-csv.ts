@@ -53,21 +53,21 @@ export function readCsv(file: Readable): ReadCsv {
   const parser = parse({ ...OPTIONS, on_record: numbered as unknown as Options['on_record'] });
   const decoder = new Utf8Decoder();
   const feeding = (async () => {
-    for await (const chunk of file as AsyncIterable<Buffer>) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      if (parser.destroyed) continue;
-      try {
-        if (!parser.write(decoder.decode(chunk))) await Promise.race([once(parser, 'drain'), once(parser, 'close')]);
-      } catch (error) {
-        parser.destroy(error as Error);
-      }
-    }
-    if (parser.destroyed) return;
     try {
-      parser.end(decoder.end());
+      for await (const chunk of file as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        bytes += chunk.length;
+        if (parser.destroyed) continue;
+        try {
+          if (!parser.write(decoder.decode(chunk))) await Promise.race([once(parser, 'drain'), once(parser, 'close')]);
+        } catch (error) {
+          parser.destroy(error as Error);
+        }
+      }
+      if (!parser.destroyed) parser.end(decoder.end());
     } catch (error) {
-      parser.destroy(error as Error);
+      // The upload itself failed (a body cut short) or the last bytes were no UTF-8: the reader hears it.
+      if (!parser.destroyed) parser.destroy(error as Error);
     }
   })();
   let digest: string | null = null;
