@@ -11,9 +11,12 @@ import { eachBatch } from './query.js';
 import type { ListSpec, Query } from './spec.js';
 
 /** A list route's query string: its filters (each optional text) and the list's own parts (sort, size, pages). */
-export function listQuerySchema(spec: Pick<ListSpec<unknown>, 'filterNames'>, extra: TProperties = {}) {
+export function listQuerySchema<E extends TProperties = Record<never, never>>(
+  spec: Pick<ListSpec<unknown>, 'filterNames'>,
+  extra?: E,
+) {
   const filters = Object.fromEntries(spec.filterNames.map((n) => [n, Type.Optional(Type.String({ maxLength: 200 }))]));
-  return Type.Object({ ...filters, ...LIST_QUERY, ...extra });
+  return Type.Object({ ...filters, ...LIST_QUERY, ...(extra ?? ({} as E)) });
 }
 
 /** A query string as the list reads it: each name's first value. */
