@@ -53,9 +53,14 @@ t.test(
     await page.getByRole('link', { name: 'Next 25' }).click();
     await page.waitForURL(/after=/);
     t.equal(await page.locator('tbody tr').count(), 25);
+    const paged = page.url();
     await page.getByRole('link', { name: 'Select this page' }).click();
-    await page.waitForURL(/select=page/);
-    t.equal(await page.locator('input[name="ids"]:checked').count(), 25, 'the page selected, without script');
+    t.equal(await page.locator('input[name="ids"]:checked').count(), 25, 'the script ticks the page in place');
+    t.equal(page.url(), paged, 'without loading it again');
+    await page.getByRole('link', { name: 'Clear the selection' }).click();
+    t.equal(await page.locator('input[name="ids"]:checked').count(), 0, 'and clears it');
+    await page.goto(`${paged}&select=page`);
+    t.equal(await page.locator('input[name="ids"]:checked').count(), 25, 'the link without script: the page ticked');
     await accessible(t, page, 'the lead list, a page selected');
     await page.goto(`${base}/leads?sort=name&dir=asc&size=25`);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'console-leads-list.png'), fullPage: false });
