@@ -1,7 +1,8 @@
 /**
  * The console's records pages with LEADS leads (100,000 unless set) for one user: the lead list with one filter, a
  * search by part of a phone and of an email, a lead's page with a 200-event timeline and an application "as of" a
- * past moment, each as the page over HTTP (signed in, p99) beside its database reads alone. `npm run bench:console`.
+ * past moment, and the counted lead lists (a page and its count, sorted several ways), each as the page over HTTP
+ * (signed in, p99) beside its database reads alone. `npm run bench:console-records` (LEADS=300000 for the lists' goal).
  */
 import { randomBytes } from 'node:crypto';
 import { convertLeadToApplication } from '../src/commands/applications/convert-lead.js';
@@ -9,6 +10,10 @@ import { readApplicationAsOf, readHistoryPage, readLeadAsOf } from '../src/comma
 import { updateLead } from '../src/commands/leads/update-lead.js';
 import { staffContext } from '../src/commands/run-command.js';
 import { applicationsOfLead, listConsoleLeads } from '../src/console/queries/leads.js';
+import type { MemberView } from '../src/console/context.js';
+import { readQuery } from '../src/console/list/component.js';
+import { LEADS as LEADS_LIST } from '../src/console/list/lists/leads.js';
+import { countMatching, readPage } from '../src/console/list/query.js';
 import { buildApp } from '../src/http/app.js';
 import type { LeadSubmission } from '../src/domain/leads/submission.js';
 import { findLead } from '../src/projections/leads-queries.js';
@@ -96,6 +101,20 @@ async function main(): Promise<void> {
         .slice(-6);
     const emailPart = (i: number) => `seed-${String((i * 104_729) % LEADS).padStart(9, '0')}`;
     const asOf = beforeConversion.toISOString();
+    // The counted lists: a page and its count as the list component reads them (the count an estimate above 10,000).
+    const member = workspace.settings.users.find((u) => u.role === 'owner')!;
+    const view = { workspace, member, role: 'owner', signedIn: { csrf: '' }, frame: () => ({ title: '' }) };
+    const listReads = (query: Record<string, string>) => async () => {
+      const ctx = { view: view as unknown as MemberView, zone: 'UTC', now: new Date() };
+      const { params, where } = readQuery(LEADS_LIST, ctx, query);
+      return Promise.all([readPage(pool, LEADS_LIST, where, params), countMatching(pool, LEADS_LIST, where)]);
+    };
+    const counted: [string, Record<string, string>][] = [
+      ['counted lead list, newest change first', {}],
+      ['counted lead list by name', { sort: 'name', dir: 'asc' }],
+      ['counted lead list by stage (no index), one filter', { sort: 'stage', dir: 'asc', visa_type: 'work' }],
+      ['counted lead list, 200 a page, by creation', { sort: 'created', dir: 'desc', size: '200' }],
+    ];
     const steps: [string, (i: number) => Promise<unknown>, (i: number) => Promise<unknown>][] = [
       [
         'lead list, one filter (visa type)',
@@ -133,6 +152,8 @@ async function main(): Promise<void> {
           ]),
       ],
     ];
+    for (const [label, query] of counted)
+      steps.push([label, () => page(`${w}/leads?${new URLSearchParams(query).toString()}`), listReads(query)]);
     for (const [label, viaPage, reads] of steps) {
       await measure(20, 1, 30, viaPage); // warm
       console.log(row(`${label}: page`, await measure(REQUESTS, 1, 60, viaPage)));
