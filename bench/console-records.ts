@@ -1,23 +1,39 @@
 /**
  * The console's records pages with LEADS leads (100,000 unless set) for one user: the lead list with one filter, a
- * search by part of a phone and of an email, a lead's page with a 200-event timeline and an application "as of" a
- * past moment, and the counted lead lists (a page and its count, sorted several ways), each as the page over HTTP
- * (signed in, p99) beside its database reads alone. `npm run bench:console-records` (LEADS=300000 for the lists' goal).
+ * search by part of a phone and of an email, a lead's page with a 200-event timeline, an application "as of" a
+ * past moment, the lead board (unfiltered, by one owner, by visa type and country: the counts of every stage and
+ * the first 20 cards of each) and the header's search box (two name words in the other order, one common surname, a
+ * phone typed with its national prefix), each as the page over HTTP (signed in, p99) beside its database reads
+ * alone; then a bulk assignment of BULK leads (1,000 unless set) run as a job to its end.
+ * The counted lead lists (a page and its count, sorted several ways) too. STEPS=board (any part of the steps'
+ * labels) runs only the steps it names. `npm run bench:console-records`.
  */
 import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
 import { convertLeadToApplication } from '../src/commands/applications/convert-lead.js';
 import { readApplicationAsOf, readHistoryPage, readLeadAsOf } from '../src/commands/history/history.js';
 import { updateLead } from '../src/commands/leads/update-lead.js';
 import { staffContext } from '../src/commands/run-command.js';
+import { leadCards, leadStageCounts } from '../src/console/board/leads-query.js';
+import type { BoardFilter } from '../src/console/board/filter.js';
 import { applicationsOfLead, listConsoleLeads } from '../src/console/queries/leads.js';
 import type { MemberView } from '../src/console/context.js';
 import { readQuery } from '../src/console/list/component.js';
 import { LEADS as LEADS_LIST } from '../src/console/list/lists/leads.js';
 import { countMatching, readPage } from '../src/console/list/query.js';
+import {
+  searchApplications,
+  searchInvoices,
+  searchLeads,
+  searchTasks,
+  searchTerms,
+} from '../src/console/queries/search.js';
 import { buildApp } from '../src/http/app.js';
+import { benchBulkAssign } from './bulk-assign.js';
 import type { LeadSubmission } from '../src/domain/leads/submission.js';
 import { findLead } from '../src/projections/leads-queries.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
+import type { Workspace } from '../src/workspaces/workspace.js';
 import { demoDefinition } from '../test/support/app.js';
 import {
   benchDatabase,
@@ -33,11 +49,27 @@ import {
 const LEADS = Number(process.env.LEADS ?? 100_000);
 const REQUESTS = Number(process.env.REQUESTS ?? 300);
 const TIMELINE = 200;
+/** Leads in the bulk assignment step (the console's 1,000-lead bulk action). */
+const BULK = Number(process.env.BULK ?? 1000);
 const PASSWORD = 'bench password long enough';
+
+/** Names as a consultancy's leads have them: 40 given names × 40 surnames, some with accents, each pair ~1/1,600. */
+const GIVEN = (
+  'Gurpreet Harpreet Manpreet Simran Aman Arjun Priya Ananya Rohan Kavya Zoë José Chloé Renée Amélie Noël Ishaan ' +
+  'Meera Vikram Neha Rahul Pooja Sanjay Divya Karan Anjali Nikhil Sneha Aditya Riya Farhan Ayesha Imran Sara Omar ' +
+  'Layla Yusuf Mariam Bilal Hina'
+).split(' ');
+const FAMILY = (
+  'Sandhu Gill Dhillon Sidhu Grewal Brar Sharma Verma Gupta Singh Kaur Patel Shah Mehta Iyer Nair Menon Reddy Rao ' +
+  'Das Bose Ghosh Khan Qureshi Sheikh Ansari Müller Ångström Núñez Çelik Kowalski Novák Fernández García López ' +
+  'Martín Pérez Sánchez Ramírez Torres'
+).split(' ');
+const nameOf = (i: number) => `${GIVEN[i % GIVEN.length]} ${FAMILY[Math.floor(i / GIVEN.length) % FAMILY.length]}`;
 
 function submission(i: number): LeadSubmission {
   return {
     ...seededPerson(i),
+    full_name: nameOf(i),
     country_interest: 'CA',
     visa_type: (['student', 'work', 'pr', 'visitor'] as const)[i % 4]!,
     intake: null,
@@ -78,7 +110,8 @@ async function main(): Promise<void> {
     const beforeConversion = new Date();
     await new Promise((r) => setTimeout(r, 5));
     const application = await convertLeadToApplication(services, context(new Date()), workspace, target);
-    await pool.query('VACUUM (ANALYZE) leads, events, applications');
+    await spreadOverTheBoard(pool, workspace);
+    await pool.query('VACUUM (ANALYZE) leads, events, applications, tasks, invoices');
     console.log(
       `Database: ${db.where}; ${LEADS.toLocaleString('en')} leads seeded in ${((performance.now() - seeded) / 1000).toFixed(1)} s; one lead with ${TIMELINE} events`,
     );
@@ -101,6 +134,25 @@ async function main(): Promise<void> {
         .slice(-6);
     const emailPart = (i: number) => `seed-${String((i * 104_729) % LEADS).padStart(9, '0')}`;
     const asOf = beforeConversion.toISOString();
+    const country = workspace.settings.default_phone_country;
+    /** Every kind the search box reads for an owner (members are searched in memory). */
+    const searchReads = (q: string) => {
+      const terms = searchTerms(q, country);
+      return Promise.all([
+        searchLeads(pool, workspace.id, terms),
+        searchApplications(pool, workspace.id, terms),
+        searchInvoices(pool, workspace.id, terms),
+        searchTasks(pool, workspace.id, terms),
+      ]);
+    };
+    const reversedName = (i: number) =>
+      nameOf(i * 7919)
+        .split(' ')
+        .reverse()
+        .join(' ');
+    const surname = (i: number) => FAMILY[i % FAMILY.length]!;
+    const prefixedPhone = (i: number) => `0${seededPerson((i * 104_729) % LEADS).phone.slice(3)}`;
+    const search = (q: string) => page(`${w}/search?q=${encodeURIComponent(q)}`);
     // The counted lists: a page and its count as the list component reads them (the count an estimate above 10,000).
     const member = workspace.settings.users.find((u) => u.role === 'owner')!;
     const view = { workspace, member, role: 'owner', signedIn: { csrf: '' }, frame: () => ({ title: '' }) };
@@ -131,6 +183,14 @@ async function main(): Promise<void> {
         (i) => page(`${w}/leads?q=${emailPart(i)}`),
         (i) => listConsoleLeads(pool, workspace.id, { q: emailPart(i) }, { limit: 50 }),
       ],
+      ['search box: two name words, other order', (i) => search(reversedName(i)), (i) => searchReads(reversedName(i))],
+      ['search box: one common surname', (i) => search(surname(i)), (i) => searchReads(surname(i))],
+      [
+        'search box: a phone with its national prefix',
+        (i) => search(prefixedPhone(i)),
+        (i) => searchReads(prefixedPhone(i)),
+      ],
+      ['search box: part of a phone', (i) => search(phonePart(i)), (i) => searchReads(phonePart(i))],
       [
         `a lead's page, ${TIMELINE}-event timeline`,
         () => page(`${w}/leads/${target}`),
@@ -152,18 +212,76 @@ async function main(): Promise<void> {
           ]),
       ],
     ];
+    const stageKeys = workspace.settings.pipeline.stages.map((stage) => stage.key);
+    const boardReads = (filter: BoardFilter) => () =>
+      Promise.all([
+        leadStageCounts(pool, workspace.id, filter, stageKeys),
+        leadCards(pool, workspace.id, filter, stageKeys, 20),
+      ]);
+    const counsellor = workspace.settings.users.find((u) => u.role === 'counsellor') ?? owner;
+    steps.push(
+      ['lead board, no filter', () => page(`${w}/leads/board`), boardReads({})],
+      [
+        'lead board, one owner',
+        () => page(`${w}/leads/board?owner=${counsellor.id}`),
+        boardReads({ ownerId: counsellor.id }),
+      ],
+      [
+        'lead board, visa type and country',
+        () => page(`${w}/leads/board?visa_type=work&country=AU`),
+        boardReads({ visaType: 'work', country: 'AU' }),
+      ],
+    );
     for (const [label, query] of counted)
       steps.push([label, () => page(`${w}/leads?${new URLSearchParams(query).toString()}`), listReads(query)]);
-    for (const [label, viaPage, reads] of steps) {
+    const only = process.env.STEPS;
+    for (const [label, viaPage, reads] of steps.filter(([label]) => !only || label.includes(only))) {
       await measure(20, 1, 30, viaPage); // warm
       console.log(row(`${label}: page`, await measure(REQUESTS, 1, 60, viaPage)));
       console.log(row(`${label}: reads alone`, await measure(REQUESTS, 1, 60, reads)));
     }
     await app.close();
+    const bulk = await benchBulkAssign(services, pool, workspace, BULK);
+    console.log(
+      `bulk assignment of ${bulk.total} leads (one job, one worker): ${bulk.seconds.toFixed(2)} s, ${(bulk.total / bulk.seconds).toFixed(0)} leads/s; done ${bulk.done}, refused ${bulk.refused}, unchanged ${bulk.skipped}`,
+    );
   } finally {
     await services.rateLimits.close();
     await db.close();
   }
+}
+
+/**
+ * The seed writes every lead as new and unowned: spread them over the pipeline's stages (half in the lost stage, as
+ * a workspace's years of enquiries are), its members who may own leads and five countries, as updates would.
+ */
+async function spreadOverTheBoard(pool: pg.Pool, workspace: Workspace): Promise<void> {
+  const stages = workspace.settings.pipeline.stages;
+  const lost = stages.find((s) => s.lost) ?? stages.at(-1)!;
+  const open = stages.filter((s) => s !== lost);
+  const owners = workspace.settings.users.filter((u) => u.active && u.role !== 'viewer');
+  await pool.query(
+    `WITH picked AS (
+       SELECT id, abs(hashtext(id::text)) AS h FROM leads WHERE tenant_id = $1 AND sandbox = false AND converted = false
+     ), chosen AS (
+       SELECT p.id,
+              CASE WHEN p.h % 2 = 0 THEN $2::jsonb ELSE ($3::jsonb)->((p.h / 2) % jsonb_array_length($3::jsonb))::int END AS stage,
+              ($4::jsonb)->((p.h / 7) % jsonb_array_length($4::jsonb))::int AS owner,
+              (ARRAY['CA', 'AU', 'GB', 'US', 'NZ'])[1 + (p.h / 11) % 5] AS country
+         FROM picked p
+     )
+     UPDATE leads l
+        SET owner_id = (c.owner->>'id')::uuid,
+            body = jsonb_set(jsonb_set(jsonb_set(l.body::jsonb, '{stage}', c.stage), '{owner}', c.owner),
+                             '{country_interest}', to_jsonb(c.country))::json
+       FROM chosen c WHERE l.id = c.id`,
+    [
+      workspace.id,
+      JSON.stringify({ key: lost.key, name: lost.name }),
+      JSON.stringify(open.map((s) => ({ key: s.key, name: s.name }))),
+      JSON.stringify(owners.map((u) => ({ id: u.id, name: u.name, email: u.email }))),
+    ],
+  );
 }
 
 await main();

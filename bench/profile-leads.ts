@@ -15,17 +15,20 @@ import { Session } from 'node:inspector/promises';
 import { Worker } from 'node:worker_threads';
 import { buildApp, loggerOptions } from '../src/http/app.js';
 import type { Profile, ProfileNode } from './slice-profiles.js';
-import { benchDatabase, benchServices, unlimitedWorkspace } from './support.js';
+import { benchDatabase, benchServices, seededSubmission, seedLeads, unlimitedWorkspace } from './support.js';
 
 const CLIENTS = Number(process.env.PROFILE_CLIENTS ?? 16);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
 const OUT = process.env.PROFILE_OUT ?? '/tmp/profile-leads.cpuprofile';
 const LOG_LEVEL = process.env.PROFILE_LOG ?? 'silent';
+/** PROFILE_ROUTE=list profiles GET /v1/leads?limit=100 over PROFILE_LEADS (default 20,000) seeded leads instead. */
+const ROUTE = process.env.PROFILE_ROUTE === 'list' ? 'list' : 'create';
+const LEADS = Number(process.env.PROFILE_LEADS ?? 20_000);
 
 const LOAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const http = require('node:http');
-const { port, headers, clients, ms, phase } = workerData;
+const { port, headers, clients, ms, phase, route } = workerData;
 const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
 let seq = 0;
 let done = 0;
@@ -37,14 +40,16 @@ function once() {
     email: 'profile-' + phase + '-' + n + '@example.com', city: seq % 2 ? 'Bengaluru' : 'Delhi', visa_type: 'student',
     country_interest: 'CA', intake: '2027-01', utm: { source: 'bench', campaign: 'load' },
     message: 'Benchmark enquiry', consent: true });
+  const list = route === 'list';
   return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/leads', agent,
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, method: list ? 'GET' : 'POST',
+      path: list ? '/v1/leads?limit=100&updated_since=' + encodeURIComponent(new Date(Date.UTC(2026, 0, 1) + (seq % 5000) * 60000).toISOString()) : '/v1/leads', agent,
+      headers: list ? headers : { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
       res.on('data', () => {});
-      res.on('end', () => { done += 1; if (res.statusCode !== 201) failed += 1; resolve(); });
+      res.on('end', () => { done += 1; if (res.statusCode !== (list ? 200 : 201)) failed += 1; resolve(); });
     });
     req.on('error', () => { failed += 1; resolve(); });
-    req.end(body);
+    req.end(list ? undefined : body);
   });
 }
 (async () => {
@@ -57,7 +62,10 @@ function once() {
 
 function load(port: number, headers: Record<string, string>, ms: number, phase: string) {
   return new Promise<{ done: number; failed: number }>((resolve, reject) => {
-    const worker = new Worker(LOAD, { eval: true, workerData: { port, headers, clients: CLIENTS, ms, phase } });
+    const worker = new Worker(LOAD, {
+      eval: true,
+      workerData: { port, headers, clients: CLIENTS, ms, phase, route: phase === '01' ? 'create' : ROUTE },
+    });
     worker.once('message', resolve);
     worker.once('error', reject);
   });
@@ -142,7 +150,11 @@ async function main(): Promise<void> {
   const db = await benchDatabase(20);
   try {
     const services = await benchServices(db, LOG_LEVEL);
-    const { key } = await unlimitedWorkspace(services, 'profile', 'profile');
+    const { key, workspace } = await unlimitedWorkspace(services, 'profile', 'profile');
+    // Leads a minute apart from 2026-01-01, so each listing's updated_since starts a full page.
+    if (ROUTE === 'list')
+      await seedLeads(db.pool, workspace, LEADS, (i) => seededSubmission(i), Date.UTC(2026, 0, 1), 'profile');
+    if (ROUTE === 'list') await db.pool.query('VACUUM (ANALYZE) leads');
     const logger = LOG_LEVEL === 'silent' ? false : loggerOptions(LOG_LEVEL, createWriteStream('/dev/null'));
     const app = await buildApp(services, { logger });
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -162,7 +174,7 @@ async function main(): Promise<void> {
     session.disconnect();
     writeFileSync(OUT, JSON.stringify(profile));
     console.log(
-      `${CLIENTS} clients, ${SECONDS} s, log ${LOG_LEVEL}: ${result.done} answers (${result.failed} not 201), ` +
+      `${ROUTE}, ${CLIENTS} clients, ${SECONDS} s, log ${LOG_LEVEL}: ${result.done} answers (${result.failed} not ${ROUTE === 'list' ? 200 : 201}), ` +
         `${(result.done / SECONDS).toFixed(0)}/s, process CPU ${((cpu.user + cpu.system) / 1000 / result.done).toFixed(3)} ms per request (load worker included); profile in ${OUT}`,
     );
     attribute(profile, result.done);

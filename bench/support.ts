@@ -528,3 +528,61 @@ export async function walKeep(db: pg.Client): Promise<((from: string) => Promise
     await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [slot, from]);
   };
 }
+
+/**
+ * Prints each table's writes since the database's statistics began: rows inserted, rows updated, and the share of
+ * updates that were HOT (no new index entries; pg_stat_user_tables.n_tup_hot_upd / n_tup_upd), so how the design
+ * writes can be read from a bench's output. Waits for the writers' counters to reach the statistics first.
+ */
+export async function printHotShare(label: string, pool: Queryable, tables: readonly string[]): Promise<void> {
+  // A backend sends its counters at most once a second, once idle.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const { rows } = await pool.query<{ relname: string; ins: number; upd: number; hot: number }>(
+    `SELECT relname, n_tup_ins::bigint AS ins, n_tup_upd::bigint AS upd, n_tup_hot_upd::bigint AS hot
+       FROM pg_stat_user_tables WHERE relname = ANY($1::text[]) ORDER BY relname`,
+    [tables],
+  );
+  console.log(`${label}: writes per table (inserted, updated, HOT share of updates)`);
+  for (const r of rows)
+    console.log(
+      `  ${r.relname.padEnd(24)} ${r.ins.toLocaleString().padStart(11)} ins ${r.upd.toLocaleString().padStart(11)} upd   HOT ${
+        r.upd === 0 ? '   —' : `${((100 * r.hot) / r.upd).toFixed(1)}%`
+      }`,
+    );
+}
+
+/** Prints how often each index of `table` was scanned since the statistics began (pg_stat_user_indexes.idx_scan). */
+export async function printIndexUse(label: string, pool: Queryable, table: string): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const { rows } = await pool.query<{ name: string; scans: number; bytes: number }>(
+    `SELECT indexrelname AS name, idx_scan::bigint AS scans, pg_relation_size(indexrelid)::bigint AS bytes
+       FROM pg_stat_user_indexes WHERE relname = $1 ORDER BY idx_scan DESC, indexrelname`,
+    [table],
+  );
+  console.log(`${label}: scans of each index of ${table} (size)`);
+  for (const r of rows)
+    console.log(
+      `  ${r.name.padEnd(30)} ${r.scans.toLocaleString().padStart(11)} scans   ${(r.bytes / 2 ** 20).toFixed(1)} MiB`,
+    );
+}
+
+/** The read models' tables and the log's, whose writes printHotShare shows. */
+export const WRITTEN_TABLES = [
+  'events',
+  'leads',
+  'applications',
+  'tasks',
+  'task_timers',
+  'invoices',
+  'documents',
+  'webhook_deliveries',
+  'personal_data_keys',
+  'lead_write_intents',
+  'quota_counters',
+] as const;
+
+/** Zeroes the database's statistics counters (pg_stat_reset), so the next step's are its own. */
+export async function resetStatistics(pool: Queryable): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await pool.query('SELECT pg_stat_reset()');
+}

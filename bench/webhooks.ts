@@ -1,6 +1,8 @@
-// Webhook delivery benchmark: deliveries per second to a local HTTPS receiver, and the time from a command's commit to
-// the receiver's acknowledgement (p50, p99) at a steady 500 events/s, beside a plain HTTPS POST loop to the same
-// receiver in the same run. The receiver runs in a child process, so it does not share this process's thread.
+// Webhook delivery benchmark: deliveries per second to a local HTTPS receiver from each backlog in BENCH_BACKLOGS
+// (default 1,000, 20,000 and 100,000), with the CPU of this process and of PostgreSQL per delivery and the rows
+// written per delivery, and the time from a command's commit to the receiver's acknowledgement (p50, p99) at a steady
+// 500 events/s, beside a plain HTTPS POST loop to the same receiver in the same run. The receiver runs in a child
+// process, so it does not share this process's thread.
 // Run: npm run bench:webhooks   (uses DATABASE_URL, else an embedded PostgreSQL). Everything stays on 127.0.0.1.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -21,7 +23,7 @@ import { configureWebhookRuntime } from '../src/webhooks/runtime.js';
 import { demoDefinition } from '../test/support/app.js';
 import { makeTestPki } from '../test/webhooks/support/tls.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
-import { benchDatabase, withCpuCost } from './support.js';
+import { benchDatabase, withCpuCost, type CpuCost } from './support.js';
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -75,7 +77,9 @@ async function claimCounts(services: AppServices): Promise<{ claimed: number; em
 }
 
 async function main(): Promise<void> {
-  const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+  const BASELINE_REQUESTS = Number(process.env.BENCH_BASELINE_REQUESTS ?? 20_000);
+  // The backlogs the throughput is measured from, one after the other (BENCH_BACKLOGS=1000,20000 on a busy machine).
+  const BACKLOGS = (process.env.BENCH_BACKLOGS ?? '1000,20000,100000').split(',').map(Number);
   const RATE = Number(process.env.BENCH_RATE ?? 500);
   const STEADY_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
   const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 128);
@@ -130,7 +134,7 @@ async function main(): Promise<void> {
       req.on('error', reject);
       req.end(body);
     });
-  const baselineCount = THROUGHPUT_EVENTS;
+  const baselineCount = BASELINE_REQUESTS;
   let next = 0;
   const latencies: number[] = [];
   const baselineStart = now();
@@ -185,54 +189,69 @@ async function main(): Promise<void> {
     return event!;
   };
 
-  // Each delivery is written three times and none of the writes is a HOT update, so 20,000 deliveries leave some
-  // 60,000 dead index entries that the claim's scans step over until VACUUM removes them. A default server's
-  // autovacuum does that within a minute or so; this machine's server runs with autovacuum off, so between steps the
+  // Each delivery is written twice (fanned out, then its outcome), so 20,000 deliveries leave some 20,000 dead index
+  // entries that the claim's scans may step over until VACUUM removes them. A default server's autovacuum does that
+  // within a minute or so; this machine's server runs with autovacuum off, so between steps the
   // bench vacuums the delivery tables itself, as autovacuum would, and says so. With autovacuum on it does nothing.
   const autovacuum = (await db.pool.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]!.autovacuum;
   const vacuumLikeAutovacuum = async () => {
     if (autovacuum === 'on') return;
-    await db.pool.query('VACUUM (ANALYZE) webhook_deliveries, webhook_delivery_attempts, webhook_endpoint_health');
+    await db.pool.query(
+      'VACUUM (ANALYZE) webhook_deliveries, webhook_delivery_attempts, webhook_endpoint_health, webhook_queues',
+    );
   };
 
-  // 3. Throughput: events appended while no worker runs, then the workers fan out and deliver them all.
-  next = 0;
-  await Promise.all(
-    Array.from({ length: 32 }, async () => {
-      while (next++ < THROUGHPUT_EVENTS) await append();
-    }),
-  );
-  acked.clear();
+  // 3. Throughput at each backlog: events appended while no worker runs, then the workers fan out and deliver them
+  // all. The claim reads the due endpoints' queue rows, then each endpoint's next deliveries, so its cost should not
+  // depend on how many wait; PostgreSQL's CPU per delivery at each backlog shows whether it does.
   const log = pino({ level: 'warn' });
-  const claimsBefore = await claimCounts(services);
-  const walAtStart = await walPosition(db.pool);
-  const throughputStart = now();
-  // The CPU the service's process and the PostgreSQL server spent per delivery (the receiver, a child process, apart).
-  const { workers: throughputWorkers, cpu: throughputCpu } = await withCpuCost(
-    async () => {
-      const started = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
-      while (acked.size < THROUGHPUT_EVENTS) await new Promise((r) => setTimeout(r, 5));
-      return { workers: started };
-    },
-    () => THROUGHPUT_EVENTS,
-  );
-  const throughputSeconds = (now() - throughputStart) / 1000;
-  let workers = throughputWorkers;
-  await workers.stop();
-  const walPerDelivery = (await walSince(db.pool, walAtStart)) / THROUGHPUT_EVENTS;
-  const claimsAfter = await claimCounts(services);
-  const claims = {
-    claimed: claimsAfter.claimed - claimsBefore.claimed,
-    empty: claimsAfter.empty - claimsBefore.empty,
-  };
-  // How fast the fan-out alone turned the backlog into deliveries, and how fast the claims took them.
-  const phases = (
-    await db.pool.query<{ fanout: number; claim: number }>(
-      `SELECT extract(epoch FROM max(d.created_at) - min(d.created_at))::float8 AS fanout,
-              extract(epoch FROM max(a.attempted_at) - min(a.attempted_at))::float8 AS claim
-         FROM webhook_deliveries d JOIN webhook_delivery_attempts a ON a.delivery_id = d.id AND a.attempt = 1`,
-    )
-  ).rows[0]!;
+  const throughputs: Throughput[] = [];
+  for (const backlog of BACKLOGS) {
+    next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next++ < backlog) await append();
+      }),
+    );
+    await vacuumLikeAutovacuum();
+    acked.clear();
+    const claimsBefore = await claimCounts(services);
+    const writesBefore = await deliveryWrites(db.pool);
+    const walAtStart = await walPosition(db.pool);
+    const throughputStart = now();
+    // The CPU the service's process and the PostgreSQL server spent per delivery (the receiver, a child process, apart).
+    const { workers: throughputWorkers, cpu } = await withCpuCost(
+      async () => {
+        const started = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
+        while (acked.size < backlog) await new Promise((r) => setTimeout(r, 5));
+        return { workers: started };
+      },
+      () => backlog,
+    );
+    const seconds = (now() - throughputStart) / 1000;
+    await throughputWorkers.stop();
+    const walPerDelivery = (await walSince(db.pool, walAtStart)) / backlog;
+    const claimsAfter = await claimCounts(services);
+    // How fast the fan-out alone turned the backlog into deliveries, and how fast the claims took them.
+    const phases = (
+      await db.pool.query<{ fanout: number; claim: number }>(
+        `SELECT extract(epoch FROM max(d.created_at) - min(d.created_at))::float8 AS fanout,
+                extract(epoch FROM max(a.attempted_at) - min(a.attempted_at))::float8 AS claim
+           FROM webhook_deliveries d JOIN webhook_delivery_attempts a ON a.delivery_id = d.id AND a.attempt = 1
+          WHERE d.created_at >= $1`,
+        [new Date(throughputStart)],
+      )
+    ).rows[0]!;
+    throughputs.push({
+      backlog,
+      seconds,
+      cpu,
+      walPerDelivery,
+      phases,
+      claims: { claimed: claimsAfter.claimed - claimsBefore.claimed, empty: claimsAfter.empty - claimsBefore.empty },
+      writes: writesSince(writesBefore, await deliveryWrites(db.pool), backlog),
+    });
+  }
   await vacuumLikeAutovacuum();
 
   // Loads at a steady rate, and the commit -> acknowledgement times of the first stream's events.
@@ -276,7 +295,7 @@ async function main(): Promise<void> {
 
   // 4. Steady load: RATE commands per second for STEADY_SECONDS; commit time is when the command's promise resolves.
   acked.clear();
-  workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
+  let workers = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
   const steadyWarmUp = await warmUp([{ rate: RATE, append }]);
   acked.clear();
   const total = RATE * STEADY_SECONDS;
@@ -357,7 +376,9 @@ async function main(): Promise<void> {
   const beside = await acknowledged(await steady(NOISY_SECONDS, noisyStreams));
   const held = await db.pool.query<{ path: string; in_flight: string; failed: string; succeeded: string }>(
     `SELECT substring(e.url from '[^/]*$') AS path,
-            count(*) FILTER (WHERE d.status = 'pending' AND d.lease_until > now()) AS in_flight,
+            count(*) FILTER (WHERE d.status = 'pending' AND EXISTS (
+              SELECT 1 FROM webhook_queues q WHERE q.endpoint_id = d.endpoint_id AND q.leases ? d.id::text
+                AND (q.leases -> d.id::text ->> 'u')::bigint > extract(epoch FROM now()) * 1000)) AS in_flight,
             count(*) FILTER (WHERE d.attempts > 0 AND d.status <> 'succeeded') AS failed,
             count(*) FILTER (WHERE d.status = 'succeeded') AS succeeded
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
@@ -371,9 +392,16 @@ async function main(): Promise<void> {
   console.log(
     `plain HTTPS POST loop, ${CONCURRENCY} concurrent, keep-alive   ${(baselineCount / baselineSeconds).toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms   n=${baselineCount}`,
   );
-  console.log(
-    `webhook deliveries (fan-out + signed delivery + log), backlog   ${(THROUGHPUT_EVENTS / throughputSeconds).toFixed(0).padStart(6)} deliveries/s   (${((THROUGHPUT_EVENTS / throughputSeconds / (baselineCount / baselineSeconds)) * 100).toFixed(0)}% of the plain loop)   n=${THROUGHPUT_EVENTS}\n  of which: fanned out at ${(THROUGHPUT_EVENTS / phases.fanout).toFixed(0)} /s, first attempts started at ${(THROUGHPUT_EVENTS / phases.claim).toFixed(0)} /s; ${claims.claimed} claims leased deliveries, ${claims.empty} found none\n  per delivery: CPU of this process ${throughputCpu.node.toFixed(3)} ms, of PostgreSQL ${throughputCpu.postgres === null ? 'n/a (not local)' : `${throughputCpu.postgres.toFixed(3)} ms`}; WAL ${walPerDelivery.toFixed(0)} B (the server's, all databases)`,
-  );
+  const baselineRate = baselineCount / baselineSeconds;
+  for (const r of throughputs) {
+    const rate = r.backlog / r.seconds;
+    console.log(
+      `webhook deliveries (fan-out + signed delivery + log) from a ${String(r.backlog).padStart(6)} backlog   ${rate.toFixed(0).padStart(6)} deliveries/s   ${(rate / baselineRate).toFixed(2)} × the plain loop (goal ≥ 0.5)\n` +
+        `  of which: fanned out at ${(r.backlog / r.phases.fanout).toFixed(0)} /s, first attempts started at ${(r.backlog / r.phases.claim).toFixed(0)} /s; ${r.claims.claimed} claims leased deliveries, ${r.claims.empty} found none\n` +
+        `  per delivery: CPU of this process ${r.cpu.node.toFixed(3)} ms, of PostgreSQL ${r.cpu.postgres === null ? 'n/a (not local)' : `${r.cpu.postgres.toFixed(3)} ms`}; WAL ${r.walPerDelivery.toFixed(0)} B (the server's, all databases)\n` +
+        `  webhook_deliveries rows written per delivery: ${r.writes.perDelivery.toFixed(2)} (${r.writes.inserted} inserted, ${r.writes.updated} updated, ${r.writes.hotShare} of the updates HOT)`,
+    );
+  }
   console.log(
     `commit -> receiver ack at ${achievedRate.toFixed(0)} events/s for ${STEADY_SECONDS} s   p50 ${percentile(endToEnd, 50).toFixed(1)} ms   p99 ${percentile(endToEnd, 99).toFixed(1)} ms   max ${(endToEnd.at(-1) ?? 0).toFixed(1)} ms   acked ${endToEnd.length}/${total}`,
   );
@@ -403,6 +431,40 @@ async function main(): Promise<void> {
   receiver.disconnect();
   await db.close();
   pki.cleanup();
+}
+
+interface Throughput {
+  backlog: number;
+  seconds: number;
+  cpu: CpuCost;
+  walPerDelivery: number;
+  phases: { fanout: number; claim: number };
+  claims: { claimed: number; empty: number };
+  writes: ReturnType<typeof writesSince>;
+}
+
+/** What PostgreSQL counted of the rows written to webhook_deliveries (inserts, updates, HOT updates) so far. */
+async function deliveryWrites(pool: pg.Pool): Promise<{ ins: number; upd: number; hot: number }> {
+  // Each backend reports its counts at most once a second, after its transaction: wait for the workers' to arrive.
+  await new Promise((r) => setTimeout(r, 1_500));
+  await pool.query('SELECT pg_stat_clear_snapshot()');
+  const row = await pool.query<{ ins: string; upd: string; hot: string }>(
+    `SELECT n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'webhook_deliveries'`,
+  );
+  const r = row.rows[0]!;
+  return { ins: Number(r.ins), upd: Number(r.upd), hot: Number(r.hot) };
+}
+
+function writesSince(before: { ins: number; upd: number; hot: number }, after: typeof before, deliveries: number) {
+  const inserted = after.ins - before.ins;
+  const updated = after.upd - before.upd;
+  const hot = after.hot - before.hot;
+  return {
+    inserted,
+    updated,
+    perDelivery: (inserted + updated) / deliveries,
+    hotShare: updated === 0 ? 'none' : `${((hot / updated) * 100).toFixed(0)}%`,
+  };
 }
 
 function payload(): Record<string, unknown> {

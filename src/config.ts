@@ -26,6 +26,8 @@ export interface Config {
    */
   trustProxy: false | number | string[];
   bodyLimitBytes: number;
+  /** A CSV import's limits (file size and rows); unset, the stated ones (src/intake/import/store.ts). Tests lower them. */
+  csvImportLimits?: { maxBytes: number; maxRows: number };
   /** 32-byte key (base64) that encrypts webhook secrets at rest; generated into the data folder when unset on the embedded default. */
   secretEncryptionKey: string | undefined;
   /** Test-only switch: lets webhook deliveries reach loopback receivers. Refused when NODE_ENV=production. */

@@ -11,6 +11,9 @@ import { workspaceNamesOf } from './queries/workspaces.js';
 
 export const SESSION_COOKIE = 'vcrm_session';
 
+/** Where a sign-in lands: the workspace list, which sends a member of one workspace on to its Today. */
+export const SIGNED_IN_LANDING = '/console?landing=1';
+
 /** The signed-in staff member of a console request (set by the console's session hook). */
 export interface SignedIn {
   sessionId: string;

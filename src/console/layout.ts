@@ -10,6 +10,8 @@ export interface PageFrame {
   workspaces?: readonly { slug: string; name: string }[];
   /** Which navigation entry is the current page. */
   current?: string;
+  /** What the header's search box holds (the search page shows the query it answered). */
+  query?: string;
 }
 
 /** The workspace's pages in the navigation, each shown only to roles the permission table allows its operation. */
@@ -70,6 +72,29 @@ function switcher(frame: PageFrame): Html | string {
   </details>`;
 }
 
+/** The one search box, on every page of a workspace: leads, cases, invoices, tasks and members (src/console/pages/search.ts). */
+function searchBox(frame: PageFrame): Html | string {
+  const ws = frame.workspace;
+  if (!frame.who || !ws) return '';
+  return html`<form
+    class="site-search"
+    method="get"
+    action="/console/w/${ws.slug}/search"
+    role="search"
+    aria-label="Search this workspace"
+  >
+    <label for="site-search-q" class="visually-hidden">Search leads, cases, invoices, tasks and members</label>
+    <input
+      id="site-search-q"
+      name="q"
+      type="search"
+      placeholder="Name, phone, email, case or invoice number"
+      value="${frame.query ?? ''}"
+    />
+    <button type="submit">Search</button>
+  </form>`;
+}
+
 /** The member's menu: their account and signing out. */
 function memberMenu(frame: PageFrame): Html | string {
   if (!frame.who) return '';
@@ -103,7 +128,7 @@ export function page(frame: PageFrame, body: Html): string {
         <header class="top">
           <div class="bar">
             <a class="brand" href="/console">visa-crm</a>
-            ${switcher(frame)} ${memberMenu(frame)}
+            ${searchBox(frame)} ${switcher(frame)} ${memberMenu(frame)}
           </div>
           ${nav(frame)}
         </header>
@@ -248,6 +273,10 @@ a[aria-current="page"] { font-weight: bold; }
 header.top { border-bottom: 1px solid #767676; background: var(--panel); }
 .bar { display: flex; align-items: center; gap: 0.75rem; padding: 0.4rem 1rem; max-width: 100rem; margin: 0 auto; }
 .brand { font-weight: bold; text-decoration: none; color: var(--ink); margin-right: auto; }
+.site-search { display: flex; gap: 0.25rem; margin: 0; flex: 0 1 24rem; }
+.site-search input { flex: 1 1 auto; min-width: 0; }
+ul.found { list-style: none; padding: 0; margin: 0; }
+ul.found li { padding: 0.3rem 0; border-bottom: 1px solid var(--line); }
 .menu { position: relative; }
 .menu > summary { cursor: pointer; padding: 0.3rem 0.5rem; border: 1px solid var(--line); border-radius: 4px; background: #fff; list-style: none; }
 .menu > summary::-webkit-details-marker { display: none; }
@@ -336,6 +365,7 @@ time[title] { text-decoration: underline dotted var(--line); }
 /* A phone: no horizontal scroll of the page; wide tables scroll in their own box */
 @media (max-width: 40rem) {
   .bar { flex-wrap: wrap; padding: 0.4rem 0.75rem; }
+  .site-search { order: 3; flex-basis: 100%; }
   main { padding: 0.5rem 0.75rem; }
   .menu ul { position: static; box-shadow: none; }
   .today { grid-template-columns: 1fr; }

@@ -1,3 +1,5 @@
+import { registerLeadBulkPages } from './bulk/lead-bulk.js';
+import { registerJobPages } from './bulk/job-pages.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,14 +15,17 @@ import { registerAccountPages } from './pages/account.js';
 import { registerApplicationPages } from './pages/applications.js';
 import { registerAuditPages } from './pages/audit.js';
 import { registerAuthPages } from './pages/auth.js';
+import { registerBoardPages } from './pages/boards.js';
 import { registerDocumentPages } from './pages/documents.js';
 import { registerInvoicePages } from './pages/invoices.js';
 import { registerKeyPages } from './pages/keys.js';
+import { registerLeadImportPages } from './pages/lead-import.js';
 import { registerLeadPages } from './pages/leads.js';
 import { registerMemberPages } from './pages/members.js';
 import { registerTaskPages } from './pages/tasks.js';
 import { registerPasskeyPages } from './pages/passkeys.js';
 import { registerTodayPages } from './pages/today.js';
+import { registerNotificationPages } from './pages/notifications.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 import { registerOneTimeSecretPages } from './one-time-secret.js';
 import { checkAccess, REQUIRE_DECLARED_ACCESS, requireDeclaredAccess, type InvalidFormPage } from './routes.js';
@@ -32,6 +37,8 @@ import {
   type FieldErrors,
 } from './validation.js';
 import { registerWorkspaceSettingsPages } from './pages/workspace-settings.js';
+import { registerSearchPages } from './pages/search.js';
+import { registerLeadEntryPages } from './pages/lead-entry.js';
 
 /** Only the console's pages: the API and the widget keep their own (cross-origin) rules. */
 const CSP = [
@@ -45,12 +52,19 @@ const CSP = [
   "base-uri 'none'",
 ].join('; ');
 
+/**
+ * The unsubscribe link of notification mail: a mail client posts to it from no page of ours (RFC 8058 one-click), so
+ * it is exempt from the Origin check as well as the token. It can only stop the mail of the member its token names.
+ */
+const UNSUBSCRIBE = /^\/console\/unsubscribe\/[^/]+\/[^/]+\/[^/]+$/;
+
 /** Forms anyone may post without a session (they start one, or need none); every other form needs the CSRF token. */
 const OPEN_FORMS = [
   /^\/console\/sign-in$/,
   /^\/console\/passkeys\/sign-in(\/options)?$/,
   /^\/console\/forgot$/,
   /^\/console\/(invitation|reset)\/[^/]+$/,
+  UNSUBSCRIBE,
 ];
 
 function sameOrigin(request: FastifyRequest): boolean {
@@ -106,8 +120,9 @@ const isMultipart = (request: FastifyRequest) => /^multipart\//i.test(request.he
  */
 async function checkForm(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   if (request.method !== 'POST') return undefined;
-  if (!sameOrigin(request)) throw new ConsoleRefusal(403, 'This form was sent from another site, so nothing was done.');
   const path = request.url.split('?')[0]!;
+  if (UNSUBSCRIBE.test(path)) return undefined;
+  if (!sameOrigin(request)) throw new ConsoleRefusal(403, 'This form was sent from another site, so nothing was done.');
   if (OPEN_FORMS.some((p) => p.test(path))) return undefined;
   if (!request.signedIn) return reply.redirect('/console/sign-in', 303);
   const token = isMultipart(request) ? (request.query as { _csrf?: unknown })._csrf : formOf(request)._csrf;
@@ -251,6 +266,9 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerKeyPages(scope, services);
   registerWebhookPages(scope, services);
   registerMemberPages(scope, services);
+  registerLeadImportPages(scope, services);
+  registerBoardPages(scope, services);
+  registerLeadEntryPages(scope, services);
   registerLeadPages(scope, services);
   registerApplicationPages(scope, services);
   registerAuditPages(scope, services);
@@ -260,6 +278,10 @@ function registerPages(scope: TypedApp, services: AppServices): void {
   registerDocumentPages(scope, services);
   registerTodayPages(scope, services);
   registerWorkspaceSettingsPages(scope, services);
+  registerLeadBulkPages(scope, services);
+  registerJobPages(scope, services);
+  registerNotificationPages(scope, services);
+  registerSearchPages(scope, services);
 }
 
 /**

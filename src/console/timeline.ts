@@ -1,5 +1,6 @@
 import type { HistoryItem } from '../commands/history/history.js';
 import { html, type Html } from './html.js';
+import { eventKindName } from './labels.js';
 import { when } from './time.js';
 
 /** A record's events, newest first, times in the zone; with `asOfBase`, each links to the record right after it. */
@@ -8,7 +9,7 @@ export function timeline(items: HistoryItem[], zone: string, asOfBase?: string):
     ${[...items].reverse().map(
       (e) =>
         html`<li>
-          <p><strong>${e.type}</strong> · ${when(e.at, zone)} · by ${e.actor_text}</p>
+          <p><strong>${eventKindName(e.type)}</strong> · ${when(e.at, zone)} · by ${e.actor_text}</p>
           <p>${e.summary}</p>
           ${asOfBase ? html`<p><a href="${asOfBase}?as_of=${e.at}#then">As it was after this</a></p>` : ''}
         </li>`,

@@ -43,6 +43,7 @@ export const PERSONAL_FIELDS: { readonly [T in DomainEventType]: readonly Person
   'lead.converted': LEAD_PAYLOAD,
   'lead.enquiry_received': [...leadFields('submission'), field('message', null)],
   'lead.note_added': [field('note', '')],
+  'application.note_added': [field('note', '')],
   // Module details are free-form case notes (passport numbers, addresses); module names are the workspace's labels.
   'application.opened': [field('modules.*.details', {})],
   'application.module_updated': [field('module.details', {})],

@@ -1,9 +1,8 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type onRequestAsyncHookHandler } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv, type Options as AjvOptions } from 'ajv';
-import addFormats from 'ajv-formats';
+import { apiAjv as ajv } from './api-ajv.js';
 import { authenticate, type AuthContext, type AuthDeps, type RouteAuth } from './auth.js';
-import { isServiceDateTime, CANONICAL_UUID, withEdgeChecks } from './edge-values.js';
+import { withEdgeChecks } from './edge-values.js';
 import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
 import { databaseOutage } from '../storage/outage.js';
 import { readWithinLimit } from './lingering-close.js';
@@ -29,15 +28,6 @@ declare module 'fastify' {
     /** The Origin a public key was checked against: its answers, refusals included, are readable by that page. */
     corsOrigin: string | null;
   }
-}
-
-function ajv(options: AjvOptions): Ajv {
-  const instance = new Ajv({ allErrors: true, removeAdditional: false, useDefaults: false, strict: false, ...options });
-  addFormats.default(instance);
-  // Stricter than ajv-formats: only what PostgreSQL, JavaScript and the answers can all hold (src/http/edge-values.ts).
-  instance.addFormat('date-time', { type: 'string', validate: isServiceDateTime });
-  instance.addFormat('uuid', CANONICAL_UUID);
-  return instance;
 }
 
 /**

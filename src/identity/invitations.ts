@@ -88,7 +88,7 @@ export async function sendInvitation(
 export async function inviteMember(
   services: Services,
   workspace: Workspace,
-  person: { email: string; name: string; role: Role },
+  person: { email: string; name: string; role: Role; branch_id?: string },
 ): Promise<{ member: WorkspaceUser; sent: InvitationSent }> {
   const existing = (await credentialedEmails(services.pool, [person.email])).has(person.email.toLowerCase());
   // A member who has never signed in (named by the workspace's file): inviting them sends their first link instead.

@@ -167,6 +167,9 @@ export const PERMISSIONS = {
     cli: ['lead erase'],
     recentSignIn: true,
   }),
+  'leads.import': rule('Import leads from a CSV file (each row through the capture, as the member)', MANAGERS, {
+    console: true,
+  }),
   'workspace.export': rule('Export the workspace’s whole event log', ADMINS, {
     console: true,
     admin: ['exportWorkspaceLog'],
@@ -184,6 +187,9 @@ export const PERMISSIONS = {
     MANAGERS,
     { console: true },
   ),
+  'leads.create': rule('Enter a lead by hand (a walk-in or a phone call), as the API creates one', STAFF, {
+    console: true,
+  }),
   'audit.verify': rule('Verify the workspace’s hash chains and check a kept head', OVERSIGHT, { console: true }),
 } satisfies Record<string, OperationRule>;
 

@@ -1,4 +1,4 @@
-import type { KeyKind } from '../keys/api-key.js';
+import type { CaptureKind } from './idempotency.js';
 import type { WorkspaceSettings } from '../workspaces/workspace.js';
 import { normaliseSubmission, type LeadCreateBody, type LeadSubmission } from '../domain/leads/submission.js';
 
@@ -18,7 +18,7 @@ export interface CreateCheck {
 export function checkLeadCreate(
   raw: unknown,
   schemaProblems: Readonly<Record<string, string>>,
-  keyKind: KeyKind,
+  keyKind: CaptureKind,
   settings: WorkspaceSettings,
   now: Date,
 ): CreateCheck {

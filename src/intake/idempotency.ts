@@ -37,11 +37,17 @@ export function requestHash(body: unknown): string {
 export interface IdempotencyScope {
   tenantId: string;
   sandbox: boolean;
-  keyKind: KeyKind;
+  keyKind: CaptureKind;
 }
 
-/** The scope of the keys sent with an API key of a workspace. */
-export function idempotencyScope(tenantId: string, apiKey: { kind: KeyKind; mode: KeyMode }): IdempotencyScope {
+/**
+ * Who sends a capture: an API key of either kind, or the console's new-lead form (whose one-time form keys are kept
+ * apart from any key an integration sends, migration 180).
+ */
+export type CaptureKind = KeyKind | 'console';
+
+/** The scope of the keys sent with an API key of a workspace (or by its console). */
+export function idempotencyScope(tenantId: string, apiKey: { kind: CaptureKind; mode: KeyMode }): IdempotencyScope {
   return { tenantId, sandbox: apiKey.mode === 'test', keyKind: apiKey.kind };
 }
 

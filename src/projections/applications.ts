@@ -7,57 +7,62 @@ import {
   type ApplicationState,
   type ApplicationStatus,
 } from '../domain/applications/index.js';
-import type { RecordedEvent } from '../events/types.js';
-import type { Queryable, Writer } from '../storage/postgres.js';
-import type { Projection } from './projection.js';
+import type { Queryable } from '../storage/postgres.js';
+import { loadStates, newAndStored, noRow, type FoldedRow, type FoldProjection, type FoldWriter } from './fold.js';
+
+const OPENED = 'application.opened';
 
 /** The `applications` read model: each case's folded state and its ApplicationStatus, per tenant and mode. */
-export const applicationsProjection: Projection = {
+export const applicationsProjection: FoldProjection<ApplicationState> = {
   name: 'applications',
   tables: ['applications'],
   eventTypes: APPLICATION_EVENT_TYPES,
-  async apply(sql: Writer, stored: RecordedEvent): Promise<void> {
-    const event = toApplicationEvent(stored);
-    if (event.type === 'application.opened') {
-      const state = evolve(undefined, event);
+  rowOf: (event) => idOfStream('application', event.streamId),
+  creates: (event) => event.type === OPENED,
+  replaces: (event) => event.type === OPENED,
+  load: (sql, rows) => loadStates<ApplicationState>(sql, 'applications', 'state', rows),
+  evolve(state, event) {
+    if (state === undefined && event.type !== OPENED) throw noRow(event);
+    return evolve(state, toApplicationEvent(event));
+  },
+  write(sql: FoldWriter, rows: readonly FoldedRow<ApplicationState>[]): void {
+    const { inserts, updates } = newAndStored(rows);
+    if (inserts.length > 0)
       sql.send(
         `INSERT INTO applications (id, tenant_id, sandbox, lead_id, number, case_ref, state, status, revision, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::uuid[], $5::integer[], $6::text[], $7::jsonb[],
+                              $8::jsonb[], $9::integer[], $10::timestamptz[], $11::timestamptz[])`,
         [
-          state.id,
-          stored.tenantId,
-          stored.sandbox,
-          state.lead_id,
-          state.number,
-          state.case_ref,
-          JSON.stringify(state),
-          JSON.stringify(applicationStatus(state)),
-          stored.revision,
-          stored.createdAt,
+          inserts.map((r) => r.state.id),
+          inserts.map((r) => r.tenantId),
+          inserts.map((r) => r.sandbox),
+          inserts.map((r) => r.state.lead_id),
+          inserts.map((r) => r.state.number),
+          inserts.map((r) => r.state.case_ref),
+          inserts.map((r) => JSON.stringify(r.state)),
+          inserts.map((r) => JSON.stringify(applicationStatus(r.state))),
+          inserts.map((r) => r.revision),
+          inserts.map((r) => r.firstAt),
+          inserts.map((r) => r.lastAt),
         ],
+        inserts,
       );
-      return;
-    }
-    const id = idOfStream('application', stored.streamId);
-    const row = (
-      await sql.query<{ state: ApplicationState }>(
-        'SELECT state FROM applications WHERE id = $1 AND tenant_id = $2 FOR UPDATE',
-        [id, stored.tenantId],
-      )
-    ).rows[0];
-    if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
-    const state = evolve(row.state, event);
-    sql.send(
-      'UPDATE applications SET state = $2, status = $3, revision = $4, updated_at = $5 WHERE id = $1 AND tenant_id = $6',
-      [
-        id,
-        JSON.stringify(state),
-        JSON.stringify(applicationStatus(state)),
-        stored.revision,
-        stored.createdAt,
-        stored.tenantId,
-      ],
-    );
+    if (updates.length > 0)
+      sql.send(
+        `UPDATE applications AS a SET state = v.state, status = v.status, revision = v.revision, updated_at = v.updated_at
+           FROM unnest($1::uuid[], $2::uuid[], $3::jsonb[], $4::jsonb[], $5::integer[], $6::timestamptz[])
+                AS v(id, tenant_id, state, status, revision, updated_at)
+          WHERE a.id = v.id AND a.tenant_id = v.tenant_id`,
+        [
+          updates.map((r) => r.id),
+          updates.map((r) => r.tenantId),
+          updates.map((r) => JSON.stringify(r.state)),
+          updates.map((r) => JSON.stringify(applicationStatus(r.state))),
+          updates.map((r) => r.revision),
+          updates.map((r) => r.lastAt),
+        ],
+        updates,
+      );
   },
 };
 

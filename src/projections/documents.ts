@@ -1,51 +1,63 @@
 import { idOfStream, streamOf } from '../domain/streams.js';
 import { DOCUMENT_EVENT_TYPES, evolve, toDocumentEvent, type Document } from '../domain/documents/index.js';
-import type { RecordedEvent } from '../events/types.js';
-import type { Queryable, Writer } from '../storage/postgres.js';
-import type { Projection } from './projection.js';
+import type { Queryable } from '../storage/postgres.js';
+import { loadStates, newAndStored, noRow, type FoldedRow, type FoldProjection, type FoldWriter } from './fold.js';
+
+const RECEIVED = 'document.received';
 
 /** The `documents` read model: each document as the public Document. */
-export const documentsProjection: Projection = {
+export const documentsProjection: FoldProjection<Document> = {
   name: 'documents',
   tables: ['documents'],
   eventTypes: DOCUMENT_EVENT_TYPES,
-  async apply(sql: Writer, stored: RecordedEvent): Promise<void> {
-    // The read model is of document streams: an event of a document kind appended elsewhere (the webhook suites
-    // append made-up deliveries of these kinds) is not a document's.
-    if (streamOf(stored.streamId)?.kind !== 'document') return;
-    const event = toDocumentEvent(stored);
-    if (event.type === 'document.received') {
-      const document = evolve(undefined, event);
+  // The read model is of document streams: an event of a document kind appended elsewhere (the webhook suites
+  // append made-up deliveries of these kinds) is not a document's.
+  rowOf: (event) =>
+    streamOf(event.streamId)?.kind === 'document' ? idOfStream('document', event.streamId) : undefined,
+  creates: (event) => event.type === RECEIVED,
+  replaces: (event) => event.type === RECEIVED,
+  load: (sql, rows) => loadStates<Document>(sql, 'documents', 'body', rows),
+  evolve(state, event) {
+    if (state === undefined && event.type !== RECEIVED) throw noRow(event);
+    return evolve(state, toDocumentEvent(event));
+  },
+  write(sql: FoldWriter, rows: readonly FoldedRow<Document>[]): void {
+    const { inserts, updates } = newAndStored(rows);
+    if (inserts.length > 0)
       sql.send(
         `INSERT INTO documents (id, tenant_id, sandbox, lead_id, application_id, status, body, revision, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::uuid[], $5::uuid[], $6::text[], $7::jsonb[],
+                              $8::integer[], $9::timestamptz[], $10::timestamptz[])`,
         [
-          document.id,
-          stored.tenantId,
-          stored.sandbox,
-          document.lead_id,
-          document.application_id,
-          document.status,
-          JSON.stringify(document),
-          stored.revision,
-          stored.createdAt,
+          inserts.map((r) => r.state.id),
+          inserts.map((r) => r.tenantId),
+          inserts.map((r) => r.sandbox),
+          inserts.map((r) => r.state.lead_id),
+          inserts.map((r) => r.state.application_id),
+          inserts.map((r) => r.state.status),
+          inserts.map((r) => JSON.stringify(r.state)),
+          inserts.map((r) => r.revision),
+          inserts.map((r) => r.firstAt),
+          inserts.map((r) => r.lastAt),
         ],
+        inserts,
       );
-      return;
-    }
-    const id = idOfStream('document', stored.streamId);
-    const row = (
-      await sql.query<{ body: Document }>('SELECT body FROM documents WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [
-        id,
-        stored.tenantId,
-      ])
-    ).rows[0];
-    if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
-    const document = evolve(row.body, event);
-    sql.send(
-      'UPDATE documents SET status = $2, body = $3, revision = $4, updated_at = $5 WHERE id = $1 AND tenant_id = $6',
-      [id, document.status, JSON.stringify(document), stored.revision, stored.createdAt, stored.tenantId],
-    );
+    if (updates.length > 0)
+      sql.send(
+        `UPDATE documents AS d SET status = v.status, body = v.body, revision = v.revision, updated_at = v.updated_at
+           FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::integer[], $6::timestamptz[])
+                AS v(id, tenant_id, status, body, revision, updated_at)
+          WHERE d.id = v.id AND d.tenant_id = v.tenant_id`,
+        [
+          updates.map((r) => r.id),
+          updates.map((r) => r.tenantId),
+          updates.map((r) => r.state.status),
+          updates.map((r) => JSON.stringify(r.state)),
+          updates.map((r) => r.revision),
+          updates.map((r) => r.lastAt),
+        ],
+        updates,
+      );
   },
 };
 

@@ -1,51 +1,59 @@
 import { idOfStream } from '../domain/streams.js';
 import { INVOICE_EVENT_TYPES, evolve, toInvoiceEvent, type Invoice } from '../domain/invoices/index.js';
-import type { RecordedEvent } from '../events/types.js';
-import type { Queryable, Writer } from '../storage/postgres.js';
-import type { Projection } from './projection.js';
+import type { Queryable } from '../storage/postgres.js';
+import { loadStates, newAndStored, noRow, type FoldedRow, type FoldProjection, type FoldWriter } from './fold.js';
+
+const ISSUED = 'invoice.issued';
 
 /** The `invoices` read model: each invoice as the public Invoice (payments and refunds included). */
-export const invoicesProjection: Projection = {
+export const invoicesProjection: FoldProjection<Invoice> = {
   name: 'invoices',
   tables: ['invoices'],
   eventTypes: INVOICE_EVENT_TYPES,
-  async apply(sql: Writer, stored: RecordedEvent): Promise<void> {
-    const event = toInvoiceEvent(stored);
-    if (event.type === 'invoice.issued') {
-      const invoice = evolve(undefined, event);
+  rowOf: (event) => idOfStream('invoice', event.streamId),
+  creates: (event) => event.type === ISSUED,
+  replaces: (event) => event.type === ISSUED,
+  load: (sql, rows) => loadStates<Invoice>(sql, 'invoices', 'body', rows),
+  evolve(state, event) {
+    if (state === undefined && event.type !== ISSUED) throw noRow(event);
+    return evolve(state, toInvoiceEvent(event));
+  },
+  write(sql: FoldWriter, rows: readonly FoldedRow<Invoice>[]): void {
+    const { inserts, updates } = newAndStored(rows);
+    if (inserts.length > 0)
       sql.send(
         `INSERT INTO invoices (id, tenant_id, sandbox, number, lead_id, application_id, body, revision, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::uuid[], $6::uuid[], $7::jsonb[],
+                              $8::integer[], $9::timestamptz[], $10::timestamptz[])`,
         [
-          invoice.id,
-          stored.tenantId,
-          stored.sandbox,
-          invoice.number,
-          invoice.lead_id,
-          invoice.application_id,
-          JSON.stringify(invoice),
-          stored.revision,
-          stored.createdAt,
+          inserts.map((r) => r.state.id),
+          inserts.map((r) => r.tenantId),
+          inserts.map((r) => r.sandbox),
+          inserts.map((r) => r.state.number),
+          inserts.map((r) => r.state.lead_id),
+          inserts.map((r) => r.state.application_id),
+          inserts.map((r) => JSON.stringify(r.state)),
+          inserts.map((r) => r.revision),
+          inserts.map((r) => r.firstAt),
+          inserts.map((r) => r.lastAt),
         ],
+        inserts,
       );
-      return;
-    }
-    const id = idOfStream('invoice', stored.streamId);
-    const row = (
-      await sql.query<{ body: Invoice }>('SELECT body FROM invoices WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [
-        id,
-        stored.tenantId,
-      ])
-    ).rows[0];
-    if (!row) throw new Error(`No read-model row for ${stored.streamId}`);
-    const invoice = evolve(row.body, event);
-    sql.send('UPDATE invoices SET body = $2, revision = $3, updated_at = $4 WHERE id = $1 AND tenant_id = $5', [
-      id,
-      JSON.stringify(invoice),
-      stored.revision,
-      stored.createdAt,
-      stored.tenantId,
-    ]);
+    if (updates.length > 0)
+      sql.send(
+        `UPDATE invoices AS i SET body = v.body, revision = v.revision, updated_at = v.updated_at
+           FROM unnest($1::uuid[], $2::uuid[], $3::jsonb[], $4::integer[], $5::timestamptz[])
+                AS v(id, tenant_id, body, revision, updated_at)
+          WHERE i.id = v.id AND i.tenant_id = v.tenant_id`,
+        [
+          updates.map((r) => r.id),
+          updates.map((r) => r.tenantId),
+          updates.map((r) => JSON.stringify(r.state)),
+          updates.map((r) => r.revision),
+          updates.map((r) => r.lastAt),
+        ],
+        updates,
+      );
   },
 };
 

@@ -16,6 +16,20 @@ export async function findLead(
   return (await findLeadRow(sql, tenantId, sandbox, leadId))?.lead;
 }
 
+/** The lead's JSON text as stored (leadJson's), answered as it is: no parse and no serialisation per read. */
+export async function findLeadJson(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  leadId: string,
+): Promise<string | undefined> {
+  const result = await sql.query<{ body: string }>(
+    'SELECT body::text AS body FROM leads WHERE id = $1 AND tenant_id = $2 AND sandbox = $3',
+    [leadId, tenantId, sandbox],
+  );
+  return result.rows[0]?.body;
+}
+
 /** The lead with the last revision of its stream, for a command that appends after it. */
 export async function findLeadRow(
   sql: Queryable,

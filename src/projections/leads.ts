@@ -1,44 +1,63 @@
 import { idOfStream } from '../domain/streams.js';
 import { toLeadEvent } from '../domain/leads/events.js';
-import { leadFromPayload } from '../domain/leads/evolve.js';
+import { evolve } from '../domain/leads/evolve.js';
 import { LeadEventType, type Lead } from '../domain/leads/lead.js';
 import type { RecordedEvent } from '../events/types.js';
-import type { Writer } from '../storage/postgres.js';
-import type { Projection } from './projection.js';
+import { leadJson } from '../schemas/lead-json.js';
+import type { Queryable } from '../storage/postgres.js';
+import { newAndStored, type FoldedRow, type FoldProjection, type FoldWriter, type StoredRow } from './fold.js';
 
-/** The `leads` table: one row per lead, the public shape in `body`, kept at the stream's last revision. */
-export const leadsProjection: Projection = {
+/** Events that carry the whole Lead: the row as stored is not read before them. */
+const WHOLE_LEAD: ReadonlySet<string> = new Set([
+  LeadEventType.created,
+  LeadEventType.updated,
+  LeadEventType.assigned,
+  LeadEventType.lost,
+  LeadEventType.converted,
+]);
+
+/**
+ * The `leads` table: one row per lead, the public shape in `body` (its JSON text from leadJson, the API's serialiser),
+ * kept at the stream's last revision. A lead's events fold with the domain's evolve; timeline entries (enquiries,
+ * notes) move only the activity times, forward only, so the row before them is read when nothing before them here
+ * said the whole lead.
+ */
+export const leadsProjection: FoldProjection<Lead> = {
   name: 'leads',
   tables: ['leads'],
   eventTypes: Object.values(LeadEventType),
-  async apply(sql: Writer, recorded: RecordedEvent): Promise<void> {
-    const event = toLeadEvent(recorded);
-    const id = idOfStream('lead', recorded.streamId);
-    switch (event.type) {
-      case LeadEventType.created:
-        return insertLead(sql, recorded, leadFromPayload(event.data.payload));
-      case LeadEventType.updated:
-      case LeadEventType.assigned:
-      case LeadEventType.lost:
-      case LeadEventType.converted:
-        return replaceLead(sql, recorded.tenantId, id, recorded.revision, leadFromPayload(event.data.payload));
-      case LeadEventType.enquiryReceived:
-      case LeadEventType.noteAdded:
-        return touchLead(sql, recorded.tenantId, id, recorded.revision, event.data.at);
-      default: {
-        const unknown: never = event;
-        throw new Error(`Unknown lead event ${JSON.stringify(unknown)}`);
-      }
-    }
+  rowOf: (event) => idOfStream('lead', event.streamId),
+  creates: (event) => event.type === LeadEventType.created,
+  replaces: (event) => WHOLE_LEAD.has(event.type),
+  load: loadLeads,
+  evolve: (state: Lead | undefined, event: RecordedEvent) => evolve(state, toLeadEvent(event)),
+  write(sql: FoldWriter, rows: readonly FoldedRow<Lead>[]): void {
+    const { inserts, updates } = newAndStored(rows);
+    if (inserts.length > 0) insertLeads(sql, inserts);
+    if (updates.length > 0) updateLeads(sql, updates);
   },
 };
 
-function insertLead(sql: Writer, event: RecordedEvent, lead: Lead): void {
-  const columns = [
+async function loadLeads(sql: Queryable, rows: readonly StoredRow[]): Promise<Map<string, Lead>> {
+  const result = await sql.query<{ id: string; body: Lead }>(
+    `SELECT l.id, l.body FROM unnest($1::uuid[], $2::uuid[]) AS k(id, tenant_id)
+       JOIN leads l ON l.id = k.id AND l.tenant_id = k.tenant_id`,
+    [rows.map((r) => r.id), rows.map((r) => r.tenantId)],
+  );
+  return new Map(result.rows.map((r) => [r.id, r.body]));
+}
+
+const LEAD_COLUMNS =
+  'id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body';
+
+/** A new lead row's values, in LEAD_COLUMNS' order. */
+function leadValues(r: FoldedRow<Lead>): unknown[] {
+  const lead = r.state;
+  return [
     lead.id,
-    event.tenantId,
-    event.sandbox,
-    event.revision,
+    r.tenantId,
+    r.sandbox,
+    r.revision,
     lead.phone,
     lead.email,
     lead.branch.id,
@@ -46,36 +65,68 @@ function insertLead(sql: Writer, event: RecordedEvent, lead: Lead): void {
     lead.converted,
     lead.created_at,
     lead.updated_at,
+    leadJson(lead),
   ];
-  // The body is the Lead's JSON text, its fields in the spec's order (the column is json: kept as written).
-  sql.send(
-    `INSERT INTO leads (id, tenant_id, sandbox, revision, phone, email, branch_id, owner_id, converted, created_at, updated_at, body)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    [...columns, JSON.stringify(lead)],
-  );
-}
-
-function replaceLead(sql: Writer, tenantId: string, id: string, revision: number, lead: Lead): void {
-  sql.send(
-    'UPDATE leads SET revision = $2, owner_id = $3, converted = $4, updated_at = $5, body = $6 WHERE id = $1 AND tenant_id = $7',
-    [id, revision, lead.owner?.id ?? null, lead.converted, lead.updated_at, JSON.stringify(lead), tenantId],
-  );
 }
 
 /**
- * Timeline entries (enquiries, notes) move only the activity time, which is also a change a sync must see. They move
- * it forward only, as evolve() does: an enquiry can land after a PATCH that took a later time. The body is rewritten
- * field by field in its own order and format, changing only those two values.
+ * New rows in one statement: a command's one row with plain parameters (no arrays to write out and unpack: the
+ * creation path), a replay's many as arrays unnested.
  */
-function touchLead(sql: Writer, tenantId: string, id: string, revision: number, at: string): void {
+function insertLeads(sql: FoldWriter, rows: readonly FoldedRow<Lead>[]): void {
+  if (rows.length === 1) {
+    sql.send(
+      `INSERT INTO leads (${LEAD_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      leadValues(rows[0]!),
+      rows,
+    );
+    return;
+  }
+  const values = rows.map(leadValues);
   sql.send(
-    `UPDATE leads SET revision = $2, updated_at = greatest(updated_at, $3::timestamptz),
-              body = (SELECT ('{' || string_agg(to_json(f.k)::text || ':' || CASE
-                                WHEN f.k = 'updated_at' AND $3::timestamptz > leads.updated_at THEN to_json($4::text)::text
-                                WHEN f.k = 'last_activity_at' AND (f.v::text = 'null' OR $3::timestamptz > (f.v #>> '{}')::timestamptz) THEN to_json($4::text)::text
-                                ELSE f.v::text END, ',' ORDER BY f.n) || '}')::json
-                        FROM json_each(leads.body) WITH ORDINALITY AS f(k, v, n))
-        WHERE id = $1 AND tenant_id = $5`,
-    [id, revision, at, at, tenantId],
+    `INSERT INTO leads (${LEAD_COLUMNS})
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::integer[], $5::text[], $6::text[], $7::uuid[],
+                          $8::uuid[], $9::boolean[], $10::timestamptz[], $11::timestamptz[], $12::json[])`,
+    values[0]!.map((_, column) => values.map((v) => v[column])),
+    rows,
+  );
+}
+
+/** A missing row (an event of a lead this database has no row of) is left missing, as an UPDATE of nothing. */
+function updateLeads(sql: FoldWriter, rows: readonly FoldedRow<Lead>[]): void {
+  if (rows.length === 1) {
+    const r = rows[0]!;
+    sql.send(
+      `UPDATE leads SET revision = $3, owner_id = $4, converted = $5, updated_at = $6, body = $7
+        WHERE id = $1 AND tenant_id = $2`,
+      [
+        r.id,
+        r.tenantId,
+        r.revision,
+        r.state.owner?.id ?? null,
+        r.state.converted,
+        r.state.updated_at,
+        leadJson(r.state),
+      ],
+      rows,
+    );
+    return;
+  }
+  sql.send(
+    `UPDATE leads AS l SET revision = v.revision, owner_id = v.owner_id, converted = v.converted,
+            updated_at = v.updated_at, body = v.body
+       FROM unnest($1::uuid[], $2::uuid[], $3::integer[], $4::uuid[], $5::boolean[], $6::timestamptz[], $7::json[])
+            AS v(id, tenant_id, revision, owner_id, converted, updated_at, body)
+      WHERE l.id = v.id AND l.tenant_id = v.tenant_id`,
+    [
+      rows.map((r) => r.id),
+      rows.map((r) => r.tenantId),
+      rows.map((r) => r.revision),
+      rows.map((r) => r.state.owner?.id ?? null),
+      rows.map((r) => r.state.converted),
+      rows.map((r) => r.state.updated_at),
+      rows.map((r) => leadJson(r.state)),
+    ],
+    rows,
   );
 }

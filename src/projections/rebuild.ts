@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { PersonalDataKeys } from '../events/personal-data.js';
-import { projectBatch, type ProjectedBatch } from '../events/apply-projections.js';
+import { Replay, type ProjectedBatch } from '../events/apply-projections.js';
 import { readAllWith } from '../events/postgres-event-store.js';
 import { START_OF_LOG, type StoredEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
@@ -25,11 +25,14 @@ export interface RebuildOptions {
    * over, and PostgreSQL then parses and plans each once. Only on connections straight to PostgreSQL.
    */
   namedStatements?: boolean;
+  /** Events a folded row is held for after its last change (REPLAY_WINDOW); tests make it small. */
+  window?: number;
 }
 
 /**
  * Drops the rows of every read model and replays the whole log into them, in one transaction. Appends wait
- * meanwhile (the events table is locked in SHARE mode), so the rebuilt rows equal what live projection gives.
+ * meanwhile (the events table is locked in SHARE mode), so the rebuilt rows equal what live projection gives. Rows
+ * of folds are written once per window of the log (Replay), one statement per table and window step.
  *
  * The replay is pipelined: the next batch is asked for before this one is projected, and the projections' writes
  * (`sql.send`) are not waited for until the batch after has been projected, so PostgreSQL reads and writes while
@@ -59,6 +62,7 @@ export async function rebuildReadModels(
         next.catch(() => undefined); // awaited in its turn; a failure while projecting must not go unobserved
         return next;
       };
+      const replay = new Replay<StoredEvent>(projections, options.window);
       let next = read();
       let previous: ProjectedBatch | undefined;
       let count = 0;
@@ -66,13 +70,15 @@ export async function rebuildReadModels(
         const batch = await next;
         if (batch.length === 0) break;
         next = read(batch[batch.length - 1]!.position);
-        const projected = await projectBatch(sql, projections, batch);
+        const projected = await replay.project(sql, batch);
         await previous?.settled();
         previous = projected;
         count += batch.length;
         onProgress?.({ events: count, total });
       }
+      const last = replay.finish(sql);
       await previous?.settled();
+      await last.settled();
       return { events: count };
     },
     { namedStatements: options.namedStatements },

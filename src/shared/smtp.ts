@@ -2,7 +2,14 @@ import nodemailer from 'nodemailer';
 
 /** What the service's mail is sent through: nodemailer's transport, narrowed to the calls used. */
 export interface MailTransport {
-  sendMail(message: { from: string; to: string; subject: string; text: string }): Promise<unknown>;
+  sendMail(message: {
+    from: string;
+    to: string;
+    subject: string;
+    text: string;
+    messageId?: string;
+    headers?: Record<string, string>;
+  }): Promise<unknown>;
   close(): void;
 }
 

@@ -13,6 +13,12 @@ import { RESET_CHANNEL } from '../identity/password-resets.js';
 import { NOTICES_CHANNEL } from '../webhooks/owner-notices.js';
 import { listen } from './notification-listener.js';
 import { watchFanOutLag } from './fanout-lag.js';
+import { JobWorker, type JobWorkerOptions } from './job-worker.js';
+import { JOBS_CHANNEL } from '../jobs/jobs.js';
+import { jobKindsOf } from './job-kinds.js';
+import { NotificationMailer } from './notification-mailer.js';
+import { NotificationRecorder } from './notification-recorder.js';
+import { NOTIFICATIONS_CHANNEL } from '../notifications/record.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -33,15 +39,20 @@ export interface WorkerOptions extends DeliveryWorkerOptions {
   documentScanIntervalMs?: number;
   /** How often the owner mailer looks for notices due again after a failed send; 5 s. */
   mailPollIntervalMs?: number;
+  /** How often members' notifications are looked for in other processes' events, follow-ups and digests; 1 s. */
+  notificationIntervalMs?: number;
   /** The mail transport; SMTP_URL's unless given. */
   mailTransport?: MailTransport;
+  /** The console's jobs (bulk actions, imports): poll interval, lease, and a hook tests hold items at. */
+  jobs?: JobWorkerOptions;
 }
 
 const HOUR = 3_600_000;
 
 /**
  * Starts the webhook fan-out subscriber and delivery worker of this process, the durable task timers (task.overdue),
- * the scans of documents that arrived while the virus scanner was unreachable, and the delivery log purge. They run
+ * the scans of documents that arrived while the virus scanner was unreachable, the console's jobs (bulk actions,
+ * imports) and the delivery log purge. They run
  * on the services the API uses (createServices), its pool included: the pool is sized for both (see main.ts).
  */
 export async function startWorkers(services: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
@@ -55,16 +66,27 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
   const documentScans = new DocumentScanRunner(services, log, {
     pollIntervalMs: options.documentScanIntervalMs ?? 5000,
   });
+  const jobs = new JobWorker(services, jobKindsOf(services), log, options.jobs);
   const purge = deliveryLogPurge(services, log, options.purgeIntervalMs ?? HOUR);
   // Appends in this process wake the fan-out at once (the event store does not NOTIFY; other processes' appends are
   // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
-  const stopWatchingCommits = services.store.onCommit(() => fanOut.wake());
   const mailer = ownerMailer(services, log, options);
   const resets = resetMailer(services, log, options);
+  const notices = notificationMailer(services, log, options);
+  const notifications = new NotificationRecorder(services, log, {
+    pollIntervalMs: options.notificationIntervalMs ?? 1000,
+    onRecorded: () => notices?.wake(),
+  });
+  const stopWatchingCommits = services.store.onCommit(() => {
+    fanOut.wake();
+    notifications.wake();
+  });
   const listener = listen(services.direct.pool, log, {
     [DELIVERIES_CHANNEL]: () => worker.wake(),
     [NOTICES_CHANNEL]: () => mailer?.wake(),
     [RESET_CHANNEL]: () => resets?.wake(),
+    [JOBS_CHANNEL]: () => jobs.wake(),
+    [NOTIFICATIONS_CHANNEL]: () => notices?.wake(),
   });
   const lagWatch = watchFanOutLag(services.pool, services.now, log, {
     warnAfterSeconds: services.config.fanOutLagWarnSeconds,
@@ -74,8 +96,11 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
   worker.start();
   taskTimers.start();
   documentScans.start();
+  jobs.start();
   mailer?.start();
   resets?.start();
+  notifications.start();
+  notices?.start();
   void purge.run();
   let stopping: Promise<void> | undefined;
   return {
@@ -87,8 +112,11 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
         await purge.running();
         await taskTimers.stop();
         await documentScans.stop();
+        await jobs.stop();
         await mailer?.stop();
         await resets?.stop();
+        await notifications.stop();
+        await notices?.stop();
         await listener.close();
         await fanOut.stop();
         await worker.stop();
@@ -144,4 +172,25 @@ function resetMailer(services: AppServices, log: Logger, options: WorkerOptions)
   return new ResetMailer(services, options.mailTransport ?? smtpTransport(smtpUrl!), log, {
     pollIntervalMs: options.mailPollIntervalMs,
   });
+}
+
+/** Members' notification mail goes out where SMTP is configured; elsewhere Today still counts them. */
+function notificationMailer(
+  services: AppServices,
+  log: Logger,
+  options: WorkerOptions,
+): NotificationMailer | undefined {
+  const smtpUrl = services.config.smtpUrl;
+  if (!options.mailTransport && !smtpUrl) return undefined;
+  return new NotificationMailer(
+    {
+      pool: services.pool,
+      now: services.now,
+      from: services.config.smtpFrom,
+      publicBaseUrl: services.config.publicBaseUrl,
+    },
+    options.mailTransport ?? smtpTransport(smtpUrl!),
+    log,
+    { pollIntervalMs: options.mailPollIntervalMs },
+  );
 }

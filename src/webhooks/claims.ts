@@ -92,66 +92,67 @@ export async function claimDueDeliveries(
 }
 
 /**
- * The claim's steps, in one READ COMMITTED transaction. The first locks the tenants with due deliveries (skipping
- * those another worker holds); each later statement takes its snapshot once those locks are held, so it sees every
- * lease committed by an earlier holder, and no other worker adds leases for these tenants until COMMIT: two workers
- * never claim for one tenant at once, and both caps hold across processes.
+ * The claim's steps, in one READ COMMITTED transaction. The first locks the tenants with an endpoint queue due
+ * (skipping those another worker holds); each later statement takes its snapshot once those locks are held, so it
+ * sees every lease committed by an earlier holder, and no other worker adds leases for these tenants until COMMIT: two
+ * workers never claim for one tenant at once, and both caps hold across processes. The leases are written on the
+ * endpoints' queue rows (webhook_queues, migration 200), never on the deliveries (docs/architecture.md, "Work queues").
  */
 export async function claimIn(sql: Queryable, claim: Claim): Promise<ClaimedDelivery[]> {
-  const tenants = await lockTenantsWithDueDeliveries(sql, claim.now);
+  const tenants = await lockTenantsWithDueQueues(sql, claim.now);
   if (tenants.length === 0) return [];
   const rooms = roomsOf(await endpointLoads(sql, tenants, claim), claim.limits);
   if (rooms.length === 0) return [];
+  await lockQueues(sql, rooms);
   return leaseInTurns(sql, rooms, claim);
 }
 
 /**
- * The due deliveries of the endpoint `ep` at `$1`, oldest first, at most `limit` (an SQL expression): all of them
- * while it is active, only its webhook.test deliveries while it is paused. Two branches, of which the endpoint's
- * status switches one off before it reads anything: a paused endpoint keeps its backlog until it is resumed, and
- * filtering that backlog row by row for test deliveries made every claim read all of it. Each branch's ORDER BY is its
- * index's own order (endpoint_id, next_attempt_at, id; test deliveries have an index of their own, 0046), so it is
- * one short index scan whatever PostgreSQL's statistics say.
+ * Step 3: locks the queue rows of the endpoints with room, in endpoint order (as the recording of attempts locks
+ * them). A delivery is queued in a transaction that locks its endpoint's row (the triggers of migration 200): once
+ * the locks are held, the next statement's snapshot sees every delivery queued before, so the `due_at` it sets from
+ * what it read never hides one.
  */
-function dueDeliveriesOfEp(limit: '1' | 'r.free'): string {
-  const due = `d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)`;
-  return `(SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-            WHERE ep.status = 'active' AND d.endpoint_id = ep.id AND ${due}
-            ORDER BY d.next_attempt_at, d.id LIMIT ${limit})
-          UNION ALL
-          (SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-            WHERE ep.status <> 'active' AND d.endpoint_id = ep.id AND d.event_type = 'webhook.test' AND ${due}
-            ORDER BY d.next_attempt_at, d.id LIMIT ${limit})`;
+async function lockQueues(sql: Queryable, rooms: readonly Room[]): Promise<void> {
+  await sql.query(
+    'SELECT endpoint_id FROM webhook_queues WHERE endpoint_id = ANY ($1::uuid[]) ORDER BY endpoint_id FOR UPDATE',
+    [rooms.map((room) => room.endpoint_id)],
+  );
 }
 
 /**
- * Keeps only the endpoints `ep` with a delivery due at `$1`: their first due delivery in index order. Not written as
- * EXISTS: PostgreSQL turns that into a semi-join it may run as a scan of the whole delivery table whenever its
- * statistics lag behind a backlog that grew since the last ANALYZE (test/webhooks/stale-statistics.test.ts).
+ * The next deliveries of the endpoint `ep`, oldest due first, at most `limit` (an SQL expression), leaving out those
+ * whose lease on its queue row (`live`, a jsonb object keyed by delivery id) is live: all of them while it is active,
+ * only its webhook.test deliveries while it is paused. Two branches, of which the endpoint's status switches one off
+ * before it reads anything: a paused endpoint keeps its backlog until it is resumed. Each branch's ORDER BY is its
+ * partial index's own order (endpoint_id, next_attempt_at, id; test deliveries have an index of their own, 0046), so
+ * it is one short index scan whatever PostgreSQL's statistics say: it reads the endpoint's leased deliveries and the
+ * few it returns, never the rest of its backlog. Not bounded by the time: the first one not due says when it is.
  */
-const WITH_DUE_DELIVERY = `CROSS JOIN LATERAL (SELECT 1 FROM (${dueDeliveriesOfEp('1')}) AS due LIMIT 1) AS first_due`;
+function nextDeliveriesOfEp(limit: string, live: string): string {
+  const queued = `d.status = 'pending' AND d.next_attempt_at IS NOT NULL AND NOT (${live} ? d.id::text)`;
+  return `(SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+            WHERE ep.status = 'active' AND d.endpoint_id = ep.id AND ${queued}
+            ORDER BY d.next_attempt_at, d.id LIMIT ${limit})
+          UNION ALL
+          (SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+            WHERE ep.status <> 'active' AND d.endpoint_id = ep.id AND d.event_type = 'webhook.test' AND ${queued}
+            ORDER BY d.next_attempt_at, d.id LIMIT ${limit})`;
+}
+
+/** The number of live leases in a queue row's `leases` (SQL, given the row and the claim's instant in ms). */
+const liveLeaseCount = (leases: string, nowMs: string) =>
+  `(SELECT count(*)::int FROM jsonb_each(${leases}) l WHERE (l.value->>'u')::bigint > ${nowMs})`;
 
 /**
- * Step 1: takes a transaction-scoped advisory lock per tenant with a due delivery, skipping tenants another worker
- * holds; returns the tenants locked. The endpoints with a pending delivery are found by a loose index scan of the
- * pending-deliveries index (one short descent per such endpoint), never by visiting every endpoint, most of them idle.
+ * Step 1: takes a transaction-scoped advisory lock per tenant with an endpoint queue due, skipping tenants another
+ * worker holds; returns the tenants locked. It reads the due queue rows (one per endpoint with work due), never a
+ * delivery.
  */
-async function lockTenantsWithDueDeliveries(sql: Queryable, now: Date): Promise<string[]> {
+async function lockTenantsWithDueQueues(sql: Queryable, now: Date): Promise<string[]> {
   const result = await sql.query<{ tenant_id: string }>(
-    `WITH RECURSIVE endpoints_with_pending(endpoint_id) AS (
-       SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
-                WHERE d.status = 'pending' AND d.next_attempt_at IS NOT NULL
-                ORDER BY d.endpoint_id, d.next_attempt_at, d.id LIMIT 1)
-       UNION ALL
-       SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
-                WHERE d.status = 'pending' AND d.next_attempt_at IS NOT NULL AND d.endpoint_id > p.endpoint_id
-                ORDER BY d.endpoint_id, d.next_attempt_at, d.id LIMIT 1)
-         FROM endpoints_with_pending p WHERE p.endpoint_id IS NOT NULL
-     ), tenants_due AS MATERIALIZED (
-       SELECT DISTINCT ep.tenant_id FROM endpoints_with_pending p
-              -- Looked up by primary key for each (OFFSET 0 keeps it a lookup, never a scan of every endpoint).
-              CROSS JOIN LATERAL (SELECT * FROM webhook_endpoints e WHERE e.id = p.endpoint_id OFFSET 0) AS ep
-              ${WITH_DUE_DELIVERY}
+    `WITH tenants_due AS MATERIALIZED (
+       SELECT DISTINCT q.tenant_id FROM webhook_queues q WHERE q.due_at <= $1
      )
      SELECT tenant_id FROM tenants_due WHERE pg_try_advisory_xact_lock(hashtextextended($2 || tenant_id::text, 0))`,
     [now, CLAIM_LOCK_PREFIX],
@@ -175,33 +176,26 @@ export interface EndpointLoad {
 }
 
 /**
- * Step 2: the endpoints of the locked tenants with a due delivery, and their load. The live leases of every endpoint
- * of those tenants are counted once per claim, in the leased index's order, never by reading every lease of the
- * service.
+ * Step 2: the endpoints of the locked tenants with a queue due, and their load. The live leases of each tenant are
+ * counted from its queue rows (one per endpoint that had work), never from the deliveries.
  */
 async function endpointLoads(sql: Queryable, tenants: string[], claim: Claim): Promise<EndpointLoad[]> {
-  const leasedLongAgo = new Date(claim.leaseUntil.getTime() - SLOW_ATTEMPT_MS);
+  const leasedLongAgo = claim.leaseUntil.getTime() - SLOW_ATTEMPT_MS;
   const result = await sql.query<EndpointLoad>(
-    `WITH leases AS MATERIALIZED (
-       SELECT ep.id, ep.tenant_id, ep.status, l.n
-         FROM unnest($2::uuid[]) AS t(tenant_id)
-        -- The tenant's endpoints by its index (OFFSET 0 keeps it a lookup per tenant, never a scan of every endpoint).
-        CROSS JOIN LATERAL (SELECT e.id, e.tenant_id, e.status FROM webhook_endpoints e
-                             WHERE e.tenant_id = t.tenant_id OFFSET 0) AS ep
-        CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM webhook_deliveries l
-                             WHERE l.endpoint_id = ep.id AND l.status = 'pending' AND l.lease_until > $1) AS l
+    `WITH queues AS MATERIALIZED (
+       SELECT q.endpoint_id, q.tenant_id, q.due_at, ${liveLeaseCount('q.leases', '$3::bigint')} AS n,
+              EXISTS (SELECT 1 FROM jsonb_each(q.leases) l
+                       WHERE (l.value->>'u')::bigint > $3::bigint AND (l.value->>'u')::bigint < $4::bigint) AS hanging
+         FROM webhook_queues q WHERE q.tenant_id = ANY ($2::uuid[])
      )
-     SELECT ep.id AS endpoint_id, ep.tenant_id, ep.n AS in_flight,
-            (SELECT sum(o.n) FROM leases o WHERE o.tenant_id = ep.tenant_id)::int AS tenant_in_flight,
+     SELECT q.endpoint_id, q.tenant_id, q.n AS in_flight,
+            (SELECT sum(o.n) FROM queues o WHERE o.tenant_id = q.tenant_id)::int AS tenant_in_flight,
             (h.consecutive_failures = 0 AND h.fast_until IS NOT NULL AND h.fast_until > $1
-             AND (h.slow_until IS NULL OR h.slow_until <= $1)
-             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries l
-                              WHERE l.endpoint_id = ep.id AND l.status = 'pending'
-                                AND l.lease_until > $1 AND l.lease_until < $3)) AS proven_fast
-       FROM leases ep
-       JOIN webhook_endpoint_health h ON h.endpoint_id = ep.id
-       ${WITH_DUE_DELIVERY}`,
-    [claim.now, tenants, leasedLongAgo],
+             AND (h.slow_until IS NULL OR h.slow_until <= $1) AND NOT q.hanging) AS proven_fast
+       FROM queues q
+       JOIN webhook_endpoint_health h ON h.endpoint_id = q.endpoint_id
+      WHERE q.due_at <= $1`,
+    [claim.now, tenants, claim.now.getTime(), leasedLongAgo],
   );
   return result.rows;
 }
@@ -231,37 +225,68 @@ export function roomsOf(loads: readonly EndpointLoad[], limits: ClaimLimits): Ro
 }
 
 /**
- * Step 3: leases the oldest due deliveries of each endpoint, up to its room, in turns: each endpoint's deliveries are
+ * Step 4: leases the oldest due deliveries of each endpoint, up to its room, in turns: each endpoint's deliveries are
  * numbered over its own candidates, each tenant's over its endpoints' turns, and the slots go by tenant turn, so each
- * tenant's n-th delivery comes before any tenant's n+1-th.
+ * tenant's n-th delivery comes before any tenant's n+1-th. The leases go on the endpoints' queue rows, with expired
+ * leases dropped; each row's `due_at` becomes when it next has something to claim: its first delivery not leased, or
+ * its first lease to end.
  */
 async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim): Promise<ClaimedDelivery[]> {
   const result = await sql.query<ClaimedDelivery>(
     `WITH rooms AS (
        SELECT r.* FROM unnest($2::jsonb[]) AS room
         CROSS JOIN LATERAL jsonb_to_record(room) AS r(endpoint_id uuid, tenant_id uuid, free int, tenant_room int)
+     ), locked AS MATERIALIZED (
+       SELECT q.endpoint_id, q.leases FROM webhook_queues q WHERE q.endpoint_id IN (SELECT endpoint_id FROM rooms)
+     ), live AS MATERIALIZED (
+       SELECT k.endpoint_id,
+              coalesce((SELECT jsonb_object_agg(l.key, l.value) FROM jsonb_each(k.leases) l
+                         WHERE (l.value->>'u')::bigint > $6::bigint), '{}'::jsonb) AS leases,
+              (SELECT min((l.value->>'u')::bigint) FROM jsonb_each(k.leases) l
+                WHERE (l.value->>'u')::bigint > $6::bigint) AS first_end
+         FROM locked k
      ), candidates AS MATERIALIZED (
-       SELECT c.id, r.tenant_id, r.tenant_room, c.next_attempt_at, c.endpoint_turn
-         FROM rooms r
+       SELECT c.id, r.endpoint_id, r.tenant_id, r.tenant_room, r.free, c.next_attempt_at, c.endpoint_turn
+         FROM rooms r JOIN live lv ON lv.endpoint_id = r.endpoint_id
         -- Looked up by primary key for each (OFFSET 0 keeps it a lookup, never a scan of every endpoint).
         CROSS JOIN LATERAL (SELECT e.id, e.status FROM webhook_endpoints e WHERE e.id = r.endpoint_id OFFSET 0) AS ep
         CROSS JOIN LATERAL (
-              SELECT due.id, due.next_attempt_at, row_number() OVER (ORDER BY due.next_attempt_at, due.id) AS endpoint_turn
-                FROM (${dueDeliveriesOfEp('r.free')}) AS due) c
+              SELECT n.id, n.next_attempt_at, row_number() OVER (ORDER BY n.next_attempt_at, n.id) AS endpoint_turn
+                FROM (${nextDeliveriesOfEp('r.free + 1', 'lv.leases')}) AS n) c
      ), turns AS MATERIALIZED (
-       SELECT id, tenant_room, next_attempt_at,
+       SELECT id, endpoint_id, tenant_room, next_attempt_at,
               row_number() OVER (PARTITION BY tenant_id ORDER BY endpoint_turn, next_attempt_at, id) AS tenant_turn
-         FROM candidates
+         FROM candidates WHERE endpoint_turn <= free AND next_attempt_at <= $1
      ), chosen AS MATERIALIZED (
-       SELECT id FROM turns WHERE tenant_turn <= tenant_room ORDER BY tenant_turn, next_attempt_at, id LIMIT $5
+       SELECT id, endpoint_id FROM turns WHERE tenant_turn <= tenant_room ORDER BY tenant_turn, next_attempt_at, id LIMIT $5
+     ), leased AS (
+       UPDATE webhook_queues q
+          SET leases = lv.leases || coalesce(
+                (SELECT jsonb_object_agg(ch.id::text, jsonb_build_object('o', $3::text, 'u', $4::bigint))
+                   FROM chosen ch WHERE ch.endpoint_id = lv.endpoint_id), '{}'::jsonb),
+              due_at = least(
+                (SELECT min(c.next_attempt_at) FROM candidates c
+                  WHERE c.endpoint_id = lv.endpoint_id AND c.id NOT IN (SELECT id FROM chosen)),
+                to_timestamp(least(lv.first_end,
+                  CASE WHEN EXISTS (SELECT 1 FROM chosen ch WHERE ch.endpoint_id = lv.endpoint_id) THEN $4::bigint END)
+                  / 1000.0))
+         FROM live lv
+        WHERE q.endpoint_id = lv.endpoint_id
      )
-     UPDATE webhook_deliveries d SET lease_owner = $3, lease_until = $4
-       FROM chosen ch, webhook_endpoints ep
-      WHERE d.id = ch.id AND ep.id = d.endpoint_id AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= $1)
-      RETURNING d.id, d.event_id, d.endpoint_id, d.tenant_id, d.sandbox, d.event_type, d.body, d.attempts, d.resend_of,
-                d.sequence::text AS sequence, d.previous_event_id,
-                ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until`,
-    [claim.now, rooms.map((room) => JSON.stringify(room)), claim.owner, claim.leaseUntil, claim.limits.limit],
+     SELECT d.id, d.event_id, d.endpoint_id, d.tenant_id, d.sandbox, d.event_type, d.body, d.attempts, d.resend_of,
+            d.sequence::text AS sequence, d.previous_event_id,
+            ep.url, ep.status AS endpoint_status, ep.sealed_secret, ep.previous_sealed_secret, ep.previous_secret_valid_until
+       FROM chosen ch
+       JOIN webhook_deliveries d ON d.id = ch.id
+       JOIN webhook_endpoints ep ON ep.id = d.endpoint_id`,
+    [
+      claim.now,
+      rooms.map((room) => JSON.stringify(room)),
+      claim.owner,
+      claim.leaseUntil.getTime(),
+      claim.limits.limit,
+      claim.now.getTime(),
+    ],
   );
   return result.rows;
 }

@@ -69,12 +69,25 @@ export function recordingStatement(owner: string, records: readonly AttemptRecor
            AS i(id uuid, attempt int, status text, next_attempt_at timestamptz, response_status int, error text,
                 finished_at timestamptz, attempted_at timestamptz, request_headers jsonb, response_headers jsonb,
                 response_body text, duration_ms int, ok boolean)
+     ), targets AS MATERIALIZED (
+       SELECT w.id, w.endpoint_id FROM input i JOIN webhook_deliveries w ON w.id = i.id
+     ), locked AS MATERIALIZED (
+       -- The queue rows in endpoint order, as the claims lock them, so the two never deadlock.
+       SELECT q.endpoint_id, q.leases FROM webhook_queues q
+        WHERE q.endpoint_id IN (SELECT endpoint_id FROM targets) ORDER BY q.endpoint_id FOR UPDATE
+     ), held AS MATERIALIZED (
+       SELECT t.id, t.endpoint_id FROM targets t JOIN locked k ON k.endpoint_id = t.endpoint_id
+        WHERE k.leases -> t.id::text ->> 'o' = $1
      ), d AS (
-       UPDATE webhook_deliveries w SET attempts = i.attempt, status = i.status, next_attempt_at = i.next_attempt_at, lease_owner = NULL, lease_until = NULL,
+       UPDATE webhook_deliveries w SET attempts = i.attempt, status = i.status, next_attempt_at = i.next_attempt_at,
               last_response_status = i.response_status, last_error = i.error, updated_at = i.finished_at
          FROM input i
-        WHERE w.id = i.id AND w.lease_owner = $1 AND w.status = 'pending'
+        WHERE w.id = i.id AND w.id IN (SELECT id FROM held) AND w.status = 'pending'
         RETURNING w.id, w.endpoint_id
+     ), released AS (
+       UPDATE webhook_queues q SET leases = q.leases - h.ids
+         FROM (SELECT endpoint_id, array_agg(id::text) AS ids FROM held GROUP BY endpoint_id) h
+        WHERE q.endpoint_id = h.endpoint_id
      ), logged AS (
        INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, request_headers, response_status, response_headers, response_body, duration_ms, error)
        SELECT i.id, i.attempt, i.attempted_at, i.request_headers, i.response_status, i.response_headers, i.response_body, i.duration_ms, i.error
@@ -262,7 +275,7 @@ export function supersedingStatement(
 ): Statement {
   return {
     text: `UPDATE webhook_deliveries d SET status = 'cancelled', superseded_by = r.id, next_attempt_at = NULL,
-            lease_owner = NULL, lease_until = NULL, updated_at = $4
+            updated_at = $4
        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS r(id, event_id, endpoint_id)
       CROSS JOIN LATERAL (
               SELECT o.id FROM webhook_deliveries o
@@ -295,6 +308,9 @@ export async function scheduleResumedBacklog(
   now: Date,
   perSecond: number = RESUMED_DRAIN_PER_SECOND,
 ): Promise<void> {
+  // The queue comes due now: a claim that found the paused endpoint with nothing to send left it with none. Its row's
+  // lock is taken first, as the claims and the recording take it before the deliveries'.
+  await sql.query('UPDATE webhook_queues SET due_at = $2 WHERE endpoint_id = $1', [endpointId, now]);
   const { text, values } = resumedBacklogStatement(endpointId, now, perSecond);
   await sql.query(text, values);
 }
@@ -323,24 +339,32 @@ export async function purgeDeliveries(sql: Queryable, now: Date): Promise<{ purg
     new Date(now.getTime() - DELIVERY_LOG_RETENTION_MS),
   ]);
   const cancelled = await sql.query(
-    `UPDATE webhook_deliveries d SET status = 'cancelled', lease_owner = NULL, lease_until = NULL, updated_at = $1
+    `UPDATE webhook_deliveries d SET status = 'cancelled', updated_at = $1
       WHERE d.status = 'pending' AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id)`,
     [now],
+  );
+  await sql.query(
+    'DELETE FROM webhook_queues q WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = q.endpoint_id)',
   );
   return { purged: purged.rowCount ?? 0, cancelled: cancelled.rowCount ?? 0 };
 }
 
 /**
- * Deliveries due and not leased, and deliveries leased (being sent), for metrics. Every pending delivery has a next
- * attempt time (leased ones keep theirs); saying so lets the count read the pending-deliveries index (migration 0045).
+ * Deliveries due and not leased, and deliveries leased (being sent), for metrics. The leases are read from the
+ * endpoints' queue rows; every pending delivery has a next attempt time, and saying so lets the count read the
+ * pending-deliveries index (migration 0045).
  */
 export async function deliveryBacklog(sql: Queryable, now: Date): Promise<{ due: number; inFlight: number }> {
   const result = await sql.query<{ due: number; in_flight: number }>(
-    `SELECT count(*) FILTER (WHERE next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1))::bigint AS due,
-            count(*) FILTER (WHERE lease_until > $1)::bigint AS in_flight
-       FROM webhook_deliveries
-      WHERE status = 'pending' AND next_attempt_at IS NOT NULL`,
-    [now],
+    `WITH leased AS MATERIALIZED (
+       SELECT l.key::uuid AS id FROM webhook_queues q CROSS JOIN LATERAL jsonb_each(q.leases) l
+        WHERE (l.value->>'u')::bigint > $2::bigint
+     )
+     SELECT (SELECT count(*) FROM webhook_deliveries d
+              WHERE d.status = 'pending' AND d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= $1
+                AND d.id NOT IN (SELECT id FROM leased))::bigint AS due,
+            (SELECT count(*) FROM leased)::bigint AS in_flight`,
+    [now, now.getTime()],
   );
   return { due: result.rows[0]?.due ?? 0, inFlight: result.rows[0]?.in_flight ?? 0 };
 }

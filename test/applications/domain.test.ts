@@ -505,3 +505,25 @@ t.test('status, outcome and refusals', async (t) => {
   const placed = run(state, { type: 'add_module', name: 'First', before: 'profile_review' }).state;
   t.equal(placed.modules[0]!.key, 'custom_first', 'placed before a module');
 });
+
+t.test('a note goes on the timeline whatever the status, closed included; a blank one is refused', async (t) => {
+  const { events } = open();
+  const author = { type: 'user' as const, user_id: 'u1', email: 'asha@example.com', name: 'Asha' };
+  const at = NOW.toISOString();
+  const closed = [
+    ...events,
+    { type: 'application.status_changed' as const, data: { from: 'active' as const, to: 'closed' as const } },
+  ];
+  spec(t)
+    .given(closed)
+    .when({ type: 'add_note', note: '  Visa stamped, passport returned  ', author, at })
+    .then([{ type: 'application.note_added', data: { at, note: 'Visa stamped, passport returned', author } }]);
+  spec(t)
+    .given(events)
+    .when({ type: 'add_note', note: '   ', author, at })
+    .thenThrows({ code: 'validation_failed', fields: { note: 'must not be blank' } });
+  spec(t)
+    .given(events)
+    .when({ type: 'add_note', note: 'x'.repeat(5001), author, at })
+    .thenThrows({ code: 'validation_failed' });
+});

@@ -1,5 +1,7 @@
 import { DomUtils, parseDocument } from 'htmlparser2';
-import type { Element } from 'domhandler';
+import type { AnyNode, Element } from 'domhandler';
+import { NAMED_EVENT_KINDS } from '../../src/console/labels.js';
+import { VISA_TYPES } from '../../src/shared/enums.js';
 import { PASSWORD, type ConsoleClient } from './support.js';
 
 /** One control of a form, as the page renders it. */
@@ -76,6 +78,37 @@ export function readPage(html: string, page: string): { forms: PageForm[]; links
     .map((href) => consolePath(href, page))
     .filter((p): p is string => p !== null);
   return { forms, links };
+}
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** Codes no page may show as words: event kinds and the visa types whose codes are not words. */
+const TEXT_CODES = [...NAMED_EVENT_KINDS, ...VISA_TYPES.filter((v) => v.includes('_'))].map(
+  (code) => [code, new RegExp(`(?<![\\w.@/-])${escaped(code)}(?![\\w@/-])`)] as const,
+);
+
+/**
+ * The raw codes a page shows to people: an event kind or a visa type's code anywhere in its text, a cell or fact that
+ * is nothing but a country or branch code (`cellCodes`), or a stage that says converted twice. Text inside <code> is
+ * a code shown on purpose (the kinds an integration subscribes to) and is left out.
+ */
+export function rawCodesIn(html: string, cellCodes: readonly string[]): string[] {
+  const document = parseDocument(html);
+  const shown = (node: AnyNode): string => {
+    if (DomUtils.isText(node)) return node.data;
+    if (!DomUtils.isTag(node)) return '';
+    if (['script', 'style', 'code', 'textarea'].includes(node.name)) return ' ';
+    return node.children.map(shown).join('');
+  };
+  const main = DomUtils.getElementsByTagName('main', document)[0];
+  if (!main) return [];
+  const text = shown(main);
+  const found = TEXT_CODES.filter(([, pattern]) => pattern.test(text)).map(([code]) => code);
+  if (/converted \(converted\)/i.test(text)) found.push('Converted (converted)');
+  for (const cell of DomUtils.findAll((e) => ['td', 'dd', 'li'].includes(e.name), main.children)) {
+    const value = shown(cell).trim();
+    if (cellCodes.includes(value)) found.push(value);
+  }
+  return found;
 }
 
 let counter = 0;
@@ -177,26 +210,39 @@ export interface Crawl {
   pages: string[];
   forbidden: string[];
   failed: string[];
+  /** Raw codes shown as text, each with its page (`rawCodesIn`). */
+  rawCodes: string[];
 }
 
 const MAX_PAGES = 60;
 const PER_KIND = 2;
 
 /**
- * Visits the console as a member would, bounded: from the workspace list, its account and the workspace's leads, every
+ * Visits the console as a member would, bounded: from the workspace list, its account, the workspace's leads and its two boards, every
  * console link of each page within the account and this workspace (two pages of a kind at most, sixty in all); each
  * form a page renders is sent with valid values (those that take something away last, or with `takeAway: false`
  * never; those that end the session never), and a redirect's target is visited too. Every 403 and 5xx is noted with its page and form.
  */
-export async function crawl(client: ConsoleClient, slug: string, o: { takeAway?: boolean } = {}): Promise<Crawl> {
-  const result: Crawl = { forms: [], pages: [], forbidden: [], failed: [] };
+export async function crawl(
+  client: ConsoleClient,
+  slug: string,
+  o: { takeAway?: boolean; cellCodes?: readonly string[] } = {},
+): Promise<Crawl> {
+  const result: Crawl = { forms: [], pages: [], forbidden: [], failed: [], rawCodes: [] };
   const inScope = (path: string) =>
     (path === '/console' ||
       path === '/console/' ||
       path.startsWith('/console/account') ||
       path.startsWith(`/console/w/${slug}/`)) &&
     !/\/content(\?|$)|\/assets\//.test(path);
-  const queue = ['/console', '/console/account', `/console/w/${slug}/leads`];
+  const queue = [
+    '/console',
+    '/console/account',
+    `/console/w/${slug}/leads`,
+    `/console/w/${slug}/notifications`,
+    `/console/w/${slug}/leads/board`,
+    `/console/w/${slug}/applications/board`,
+  ];
   const seenKinds = new Map<string, number>();
   const visited = new Set<string>();
   const sentKinds = new Map<string, number>();
@@ -225,6 +271,7 @@ export async function crawl(client: ConsoleClient, slug: string, o: { takeAway?:
     note(answer.status, `page ${path}`);
     if (answer.status !== 200 || !answer.headers.get('content-type')?.startsWith('text/html')) continue;
     result.pages.push(path);
+    for (const code of rawCodesIn(answer.text, o.cellCodes ?? [])) result.rawCodes.push(`${code} on ${path}`);
     const { forms, links } = readPage(answer.text, path);
     queue.push(...links);
     for (const form of forms) {

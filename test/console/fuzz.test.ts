@@ -117,6 +117,10 @@ t.test('no console form or query answers 5xx, whatever it is sent', async (t) =>
     forms.set(`GET ${page}`, { page, method: 'GET', action: path!, multipart: false, fields });
   }
   const all = [...forms.values()];
+  t.ok(
+    all.some((form) => form.method === 'POST' && form.action.endsWith('/leads/board/move')),
+    'a card’s move form is among them',
+  );
   t.ok(all.length > 30, `${all.length} forms and queries to send`);
 
   let csrf = await owner.csrf();

@@ -73,7 +73,7 @@ t.test('a passkey signs in while the password is throttled from the same address
     body: JSON.stringify({ response: passkey.assertion(challenge, origin, '127.0.0.1', 1) }),
   });
   t.equal(signedIn.status, 200, 'the passkey is never throttled by password failures');
-  t.same(await signedIn.json(), { redirect: '/console' });
+  t.same(await signedIn.json(), { redirect: '/console?landing=1' });
   const session = signedIn.headers
     .getSetCookie()
     .find((c) => c.startsWith('vcrm_session='))!

@@ -45,6 +45,16 @@ const PROBES: Partial<
   'leads.view': (f, c) => c.get(`/console/w/${f.ws.workspace.slug}/leads?q=Probe`),
   'leads.change': async (f, c, _o, n) =>
     c.post(`/console/w/${f.ws.workspace.slug}/leads/${await freshLead(f, n)}`, { note: 'A probe note' }),
+  'leads.create': async (f, c, _o, n) => {
+    const form = await c.get(`/console/w/${f.ws.workspace.slug}/leads/new`);
+    const key = /name="form_key"\s+value="([^"]+)"/.exec(form.text)?.[1] ?? `probe-${n}`.padEnd(22, 'x');
+    return c.post(`/console/w/${f.ws.workspace.slug}/leads/new`, {
+      full_name: `Walk-in ${n}`,
+      phone: `+91981${String(n).padStart(7, '0')}`,
+      consent: 'yes',
+      form_key: key,
+    });
+  },
   'applications.convert': async (f, c, _o, n) =>
     c.post(`/console/w/${f.ws.workspace.slug}/leads/${await freshLead(f, n)}/convert`, { confirm: 'yes' }),
   'applications.view': async (f, c, o, n) =>

@@ -4,7 +4,7 @@ import { createPool } from '../../src/storage/postgres.js';
 import { recordAttempts, type AttemptRecord } from '../../src/webhooks/deliveries.js';
 import { freshDatabase } from '../support/db.js';
 import { pgbouncerSkipReason, startPgBouncer } from '../support/pgbouncer.js';
-import { insertEndpointRow } from '../webhooks/support/endpoint-rows.js';
+import { insertEndpointRow, leaseOnQueue } from '../webhooks/support/endpoint-rows.js';
 
 // Behind a transaction pooler, consecutive statements of one client connection may run on different server sessions,
 // and statements of different client connections on the same one. With one server connection and four client
@@ -41,13 +41,13 @@ t.test('attempts recorded from four client connections sharing one server sessio
   const endpoint = await insertEndpointRow(direct, tenant, AT, 'lead.created');
   const leased = await direct.query<{ id: string }>(
     `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
-                                     lease_owner, lease_until, created_at, updated_at)
-     SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'lead.created', '{}', 'pending',
-            $3, $4::timestamptz + interval '1 minute', $4, $4
+                                     next_attempt_at, created_at, updated_at)
+     SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'lead.created', '{}', 'pending', $3, $3, $3
        FROM generate_series(1, 16) RETURNING id`,
-    [endpoint, tenant, OWNER, AT],
+    [endpoint, tenant, AT],
   );
   const ids = leased.rows.map((r) => r.id);
+  await leaseOnQueue(direct, endpoint, ids, OWNER, new Date(AT.getTime() + 60_000));
   // Two rounds of four at once: each client connection sends the statement twice, on whichever session is free.
   for (const round of [ids.slice(0, 8), ids.slice(8)]) {
     const batches = [0, 2, 4, 6].map((i) => round.slice(i, i + 2).map(succeeded));
@@ -63,7 +63,7 @@ t.test('attempts recorded from four client connections sharing one server sessio
   const recorded = await direct.query<{ deliveries: number; attempts: number }>(
     `SELECT count(*)::int AS deliveries,
             (SELECT count(*)::int FROM webhook_delivery_attempts WHERE delivery_id = ANY ($1::uuid[])) AS attempts
-       FROM webhook_deliveries WHERE id = ANY ($1::uuid[]) AND status = 'succeeded' AND lease_owner IS NULL`,
+       FROM webhook_deliveries WHERE id = ANY ($1::uuid[]) AND status = 'succeeded'`,
     [ids],
   );
   t.same(recorded.rows[0], { deliveries: 16, attempts: 16 }, 'each delivery recorded once, with its attempt');

@@ -11,7 +11,7 @@ import { seedWorkspace } from '../support/app.js';
 import { freshDatabase } from '../support/db.js';
 import { faultInjector } from '../support/fault-injection.js';
 import { checkProperty } from '../support/properties.js';
-import { clearWebhookRows, insertEndpointRow } from './support/endpoint-rows.js';
+import { clearWebhookRows, insertEndpointRow, leaseOnQueue, liveLeaseRows } from './support/endpoint-rows.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
 import { sleep, waitFor } from './support/receiver.js';
 
@@ -39,29 +39,28 @@ async function insertDeliveries(
 ): Promise<void> {
   if (count === 0) return;
   const dueFrom = options.dueFrom ?? new Date(NOW.getTime() - 60_000);
-  await pool.query(
+  const inserted = await pool.query<{ id: string }>(
     `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at,
-                                     lease_owner, lease_until, created_at, updated_at)
+                                     created_at, updated_at)
      SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, 'document.uploaded', '{}', 'pending',
-            $3::timestamptz + make_interval(secs => g / 1000.0), $4, $5, $3::timestamptz + make_interval(secs => g / 1000.0), $3
-       FROM generate_series(1, $6) g`,
-    [
-      endpointId,
-      tenantId,
-      dueFrom,
-      options.leased ? 'another-worker' : null,
-      options.leased ? LEASE_UNTIL : null,
-      count,
-    ],
+            $3::timestamptz + make_interval(secs => g / 1000.0), $3::timestamptz + make_interval(secs => g / 1000.0), $3
+       FROM generate_series(1, $4) g
+     RETURNING id`,
+    [endpointId, tenantId, dueFrom, count],
   );
+  // In flight: leased by another worker on the endpoint's queue row, as its claim would have.
+  if (options.leased)
+    await leaseOnQueue(
+      pool,
+      endpointId,
+      inserted.rows.map((row) => row.id),
+      'another-worker',
+      LEASE_UNTIL,
+    );
 }
 
 async function liveLeases(pool: pg.Pool): Promise<Map<string, number>> {
-  const rows = await pool.query<{ endpoint_id: string; n: number }>(
-    `SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND lease_until > $1 GROUP BY endpoint_id`,
-    [NOW],
-  );
-  return new Map(rows.rows.map((r) => [r.endpoint_id, r.n]));
+  return countBy(await liveLeaseRows(pool, NOW), (row) => row.endpoint_id);
 }
 
 t.test('claims are capped per endpoint and shared between tenants, whatever the backlogs', async (t) => {
@@ -226,7 +225,7 @@ t.test('only an endpoint proven fast gets the large cap; a slow, failing, hangin
   const at = (ms: number) => new Date(NOW.getTime() + ms);
   const claimAt = (ms: number, owner = 'w') => claimDueDeliveries(pool, owner, at(ms), at(ms + 15_000), limits);
   const record = (
-    claimed: ClaimedDelivery[],
+    claimed: readonly Pick<ClaimedDelivery, 'id' | 'attempts'>[],
     finishedMs: number,
     options: { ok?: boolean; durationMs?: number } = {},
   ) =>
@@ -251,12 +250,7 @@ t.test('only an endpoint proven fast gets the large cap; a slow, failing, hangin
   const endpoint = await insertEndpoint(pool, tenant);
   await insertDeliveries(pool, endpoint, tenant, 300);
   const inFlight = async (ms: number) =>
-    (
-      await pool.query<ClaimedDelivery>(
-        "SELECT id, attempts FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'pending' AND lease_until > $2",
-        [endpoint, at(ms)],
-      )
-    ).rows;
+    (await liveLeaseRows(pool, at(ms))).filter((row) => row.endpoint_id === endpoint);
 
   t.equal((await claimAt(0)).length, 4, 'a new endpoint has not shown its speed: the small cap');
   await record(await inFlight(0), 10);
@@ -278,11 +272,7 @@ t.test('only an endpoint proven fast gets the large cap; a slow, failing, hangin
 });
 
 async function liveLeasesByTenant(pool: pg.Pool, at: Date): Promise<Map<string, number>> {
-  const rows = await pool.query<{ tenant_id: string; n: number }>(
-    `SELECT tenant_id, count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND lease_until > $1 GROUP BY tenant_id`,
-    [at],
-  );
-  return new Map(rows.rows.map((r) => [r.tenant_id, r.n]));
+  return countBy(await liveLeaseRows(pool, at), (row) => row.tenant_id);
 }
 
 t.test('the tenant cap holds when workers claim at once, and a later claim fills exactly the room left', async (t) => {
@@ -345,10 +335,10 @@ t.test('a claim that fails at any statement leases nothing and leaves its tenant
   const limits = { limit: 10, perEndpoint: 8, perTenant: 5 };
   const count = faults.count();
   t.equal((await claimDueDeliveries(pool, 'probe', NOW, LEASE_UNTIL, limits)).length, 5, 'the tenant cap: 5');
-  t.equal(count(), 4, "the locks, the endpoints' load, the leases, COMMIT");
+  t.equal(count(), 5, "the tenants' locks, the endpoints' load, the queue rows' locks, the leases, COMMIT");
   const later = new Date(LEASE_UNTIL.getTime() + 1);
   const laterLease = new Date(later.getTime() + 15_000);
-  for (const position of [1, 2, 3, 4]) {
+  for (const position of [1, 2, 3, 4, 5]) {
     faults.arm(position);
     await t.rejects(claimDueDeliveries(pool, `failing-${position}`, later, laterLease, limits), `fault at ${position}`);
     t.ok(faults.fired(), `the fault at statement ${position} fired`);

@@ -5,7 +5,7 @@ import t from 'tap';
 import { claimIn } from '../../src/webhooks/claims.js';
 import { recordingStatement } from '../../src/webhooks/deliveries.js';
 import { checkProperty } from '../support/properties.js';
-import { clearWebhookRows, insertEndpointRow } from './support/endpoint-rows.js';
+import { clearWebhookRows, insertEndpointRow, leaseOnQueue, liveLeaseRows } from './support/endpoint-rows.js';
 import { BODY, NOW, connection, explainingEach, rolledBack, rowsRead } from './support/plan-reads.js';
 
 // The claim and the recording of attempts must read what they touch (the deliveries claimed or recorded, and those in
@@ -76,7 +76,6 @@ async function writeBacklog(
   const insert = async (
     count: number,
     status: string,
-    leased: boolean,
     from: number,
     to = { endpointId, tenantId },
     type = 'lead.created',
@@ -86,37 +85,32 @@ async function writeBacklog(
       : (
           await pool.query<{ id: string }>(
             `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at,
-                                       lease_owner, lease_until, created_at, updated_at)
-       SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, $10, $3, $4,
-              CASE WHEN $4 = 'pending' THEN $5::timestamptz - make_interval(secs => 3600 - (g + $8) / 1000.0) END,
-              $6, $7, $5::timestamptz - make_interval(secs => 3600 - (g + $8) / 1000.0), $5
-         FROM generate_series(1, $9) g RETURNING id`,
-            [
-              to.endpointId,
-              to.tenantId,
-              BODY,
-              status,
-              NOW,
-              leased ? 'another-worker' : null,
-              leased ? new Date(NOW.getTime() + 60_000) : null,
-              from,
-              count,
-              type,
-            ],
+                                       created_at, updated_at)
+       SELECT gen_random_uuid(), gen_random_uuid(), $1, $2, false, $8, $3, $4,
+              CASE WHEN $4 = 'pending' THEN $5::timestamptz - make_interval(secs => 3600 - (g + $6) / 1000.0) END,
+              $5::timestamptz - make_interval(secs => 3600 - (g + $6) / 1000.0), $5
+         FROM generate_series(1, $7) g RETURNING id`,
+            [to.endpointId, to.tenantId, BODY, status, NOW, from, count, type],
           )
         ).rows.map((row) => row.id);
+  const insertLeased = async (count: number, from: number, to = { endpointId, tenantId }) => {
+    const ids = await insert(count, 'pending', from, to);
+    // Leased by another worker on the endpoint's queue row, as its claim would have.
+    if (ids.length > 0)
+      await leaseOnQueue(pool, to.endpointId, ids, 'another-worker', new Date(NOW.getTime() + 60_000));
+  };
   const paused = { endpointId: pausedId, tenantId: pausedTenantId };
   await writeIdleEndpoints(pool, backlog.idle);
   const elsewhere = { tenantId: randomUUID(), endpointId: '' };
   elsewhere.endpointId = await insertEndpointRow(pool, elsewhere.tenantId, NOW, 'lead.created');
-  await insert(backlog.delivered, 'succeeded', false, 0);
+  await insert(backlog.delivered, 'succeeded', 0);
   if (backlog.analyzed === 'before the burst') await pool.query('ANALYZE webhook_deliveries');
-  await insert(backlog.inFlight, 'pending', true, backlog.delivered);
-  await insert(backlog.inFlightElsewhere, 'pending', true, backlog.delivered, elsewhere);
+  await insertLeased(backlog.inFlight, backlog.delivered);
+  await insertLeased(backlog.inFlightElsewhere, backlog.delivered, elsewhere);
   // The paused endpoint's backlog is older than the active one's, so it would come first if it were not held.
-  await insert(backlog.paused.held, 'pending', false, 0, paused);
-  const tests = await insert(backlog.paused.tests, 'pending', false, backlog.delivered, paused, 'webhook.test');
-  await insert(backlog.due, 'pending', false, backlog.delivered + backlog.inFlight);
+  await insert(backlog.paused.held, 'pending', 0, paused);
+  const tests = await insert(backlog.paused.tests, 'pending', backlog.delivered, paused, 'webhook.test');
+  await insert(backlog.due, 'pending', backlog.delivered + backlog.inFlight);
   if (backlog.analyzed === 'on the backlog') await pool.query('ANALYZE webhook_deliveries');
   return { endpointId, pausedId, tests };
 }
@@ -157,19 +151,16 @@ t.test(
             limits: { limit, perEndpoint: 64, perTenant: 64 },
           });
           const total = (of: 'deliveries' | 'endpoints') => reads.reduce((sum, r) => sum + r[of], 0);
-          const leased = await client.query<{ id: string; endpoint_id: string }>(
-            'SELECT id, endpoint_id FROM webhook_deliveries WHERE lease_owner = $1',
-            [OWNER],
-          );
+          const leased = { rows: (await liveLeaseRows(client, NOW)).filter((row) => row.owner === OWNER) };
           // Every slot taken, the paused endpoint's test deliveries among them (tenants take turns), nothing it holds.
           const ofPaused = leased.rows.filter((row) => row.endpoint_id === pausedId).map((row) => row.id);
           const testsOnly = ofPaused.length === tests.length && ofPaused.every((id) => tests.includes(id));
-          const ok = leased.rowCount === limit && testsOnly;
+          const ok = leased.rows.length === limit && testsOnly;
           return {
             deliveries: ok ? total('deliveries') : Number.POSITIVE_INFINITY,
             endpoints: total('endpoints'),
-            // The second step counts the leases.
-            countingLeases: reads[1]?.deliveriesIn('leases') ?? Number.POSITIVE_INFINITY,
+            // The second step counts the leases on the endpoints' queue rows.
+            countingLeases: reads[1]?.deliveries ?? Number.POSITIVE_INFINITY,
           };
         });
         most = {
@@ -182,8 +173,8 @@ t.test(
         // up again to lease it. Per test delivery of the paused endpoint, as many. Reading every due or delivered row
         // (a hash of the backlog, a scan of the log) or the paused endpoint's held backlog is thousands.
         const deliveriesBound = 6 * backlog.inFlight + 2 * backlog.inFlightElsewhere + 4 * limit + 16;
-        // The locked tenants' leases are counted once, each tenant's own only, not every lease of the service.
-        const countingBound = backlog.inFlight + 4;
+        // The locked tenants' leases are counted from their endpoints' queue rows: no delivery is read for that.
+        const countingBound = 0;
         // Endpoints: one per delivery claimed (the lease returns its URL and secret), up to one per lease counted
         // against a tenant's cap, and a few for each endpoint with something pending; reading the idle ones (every
         // endpoint of every workspace) is up to 1,500 more.
@@ -217,13 +208,15 @@ t.test('recording attempts reads the deliveries recorded, not the backlog, on a 
     'recording reads',
     fc.asyncProperty(backlogs, fc.integer({ min: 1, max: 8 }), async (backlog, attempts) => {
       await writeBacklog(client, backlog);
-      const leased = await client.query<{ id: string }>(
-        `UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $2
-          WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND lease_owner IS NULL
-                        ORDER BY next_attempt_at LIMIT $3)
-          RETURNING id`,
-        [OWNER, new Date(NOW.getTime() + 15_000), attempts],
+      const leased = await client.query<{ id: string; endpoint_id: string }>(
+        `SELECT id, endpoint_id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at IS NOT NULL
+          ORDER BY next_attempt_at LIMIT $1`,
+        [attempts],
       );
+      for (const endpoint of new Set(leased.rows.map((row) => row.endpoint_id))) {
+        const ids = leased.rows.filter((row) => row.endpoint_id === endpoint).map((row) => row.id);
+        await leaseOnQueue(client, endpoint, ids, OWNER, new Date(NOW.getTime() + 15_000));
+      }
       const { values } = recordingStatement(
         OWNER,
         leased.rows.map((row) => ({
@@ -246,9 +239,10 @@ t.test('recording attempts reads the deliveries recorded, not the backlog, on a 
       const read = await rolledBack(client, async () => {
         const rows = (await rowsRead(client, `EXECUTE recording(${literals.join(', ')})`)).deliveries;
         const recorded = await client.query(
-          "SELECT 1 FROM webhook_deliveries WHERE status = 'succeeded' AND lease_owner IS NULL AND attempts = 1",
+          "SELECT 1 FROM webhook_deliveries WHERE status = 'succeeded' AND attempts = 1",
         );
-        return recorded.rowCount === attempts ? rows : Number.POSITIVE_INFINITY;
+        const stillLeased = (await liveLeaseRows(client, NOW)).filter((row) => row.owner === OWNER).length;
+        return recorded.rowCount === attempts && stillLeased === 0 ? rows : Number.POSITIVE_INFINITY;
       });
       most = Math.max(most, read / attempts);
       // One primary-key lookup per attempt; walking the pending deliveries instead reads every one of them.

@@ -10,6 +10,7 @@ import { DeliveryWorker } from '../../src/subscribers/webhook-delivery-worker.js
 import { DeliveryClient } from '../../src/webhooks/delivery-client.js';
 import { configureWebhookRuntime } from '../../src/webhooks/runtime.js';
 import { TEST_ENCRYPTION_KEY } from '../support/app.js';
+import { liveLeaseRows } from './support/endpoint-rows.js';
 import { resourcePayload, webhookHarness, type Harness } from './support/harness.js';
 import { waitFor } from './support/receiver.js';
 import { checkProperty } from '../support/properties.js';
@@ -122,13 +123,12 @@ t.test(
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
-    const inFlight = await h.pool.query<{ event_id: string; lease_owner: string | null }>(
-      "SELECT event_id, lease_owner FROM webhook_deliveries WHERE status = 'pending'",
-    );
+    const inFlight = await h.pool.query<{ id: string }>("SELECT id FROM webhook_deliveries WHERE status = 'pending'");
     t.equal(inFlight.rows.length, 5, 'five deliveries were in flight when the worker died');
+    const leased = new Set((await liveLeaseRows(h.pool, h.services.now())).map((row) => row.id));
     t.ok(
-      inFlight.rows.every((r) => r.lease_owner !== null),
-      'still leased to the dead worker',
+      inFlight.rows.every((r) => leased.has(r.id)),
+      "still leased to the dead worker on their endpoint's queue row",
     );
 
     const later = [];

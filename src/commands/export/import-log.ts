@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { projectBatch, type ProjectedBatch } from '../../events/apply-projections.js';
+import { Replay, type ProjectedBatch } from '../../events/apply-projections.js';
 import { isSealed, openEvent, type PersonalDataKeys } from '../../events/personal-data.js';
 import { anchorText } from '../../events/verify-chain.js';
 import type { Projection } from '../../projections/projection.js';
@@ -38,6 +38,8 @@ export interface ImportOptions {
   onProgress?: (events: number) => void;
   /** Prepare each statement once (see TransactionOptions). Only on connections straight to PostgreSQL. */
   namedStatements?: boolean;
+  /** Events a folded row is held for after its last change (REPLAY_WINDOW); tests make it small. */
+  window?: number;
 }
 
 /** Events inserted and projected per statement. */
@@ -66,6 +68,7 @@ export async function importExport(
       const secrets = new EndpointSecrets(options.webhookSecrets);
       let workspace: ExportHeader['workspace'] | null = null;
       let batch: CheckedEvent[] = [];
+      const replay = new Replay<CheckedEvent>(projections, options.window);
       // The batch whose projections' writes may still be unanswered: they are written while the next lines are checked.
       let projecting: ProjectedBatch<CheckedEvent> | undefined;
       const settle = async () => {
@@ -80,9 +83,8 @@ export async function importExport(
         await refuseForeignStreams(sql, batch);
         await insertEvents(sql, batch, checker, keys);
         // Projections see the events as said: personal values opened with the keys the export carried.
-        projecting = await projectBatch(
+        projecting = await replay.project(
           sql,
-          projections,
           batch.map((event) => openImported(event, keys)),
         );
         options.onProgress?.(checker.events);
@@ -107,6 +109,8 @@ export async function importExport(
           checker.endFile();
         }
         await flush();
+        await settle();
+        projecting = replay.finish(sql);
         await settle();
       } catch (error) {
         // A refusal of a later line, or a failure it caused, comes after the batch still being written: that one's first.

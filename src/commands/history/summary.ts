@@ -262,6 +262,7 @@ const APPLICATION_SUMMARIES: Record<ApplicationEvent['type'], Summarize> = {
   'application.module_details_saved': (d) =>
     `Saved module ${quoted(d.name, say(d.module_key))} (${say(d.module_key)}): ${details(d.details)}`,
   'application.status_changed': (d) => `Status changed: ${words(d.from)} → ${words(d.to)}`,
+  'application.note_added': (d) => (scalar(d.note) ? `Note: ${say(d.note)}` : 'Note added (its text was erased)'),
   'application.outcome': (d) =>
     `Outcome recorded: ${words(d.outcome)}${scalar(d.previous_outcome) ? ` (was ${words(d.previous_outcome)})` : ''}`,
 };

@@ -10,6 +10,7 @@ import {
   idempotencyLock,
   idempotencyScope,
   saveAnswer,
+  type CaptureKind,
   type IdempotencyScope,
   type StoredAnswer,
 } from '../../intake/idempotency.js';
@@ -21,10 +22,28 @@ import type { Workspace } from '../../workspaces/workspace.js';
 import { CaptchaFailedError, IdempotencyKeyReusedError } from '../errors.js';
 import { runLeadWrite } from './lead-write.js';
 import { newId } from '../../shared/ids.js';
+import { credentialedEmails } from '../../identity/members.js';
+import type { Queryable } from '../../storage/postgres.js';
+
+/**
+ * The caller's own lookup and write in the capture's transaction (a CSV import's row → lead record): `earlier` is
+ * asked first, under `locks`, and its answer replayed; `save` runs after the capture wrote its events.
+ */
+export interface CaptureRecord {
+  locks: string[];
+  earlier(tx: StoreTransaction): Promise<StoredAnswer | null>;
+  save(tx: StoreTransaction, answer: StoredAnswer): Promise<void>;
+}
+
+/**
+ * Who a capture comes from: an API key, or a member through the console (kind `console`, live, source `console`) or
+ * a CSV import (source `import`).
+ */
+export type CaptureChannel = Pick<KeyLookup, 'mode' | 'source_key'> & { kind: CaptureKind };
 
 export interface CaptureInput {
   workspace: Workspace;
-  key: KeyLookup;
+  key: CaptureChannel;
   submission: LeadSubmission;
   /** The Idempotency-Key header and the body's fingerprint. */
   idempotency: { key: string; requestHash: string } | null;
@@ -33,6 +52,7 @@ export interface CaptureInput {
   /** The command context for the time the write was registered at. */
   context: (now: Date) => CommandContext;
   now: () => Date;
+  record?: CaptureRecord;
 }
 
 export interface CaptureAnswer extends StoredAnswer {
@@ -40,7 +60,7 @@ export interface CaptureAnswer extends StoredAnswer {
 }
 
 /** The source of a key's leads: its own source key, else `api` for secret keys and `web_form` for public ones. */
-export function leadSource(workspace: Workspace, key: Pick<KeyLookup, 'kind' | 'source_key'>): Named {
+export function leadSource(workspace: Workspace, key: Pick<CaptureChannel, 'kind' | 'source_key'>): Named {
   const sourceKey = key.source_key ?? (key.kind === 'public' ? 'web_form' : 'api');
   const named = workspace.settings.sources.find((s) => s.key === sourceKey);
   return { key: sourceKey, name: named?.name ?? sourceKey.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase()) };
@@ -109,13 +129,20 @@ function prepareCapture(input: CaptureInput): Capture {
 function captureLocks({ input, tenantId, sandbox, keyScope }: Capture): string[] {
   const locks = identityLocks(tenantId, sandbox, input.submission);
   if (input.idempotency) locks.push(idempotencyLock(keyScope, input.idempotency.key));
+  if (input.record) locks.push(...input.record.locks);
   return locks;
+}
+
+/** The emails of the workspace's active members whose account can sign in (a password or a passkey). */
+async function membersWhoCanSignIn(sql: Queryable, workspace: Workspace): Promise<ReadonlySet<string>> {
+  const members = workspace.settings.users.filter((u) => u.active && !u.pending).map((u) => u.email);
+  return members.length === 0 ? new Set() : credentialedEmails(sql, members);
 }
 
 async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<CaptureAnswer> {
   const { input } = capture;
   const { idempotency, submission } = input;
-  const earlier = await earlierAnswer(tx, capture);
+  const earlier = (await earlierAnswer(tx, capture)) ?? (await input.record?.earlier(tx)) ?? null;
   if (earlier) return { ...earlier, replayed: true };
   if (input.captcha && !input.captcha.ok) throw new CaptchaFailedError();
 
@@ -128,6 +155,8 @@ async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<Cap
     source: capture.source,
     consentSource: capture.consentSource,
     settings: input.workspace.settings,
+    // Only a new lead is assigned: who can sign in is read for it alone (one indexed read of staff_accounts).
+    canSignIn: found.duplicate ? undefined : await membersWhoCanSignIn(tx.sql, input.workspace),
     now,
   });
   const answer =
@@ -135,6 +164,7 @@ async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<Cap
       ? await addEnquiry(tx, capture, decision)
       : await createLead(tx, capture, decision, now);
   if (idempotency) await saveAnswer(tx.writes, capture.keyScope, idempotency.key, answer, now);
+  await input.record?.save(tx, answer);
   return { ...answer, replayed: false };
 }
 

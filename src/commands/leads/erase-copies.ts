@@ -7,6 +7,7 @@ import type { Queryable, Writer } from '../../storage/postgres.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { invoicesProjection } from '../../projections/invoices.js';
 import type { Projection } from '../../projections/projection.js';
+import { applyProjections } from '../../events/apply-projections.js';
 import { tasksProjection } from '../../projections/tasks.js';
 import { envelopeBody } from '../../webhooks/envelope.js';
 
@@ -203,11 +204,12 @@ export async function forgetReadRows(sql: Queryable, streams: string[]): Promise
 
 /** Projects again the events of forgotten read rows (see forgetReadRows), in stream order. */
 export async function reproject(sql: Writer, events: readonly StoredEvent[]): Promise<void> {
-  for (const event of events) {
-    const kind = kindOf(event.streamId);
-    const projection = kind === undefined ? undefined : REPROJECTED[kind];
-    if (projection?.eventTypes.includes(event.type)) await projection.apply(sql, event);
-  }
+  for (const [kind, projection] of Object.entries(REPROJECTED))
+    await applyProjections(
+      sql,
+      [projection],
+      events.filter((e) => kindOf(e.streamId) === kind),
+    );
 }
 
 /** The ids of the person's documents, one page at a time (their files go once the erasure has committed). */

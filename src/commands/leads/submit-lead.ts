@@ -3,7 +3,7 @@ import { Refusal } from '../../domain/refusal.js';
 import type { CommandContext } from '../../events/types.js';
 import type { KeyLookup } from '../../keys/repository.js';
 import { checkLeadCreate } from '../../intake/check-create.js';
-import { findAnswer, idempotencyScope, requestHash } from '../../intake/idempotency.js';
+import { findAnswer, idempotencyScope, requestHash, type CaptureKind } from '../../intake/idempotency.js';
 import { spamReason } from '../../intake/spam.js';
 import type { LeadCreateBody, LeadSubmission } from '../../domain/leads/submission.js';
 import type { Workspace } from '../../workspaces/workspace.js';
@@ -36,7 +36,7 @@ type LeadServices = Pick<AppServices, 'store' | 'pool' | 'config' | 'secretBox' 
  */
 export async function submitLead(services: LeadServices, request: LeadRequest): Promise<CaptureAnswer> {
   const now = services.now();
-  const { body, submission } = acceptedSubmission(request, now);
+  const { body, submission } = acceptedSubmission({ ...request, keyKind: request.key.kind }, now);
   const idempotency =
     request.idempotencyKey === null ? null : { key: request.idempotencyKey, requestHash: requestHash(body) };
   const captcha = captchaToCheck(request.workspace, request.key);
@@ -65,12 +65,26 @@ export async function submitLead(services: LeadServices, request: LeadRequest): 
   });
 }
 
-/** The body and its normalised submission, or the refusal of the first rule it breaks. */
-function acceptedSubmission(request: LeadRequest, now: Date): { body: LeadCreateBody; submission: LeadSubmission } {
+/** A body to capture, whoever sends it: the body as sent, the schema's problems with it, and the sender's kind. */
+export interface SubmittedBody {
+  workspace: Workspace;
+  body: unknown;
+  schemaProblems: Readonly<Record<string, string>>;
+  keyKind: CaptureKind;
+}
+
+/**
+ * The body and its normalised submission, or the refusal of the first rule it breaks: the checks of POST /v1/leads
+ * before any lookup, which the console's form and a CSV import's preview and rows run too.
+ */
+export function acceptedSubmission(
+  request: SubmittedBody,
+  now: Date,
+): { body: LeadCreateBody; submission: LeadSubmission } {
   const { problems, body, submission } = checkLeadCreate(
     request.body,
     request.schemaProblems,
-    request.key.kind,
+    request.keyKind,
     request.workspace.settings,
     now,
   );

@@ -2,6 +2,7 @@ import { decideUpdate, type LeadPatch } from '../../domain/leads/decide.js';
 import { evolve } from '../../domain/leads/evolve.js';
 import { leadStream, type Lead } from '../../domain/leads/lead.js';
 import type { CommandContext } from '../../events/types.js';
+import type { StoreTransaction } from '../../events/event-store.js';
 import type { AppServices } from '../../bootstrap.js';
 import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
@@ -28,21 +29,33 @@ export async function updateLead(
   services: Pick<AppServices, 'store' | 'now'>,
   request: LeadUpdateRequest,
 ): Promise<Lead> {
-  const { workspace, sandbox, leadId, patch } = request;
-  const stream = leadStream(leadId);
+  const stream = leadStream(request.leadId);
   const ctx = request.context(services.now());
-  return runLeadWrite(services, ctx, [stream], async (tx) => {
-    await lockPerson(tx, leadId);
-    const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
-    if (!row) throw new NotFoundError('lead');
-    const events = decideUpdate({
-      lead: row.lead,
-      patch,
-      settings: workspace.settings,
-      author: ctx.metadata.actor,
-      now: tx.context.now,
-    });
-    await tx.append(stream, row.revision, events);
-    return events.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead);
+  return runLeadWrite(services, ctx, [stream], async (tx) => (await updateLeadIn(tx, request))!.lead);
+}
+
+/**
+ * The update inside a lead write's transaction (the gate and the stream's lock held): the single edit above and each
+ * item of a bulk action (src/commands/bulk) run this same step. `before` runs once the lead is read and locked and
+ * may end the step without a change (returns false), as a bulk item another worker already did.
+ */
+export async function updateLeadIn(
+  tx: StoreTransaction,
+  request: Omit<LeadUpdateRequest, 'context'>,
+  before?: (lead: Lead) => Promise<boolean>,
+): Promise<{ lead: Lead; events: number } | undefined> {
+  const { workspace, sandbox, leadId, patch } = request;
+  await lockPerson(tx, leadId);
+  const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
+  if (!row) throw new NotFoundError('lead');
+  if (before && !(await before(row.lead))) return undefined;
+  const events = decideUpdate({
+    lead: row.lead,
+    patch,
+    settings: workspace.settings,
+    author: tx.context.metadata.actor,
+    now: tx.context.now,
   });
+  await tx.append(leadStream(leadId), row.revision, events);
+  return { lead: events.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead), events: events.length };
 }

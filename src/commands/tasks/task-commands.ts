@@ -10,7 +10,7 @@ import {
   type TaskState,
   type TaskSubject,
 } from '../../domain/tasks/index.js';
-import type { EventStore } from '../../events/event-store.js';
+import type { EventStore, StoreTransaction } from '../../events/event-store.js';
 import type { CommandContext } from '../../events/types.js';
 import { personOfSubject } from '../person-locks.js';
 import { taskStream, toTaskEvent } from '../../domain/tasks/index.js';
@@ -42,13 +42,15 @@ export interface NewTask {
 /** Creates a task on a lead or an application; its timer is armed by the projection in the same transaction. */
 export async function createTask(store: EventStore, context: CommandContext, input: NewTask): Promise<TaskState> {
   const id = newId(context.now.getTime());
-  const stream = taskStream(id);
-  return runCommand(store, context, [stream], async (tx) => {
-    const person = await personOfSubject(tx, input.subject);
-    const events = decideCreate({ task_id: id, ...input, now: tx.context.now, person_id: person });
-    await tx.append(stream, 'no_stream', events);
-    return fold(events)!;
-  });
+  return runCommand(store, context, [taskStream(id)], (tx) => createTaskIn(tx, id, input));
+}
+
+/** The creation inside a transaction (the single form's and each item of a bulk action's). */
+export async function createTaskIn(tx: StoreTransaction, id: string, input: NewTask): Promise<TaskState> {
+  const person = await personOfSubject(tx, input.subject);
+  const events = decideCreate({ task_id: id, ...input, now: tx.context.now, person_id: person });
+  await tx.append(taskStream(id), 'no_stream', events);
+  return fold(events)!;
 }
 
 const tasks = commandHandler<TaskState, TaskEvent, TaskCommand>({

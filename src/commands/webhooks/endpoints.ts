@@ -169,8 +169,10 @@ export async function deleteEndpoint(services: AppServices, context: CommandCont
       const { state } = await load(tx, context, id);
       await tx.append(endpointStream(id), 'any', decideDelete(state));
       // What still waits for this endpoint is never sent; its log stays until the retention purge.
+      // The queue row goes first: its lock comes before the deliveries', as in the claims and the recording.
+      await tx.sql.query('DELETE FROM webhook_queues WHERE endpoint_id = $1', [id]);
       await tx.sql.query(
-        `UPDATE webhook_deliveries SET status = 'cancelled', lease_owner = NULL, lease_until = NULL, updated_at = $2 WHERE endpoint_id = $1 AND status = 'pending'`,
+        `UPDATE webhook_deliveries SET status = 'cancelled', updated_at = $2 WHERE endpoint_id = $1 AND status = 'pending'`,
         [id, context.now],
       );
       await tx.sql.query('DELETE FROM webhook_endpoint_health WHERE endpoint_id = $1', [id]);

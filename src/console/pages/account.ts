@@ -10,7 +10,7 @@ import {
   revokeEveryAccessToken,
 } from '../../identity/access-tokens.js';
 import { findAccountByEmail, setPassword } from '../../identity/accounts.js';
-import { membershipsOf } from '../../identity/members.js';
+import { membershipsOf, pendingInvitationsOf } from '../../identity/members.js';
 import { newPasswordProblem } from '../../identity/new-password.js';
 import { passkeyRequired } from '../../identity/passkey-requirement.js';
 import { passkeysOf } from '../../identity/passkeys.js';
@@ -38,7 +38,11 @@ import { passkeyStepDue } from './passkeys.js';
 
 const AnsweredSlug = Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,62}$' }));
 /** The workspace list after an invitation was answered (src/console/pages/invitations.ts answeredNotice). */
-const AnsweredQuery = Type.Object({ joined: AnsweredSlug, declined: AnsweredSlug });
+const AnsweredQuery = Type.Object({
+  joined: AnsweredSlug,
+  declined: AnsweredSlug,
+  landing: Type.Optional(Type.Literal('1')),
+});
 
 /** A form's text: no NUL byte, at most `max` characters (inline until src/console/schemas.ts has its own). */
 const text = (max: number) => Type.String({ maxLength: max, pattern: '^[^\\u0000]*$' });
@@ -245,6 +249,10 @@ export function registerAccountPages(app: TypedApp, services: AppServices): void
     // Right after a password sign-in: a workspace that requires a passkey of this member asks for one first.
     if (await passkeyStepDue(services, request.signedIn, memberships))
       return reply.redirect('/console/passkeys/required', 303);
+    // Right after a sign-in, a member of one workspace with no invitation to answer goes straight to its Today.
+    const only = memberships.length === 1 ? memberships[0]! : undefined;
+    if (request.query.landing && only && (await pendingInvitationsOf(services.pool, email)).length === 0)
+      return reply.redirect(`/console/w/${only.workspace.slug}`, 303);
     const answered = await answeredNotice(services, email, request.query);
     return sendPage(
       reply,

@@ -25,8 +25,9 @@ import { renderList } from '../list/component.js';
 import { APPLICATION_FILTERS, APPLICATIONS } from '../list/lists/applications.js';
 import { countryName } from '../list/lists/shared.js';
 import { listQuerySchema, registerListExport } from '../list/routes.js';
-import { contextOf, refusalErrors } from '../forms.js';
+import { actorOf, contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
+import { boardLinkOf } from '../board/filter.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Slug, Text, Uuid, WorkspaceParams } from './record-schemas.js';
 import { momentOf, preciseInputValue, timeZoneOf, when } from '../time.js';
@@ -42,6 +43,7 @@ const MESSAGES: Record<string, string> = {
   status: 'The status was set.',
   outcome: 'The outcome was recorded.',
   module: 'The module was changed.',
+  noted: 'The note was added to the timeline.',
 };
 
 /** A status, outcome or module state in words ("on hold", not on_hold). */
@@ -111,7 +113,8 @@ async function filterForm(services: AppServices, view: MemberView, query: Query,
 
 async function listPage(services: AppServices, view: MemberView, query: Query) {
   const list = await renderList(services, view, APPLICATIONS, query);
-  const body = html`${await filterForm(services, view, query, list.errors)} ${list.body}`;
+  const body = html`${boardLinkOf(base(view), query, 'applications')}
+  ${await filterForm(services, view, query, list.errors)} ${list.body}`;
   return { status: list.status, body: page(view.frame('Applications', 'Applications'), body) };
 }
 
@@ -225,7 +228,8 @@ async function applicationPage(services: AppServices, view: MemberView, id: stri
       ${summaryOf(now, timeZoneOf(view.workspace))}
       <h2>Stages</h2>
       ${stagesOf(now)} ${errors.module ? notice(errors.module, 'alert') : ''} ${modulesTable(view, now, editable)}
-      ${statusForms} ${asOfSection(view, id, o.asOf, errors, asOf)}
+      ${statusForms} ${editable ? noteSection(view, id, errors, csrf) : ''}
+      ${asOfSection(view, id, o.asOf, errors, asOf)}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
         ${timeline(history.data, timeZoneOf(view.workspace), `${base(view)}/${id}`)}
@@ -297,6 +301,18 @@ function workSection(
     <form method="get" action="${base(view)}/${id}/outcome">
       ${choice({ name: 'outcome', label: 'Outcome', options: OUTCOMES.map((s) => [s, words(s)]), value: now.outcome ?? undefined, error: errors.outcome })}
       <button type="submit">Record the outcome…</button>
+    </form>
+  </section>`;
+}
+
+/** A note on the case: taken whatever its status, closed included (it changes nothing on the case). */
+function noteSection(view: MemberView, id: string, errors: Record<string, string>, csrf: ReturnType<typeof csrfField>) {
+  return html`<section aria-labelledby="notes">
+    <h2 id="notes">Add a note</h2>
+    <p class="hint">Notes go on the timeline below; they can be added to a closed case too.</p>
+    <form method="post" action="${base(view)}/${id}/notes">
+      ${csrf} ${textArea({ name: 'note', label: 'Note', error: errors.note })}
+      <button type="submit">Add the note</button>
     </form>
   </section>`;
 }
@@ -427,6 +443,22 @@ export function registerApplicationPages(app: TypedApp, services: AppServices): 
       const status = request.body.status;
       const wanted = isStatus(status) ? { type: 'set_status' as const, status } : 'Choose a status.';
       return answer(reply, await operate(viewOf(request), request.params.id, 'status', 'status', wanted));
+    },
+  );
+
+  app.post(
+    '/w/:slug/applications/:id/notes',
+    { schema: { params: RecordParams, body: FormBody({ note: Type.Optional(Text(10_000)) }) }, config: changing },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const note = (request.body.note ?? '').trim();
+      const wanted =
+        note === ''
+          ? 'Write the note first.'
+          : note.length > 5000
+            ? 'Write at most 5,000 characters.'
+            : { type: 'add_note' as const, note, author: actorOf(view), at: services.now().toISOString() };
+      return answer(reply, await operate(view, request.params.id, 'note', 'noted', wanted));
     },
   );
 

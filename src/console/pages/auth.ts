@@ -11,7 +11,7 @@ import { requestPasswordReset, resetPassword } from '../../identity/password-res
 import { IDENTITY_POLICY } from '../../identity/policy.js';
 import { endSession, startSession } from '../../identity/sessions.js';
 import { checkPassword, rememberAddress, SIGN_IN_REFUSED } from '../../identity/sign-in.js';
-import { frameOf, sendPage, SESSION_COOKIE, SIGNED_OUT_FOR_PASSWORDS } from '../context.js';
+import { frameOf, sendPage, SESSION_COOKIE, SIGNED_IN_LANDING, SIGNED_OUT_FOR_PASSWORDS } from '../context.js';
 import { html } from '../html.js';
 import { CsrfOnly } from '../schemas.js';
 import { field, notice, page } from '../layout.js';
@@ -104,7 +104,7 @@ export function registerAuthPages(app: TypedApp, services: AppServices): void {
     switch (result.type) {
       case 'signed_in':
         await signIn(services, request, reply, result.account.id);
-        return reply.redirect('/console', 303);
+        return reply.redirect(SIGNED_IN_LANDING, 303);
       case 'refused':
         return sendPage(reply, signInPage(request, { email, message: SIGN_IN_REFUSED }), 401);
       case 'throttled':

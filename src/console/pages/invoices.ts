@@ -46,7 +46,23 @@ function subjectLink(view: MemberView, invoice: InvoiceView, names: Map<string, 
 
 type Subject = { lead_id?: string; application_id?: string };
 
-/** The form that issues an invoice for the lead or application in view (one item, a tax rate, a due date). */
+/** How many item lines the issue form offers (the CLI's `--item`, repeated); blank lines after the first are skipped. */
+const ITEM_LINES = 5;
+/** A line's field name: the first line's are the bare names, the others carry their number (`description_2`). */
+const lineField = (name: string, line: number) => (line === 1 ? name : `${name}_${line}`);
+
+function itemLine(line: number, errors: Errors, v: Form): Html {
+  const f = (name: string) => lineField(name, line);
+  const first = line === 1;
+  return html`<fieldset class="item-line">
+    <legend>Item ${line}${first ? '' : ' (optional)'}</legend>
+    ${field({ name: f('description'), label: `Item ${line}: description`, value: v[f('description')], required: first, error: errors[f('description')] })}
+    ${field({ name: f('quantity'), label: `Item ${line}: quantity`, type: 'number', value: v[f('quantity')] ?? (first ? '1' : ''), required: first, error: errors[f('quantity')] })}
+    ${field({ name: f('unit_amount'), label: `Item ${line}: price of one`, value: v[f('unit_amount')], required: first, hint: first ? 'In the currency’s major units, such as 15000 or 15000.50.' : undefined, error: errors[f('unit_amount')] })}
+  </fieldset>`;
+}
+
+/** The form that issues an invoice for the lead or application in view (up to five items, a tax rate, a due date). */
 function issueSection(view: MemberView, subject: Subject, errors: Errors, v: Form): Html {
   return html`<section aria-labelledby="issue">
     <h2 id="issue">Issue an invoice</h2>
@@ -55,9 +71,7 @@ function issueSection(view: MemberView, subject: Subject, errors: Errors, v: For
       ${csrfField(view.signedIn.csrf)}
       ${subject.lead_id ? html`<input type="hidden" name="lead_id" value="${subject.lead_id}" />` : html`<input type="hidden" name="application_id" value="${subject.application_id}" />`}
       ${field({ name: 'currency', label: 'Currency (ISO 4217)', value: v.currency ?? 'INR', required: true, error: errors.currency })}
-      ${field({ name: 'description', label: 'Item', value: v.description, required: true, error: errors.description })}
-      ${field({ name: 'quantity', label: 'Quantity', type: 'number', value: v.quantity ?? '1', required: true, error: errors.quantity })}
-      ${field({ name: 'unit_amount', label: 'Price of one', value: v.unit_amount, required: true, hint: 'In the currency’s major units, such as 15000 or 15000.50.', error: errors.unit_amount })}
+      ${Array.from({ length: ITEM_LINES }, (_, i) => itemLine(i + 1, errors, v))}
       ${field({ name: 'tax_percent', label: 'Tax rate (%)', value: v.tax_percent ?? '0', error: errors.tax_percent })}
       ${field({ name: 'due_date', label: 'Due date', type: 'date', value: v.due_date, required: true, error: errors.due_date })}
       <button type="submit">Issue the invoice</button>
@@ -248,22 +262,45 @@ function refundForm(view: MemberView, invoice: InvoiceRecord, p: Payment, errors
 const ISSUE_FIELDS: Record<string, string> = {
   currency: 'currency',
   line_items: 'description',
-  'line_items/0/description': 'description',
-  'line_items/0/quantity': 'quantity',
-  'line_items/0/unit_amount': 'unit_amount',
+  ...Object.fromEntries(
+    Array.from({ length: ITEM_LINES }, (_, i) =>
+      ['description', 'quantity', 'unit_amount'].map((name) => [`line_items/${i}/${name}`, lineField(name, i + 1)]),
+    ).flat(),
+  ),
   tax_rate_basis_points: 'tax_percent',
   due_date: 'due_date',
 };
 
+type LineItem = { description: string; quantity: number; unit_amount: number };
+
+/**
+ * The item lines typed, in order: the first always, a later one when any of its fields is filled (a blank quantity
+ * there is 1). Each error is keyed by its line's field.
+ */
+function itemLines(form: Form, currency: string, errors: Errors): { items: LineItem[]; sent: number[] } {
+  const items: LineItem[] = [];
+  const sent: number[] = [];
+  for (let line = 1; line <= ITEM_LINES; line += 1) {
+    const f = (name: string) => lineField(name, line);
+    const typed = ['description', 'quantity', 'unit_amount'].some((n) => (form[f(n)] ?? '').trim() !== '');
+    if (line > 1 && !typed) continue;
+    const unit = parseMoney(form[f('unit_amount')] ?? '', currency, 0);
+    if (typeof unit === 'string') errors[unit === 'Choose a currency.' ? 'currency' : f('unit_amount')] = unit;
+    const quantityText = (form[f('quantity')] ?? '').trim();
+    const quantity = Number(line > 1 && quantityText === '' ? '1' : quantityText);
+    if (!Number.isInteger(quantity) || quantity < 1) errors[f('quantity')] = 'Enter a whole number, 1 or more.';
+    const description = (form[f('description')] ?? '').trim();
+    if (!description) errors[f('description')] = line === 1 ? 'Say what the invoice is for.' : 'Say what this item is.';
+    items.push({ description, quantity, unit_amount: typeof unit === 'number' ? unit : 0 });
+    sent.push(line);
+  }
+  return { items, sent };
+}
+
 function issueInput(form: Form): { errors: Errors; input?: Parameters<typeof issueInvoice>[2] } {
   const errors: Errors = {};
   const currency = (form.currency ?? '').trim().toUpperCase();
-  const unit = parseMoney(form.unit_amount ?? '', currency, 0);
-  if (typeof unit === 'string') errors[unit === 'Choose a currency.' ? 'currency' : 'unit_amount'] = unit;
-  const quantity = Number(form.quantity);
-  if (!Number.isInteger(quantity) || quantity < 1) errors.quantity = 'Enter a whole number, 1 or more.';
-  const description = (form.description ?? '').trim();
-  if (!description) errors.description = 'Say what the invoice is for.';
+  const { items } = itemLines(form, currency, errors);
   const tax = /^\d{1,3}(\.\d{1,2})?$/.exec((form.tax_percent ?? '0').trim());
   if (!tax) errors.tax_percent = 'Enter a percentage such as 18 or 12.5.';
   if (!/^\d{4}-\d{2}-\d{2}$/.test(form.due_date ?? '')) errors.due_date = 'Enter a date.';
@@ -274,21 +311,29 @@ function issueInput(form: Form): { errors: Errors; input?: Parameters<typeof iss
     input: {
       subject: subjectOf({ lead_id: form.lead_id || undefined, application_id: form.application_id || undefined }),
       currency,
-      line_items: [{ description, quantity, unit_amount: unit as number }],
+      line_items: items,
       tax_rate_basis_points: Number(whole) * 100 + Number(part.padEnd(2, '0')),
       due_date: form.due_date!,
     },
   };
 }
 
+/** The item lines' fields, each optional text (the first line's requiredness is checked with words, above). */
+function itemFieldSchemas() {
+  const sizes = { description: 500, quantity: 20, unit_amount: 40 } as const;
+  const fields: Record<string, ReturnType<typeof optionalText>> = {};
+  for (let line = 1; line <= ITEM_LINES; line += 1)
+    for (const [name, max] of Object.entries(sizes)) fields[lineField(name, line)] = optionalText(max);
+  return fields;
+}
+const optionalText = (max: number) => Type.Optional(Text(max));
+
 const InvoiceQuery = listQuerySchema(INVOICES, { done: Done });
 const IssueForm = FormBody({
   lead_id: Type.Optional(Uuid),
   application_id: Type.Optional(Uuid),
   currency: Type.Optional(Text(10)),
-  description: Type.Optional(Text(500)),
-  quantity: Type.Optional(Text(20)),
-  unit_amount: Type.Optional(Text(40)),
+  ...itemFieldSchemas(),
   tax_percent: Type.Optional(Text(20)),
   due_date: Type.Optional(Text(20)),
 });
@@ -380,7 +425,10 @@ export function registerInvoicePages(app: TypedApp, services: AppServices): void
     async (request, reply) => {
       const view = viewOf(request);
       const form = request.body;
-      const query = { lead: form.lead_id, application: form.application_id };
+      const query = {
+        lead: form.lead_id as string | undefined,
+        application: form.application_id as string | undefined,
+      };
       const refuse = async (status: number, errors: Errors) =>
         sendPage(reply, (await listPage(services, view, query, { errors, values: form })).body, status);
       const { errors, input } = issueInput(form);

@@ -8,6 +8,7 @@ import { allowListEntries, KeyRefusal } from '../../keys/restrictions.js';
 import { sandboxSubmissions } from '../../projections/leads-queries.js';
 import { SCOPES, type Scope } from '../../shared/enums.js';
 import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
+import { phoneText } from '../labels.js';
 import { html, type Html, table } from '../html.js';
 import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 import { keepOneTimeSecret } from '../one-time-secret.js';
@@ -195,7 +196,7 @@ function submissionsTable(submissions: Awaited<ReturnType<typeof sandboxSubmissi
           <td>${s.outcome}</td>
           <td>${s.full_name}</td>
           <td>${s.email ?? ''}</td>
-          <td>${s.phone ?? ''}</td>
+          <td>${phoneText(s.phone)}</td>
         </tr>`,
     ),
   });

@@ -4,6 +4,7 @@ import type { AppServices } from '../../bootstrap.js';
 import { convertLeadToApplication } from '../../commands/applications/convert-lead.js';
 import { isCommandError } from '../../commands/errors.js';
 import { readHistoryPage } from '../../commands/history/history.js';
+import { addLeadNote } from '../../commands/leads/add-lead-note.js';
 import { eraseLead } from '../../commands/leads/erase-lead.js';
 import { updateLead } from '../../commands/leads/update-lead.js';
 import type { LeadPatch } from '../../domain/leads/decide.js';
@@ -22,10 +23,12 @@ import { LEAD_FILTERS, LEADS } from '../list/lists/leads.js';
 import { listQuerySchema, registerListExport, registerListScript } from '../list/routes.js';
 import { contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
+import { boardLinkOf } from '../board/filter.js';
 import { confirmPage } from './confirm.js';
 import { Done, FormBody, RecordParams, Text, WorkspaceParams } from './record-schemas.js';
 import { inputValue, momentOf, timeZoneOf, when } from '../time.js';
 import { timeline } from '../timeline.js';
+import { branchName, countryName, phoneText, stageText, visaTypeName } from '../labels.js';
 
 export const leadsBase = (view: MemberView) => `/console/w/${view.workspace.slug}/leads`;
 
@@ -59,7 +62,7 @@ function filterForm(view: MemberView, query: Query, errors: Record<string, strin
         empty: 'Anyone',
       })}
       ${choice({ name: 'branch', label: 'Branch', options: s.branches.map((b) => [b.id, b.name]), value: query.branch, empty: 'Any branch' })}
-      ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, v]), value: query.visa_type, empty: 'Any visa type' })}
+      ${choice({ name: 'visa_type', label: 'Visa type', options: s.visa_types.map((v) => [v, visaTypeName(v)]), value: query.visa_type, empty: 'Any visa type' })}
       ${choice({ name: 'source', label: 'Source', options: s.sources.map((x) => [x.key, x.name]), value: query.source, empty: 'Any source' })}
       <fieldset>
         <legend>Created between</legend>
@@ -78,7 +81,14 @@ async function listPage(
   query: Query,
 ): Promise<{ status: number; body: string }> {
   const list = await renderList(services, view, LEADS, query);
-  const body = html`${filterForm(view, query, list.errors)} ${list.body}`;
+  const entry = can(view.role, 'leads.create')
+    ? html`<p><a href="${leadsBase(view)}/new">New lead (a walk-in or a phone call)</a></p>`
+    : '';
+  const importLink = can(view.role, 'leads.import')
+    ? html`<p><a href="${leadsBase(view)}/import">Import leads from a CSV file</a></p>`
+    : '';
+  const body = html`${entry} ${boardLinkOf(leadsBase(view), query, 'leads')} ${importLink}
+  ${filterForm(view, query, list.errors)} ${list.body}`;
   return { status: list.status, body: page(view.frame('Leads', 'Leads'), body) };
 }
 
@@ -106,6 +116,7 @@ const MESSAGES: Record<string, string> = {
   noted: 'The note was added to the timeline.',
   unchanged: 'Nothing was different, so nothing was changed.',
   erased: 'The person was erased: their personal data can no longer be read anywhere.',
+  entered: 'The lead was entered: it is assigned as the workspace’s rules say, with the console as its source.',
 };
 
 interface LeadPageState {
@@ -141,23 +152,22 @@ function customFacts(view: MemberView, lead: Lead): Html | '' {
   </section>`;
 }
 
-function leadFacts(lead: Lead, zone: string): Html {
+function leadFacts(view: MemberView, lead: Lead, zone: string): Html {
   const rows: [string, unknown][] = [
     ['Name', lead.full_name || '(erased)'],
-    ['Phone', lead.phone],
+    ['Phone', lead.phone ? phoneText(lead.phone) : null],
     ['Email', lead.email],
     ['City', lead.city],
-    ['Visa type', lead.visa_type],
-    ['Country of interest', lead.country_interest],
+    ['Visa type', lead.visa_type ? visaTypeName(lead.visa_type) : null],
+    ['Country of interest', lead.country_interest ? countryName(lead.country_interest) : null],
     ['Source', lead.source.name],
-    ['Branch', lead.branch.code],
+    ['Branch', branchName(view.workspace.settings, lead.branch)],
     ['Owner', lead.owner ? `${lead.owner.name} (${lead.owner.email})` : null],
-    ['Stage', lead.stage.name],
+    ['Stage', stageText(lead)],
     ['Lost reason', lead.lost_reason?.name],
     ['Temperature', lead.temperature],
     ['Score', lead.score],
     ['Next follow-up', lead.next_follow_up_at ? when(lead.next_follow_up_at, zone) : null],
-    ['Converted', lead.converted ? 'yes' : 'no'],
     ['Created', when(lead.created_at, zone)],
     ['Last changed', when(lead.updated_at, zone)],
   ];
@@ -172,7 +182,7 @@ function leadFacts(lead: Lead, zone: string): Html {
 
 /** The form that changes the lead (stage, lost reason, owner, follow-up, a note), for members who may change it. */
 function changeSection(view: MemberView, lead: Lead, owners: WorkspaceUser[], o: LeadPageState): Html | '' {
-  if (lead.converted) return html`<p>This lead was converted to an application, so it can no longer be changed.</p>`;
+  if (lead.converted) return lockedSection(view, lead, o);
   if (!can(view.role, 'leads.change')) return '';
   const s = view.workspace.settings;
   const errors = o.errors ?? {};
@@ -208,6 +218,26 @@ function changeSection(view: MemberView, lead: Lead, owners: WorkspaceUser[], o:
       ${textArea({ name: 'note', label: 'Add a note', value: v.note, error: errors.note })}
       <button type="submit">Save the changes</button>
     </form>
+  </section>`;
+}
+
+/** A converted lead: what is locked (its fields) and what is not (notes), with the note form for who may add one. */
+function lockedSection(view: MemberView, lead: Lead, o: LeadPageState): Html {
+  const errors = o.errors ?? {};
+  const noteForm = can(view.role, 'leads.change')
+    ? html`<form method="post" action="${leadsBase(view)}/${lead.id}/notes">
+        ${csrfField(view.signedIn.csrf)}
+        ${textArea({ name: 'note', label: 'Add a note', value: o.values?.note, error: errors.note })}
+        <button type="submit">Add the note</button>
+      </form>`
+    : '';
+  return html`<section aria-labelledby="locked">
+    <h2 id="locked">Converted: what is locked</h2>
+    <p>
+      This lead was converted to an application, so its stage, owner, follow-up and details are locked: that work goes
+      on in the application. Notes are not locked: they can still be added here and on the application.
+    </p>
+    ${noteForm}
   </section>`;
 }
 
@@ -306,7 +336,7 @@ async function leadPage(
   return page(
     view.frame(lead.full_name || 'Erased person', 'Leads'),
     html`${notice(o.message)} ${errors.form ? notice(errors.form, 'alert') : ''}
-      ${recordLinks(view, leadId, applications)} ${leadFacts(lead, timeZoneOf(view.workspace))}
+      ${recordLinks(view, leadId, applications)} ${leadFacts(view, lead, timeZoneOf(view.workspace))}
       ${customFacts(view, lead)} ${changeSection(view, lead, owners, o)} ${convertSection(view, lead, errors)}
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline, newest first</h2>
@@ -494,6 +524,31 @@ export function registerLeadPages(app: TypedApp, services: AppServices): void {
         const refused = refusalErrors(error, {}, 'convert');
         return sendPage(reply, await leadPage(services, view, leadId, { errors: refused.errors }), refused.status);
       }
+    },
+  );
+
+  app.post(
+    '/w/:slug/leads/:id/notes',
+    {
+      schema: { params: RecordParams, body: FormBody({ note: Type.Optional(Text(10_000)) }) },
+      config: { console: { operation: 'leads.change' } },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const leadId = request.params.id;
+      const note = (request.body.note ?? '').trim();
+      const refuse = async (status: number, errors: Record<string, string>) =>
+        sendPage(reply, await leadPage(services, view, leadId, { errors, values: { note } }), status);
+      if (!note) return refuse(400, { note: 'Write the note first.' });
+      if (note.length > 5000) return refuse(400, { note: 'Write at most 5,000 characters.' });
+      try {
+        await addLeadNote(services, { tenantId: view.workspace.id, leadId, note, context: contextOf(view) });
+      } catch (error) {
+        if (!isCommandError(error)) throw error;
+        const refused = refusalErrors(error, { note: 'note' }, 'form', FIELD_LABELS);
+        return refuse(refused.status, refused.errors);
+      }
+      return redirectTo(reply, `${leadsBase(view)}/${leadId}`, 'noted');
     },
   );
 

@@ -22,7 +22,8 @@ import { MEMBERS, type MemberRow } from '../list/lists/members.js';
 import type { ListSpec } from '../list/spec.js';
 import { listQuerySchema, registerListExport } from '../list/routes.js';
 import { viewOf } from '../routes.js';
-import { csrfField, field, notice, page, select, signInAgain } from '../layout.js';
+import { AUTO_ASSIGNMENT_RULE, passedOverForLeads } from '../assignment-words.js';
+import { choice, csrfField, field, notice, page, select, signInAgain } from '../layout.js';
 import { confirmPage } from './confirm.js';
 
 // Field schemas declared here until src/console/schemas.ts (the frame helper's) is on this branch.
@@ -47,6 +48,7 @@ const InviteBody = Type.Object({
   name: NoNul(200),
   email: NoNul(254),
   role: RoleField,
+  branch: Type.Optional(NoNul(100)),
 });
 const RoleBody = Type.Object({ ...Csrf, ...Password, role: RoleField });
 const ConfirmBody = Type.Object({ ...Csrf, ...Password });
@@ -98,6 +100,8 @@ function doneSentence(done: Done | undefined, user: WorkspaceUser | undefined): 
 
 interface PageOptions {
   errors?: Record<string, string>;
+  /** What the invite form was sent with, shown again beside its errors. */
+  invite?: { name?: string; email?: string; role?: string; branch?: string };
   message?: string;
   sent?: InvitationSent;
 }
@@ -115,7 +119,16 @@ function memberList(services: AppServices, view: MemberView, people: People, bas
     ...MEMBERS,
     columns: [
       ...MEMBERS.columns.slice(0, 3),
-      { key: 'state', label: 'State', cell: (r) => stateOf(userOf(r)), text: (r) => stateOf(userOf(r)) },
+      {
+        key: 'state',
+        label: 'State',
+        cell: (r) => {
+          const u = userOf(r);
+          const noLeads = passedOverForLeads(u, view.workspace.settings.users, people.credentialed);
+          return html`${stateOf(u)}${noLeads ? html`<br /><span class="hint">gets no new leads until they can sign in</span>` : ''}`;
+        },
+        text: (r) => stateOf(userOf(r)),
+      },
       ...MEMBERS.columns.slice(3),
       ...(anyChange
         ? [
@@ -149,8 +162,10 @@ async function membersPage(
   return page(
     view.frame('Members', 'Members'),
     html`${notice(o.message)}${o.sent ? sentNotice(o.sent) : ''} ${errors.member ? notice(errors.member, 'alert') : ''}
-    ${list.body} ${can(view.role, 'members.invite') ? inviteForm(services, view, base, errors) : ''}
-    ${can(view.role, 'members.require_passkeys') ? requirementForm(services, view, base, errors) : ''}`,
+      ${list.body}
+      <p class="hint">${AUTO_ASSIGNMENT_RULE}</p>
+      ${can(view.role, 'members.invite') ? inviteForm(services, view, base, errors, o.invite ?? {}) : ''}
+      ${can(view.role, 'members.require_passkeys') ? requirementForm(services, view, base, errors) : ''}`,
   );
 }
 
@@ -188,13 +203,28 @@ function passwordFor(services: AppServices, view: MemberView, operation: Operati
   return needsPassword(services, view.signedIn, operation) ? signInAgain(view.signedIn.csrf, error) : '';
 }
 
-function inviteForm(services: AppServices, view: MemberView, base: string, errors: Record<string, string>): Html {
+function inviteForm(
+  services: AppServices,
+  view: MemberView,
+  base: string,
+  errors: Record<string, string>,
+  v: NonNullable<PageOptions['invite']>,
+): Html {
+  const branches = view.workspace.settings.branches;
   return html`<section aria-labelledby="invite">
     <h2 id="invite">Invite a member</h2>
     <form method="post" action="${base}/invite">
-      ${csrfField(view.signedIn.csrf)} ${field({ name: 'name', label: 'Name', required: true, error: errors.name })}
-      ${field({ name: 'email', label: 'Email', type: 'email', required: true, error: errors.email })}
-      ${select({ name: 'role', label: 'Role', options: grantableRoles(view), value: 'counsellor', error: errors.role })}
+      ${csrfField(view.signedIn.csrf)}
+      ${field({ name: 'name', label: 'Name', required: true, value: v.name, error: errors.name })}
+      ${field({ name: 'email', label: 'Email', type: 'email', required: true, value: v.email, error: errors.email })}
+      ${select({ name: 'role', label: 'Role', options: grantableRoles(view), value: v.role ?? 'counsellor', error: errors.role })}
+      ${choice({
+        name: 'branch',
+        label: 'Branch',
+        options: branches.map((b) => [b.id, `${b.name} (${b.code})`] as const),
+        value: v.branch ?? branches[0]?.id,
+        error: errors.branch,
+      })}
       ${passwordFor(services, view, 'members.invite', errors.password)}
       <button type="submit">Send the invitation</button>
     </form>
@@ -378,9 +408,16 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
     async (request, reply) => {
       const view = viewOf(request);
       const body = request.body;
-      const again = (errors: Record<string, string>) => membersPage(services, view, { errors });
+      const again = (errors: Record<string, string>) =>
+        membersPage(services, view, {
+          errors,
+          invite: { name: body.name, email: body.email, role: body.role, branch: body.branch },
+        });
       const email = body.email.trim().toLowerCase();
       const name = body.name.trim();
+      const branch = body.branch ?? view.workspace.settings.branches[0]?.id;
+      if (!view.workspace.settings.branches.some((b) => b.id === branch))
+        return sendPage(reply, await again({ branch: 'Choose a branch from the list.' }), 400);
       if (body.role === 'owner') allow(view, 'members.manage_owners');
       if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
         return sendPage(reply, await again({ email: 'Enter an email address.' }), 400);
@@ -388,7 +425,7 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
       let invited: Awaited<ReturnType<typeof inviteMember>>;
       try {
         await confirmRecentSignIn(services, view.signedIn, body);
-        invited = await inviteMember(services, view.workspace, { email, name, role: body.role });
+        invited = await inviteMember(services, view.workspace, { email, name, role: body.role, branch_id: branch });
       } catch (error) {
         if (error instanceof ConsoleRefusal && error.field)
           return sendPage(reply, await again({ [error.field]: error.message }), error.status);

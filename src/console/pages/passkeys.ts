@@ -20,7 +20,7 @@ import {
 } from '../../identity/passkeys.js';
 import { markPasskeyUsed } from '../../identity/sessions.js';
 import { webauthn } from '../../identity/webauthn.js';
-import { ConsoleRefusal, frameOf, sendPage, signedInOf, type SignedIn } from '../context.js';
+import { ConsoleRefusal, frameOf, SIGNED_IN_LANDING, sendPage, signedInOf, type SignedIn } from '../context.js';
 import { html } from '../html.js';
 import { csrfField, page } from '../layout.js';
 import { signIn } from './auth.js';
@@ -323,7 +323,7 @@ export function registerPasskeyPages(app: TypedApp, services: AppServices): void
       const account = await findAccount(services.pool, passkey.account_id);
       if (!account || (await membershipsOf(services.pool, account.email)).length === 0) throw refused;
       await signIn(services, request, reply, account.id, true);
-      return { redirect: '/console' };
+      return { redirect: SIGNED_IN_LANDING };
     },
   );
 

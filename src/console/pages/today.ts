@@ -18,6 +18,8 @@ import {
 } from '../queries/today.js';
 import { viewOf } from '../routes.js';
 import { dayAround, timeZoneOf, when } from '../time.js';
+import { newForMe } from './notifications.js';
+import { pendingDeliveriesWords } from './webhook-log.js';
 
 // Declared here until src/console/schemas.ts (the shared field schemas) is on this branch.
 const Params = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,62}$' }) });
@@ -76,7 +78,8 @@ function endpointLine(view: MemberView, zone: string, e: EndpointTroubleLine): H
     ${e.status === 'paused' ? badge('paused', 'bad') : badge('failing', 'warn')}
     <a href="/console/w/${view.workspace.slug}/webhooks/${e.id}">${e.url}</a>${e.sandbox ? ' (test mode)' : ''}
     ${e.status === 'paused' ? html` · since ${when(e.paused_at, zone)}` : ''}
-    ${e.retrying > 0 ? ` · ${e.retrying} ${e.retrying === 1 ? 'delivery' : 'deliveries'} retrying` : ''}
+    ${e.status === 'paused' ? ` · ${pendingDeliveriesWords(e.waiting, true)}` : ''}
+    ${e.status !== 'paused' && e.retrying > 0 ? ` · ${pendingDeliveriesWords(e.retrying, false)}` : ''}
     ${e.failed > 0 ? ` · ${e.failed} failed for good this week` : ''}
   </li>`;
 }
@@ -89,7 +92,8 @@ async function todayPage(services: AppServices, view: MemberView, done?: string)
   const ws = view.workspace;
   const firstStage = ws.settings.pipeline.stages[0]?.key ?? '';
   const oversees = can(view.role, 'webhooks.resume');
-  const [followUps, tasks, newLeads, waiting, endpoints] = await Promise.all([
+  const [fresh, followUps, tasks, newLeads, waiting, endpoints] = await Promise.all([
+    newForMe(services, view, 5),
     myFollowUps(services.pool, ws.id, view.member.id, day),
     myOpenTasks(services.pool, ws.id, view.member.id),
     unownedNewLeads(services.pool, ws.id, firstStage),
@@ -102,6 +106,17 @@ async function todayPage(services: AppServices, view: MemberView, done?: string)
     html`${notice(done === 'completed' ? 'The task was completed.' : undefined)}
       <p class="hint">Your day in ${zone}. It is ${when(now, zone)}.</p>
       <div class="today">
+        <section aria-labelledby="new-for-me">
+          <h2 id="new-for-me">New for me <span class="count">(${fresh.total})</span></h2>
+          ${
+            fresh.lines.length === 0
+              ? html`<p>Nothing new for you.</p>`
+              : html`<ul class="lines">
+                  ${fresh.lines}
+                </ul>`
+          }
+          <p><a href="${base}/notifications">My notifications and emails</a></p>
+        </section>
         ${list(
           'follow-ups',
           'My follow-ups due today or overdue',

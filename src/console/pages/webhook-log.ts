@@ -6,6 +6,7 @@ import {
   type DeliveryState,
 } from '../../webhooks/delivery-state.js';
 import { EVENT_KINDS } from '../../shared/enums.js';
+import { eventKindName } from '../labels.js';
 import { html, table, type Html } from '../html.js';
 import { choice, csrfField, field, notice } from '../layout.js';
 import { when } from '../time.js';
@@ -30,6 +31,15 @@ export const FILTER_WORDS: Record<DeliveryFilter, string> = {
 };
 
 const attempts = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
+
+/**
+ * An endpoint's pending deliveries in words, the same on Today and on the endpoint's page: held while it is paused
+ * (the log's "waiting"), failing and retried while it is active.
+ */
+export function pendingDeliveriesWords(count: number, paused: boolean): string {
+  const deliveries = `${count} ${count === 1 ? 'delivery' : 'deliveries'}`;
+  return paused ? `${deliveries} waiting for the endpoint to resume` : `${deliveries} retrying`;
+}
 
 /** A delivery's state in words, as its receiver saw it. */
 export function stateWords(state: DeliveryState, zone: string): Html | string {
@@ -105,7 +115,7 @@ export interface LogView {
 function deliveryRow(d: DeliveryLogEntry, v: LogView): Html {
   const state = deliveryState(d, v.endpointPaused);
   return html`<tr>
-    <td>${d.event}</td>
+    <td>${eventKindName(d.event)}</td>
     <td>${when(d.created_at, v.zone)}</td>
     <td><span class="badge state-${state.kind}">${stateWords(state, v.zone)}</span></td>
     <td>${lastAnswer(d)}</td>

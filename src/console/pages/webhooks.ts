@@ -43,10 +43,18 @@ import {
   listDeletedEndpoints,
   recentAttemptOutcomes,
   type DeletedEndpoint,
+  waitingDeliveries,
 } from '../queries/webhooks.js';
 import { viewOf } from '../routes.js';
 import { momentOf, timeZoneOf, when } from '../time.js';
-import { deliveryLogSection, lastAnswer, type LogQuery } from './webhook-log.js';
+import { deliveryLogSection, lastAnswer, pendingDeliveriesWords, type LogQuery } from './webhook-log.js';
+import { eventKindName } from '../labels.js';
+
+/** Subscribed event kinds by name, each with the code integrators subscribe with. */
+const eventKindList = (kinds: readonly string[]): Html | string =>
+  kinds.length === 0
+    ? '—'
+    : html`${kinds.map((k, i) => html`${i > 0 ? ', ' : ''}${eventKindName(k)} (<code>${k}</code>)`)}`;
 
 /** Text of a form field: no NUL byte, at most `max` characters. */
 const Text = (max: number) => Type.String({ maxLength: max, pattern: '^[^\\u0000]*$' });
@@ -204,7 +212,7 @@ async function endpointPage(
         <dt>Description</dt>
         <dd>${p.description ?? '—'}</dd>
         <dt>Events</dt>
-        <dd>${p.events.join(', ')}</dd>
+        <dd>${eventKindList(p.events)}</dd>
       </dl>
       ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${when(p.previous_secret_valid_until, timeZoneOf(view.workspace))}.</p>` : ''}
       ${paused ? await pausedSection(services, view, row, base) : ''} ${actionsSection(services, view, o, base)}
@@ -222,16 +230,15 @@ async function endpointPage(
 
 async function pausedSection(services: AppServices, view: MemberView, row: EndpointRow, base: string) {
   const now = services.now();
-  const last = await listDeliveries(services.pool, row.id, {
-    limit: 5,
-    now,
-    state: { filter: 'failing', endpointPaused: true },
-  });
+  const [last, waiting] = await Promise.all([
+    listDeliveries(services.pool, row.id, { limit: 5, now, state: { filter: 'failing', endpointPaused: true } }),
+    waitingDeliveries(services.pool, row.id),
+  ]);
   return html`<section aria-labelledby="paused">
     <h2 id="paused">Paused</h2>
     <p>
-      ${pausedWords(row, timeZoneOf(view.workspace))} What comes for it waits (and is listed as waiting below) until it
-      is resumed; webhook.test events are still sent.
+      ${pausedWords(row, timeZoneOf(view.workspace))} ${pendingDeliveriesWords(waiting, true)}: what comes for it waits
+      (and is listed as waiting below) until it is resumed; webhook.test events are still sent.
     </p>
     ${
       last.data.length
@@ -342,7 +349,7 @@ async function deletedEndpointPage(services: AppServices, view: MemberView, e: D
         <dt>Description</dt>
         <dd>${e.description ?? '—'}</dd>
         <dt>Events</dt>
-        <dd>${e.events.join(', ')}</dd>
+        <dd>${eventKindList(e.events)}</dd>
       </dl>
       ${deliveryLogSection({
         deliveries: log.data,
@@ -393,7 +400,7 @@ function endpointForm(
         (k) =>
           html`<div>
             <input type="checkbox" id="event-${k}" name="events" value="${k}" ${chosen.has(k) ? html`checked` : ''} />
-            <label for="event-${k}" class="inline">${k}</label>
+            <label for="event-${k}" class="inline">${eventKindName(k)} <code>${k}</code></label>
           </div>`,
       )}
       ${o.errors.events ? html`<p class="error" id="events-error">${o.errors.events}</p>` : ''}

@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
+import { credentialedEmails } from '../../identity/members.js';
 import { setWorkspaceTimeZone } from '../../workspaces/repository.js';
+import { AUTO_ASSIGNMENT_RULE, passedOverForLeads } from '../assignment-words.js';
 import { sendPage, type MemberView } from '../context.js';
 import { html } from '../html.js';
 import { choice, csrfField, notice, page } from '../layout.js';
@@ -18,8 +20,18 @@ const Body = Type.Object({
 
 const settingsPath = (view: MemberView) => `/console/w/${view.workspace.slug}/settings`;
 
-function settingsPage(services: AppServices, view: MemberView, o: { saved?: boolean; error?: string; value?: string }) {
+async function settingsPage(
+  services: AppServices,
+  view: MemberView,
+  o: { saved?: boolean; error?: string; value?: string },
+) {
   const zone = timeZoneOf(view.workspace);
+  const users = view.workspace.settings.users;
+  const canSignIn = await credentialedEmails(
+    services.pool,
+    users.map((u) => u.email),
+  );
+  const passedOver = users.filter((u) => passedOverForLeads(u, users, canSignIn));
   return page(
     view.frame('Workspace settings', 'Settings'),
     html`${o.saved ? notice(`Saved: times are now shown and read in ${zone}.`) : ''}
@@ -40,6 +52,19 @@ function settingsPage(services: AppServices, view: MemberView, o: { saved?: bool
           })}
           <button type="submit">Save the time zone</button>
         </form>
+      </section>
+      <section aria-labelledby="assignment">
+        <h2 id="assignment">Who gets new leads</h2>
+        <p>${AUTO_ASSIGNMENT_RULE}</p>
+        ${
+          passedOver.length === 0
+            ? html`<p>Every active member can be given new leads.</p>`
+            : html`<p>Not given new leads now, until they can sign in:</p>
+                <ul>
+                  ${passedOver.map((u) => html`<li>${u.name} (${u.email}, ${u.role})</li>`)}
+                </ul>`
+        }
+        <p><a href="/console/w/${view.workspace.slug}/members">Members</a> shows each member’s state.</p>
       </section>`,
   );
 }
@@ -50,7 +75,7 @@ export function registerWorkspaceSettingsPages(app: TypedApp, services: AppServi
     '/w/:slug/settings',
     { schema: { params: Params, querystring: Query }, config: { console: { operation: 'workspace.settings' } } },
     async (request, reply) =>
-      sendPage(reply, settingsPage(services, viewOf(request), { saved: request.query.saved === 'time_zone' })),
+      sendPage(reply, await settingsPage(services, viewOf(request), { saved: request.query.saved === 'time_zone' })),
   );
 
   app.post(
@@ -62,7 +87,7 @@ export function registerWorkspaceSettingsPages(app: TypedApp, services: AppServi
       if (!isTimeZone(zone))
         return sendPage(
           reply,
-          settingsPage(services, view, { error: 'Choose a time zone from the list.', value: zone }),
+          await settingsPage(services, view, { error: 'Choose a time zone from the list.', value: zone }),
           400,
         );
       await setWorkspaceTimeZone(services.pool, view.workspace.id, zone);

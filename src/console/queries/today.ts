@@ -126,6 +126,8 @@ export interface EndpointTroubleLine {
   paused_at: Date | null;
   /** Deliveries whose attempts failed so far and that are still being retried. */
   retrying: number;
+  /** Deliveries held while the endpoint is paused (every pending one but webhook.test, which is still sent). */
+  waiting: number;
   /** Deliveries that failed for good in the last 7 days. */
   failed: number;
 }
@@ -136,8 +138,11 @@ export interface EndpointTroubleLine {
  */
 export async function troubledEndpoints(sql: Queryable, tenantId: string, now: Date): Promise<EndpointTroubleLine[]> {
   const result = await sql.query<EndpointTroubleLine>(
-    `SELECT e.id, e.url, e.sandbox, e.status, e.paused_at, r.retrying, f.failed
+    `SELECT e.id, e.url, e.sandbox, e.status, e.paused_at, r.retrying, f.failed, coalesce(w.waiting, 0) AS waiting
        FROM webhook_endpoints e
+       LEFT JOIN LATERAL (SELECT count(*)::int AS waiting FROM webhook_deliveries d
+                           WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.event_type <> 'webhook.test'
+                             AND e.status = 'paused') w ON true
        CROSS JOIN LATERAL (SELECT count(*)::int AS retrying FROM webhook_deliveries d
                             WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.attempts > 0) r
        CROSS JOIN LATERAL (SELECT count(*)::int AS failed FROM webhook_deliveries d

@@ -86,3 +86,13 @@ export async function findDeletedEndpoint(
   ]);
   return result.rows[0];
 }
+
+/** Deliveries a paused endpoint holds: every pending one but webhook.test (still sent while paused). */
+export async function waitingDeliveries(sql: Queryable, endpointId: string): Promise<number> {
+  const result = await sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM webhook_deliveries
+      WHERE endpoint_id = $1 AND status = 'pending' AND event_type <> 'webhook.test'`,
+    [endpointId],
+  );
+  return result.rows[0]?.n ?? 0;
+}

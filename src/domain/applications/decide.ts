@@ -216,11 +216,27 @@ export function decide(state: ApplicationState, command: ApplicationCommand): Ap
       return [{ type: 'application.status_changed', data: { from: state.status, to: command.status } }];
     case 'record_outcome':
       return recordOutcome(state, command);
+    case 'add_note':
+      return addNote(command);
     default: {
       const unknown: never = command;
       throw new Error(`Unknown application command ${JSON.stringify(unknown)}`);
     }
   }
+}
+
+/** A note is taken whatever the case's status: it changes nothing on the case, it only adds to its timeline. */
+function addNote(command: Command<'add_note'>): ApplicationEvent[] {
+  const note = command.note.trim();
+  if (!note)
+    throw new ApplicationRefusal('invalid', 'validation_failed', 'A note must not be blank', {
+      note: 'must not be blank',
+    });
+  if (note.length > 5000)
+    throw new ApplicationRefusal('invalid', 'validation_failed', 'A note is at most 5000 characters', {
+      note: 'must be at most 5000 characters',
+    });
+  return [{ type: 'application.note_added', data: { at: command.at, note, author: command.author } }];
 }
 
 function setModuleState(state: ApplicationState, command: Command<'set_module_state'>): ApplicationEvent[] {

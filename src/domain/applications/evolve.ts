@@ -42,6 +42,8 @@ export function evolve(state: ApplicationState | undefined, event: ApplicationFa
       return { ...state, status: event.data.to };
     case 'application.outcome':
       return { ...state, outcome: event.data.outcome };
+    case 'application.note_added':
+      return state;
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Actor } from '../../events/types.js';
 import { eventReader, eventTypes } from '../event-types.js';
 import { Refusal } from '../refusal.js';
 /** The application (case) aggregate: its state, the status shape the API shows, and the events of its stream. */
@@ -132,6 +133,11 @@ export interface ApplicationStatusChanged {
   type: 'application.status_changed';
   data: { from: ApplicationStatusValue; to: ApplicationStatusValue };
 }
+/** Internal: a staff note on the case's timeline; a note is not a webhook event kind (docs/decisions.md). */
+export interface ApplicationNoteAdded {
+  type: 'application.note_added';
+  data: { at: string; note: string; author: Actor };
+}
 export interface ApplicationOutcomeRecorded {
   type: 'application.outcome';
   data: { outcome: Outcome; previous_outcome: Outcome | null; payload: ApplicationStatus };
@@ -143,7 +149,8 @@ export type ApplicationEvent =
   | ApplicationModuleUpdated
   | ApplicationModuleDetailsSaved
   | ApplicationStatusChanged
-  | ApplicationOutcomeRecorded;
+  | ApplicationOutcomeRecorded
+  | ApplicationNoteAdded;
 
 /** Every type of ApplicationEvent, once: the compiler names a type missing here (src/domain/event-types.ts). */
 export const APPLICATION_EVENT_TYPES = eventTypes<ApplicationEvent>({
@@ -153,6 +160,7 @@ export const APPLICATION_EVENT_TYPES = eventTypes<ApplicationEvent>({
   'application.module_details_saved': 'application.module_details_saved',
   'application.status_changed': 'application.status_changed',
   'application.outcome': 'application.outcome',
+  'application.note_added': 'application.note_added',
 });
 
 /** A stored event of an application stream as the domain's event type. */
@@ -175,7 +183,8 @@ export type ApplicationCommand =
   | { type: 'save_module_details'; module_key: string; name?: string; details?: Record<string, unknown> }
   | { type: 'move_to_stage'; stage: string }
   | { type: 'set_status'; status: ApplicationStatusValue }
-  | { type: 'record_outcome'; outcome: Outcome };
+  | { type: 'record_outcome'; outcome: Outcome }
+  | { type: 'add_note'; note: string; author: Actor; at: string };
 
 /** A command the case refuses: its kind and the code the caller sees. */
 export class ApplicationRefusal extends Refusal {}

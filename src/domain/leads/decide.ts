@@ -18,6 +18,8 @@ export interface CaptureCommand {
   source: Named;
   consentSource: string;
   settings: LeadSettings;
+  /** The emails (lower case) of the workspace's members who can sign in; absent: every member is taken to. */
+  canSignIn?: ReadonlySet<string>;
   now: Date;
 }
 
@@ -42,7 +44,7 @@ export function decideCapture(c: CaptureCommand): CaptureDecision {
     };
   }
   const branch = chooseBranch(c.settings, fields.city);
-  const owner = chooseOwner(c.settings, branch.id, c.leadId);
+  const owner = chooseOwner(c.settings, branch.id, c.leadId, (email) => c.canSignIn?.has(email) ?? true);
   const stage = firstStage(c.settings);
   const lead: Lead = {
     id: c.leadId,
@@ -166,6 +168,23 @@ export function decideUpdate(c: UpdateCommand): LeadEvent[] {
 
   if (checked.note) events.push({ type: LeadEventType.noteAdded, data: { at, note: checked.note, author: c.author } });
   return events;
+}
+
+/**
+ * A note on its own (the console's note form): it changes none of the lead's fields, so a converted lead takes it
+ * too; the API's PATCH, whose note travels with field changes, keeps refusing a converted lead (lead_locked).
+ */
+export function decideNote(note: string, author: Actor, now: Date): LeadEvent[] {
+  const text = note.trim();
+  if (!text)
+    throw new LeadRefusal('invalid', 'validation_failed', 'Some fields are invalid; see fields', {
+      note: 'must not be blank',
+    });
+  if (text.length > 5000)
+    throw new LeadRefusal('invalid', 'validation_failed', 'Some fields are invalid; see fields', {
+      note: 'must be at most 5000 characters',
+    });
+  return [{ type: LeadEventType.noteAdded, data: { at: now.toISOString(), note: text, author } }];
 }
 
 /** A converted lead takes no change, and no PATCH moves a lead into the converted stage. */

@@ -5,7 +5,8 @@ import { updateLead } from '../../commands/leads/update-lead.js';
 import { contextFromRequest } from '../../commands/run-command.js';
 import { decodeCursor, encodeCursor } from '../../intake/cursor.js';
 import { leadOutcome, type Metrics } from '../../observability/metrics.js';
-import { findLead, listLeads } from '../../projections/leads-queries.js';
+import { findLeadJson, listLeads } from '../../projections/leads-queries.js';
+import { leadJson } from '../../schemas/lead-json.js';
 import { fieldsFromValidation, notFound, validationFailed } from '../errors.js';
 import { answer, errorResponses } from '../schemas/error.js';
 import {
@@ -155,11 +156,12 @@ function registerGetLead(app: TypedApp, services: AppServices): void {
       },
       config: { auth: { keys: 'secret', scope: 'leads:read' } },
     },
-    async (request) => {
+    async (request, reply) => {
       const auth = request.auth!;
-      const lead = await findLead(services.pool, auth.workspace.id, auth.sandbox, request.params.id);
-      if (!lead) throw notFound('lead');
-      return lead;
+      const json = await findLeadJson(services.pool, auth.workspace.id, auth.sandbox, request.params.id);
+      if (json === undefined) throw notFound('lead');
+      // The stored text is leadJson's, the one serialiser of a Lead: sent as it is (see the list).
+      return reply.type('application/json; charset=utf-8').send(json as never);
     },
   );
 }
@@ -182,15 +184,17 @@ function registerUpdateLead(app: TypedApp, services: AppServices): void {
       },
       config: { auth: { keys: 'secret', scope: 'leads:update' } },
     },
-    async (request) => {
+    async (request, reply) => {
       const auth = request.auth!;
-      return updateLead(services, {
+      const lead = await updateLead(services, {
         workspace: auth.workspace,
         sandbox: auth.sandbox,
         leadId: request.params.id,
         patch: request.body,
         context: (at) => contextFromRequest(request, at),
       });
+      // The text the read model stored for this change: leadJson, the one serialiser of a Lead.
+      return reply.type('application/json; charset=utf-8').send(leadJson(lead) as never);
     },
   );
 }

@@ -42,6 +42,13 @@ import * as todayAndSwitcherIndexes from './0150-today-and-switcher-indexes.js';
 import * as passkeyTokens from './0160-passkey-tokens.js';
 import * as jobs from './0170-jobs.js';
 import * as listSortIndexes from './0171-list-sort-indexes.js';
+import * as roomForHotUpdates from './0190-room-for-hot-updates.js';
+import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
+import * as leadImports from './0177-lead-imports.js';
+import * as memberNotifications from './0185-member-notifications.js';
+import * as leadBoardColumns from './0174-lead-board-columns.js';
+import * as consoleFormKeys from './0180-console-form-keys.js';
+import * as consoleSearch from './0181-console-search.js';
 
 export interface Migration {
   version: number;
@@ -96,4 +103,11 @@ export const migrations: Migration[] = [
   { version: 160, ...passkeyTokens },
   { version: 170, ...jobs },
   { version: 171, ...listSortIndexes },
+  { version: 190, ...roomForHotUpdates },
+  { version: 200, ...endpointDeliveryQueues },
+  { version: 177, ...leadImports },
+  { version: 185, ...memberNotifications },
+  { version: 174, ...leadBoardColumns },
+  { version: 180, ...consoleFormKeys },
+  { version: 181, ...consoleSearch },
 ];

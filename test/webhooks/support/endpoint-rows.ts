@@ -23,5 +23,38 @@ export async function insertEndpointRow(
 
 /** Empties the endpoint and delivery tables between a property's runs (one fresh state per generated case). */
 export async function clearWebhookRows(sql: pg.ClientBase | pg.Pool): Promise<void> {
-  await sql.query('TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_endpoint_health, webhook_endpoints');
+  await sql.query(
+    'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_queues, webhook_endpoint_health, webhook_endpoints',
+  );
+}
+
+/** Leases deliveries of an endpoint to `owner` until `until` on its queue row, as a claim by another worker would. */
+export async function leaseOnQueue(
+  sql: pg.ClientBase | pg.Pool,
+  endpointId: string,
+  deliveryIds: readonly string[],
+  owner: string,
+  until: Date,
+): Promise<void> {
+  await sql.query(
+    `UPDATE webhook_queues SET leases = leases || (SELECT jsonb_object_agg(id, jsonb_build_object('o', $3::text, 'u', $4::bigint))
+                                                     FROM unnest($2::text[]) AS id)
+      WHERE endpoint_id = $1`,
+    [endpointId, deliveryIds, owner, until.getTime()],
+  );
+}
+
+/** The deliveries under a live lease at `at`, with their endpoint and tenant, read from the endpoints' queue rows. */
+export async function liveLeaseRows(
+  sql: pg.ClientBase | pg.Pool,
+  at: Date,
+): Promise<{ id: string; endpoint_id: string; tenant_id: string; owner: string; attempts: number }[]> {
+  const rows = await sql.query<{ id: string; endpoint_id: string; tenant_id: string; owner: string; attempts: number }>(
+    `SELECT d.id, q.endpoint_id, q.tenant_id, l.value->>'o' AS owner, d.attempts
+       FROM webhook_queues q CROSS JOIN LATERAL jsonb_each(q.leases) l
+       JOIN webhook_deliveries d ON d.id = l.key::uuid
+      WHERE (l.value->>'u')::bigint > $1::bigint AND d.status = 'pending'`,
+    [at.getTime()],
+  );
+  return rows.rows;
 }

@@ -1,0 +1,367 @@
+// Soak benchmark: mixed traffic for a long while at half the measured maximum, and whether the service stays flat.
+// The mix: lead creations (POST /v1/leads), updates (PATCH /v1/leads/{id}), listings (GET /v1/leads?limit=100),
+// console pages (the lead list and a lead's page, signed in), and the webhook deliveries the creations and updates make
+// to a loopback HTTPS receiver (a child process) that fails one attempt in ten (503), so retries are part of the load.
+// First the maximum: BENCH_SOAK_CALIBRATE_SECONDS (20) of the mix from 16 clients as fast as they go; then the mix at
+// half that rate (BENCH_SOAK_RATE ops/s overrides it) for BENCH_SOAK_MINUTES (30). Every BENCH_SOAK_SAMPLE_SECONDS (60)
+// it prints RSS, p99, the pool's connections, table and index sizes (after VACUUM when the server's autovacuum is off,
+// as autovacuum would leave them) and the delivery backlog. At the end, a verdict per figure: flat when it grew by at
+// most 10% over the last 20 minutes (the last two thirds of a shorter run); see docs/benchmarks.md.
+// Run: npm run bench:soak   (DATABASE_URL, else an embedded PostgreSQL). Everything stays on 127.0.0.1.
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type http from 'node:http';
+import https from 'node:https';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { createServices } from '../src/bootstrap.js';
+import { createEndpoint } from '../src/commands/webhooks/endpoints.js';
+import { loadConfig } from '../src/config.js';
+import { buildApp } from '../src/http/app.js';
+import { startWorkers } from '../src/subscribers/index.js';
+import { configureWebhookRuntime } from '../src/webhooks/runtime.js';
+import { makeTestPki } from '../test/webhooks/support/tls.js';
+import { benchDatabase, consoleCookie, consoleOwner, unlimitedWorkspace } from './support.js';
+
+type OpKind = 'create' | 'update' | 'list' | 'console';
+/** The mix, as weights: creations, updates, listings, console pages. */
+const MIX: [OpKind, number][] = [
+  ['create', 4],
+  ['update', 3],
+  ['list', 2],
+  ['console', 1],
+];
+/** Tables whose size is followed, with what they hold. */
+const TABLES = [
+  'leads',
+  'events',
+  'webhook_deliveries',
+  'webhook_delivery_attempts',
+  'webhook_queues',
+  'webhook_endpoint_health',
+  'subscription_checkpoints',
+];
+/** Figures whose growth is judged, and the change that counts as none (noise floor), in their unit. */
+interface Sample {
+  at: number;
+  ops: number;
+  errors: number;
+  p99: number;
+  rss: number;
+  pool: { total: number; idle: number; waiting: number };
+  backlog: number;
+  acked: number;
+  tables: { name: string; bytes: number; indexBytes: number; live: number; dead: number }[];
+}
+
+function pickOp(i: number): OpKind {
+  const total = MIX.reduce((sum, [, w]) => sum + w, 0);
+  let at = (i * 7) % total;
+  for (const [kind, weight] of MIX) {
+    if (at < weight) return kind;
+    at -= weight;
+  }
+  return 'create';
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+async function main(): Promise<void> {
+  const MINUTES = Number(process.env.BENCH_SOAK_MINUTES ?? 30);
+  const SAMPLE_SECONDS = Number(process.env.BENCH_SOAK_SAMPLE_SECONDS ?? 60);
+  const CALIBRATE_SECONDS = Number(process.env.BENCH_SOAK_CALIBRATE_SECONDS ?? 20);
+  const WINDOW_MS = Math.min(20 * 60_000, (MINUTES * 60_000 * 2) / 3);
+
+  const pki = makeTestPki();
+  const receiver: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
+    env: { ...process.env, BENCH_ROLE: 'receiver', BENCH_KEY: pki.key, BENCH_CERT: pki.cert },
+  });
+  const answered = { seen: 0, failed: 0 };
+  const receiverPort = await new Promise<number>((resolve) =>
+    receiver.on('message', (m: { port?: number; seen?: number; failed?: number }) => {
+      if (m.port) resolve(m.port);
+      if (m.seen !== undefined) Object.assign(answered, { seen: m.seen, failed: m.failed ?? 0 });
+    }),
+  );
+
+  const db = await benchDatabase(30);
+  const config = {
+    ...loadConfig({
+      DATABASE_URL: db.url,
+      SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'silent',
+    }),
+    webhookAllowLoopback: true,
+    runWorkers: false,
+  };
+  const services = await createServices(config, {
+    pool: db.pool,
+    url: db.url,
+    kind: 'external',
+    close: async () => undefined,
+  });
+  configureWebhookRuntime(services, { ca: pki.ca });
+  const { workspace, key } = await unlimitedWorkspace(services, 'soak', 'soak key');
+  const password = 'a soak bench password of some length';
+  const { owner } = await consoleOwner(db.pool, workspace, password);
+  await createEndpoint(
+    services,
+    {
+      tenantId: workspace.id,
+      sandbox: false,
+      metadata: { actor: { type: 'system', name: 'soak bench' }, correlation_id: randomUUID() },
+      now: new Date(),
+    },
+    workspace,
+    { url: `https://127.0.0.1:${receiverPort}/hooks`, events: ['lead.created', 'lead.updated'] },
+  );
+  const app = await buildApp(services, { logger: false });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const cookie = await consoleCookie(origin, owner.email, password);
+  const workers = await startWorkers(services, pino({ level: 'warn' }), {});
+  const autovacuum = (await db.pool.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]!.autovacuum;
+
+  const api = { authorization: `Bearer ${key.value}`, 'content-type': 'application/json' };
+  const ids: string[] = [];
+  let seq = 0;
+  const run = async (kind: OpKind): Promise<void> => {
+    const n = ++seq;
+    const someLead = () => ids[Math.floor(Math.random() * ids.length)];
+    let response: Response;
+    switch (kind) {
+      case 'create': {
+        const tag = `${process.pid}${String(n).padStart(8, '0')}`;
+        response = await fetch(`${origin}/v1/leads`, {
+          method: 'POST',
+          headers: api,
+          body: JSON.stringify({
+            full_name: `Soak Person ${tag}`,
+            phone: `+91${tag.slice(-10).padStart(10, '7')}`,
+            email: `soak-${tag}@example.com`,
+            visa_type: 'student',
+            country_interest: 'CA',
+            consent: true,
+          }),
+        });
+        if (response.status === 201) ids.push(((await response.json()) as { id: string }).id);
+        else if (!refusals.has(kind)) console.log(`a creation refused: ${await response.text()}`);
+        else await response.arrayBuffer();
+        return check(kind, response, [200, 201]);
+      }
+      case 'update': {
+        const id = someLead();
+        if (!id) return run('create');
+        response = await fetch(`${origin}/v1/leads/${id}`, {
+          method: 'PATCH',
+          headers: api,
+          body: JSON.stringify({ temperature: (['hot', 'warm', 'cold'] as const)[n % 3], note: `Soak note ${n}` }),
+        });
+        break;
+      }
+      case 'list': {
+        const since = new Date(Date.now() - 60_000 * (1 + (n % 10))).toISOString();
+        response = await fetch(`${origin}/v1/leads?limit=100&updated_since=${encodeURIComponent(since)}`, {
+          headers: api,
+        });
+        break;
+      }
+      case 'console': {
+        const id = someLead();
+        const path = n % 2 || !id ? `/console/w/${workspace.slug}/leads` : `/console/w/${workspace.slug}/leads/${id}`;
+        response = await fetch(origin + path, { headers: { cookie } });
+        break;
+      }
+      default: {
+        const unknown: never = kind;
+        throw new Error(`Unknown op ${String(unknown)}`);
+      }
+    }
+    await response.arrayBuffer();
+    return check(kind, response, [200]);
+  };
+  /** The first refusal of each kind of op, printed once: a soak whose ops fail measures nothing. */
+  const refusals = new Map<string, string>();
+  const check = (kind: OpKind, response: Response, ok: number[]) => {
+    if (ok.includes(response.status)) return;
+    if (!refusals.has(kind)) {
+      refusals.set(kind, `${response.status}`);
+      console.log(`first refusal of a ${kind}: ${response.status}`);
+    }
+    throw new Error(`${kind}: ${response.status}`);
+  };
+
+  // 1. The maximum: 16 clients, each sending the mix as fast as it is answered.
+  let i = 0;
+  const calibrateUntil = performance.now() + CALIBRATE_SECONDS * 1000;
+  let calibrated = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (performance.now() < calibrateUntil) {
+        await run(pickOp(i++)).catch(() => undefined);
+        calibrated++;
+      }
+    }),
+  );
+  const maximum = calibrated / CALIBRATE_SECONDS;
+  const rate = Number(process.env.BENCH_SOAK_RATE ?? maximum / 2);
+  console.log(
+    `Soak benchmark on ${db.where}; the service, its workers and the load in this process; receiver: HTTPS on 127.0.0.1 in a child process, failing 1 attempt in 10`,
+  );
+  if (autovacuum !== 'on')
+    console.log(
+      '(this server runs with autovacuum off: the bench vacuums the tables before each sample, as autovacuum would)',
+    );
+  console.log(
+    `maximum of the mix (creations 40%, updates 30%, listings 20%, console pages 10%) from 16 clients: ${maximum.toFixed(0)} ops/s; soaking at ${rate.toFixed(0)} ops/s for ${MINUTES} min, a sample every ${SAMPLE_SECONDS} s\n`,
+  );
+
+  // 2. The soak: the mix at `rate`, open loop (each op starts at its time, whether or not the earlier ones ended).
+  const samples: Sample[] = [];
+  let window: { latencies: number[]; errors: number; ops: number } = { latencies: [], errors: 0, ops: 0 };
+  const started = performance.now();
+  const end = started + MINUTES * 60_000;
+  const inFlight = new Set<Promise<void>>();
+  const sample = async (w: typeof window, at: number): Promise<Sample> => {
+    if (autovacuum !== 'on') await db.pool.query(`VACUUM (ANALYZE) ${TABLES.join(', ')}`);
+    await db.pool.query('SELECT pg_stat_clear_snapshot()');
+    const tables = await db.pool.query<{
+      name: string;
+      bytes: string;
+      index_bytes: string;
+      live: string;
+      dead: string;
+    }>(
+      `SELECT c.relname AS name, pg_table_size(c.oid) AS bytes, pg_indexes_size(c.oid) AS index_bytes,
+              coalesce(s.n_live_tup, 0) AS live, coalesce(s.n_dead_tup, 0) AS dead
+         FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+        WHERE c.relname = ANY ($1::text[]) AND c.relkind = 'r' ORDER BY c.relname`,
+      [TABLES],
+    );
+    const backlog = await db.pool.query<{ n: string }>(
+      "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at IS NOT NULL",
+    );
+    const sorted = w.latencies.sort((a, b) => a - b);
+    return {
+      at,
+      ops: w.ops,
+      errors: w.errors,
+      p99: percentile(sorted, 99),
+      rss: process.memoryUsage().rss / 1024 / 1024,
+      pool: { total: db.pool.totalCount, idle: db.pool.idleCount, waiting: db.pool.waitingCount },
+      backlog: Number(backlog.rows[0]!.n),
+      acked: answered.seen,
+      tables: tables.rows.map((r) => ({
+        name: r.name,
+        bytes: Number(r.bytes),
+        indexBytes: Number(r.index_bytes),
+        live: Number(r.live),
+        dead: Number(r.dead),
+      })),
+    };
+  };
+  const sampler = (async () => {
+    let nextSample = started + SAMPLE_SECONDS * 1000;
+    while (nextSample <= end + 1) {
+      await new Promise((r) => setTimeout(r, Math.max(0, nextSample - performance.now())));
+      const taken = window;
+      window = { latencies: [], errors: 0, ops: 0 };
+      samples.push(await sample(taken, performance.now() - started));
+      printSample(samples.at(-1)!);
+      nextSample += SAMPLE_SECONDS * 1000;
+    }
+  })();
+  let n = 0;
+  while (performance.now() < end) {
+    const due = started + (n * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const t0 = performance.now();
+    const op = run(pickOp(i++))
+      .then(
+        () => void window.latencies.push(performance.now() - t0),
+        () => void window.errors++,
+      )
+      .finally(() => {
+        window.ops++;
+        inFlight.delete(op);
+      });
+    inFlight.add(op);
+    n++;
+  }
+  await Promise.all(inFlight);
+  await sampler;
+  await workers.stop();
+  await app.close();
+
+  // 3. The verdict: each figure over the last window of the run.
+  console.log(`\nverdict over the last ${(WINDOW_MS / 60_000).toFixed(1)} min (flat: grew by at most 10%):`);
+  const first = samples.find((s) => s.at >= samples.at(-1)!.at - WINDOW_MS - 1) ?? samples[0]!;
+  const last = samples.at(-1)!;
+  const verdicts: [string, number, number, number][] = [
+    ['RSS (MiB)', first.rss, last.rss, 0],
+    ['p99 (ms)', first.p99, last.p99, 2],
+    ['pool connections', first.pool.total, last.pool.total, 1],
+    // A backlog within a second of traffic is none.
+    ['delivery backlog', first.backlog, last.backlog, rate],
+  ];
+  for (const table of TABLES) {
+    const a = first.tables.find((t) => t.name === table);
+    const b = last.tables.find((t) => t.name === table);
+    if (!a || !b) continue;
+    // Tables that keep what the traffic adds grow with it: their size per live row says whether they bloat.
+    const perRow = (t: typeof a) => (t.bytes + t.indexBytes) / Math.max(1, t.live);
+    if (table === 'webhook_queues' || table === 'webhook_endpoint_health' || table === 'subscription_checkpoints')
+      verdicts.push([`${table} size (KiB)`, (a.bytes + a.indexBytes) / 1024, (b.bytes + b.indexBytes) / 1024, 8 * 3]);
+    else verdicts.push([`${table} bytes per live row (table + indexes)`, perRow(a), perRow(b), 0]);
+  }
+  let allFlat = true;
+  for (const [name, from, to, floor] of verdicts) {
+    const flat = to <= from * 1.1 + floor;
+    allFlat &&= flat;
+    const growth = from === 0 ? (to === 0 ? 0 : Infinity) : (to / from - 1) * 100;
+    console.log(
+      `  ${name.padEnd(58)} ${from.toFixed(1).padStart(10)} -> ${to.toFixed(1).padStart(10)}  ${Number.isFinite(growth) ? `${growth >= 0 ? '+' : ''}${growth.toFixed(1)}%` : 'from 0'}  ${flat ? 'flat' : 'GROWS'}`,
+    );
+  }
+  console.log(allFlat ? '\nevery figure ends flat' : '\nat least one figure grows');
+  receiver.disconnect();
+  await db.close();
+  pki.cleanup();
+}
+
+function printSample(s: Sample): void {
+  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+  const sizes = s.tables.map((t) => `${t.name} ${mb(t.bytes)}+${mb(t.indexBytes)} MiB (${t.dead} dead)`).join('; ');
+  console.log(
+    `${(s.at / 60_000).toFixed(1).padStart(5)} min  ops ${String(s.ops).padStart(6)}  errors ${s.errors}  p99 ${s.p99.toFixed(1).padStart(7)} ms  RSS ${s.rss.toFixed(0)} MiB  pool ${s.pool.total} (${s.pool.idle} idle, ${s.pool.waiting} waiting)  delivery backlog ${s.backlog}  receiver answered ${s.acked}\n         ${sizes}`,
+  );
+}
+
+// The role of this process: the receiver (a child process), or the bench. Last, once every constant above is set.
+if (process.env.BENCH_ROLE === 'receiver') {
+  // The receiver: every tenth request answers 503, the others 200; it reports how many it answered each way.
+  let seen = 0;
+  let failed = 0;
+  const handler: http.RequestListener = (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      seen++;
+      if (seen % 10 === 0) {
+        failed++;
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('try later');
+      } else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  };
+  const server = https.createServer(
+    { key: process.env.BENCH_KEY!, cert: process.env.BENCH_CERT!, keepAliveTimeout: 60_000 },
+    handler,
+  );
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
+  setInterval(() => process.send!({ seen, failed }), 1_000);
+  process.on('disconnect', () => process.exit(0));
+} else {
+  await main();
+}

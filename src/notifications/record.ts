@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { followUpIntent, intentsOf, NOTIFYING_TYPES, type NotificationIntent } from '../domain/notifications/kinds.js';
+import type { PersonalDataKeys } from '../events/personal-data.js';
+import { readAllWith } from '../events/postgres-event-store.js';
+import type { GlobalPosition, StoredEvent } from '../events/types.js';
+import { can, type Role } from '../identity/permissions.js';
+import { withTransaction, type Queryable } from '../storage/postgres.js';
+import { findWorkspace } from '../workspaces/repository.js';
+
+export const NOTIFICATIONS_SUBSCRIPTION = 'member-notifications';
+/** The channel new notifications are announced on, so a mailer in any process sends the at-once ones. */
+export const NOTIFICATIONS_CHANNEL = 'member_notifications';
+/** Events older than this when read are not told of: an import or a restore replays no news (docs/decisions.md). */
+const STALE_MS = 24 * 3_600_000;
+
+export interface RecordResult {
+  events: number;
+  recorded: number;
+  busy: boolean;
+}
+
+/**
+ * One step of the notifications subscriber: in one transaction, locks its checkpoint (another process holding it
+ * makes this one skip), reads the next events, writes a notification for each member each event concerns, and moves
+ * the checkpoint. Rows and checkpoint commit together, and (workspace, member, dedupe) is unique, so a crash loses
+ * nothing and a replay writes nothing twice.
+ */
+export async function recordNotificationsBatch(
+  pool: pg.Pool,
+  keys: PersonalDataKeys | undefined,
+  now: Date,
+  batchSize = 500,
+): Promise<RecordResult> {
+  return withTransaction(pool, async (sql) => {
+    const at = await lockCheckpoint(sql);
+    if (at === 'busy') return { events: 0, recorded: 0, busy: true };
+    const events = await readAllWith(sql, at, batchSize, true, keys);
+    if (events.length === 0) return { events: 0, recorded: 0, busy: false };
+    let recorded = 0;
+    for (const event of events) recorded += await recordEvent(sql, event, now);
+    await sql.query(
+      'UPDATE subscription_checkpoints SET tx_id = $2::xid8, position = $3, updated_at = $4 WHERE name = $1',
+      [NOTIFICATIONS_SUBSCRIPTION, events.at(-1)!.position.txId, events.at(-1)!.position.position, now],
+    );
+    if (recorded > 0) await sql.query(`SELECT pg_notify('${NOTIFICATIONS_CHANNEL}', '')`);
+    return { events: events.length, recorded, busy: false };
+  });
+}
+
+async function lockCheckpoint(sql: Queryable): Promise<GlobalPosition | 'busy'> {
+  const row = await sql.query<{ tx_id_text: string; position: number }>(
+    'SELECT tx_id::text AS tx_id_text, position FROM subscription_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED',
+    [NOTIFICATIONS_SUBSCRIPTION],
+  );
+  const at = row.rows[0];
+  return at ? { txId: at.tx_id_text, position: Number(at.position) } : 'busy';
+}
+
+const actorUserId = (event: StoredEvent): string | null => {
+  const actor = event.metadata.actor;
+  return actor.type === 'user' && typeof actor.user_id === 'string' ? actor.user_id : null;
+};
+
+async function recordEvent(sql: Queryable, event: StoredEvent, now: Date): Promise<number> {
+  if (!NOTIFYING_TYPES.includes(event.type)) return 0;
+  if (now.getTime() - event.createdAt.getTime() > STALE_MS) return 0;
+  const workspace = await findWorkspace(sql, event.tenantId);
+  if (!workspace) return 0;
+  const previousAssignee = event.type === 'task.changed' ? await assigneeBefore(sql, event) : undefined;
+  const intents = intentsOf(
+    { id: event.id, type: event.type, sandbox: event.sandbox, data: event.data, actorUserId: actorUserId(event) },
+    {
+      users: workspace.settings.users,
+      mayOversee: (role) => can(role as Role, 'webhooks.resume'),
+      previousAssignee,
+    },
+  );
+  return insertIntents(sql, event.tenantId, event.sandbox, intents, event.createdAt, now);
+}
+
+/** A task's assignee before this change: the last task.created or task.changed of its stream before it. */
+async function assigneeBefore(sql: Queryable, event: StoredEvent): Promise<string | null> {
+  const result = await sql.query<{ user_id: string | null }>(
+    `SELECT data->'assignee'->>'user_id' AS user_id FROM events
+      WHERE stream_id = $1 AND revision < $2 AND type IN ('task.created', 'task.changed')
+      ORDER BY revision DESC LIMIT 1`,
+    [event.streamId, event.revision],
+  );
+  return result.rows[0]?.user_id ?? null;
+}
+
+/** Writes the intents that are new (the unique key drops a replay's); how many were written. */
+export async function insertIntents(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  intents: readonly NotificationIntent[],
+  happenedAt: Date,
+  now: Date,
+): Promise<number> {
+  if (intents.length === 0) return 0;
+  const inserted = await sql.query(
+    `INSERT INTO member_notifications (id, tenant_id, user_id, kind, subject_id, sandbox, dedupe, happened_at, created_at)
+     SELECT i.id, $2, i.user_id, i.kind, i.subject_id, $3, i.dedupe, $4, $5
+       FROM unnest($1::uuid[], $6::text[], $7::text[], $8::uuid[], $9::text[]) AS i(id, user_id, kind, subject_id, dedupe)
+     ON CONFLICT (tenant_id, user_id, dedupe) DO NOTHING`,
+    [
+      intents.map(() => randomUUID()),
+      tenantId,
+      sandbox,
+      happenedAt,
+      now,
+      intents.map((i) => i.userId),
+      intents.map((i) => i.kind),
+      intents.map((i) => i.subjectId),
+      intents.map((i) => i.dedupe),
+    ],
+  );
+  return inserted.rowCount ?? 0;
+}
+
+/**
+ * Follow-ups that fell due in the last day and were not told of yet: one notification to the lead's owner each. Not
+ * an event (a follow-up falls due by the clock), so a scan through leads_follow_up_due; the dedupe key is the lead and
+ * the follow-up's time, so scanning the same day again writes nothing twice.
+ */
+export async function recordDueFollowUps(pool: pg.Pool, now: Date, limit = 1000): Promise<number> {
+  const due = await pool.query<{ id: string; tenant_id: string; owner_id: string; follow_up_at: string }>(
+    `SELECT id, tenant_id, owner_id::text AS owner_id, body->>'next_follow_up_at' AS follow_up_at FROM leads
+      WHERE owner_id IS NOT NULL AND converted = false AND sandbox = false
+        AND body->>'next_follow_up_at' IS NOT NULL AND body->>'lost_reason' IS NULL
+        AND body->>'next_follow_up_at' <= $1 AND body->>'next_follow_up_at' > $2
+        AND NOT EXISTS (SELECT 1 FROM member_notifications n
+                         WHERE n.tenant_id = leads.tenant_id AND n.user_id = leads.owner_id::text
+                           AND n.dedupe = 'follow-up:' || leads.id || ':' || (leads.body->>'next_follow_up_at'))
+      ORDER BY body->>'next_follow_up_at' LIMIT $3`,
+    [now.toISOString(), new Date(now.getTime() - STALE_MS).toISOString(), limit],
+  );
+  let recorded = 0;
+  for (const lead of due.rows) {
+    const intent = followUpIntent({ id: lead.id, ownerId: lead.owner_id, followUpAt: lead.follow_up_at });
+    recorded += await insertIntents(pool, lead.tenant_id, false, [intent], new Date(lead.follow_up_at), now);
+  }
+  if (recorded > 0) await pool.query(`SELECT pg_notify('${NOTIFICATIONS_CHANNEL}', '')`);
+  return recorded;
+}
