@@ -30,7 +30,7 @@ t.test(
     await page.fill('#f-email', memberOf('manager'));
     await page.fill('#f-password', PASSWORD);
     await page.click('button[type=submit]');
-    await page.waitForURL(/\/console$/);
+    await page.waitForURL(/\/console(\/w\/[a-z0-9-]+)?$/);
 
     const base = `${f.app.baseUrl}/console/w/${slug}`;
     await page.goto(`${base}/leads`);
