@@ -5,7 +5,8 @@
  * the first 20 cards of each) and the header's search box (two name words in the other order, one common surname, a
  * phone typed with its national prefix), each as the page over HTTP (signed in, p99) beside its database reads
  * alone; then a bulk assignment of BULK leads (1,000 unless set) run as a job to its end.
- * STEPS=board (any part of the steps' labels) runs only the steps it names. `npm run bench:console-records`.
+ * The counted lead lists (a page and its count, sorted several ways) too. STEPS=board (any part of the steps'
+ * labels) runs only the steps it names. `npm run bench:console-records`.
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
@@ -16,6 +17,10 @@ import { staffContext } from '../src/commands/run-command.js';
 import { leadCards, leadStageCounts } from '../src/console/board/leads-query.js';
 import type { BoardFilter } from '../src/console/board/filter.js';
 import { applicationsOfLead, listConsoleLeads } from '../src/console/queries/leads.js';
+import type { MemberView } from '../src/console/context.js';
+import { readQuery } from '../src/console/list/component.js';
+import { LEADS as LEADS_LIST } from '../src/console/list/lists/leads.js';
+import { countMatching, readPage } from '../src/console/list/query.js';
 import {
   searchApplications,
   searchInvoices,
@@ -148,6 +153,20 @@ async function main(): Promise<void> {
     const surname = (i: number) => FAMILY[i % FAMILY.length]!;
     const prefixedPhone = (i: number) => `0${seededPerson((i * 104_729) % LEADS).phone.slice(3)}`;
     const search = (q: string) => page(`${w}/search?q=${encodeURIComponent(q)}`);
+    // The counted lists: a page and its count as the list component reads them (the count an estimate above 10,000).
+    const member = workspace.settings.users.find((u) => u.role === 'owner')!;
+    const view = { workspace, member, role: 'owner', signedIn: { csrf: '' }, frame: () => ({ title: '' }) };
+    const listReads = (query: Record<string, string>) => async () => {
+      const ctx = { view: view as unknown as MemberView, zone: 'UTC', now: new Date() };
+      const { params, where } = readQuery(LEADS_LIST, ctx, query);
+      return Promise.all([readPage(pool, LEADS_LIST, where, params), countMatching(pool, LEADS_LIST, where)]);
+    };
+    const counted: [string, Record<string, string>][] = [
+      ['counted lead list, newest change first', {}],
+      ['counted lead list by name', { sort: 'name', dir: 'asc' }],
+      ['counted lead list by phone, one filter', { sort: 'phone', dir: 'asc', visa_type: 'work' }],
+      ['counted lead list, 200 a page, by creation', { sort: 'created', dir: 'desc', size: '200' }],
+    ];
     const steps: [string, (i: number) => Promise<unknown>, (i: number) => Promise<unknown>][] = [
       [
         'lead list, one filter (visa type)',
@@ -213,6 +232,8 @@ async function main(): Promise<void> {
         boardReads({ visaType: 'work', country: 'AU' }),
       ],
     );
+    for (const [label, query] of counted)
+      steps.push([label, () => page(`${w}/leads?${new URLSearchParams(query).toString()}`), listReads(query)]);
     const only = process.env.STEPS;
     for (const [label, viaPage, reads] of steps.filter(([label]) => !only || label.includes(only))) {
       await measure(20, 1, 30, viaPage); // warm

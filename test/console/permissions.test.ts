@@ -41,6 +41,7 @@ function consoleRequests(
     'members.manage_owners': { path: `${w}/members/${randomUUID()}/role`, form: { role: 'owner' } },
     'members.require_passkeys': { path: `${w}/members/passkeys-required`, form: { passkeys_required: 'none' } },
     'workspace.settings': { path: `${w}/settings`, form: { time_zone: 'Asia/Kolkata' } },
+    'lists.export': { path: `${w}/leads/export.csv` },
   };
 }
 

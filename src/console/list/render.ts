@@ -192,15 +192,16 @@ export function listBody<Row>(
   const tableHtml = rowsTable(ctx, spec, query, p, found.rows, selectable);
   const withSelection = selectable
     ? html`<form
-        method="post"
-        action="${spec.bulk ? `${base}/bulk` : `${base}/export`}"
-        class="select-rows"
-        id="select-${spec.name}"
-      >
-        ${csrfField(ctx.view.signedIn.csrf)}
-        <input type="hidden" name="query" value="${new URLSearchParams(kept).toString()}" />
-        ${selectionControls(ctx, spec, query, p, count)} ${tableHtml}
-      </form>`
+          method="post"
+          action="${spec.bulk ? `${base}/bulk` : `${base}/export`}"
+          class="select-rows"
+          id="select-${spec.name}"
+        >
+          ${csrfField(ctx.view.signedIn.csrf)}
+          <input type="hidden" name="query" value="${new URLSearchParams(kept).toString()}" />
+          ${selectionControls(ctx, spec, query, p, count)} ${tableHtml}
+        </form>
+        <script src="/console/assets/lists.js" defer></script>`
     : tableHtml;
   return html`${countLine} ${withSelection} ${found.rows.length === 0 ? html`<p>No ${spec.noun.one} matches.</p>` : ''}
     <div class="list-foot">${pager(ctx, spec, query, p, found)} ${sizeForm(ctx, spec, query, p)}</div>`;

@@ -11,9 +11,12 @@ import { eachBatch } from './query.js';
 import type { ListSpec, Query } from './spec.js';
 
 /** A list route's query string: its filters (each optional text) and the list's own parts (sort, size, pages). */
-export function listQuerySchema(spec: Pick<ListSpec<unknown>, 'filterNames'>, extra: TProperties = {}) {
+export function listQuerySchema<E extends TProperties = Record<never, never>>(
+  spec: Pick<ListSpec<unknown>, 'filterNames'>,
+  extra?: E,
+) {
   const filters = Object.fromEntries(spec.filterNames.map((n) => [n, Type.Optional(Type.String({ maxLength: 200 }))]));
-  return Type.Object({ ...filters, ...LIST_QUERY, ...extra });
+  return Type.Object({ ...filters, ...LIST_QUERY, ...(extra ?? ({} as E)) });
 }
 
 /** A query string as the list reads it: each name's first value. */
@@ -97,3 +100,26 @@ export function registerListExport<Row>(app: TypedApp, services: AppServices, sp
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The lists' one script: "Select this page" ticks (or clears) the page's boxes in place instead of loading the page
+ * again with them ticked, which is what it does without script.
+ */
+export const LIST_SCRIPT = `document.querySelectorAll('a.select-page').forEach(function (link) {
+  var form = link.closest('form');
+  if (!form) return;
+  link.addEventListener('click', function (event) {
+    event.preventDefault();
+    var boxes = Array.prototype.slice.call(form.querySelectorAll('input[name="ids"]'));
+    var all = boxes.every(function (box) { return box.checked; });
+    boxes.forEach(function (box) { box.checked = !all; });
+    link.textContent = all ? 'Select this page' : 'Clear the selection';
+  });
+});
+`;
+
+export function registerListScript(app: TypedApp): void {
+  app.get('/assets/lists.js', { config: { console: 'open' } }, async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(LIST_SCRIPT),
+  );
+}

@@ -109,17 +109,17 @@ async function listPage(
     lead_id: UUID.test(query.lead ?? '') ? query.lead : undefined,
     application_id: UUID.test(query.application ?? '') ? query.application : undefined,
   };
-  const list = await renderList(services, view, INVOICES, query);
   const bySubject = Boolean(subject.lead_id || subject.application_id);
   const names = bySubject ? await subjectNames(services.pool, view.workspace.id, [subject]) : new Map<string, string>();
+  const title = bySubject ? `Invoices of ${subjectName(names, subject)}` : INVOICES.title;
+  const list = await renderList(services, view, { ...INVOICES, title }, query);
   const issue =
     bySubject && can(view.role, 'invoices.issue') ? issueSection(view, subject, o.errors ?? {}, o.values ?? {}) : '';
   return {
     status: o.status ?? list.status,
     body: page(
       view.frame('Invoices', 'Invoices'),
-      html`${bySubject ? html`<p>Invoices of ${subjectName(names, subject)}.</p>` : ''}
-      ${invoiceFilters(view, query, list.errors)} ${list.body} ${issue}`,
+      html`${invoiceFilters(view, query, list.errors)} ${list.body} ${issue}`,
     ),
   };
 }

@@ -20,7 +20,7 @@ import { choice, csrfField, field, filters, notice, page } from '../layout.js';
 import { acceptedMembers, applicationsOfLead, isErased } from '../queries/leads.js';
 import { renderList } from '../list/component.js';
 import { LEAD_FILTERS, LEADS } from '../list/lists/leads.js';
-import { listQuerySchema, registerListExport } from '../list/routes.js';
+import { listQuerySchema, registerListExport, registerListScript } from '../list/routes.js';
 import { contextOf, refusalErrors, textArea } from '../forms.js';
 import { viewOf } from '../routes.js';
 import { boardLinkOf } from '../board/filter.js';
@@ -441,6 +441,7 @@ const EraseForm = FormBody({ confirm: Type.Optional(Text(10)), password: Type.Op
 
 export function registerLeadPages(app: TypedApp, services: AppServices): void {
   registerListExport(app, services, LEADS);
+  registerListScript(app);
   app.get(
     '/w/:slug/leads',
     { schema: { params: WorkspaceParams, querystring: LeadQuery }, config: { console: { operation: 'leads.view' } } },

@@ -16,7 +16,11 @@ import { can, ROLES, type Operation, type Role } from '../../identity/permission
 import { withTransaction } from '../../storage/postgres.js';
 import { PASSKEY_REQUIREMENTS, type PasskeyRequirement, type WorkspaceUser } from '../../workspaces/workspace.js';
 import { allow, ConsoleRefusal, confirmRecentSignIn, needsPassword, sendPage, type MemberView } from '../context.js';
-import { html, table, type Html } from '../html.js';
+import { html, type Html } from '../html.js';
+import { renderList } from '../list/component.js';
+import { MEMBERS, type MemberRow } from '../list/lists/members.js';
+import type { ListSpec } from '../list/spec.js';
+import { listQuerySchema, registerListExport } from '../list/routes.js';
 import { viewOf } from '../routes.js';
 import { AUTO_ASSIGNMENT_RULE, passedOverForLeads } from '../assignment-words.js';
 import { choice, csrfField, field, notice, page, select, signInAgain } from '../layout.js';
@@ -34,7 +38,7 @@ const WorkspaceParams = Type.Object({ slug: Slug });
 const MemberParams = Type.Object({ slug: Slug, id: Uuid });
 /** What the list says after an action: a word the page turns into a sentence from the stored state (no echo). */
 const DONE = ['invited', 'role', 'deactivated', 'reactivated', 'passkeys_reset', 'requirement', 'link_sent'] as const;
-const ListQuery = Type.Object({
+const ListQuery = listQuerySchema(MEMBERS, {
   done: Type.Optional(Type.Union(DONE.map((d) => Type.Literal(d)))),
   who: Type.Optional(Uuid),
 });
@@ -102,23 +106,64 @@ interface PageOptions {
   sent?: InvitationSent;
 }
 
-async function membersPage(services: AppServices, view: MemberView, o: PageOptions = {}): Promise<string> {
+/** The members list with what this page knows beyond the settings: each one's state, and the changes allowed. */
+function memberList(services: AppServices, view: MemberView, people: People, base: string): ListSpec<MemberRow> {
+  const anyChange = view.workspace.settings.users.some((u) => mayChange(view, u));
+  const userOf = (row: MemberRow) => view.workspace.settings.users.find((u) => u.id === row.id) ?? row.user;
+  const stateOf = (u: WorkspaceUser) => {
+    const state = memberState(u, people.credentialed);
+    // A member named by the workspace's file who never signed in: "invited" would say an invitation is out.
+    return state === 'invited' && !u.pending ? 'not signed in yet' : state;
+  };
+  return {
+    ...MEMBERS,
+    columns: [
+      ...MEMBERS.columns.slice(0, 3),
+      {
+        key: 'state',
+        label: 'State',
+        cell: (r) => {
+          const u = userOf(r);
+          // An invitee is no member yet (the note under the table says they get no leads); a member who cannot sign in is.
+          const noLeads = !u.pending && passedOverForLeads(u, view.workspace.settings.users, people.credentialed);
+          return html`${stateOf(u)}${noLeads ? html`<br /><span class="hint">gets no new leads until they can sign in</span>` : ''}`;
+        },
+        text: (r) => stateOf(userOf(r)),
+      },
+      ...MEMBERS.columns.slice(3),
+      ...(anyChange
+        ? [
+            {
+              key: 'change',
+              label: 'Change',
+              exported: false as const,
+              cell: (r: MemberRow) =>
+                mayChange(view, userOf(r)) ? memberActions(services, view, userOf(r), people, base) : '',
+              text: () => '',
+            },
+          ]
+        : []),
+    ],
+  };
+}
+
+async function membersPage(
+  services: AppServices,
+  view: MemberView,
+  o: PageOptions = {},
+  query: Record<string, string | undefined> = {},
+): Promise<string> {
   const errors = o.errors ?? {};
   const users = view.workspace.settings.users;
   const emails = users.map((u) => u.email);
   const credentialed = await credentialedEmails(services.pool, emails);
   const people: People = { credentialed, elsewhere: await membersElsewhere(services.pool, emails, view.workspace.id) };
   const base = `/console/w/${view.workspace.slug}/members`;
-  const anyChange = users.some((u) => mayChange(view, u));
-  const headings = ['Name', 'Email', 'Role', 'State', ...(anyChange ? ['Change'] : [])];
+  const list = await renderList(services, view, memberList(services, view, people, base), query);
   return page(
     view.frame('Members', 'Members'),
     html`${notice(o.message)}${o.sent ? sentNotice(o.sent) : ''} ${errors.member ? notice(errors.member, 'alert') : ''}
-      ${table({
-        caption: `Members of ${view.workspace.name}`,
-        headings,
-        rows: users.map((u) => memberRow(services, view, u, people, base, anyChange)),
-      })}
+      ${list.body}
       <p class="hint">${AUTO_ASSIGNMENT_RULE}</p>
       ${can(view.role, 'members.invite') ? inviteForm(services, view, base, errors, o.invite ?? {}) : ''}
       ${can(view.role, 'members.require_passkeys') ? requirementForm(services, view, base, errors) : ''}`,
@@ -235,30 +280,6 @@ function requirementForm(services: AppServices, view: MemberView, base: string, 
   </section>`;
 }
 
-/** One member: their state in words and, for those the member in view may change, the actions that fit it. */
-function memberRow(
-  services: AppServices,
-  view: MemberView,
-  u: WorkspaceUser,
-  people: People,
-  base: string,
-  withChangeColumn: boolean,
-): Html {
-  const actions = mayChange(view, u) ? memberActions(services, view, u, people, base) : '';
-  const state = memberState(u, people.credentialed);
-  // A member named by the workspace's file who never signed in: "invited" would say an invitation is out.
-  const words = state === 'invited' && !u.pending ? 'not signed in yet' : state;
-  // An invitee is no member yet (the note under the table says they get no leads); a member who cannot sign in is.
-  const noLeads = !u.pending && passedOverForLeads(u, view.workspace.settings.users, people.credentialed);
-  return html`<tr>
-    <td>${u.name}</td>
-    <td>${u.email}</td>
-    <td>${u.role}</td>
-    <td>${noLeads ? `${words}: gets no new leads until they can sign in` : words}</td>
-    ${withChangeColumn ? html`<td>${actions}</td>` : ''}
-  </tr>`;
-}
-
 /** A member who has never signed in (named by a definition file): their first link, sent by this workspace. */
 function firstLinkForm(services: AppServices, view: MemberView, u: WorkspaceUser, base: string): Html | '' {
   if (!can(view.role, 'members.invite')) return '';
@@ -333,6 +354,7 @@ function confirmMemberChange(
 type MemberParamsT = Static<typeof MemberParams>;
 
 export function registerMemberPages(app: TypedApp, services: AppServices): void {
+  registerListExport(app, services, MEMBERS);
   const listOf = (view: MemberView) => `/console/w/${view.workspace.slug}/members`;
   const userOf = (view: MemberView, id: string) => view.workspace.settings.users.find((u) => u.id === id);
 
@@ -377,7 +399,7 @@ export function registerMemberPages(app: TypedApp, services: AppServices): void 
       const view = viewOf(request);
       const { done, who } = request.query;
       const message = doneSentence(done, who ? userOf(view, who) : undefined);
-      return sendPage(reply, await membersPage(services, view, { message }));
+      return sendPage(reply, await membersPage(services, view, { message }, request.query as Record<string, string>));
     },
   );
 

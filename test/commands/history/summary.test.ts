@@ -24,12 +24,14 @@ import type { LeadEvent } from '../../../src/domain/leads/events.js';
 import { LEAD_EVENT_TYPES, type Lead } from '../../../src/domain/leads/lead.js';
 import { TASK_EVENT_TYPES, type Task, type TaskEvent } from '../../../src/domain/tasks/types.js';
 import { ENDPOINT_EVENTS, type EndpointEvent } from '../../../src/domain/webhooks/endpoint.js';
+import type { ListExportEvent } from '../../../src/domain/exports/list-export.js';
 import { checkProperty } from '../../support/properties.js';
 
 // Every event's summary (the console's timelines, `visa-crm history`, the admin history routes) says what
 // happened in words, never as JSON, whatever the event's data holds.
 
-type AnyEvent = LeadEvent | ApplicationEvent | TaskEvent | InvoiceEvent | DocumentEvent | EndpointEvent;
+type AnyEvent =
+  LeadEvent | ApplicationEvent | TaskEvent | InvoiceEvent | DocumentEvent | EndpointEvent | ListExportEvent;
 
 const AT = '2026-11-26T10:30:00.000Z';
 const LEAD_ID = '5a0c1d52-7f0e-4a8e-9a57-0f3f8e1c2b01';
@@ -475,6 +477,10 @@ const EVERY_EVENT: { event: AnyEvent; says: string | RegExp }[] = [
     event: { type: ENDPOINT_EVENTS.test, data: { endpoint_id: 'e1', payload: { id: 'e1', url: 'https://x.example' } } },
     says: 'Test delivery sent',
   },
+  {
+    event: { type: 'list.exported', data: { list: 'leads', filter: 'stage=new', scope: 'filter', count: 230 } },
+    says: 'Exported 230 row(s) of the leads list as CSV (filter stage=new; filter)',
+  },
 ];
 
 /** JSON's marks: braces, brackets, a quoted key. A summary holding one printed structure instead of words. */
@@ -491,6 +497,7 @@ t.test('a summary is written for every event type the service appends, and only 
     ...INVOICE_EVENT_TYPES,
     ...DOCUMENT_EVENT_TYPES,
     ...Object.values(ENDPOINT_EVENTS),
+    'list.exported',
   ].sort();
   t.same([...SUMMARISED_EVENT_TYPES].sort(), appended);
   t.same(EVERY_EVENT.map((e) => e.event.type).sort(), appended, 'the examples below cover every one');
