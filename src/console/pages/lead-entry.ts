@@ -3,11 +3,10 @@ import { Type } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import { enterLead } from '../../commands/leads/enter-lead.js';
 import { isCommandError, type CommandError } from '../../commands/errors.js';
-import { bodyChecker } from '../../http/body-check.js';
+import { leadCreateProblems } from '../../http/lead-create-problems.js';
 import { commandErrorAnswer } from '../../http/errors.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { findLead } from '../../projections/leads-queries.js';
-import { LeadCreate } from '../../schemas/lead.js';
 import { sendPage, type MemberView } from '../context.js';
 import { csrfField, field, choice, notice, page } from '../layout.js';
 import { html, type Html } from '../html.js';
@@ -152,8 +151,6 @@ function entryForm(view: MemberView, o: FormState): string {
   return page(view.frame('New lead', 'Leads'), body as Html);
 }
 
-const checkLeadBody = bodyChecker(LeadCreate);
-
 const EntryForm = FormBody({
   ...Object.fromEntries(TEXT_FIELDS.map((name) => [name, Type.Optional(Text(2_000))])),
   consent: Type.Optional(Text(10)),
@@ -197,7 +194,7 @@ export function registerLeadEntryPages(app: TypedApp, services: AppServices): vo
         const answer = await enterLead(services, {
           workspace: view.workspace,
           body,
-          schemaProblems: checkLeadBody(body),
+          schemaProblems: leadCreateProblems(body),
           formKey,
           context: contextOf(view),
         });
