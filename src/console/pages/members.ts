@@ -117,6 +117,7 @@ function memberList(services: AppServices, view: MemberView, people: People, bas
   };
   return {
     ...MEMBERS,
+    title: `Members of ${view.workspace.name}`,
     columns: [
       ...MEMBERS.columns.slice(0, 3),
       {
