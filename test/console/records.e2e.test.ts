@@ -67,7 +67,7 @@ t.test(
     await page.fill('#f-email', memberOf('admin'));
     await page.fill('#f-password', PASSWORD);
     await page.click('button[type=submit]');
-    await page.waitForURL(/\/console$/);
+    await page.waitForURL(/\/console(\/w\/[^/?]+)?$/);
 
     // The lead list, by keyboard alone: the search field, a part of the phone, Enter, then the lead's link.
     await page.goto(`${h.baseUrl}/console/w/${slug}/leads`);
