@@ -93,9 +93,9 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
     await page.keyboard.type(PASSWORD);
     await page.keyboard.press('Enter');
     // A member of one workspace lands on its Today page.
-    await page.waitForURL(/\/console(\/w\/[^/?]+)?$/);
-    t.match(await page.textContent('main'), h.ws.workspace.name);
-    await accessible(t, page, 'workspaces');
+    await page.waitForURL(`${base}/console/w/${h.ws.workspace.slug}`);
+    t.match(await page.textContent('main'), 'Today', 'a member of one workspace lands on its Today page');
+    await accessible(t, page, 'Today after sign-in');
   });
 
   await t.test('a secret test key made by keyboard alone, used on /v1/leads, never shown again', async (t) => {
@@ -150,8 +150,8 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
     await page.click('details.member button:has-text("Sign out")');
     await page.waitForURL(`${base}/console/sign-in`);
     await page.click('#passkey-sign-in');
-    await page.waitForURL(`${base}/console`);
-    t.match(await page.textContent('main'), h.ws.workspace.name, 'signed in with the passkey');
+    await page.waitForURL(`${base}/console/w/${h.ws.workspace.slug}`);
+    t.match(await page.textContent('main'), 'Today', 'signed in with the passkey, on Today');
   });
 
   await t.test('webhooks: resume a paused endpoint, retry failed since a time, resend, rotate', async (t) => {
