@@ -128,6 +128,7 @@ function record(pool: pg.Pool, deliveries: ClaimedDelivery[], at: Date) {
     'w',
     deliveries.map((d) => ({
       deliveryId: d.id,
+      leaseUntil: d.lease_until,
       attempt: d.attempts + 1,
       ok: true,
       nextAttemptAt: null,

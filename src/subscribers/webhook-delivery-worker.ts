@@ -235,6 +235,7 @@ export class DeliveryWorker {
       responseBody: result.body,
       durationMs: result.durationMs,
       error: result.error,
+      leaseUntil: delivery.lease_until,
     };
     await new Promise<void>((done) => {
       this.finished.push({ record, delivery, done });

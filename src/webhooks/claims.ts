@@ -29,6 +29,11 @@ export interface ClaimedDelivery {
   sealed_secret: string;
   previous_sealed_secret: string | null;
   previous_secret_valid_until: Date | null;
+  /**
+   * The end of this claim's lease (ms since the epoch): its attempt is recorded only while the queue row holds this
+   * very lease, so an attempt sent under an earlier lease that lapsed is not recorded under a newer claim's.
+   */
+  lease_until: number;
 }
 
 /** Deliveries in flight at once to one endpoint, across all workers: a hanging or slow endpoint holds no more slots. */
@@ -234,7 +239,7 @@ export function roomsOf(loads: readonly EndpointLoad[], limits: ClaimLimits): Ro
  * its first lease to end.
  */
 async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim): Promise<ClaimedDelivery[]> {
-  const result = await sql.query<ClaimedDelivery>(
+  const result = await sql.query<Omit<ClaimedDelivery, 'lease_until'>>(
     `WITH rooms AS (
        SELECT r.* FROM unnest($2::jsonb[]) AS room
         CROSS JOIN LATERAL jsonb_to_record(room) AS r(endpoint_id uuid, tenant_id uuid, free int, tenant_room int)
@@ -293,5 +298,5 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
       claim.now.getTime(),
     ],
   );
-  return result.rows;
+  return result.rows.map((row) => ({ ...row, lease_until: claim.leaseUntil.getTime() }));
 }

@@ -22,6 +22,8 @@ export interface AttemptRecord {
   responseBody: string | null;
   durationMs: number;
   error: string | null;
+  /** The end of the lease it was sent under (ClaimedDelivery.lease_until): recorded only while that lease is held. */
+  leaseUntil: number;
 }
 
 /**
@@ -61,6 +63,7 @@ export function recordingStatement(owner: string, records: readonly AttemptRecor
     response_body: r.responseBody,
     duration_ms: r.durationMs,
     ok: r.ok,
+    lease_until: r.leaseUntil,
   }));
   return {
     text: `WITH input AS (
@@ -68,22 +71,25 @@ export function recordingStatement(owner: string, records: readonly AttemptRecor
         CROSS JOIN LATERAL jsonb_to_record(a.attempt)
            AS i(id uuid, attempt int, status text, next_attempt_at timestamptz, response_status int, error text,
                 finished_at timestamptz, attempted_at timestamptz, request_headers jsonb, response_headers jsonb,
-                response_body text, duration_ms int, ok boolean)
+                response_body text, duration_ms int, ok boolean, lease_until bigint)
      ), targets AS MATERIALIZED (
-       SELECT w.id, w.endpoint_id FROM input i JOIN webhook_deliveries w ON w.id = i.id
+       SELECT w.id, w.endpoint_id, i.seq, i.lease_until FROM input i JOIN webhook_deliveries w ON w.id = i.id
      ), locked AS MATERIALIZED (
        -- The queue rows in endpoint order, as the claims lock them, so the two never deadlock.
        SELECT q.endpoint_id, q.leases FROM webhook_queues q
         WHERE q.endpoint_id IN (SELECT endpoint_id FROM targets) ORDER BY q.endpoint_id FOR UPDATE
      ), held AS MATERIALIZED (
-       SELECT t.id, t.endpoint_id FROM targets t JOIN locked k ON k.endpoint_id = t.endpoint_id
-        WHERE k.leases -> t.id::text ->> 'o' = $1
+       -- The attempt sent under the very lease the row holds (owner and end): one sent under an earlier lease of the
+       -- same worker, which lapsed and was claimed again, is not recorded. At most one attempt per delivery.
+       SELECT DISTINCT ON (t.id) t.id, t.endpoint_id, t.seq FROM targets t JOIN locked k ON k.endpoint_id = t.endpoint_id
+        WHERE k.leases -> t.id::text ->> 'o' = $1 AND (k.leases -> t.id::text ->> 'u')::bigint = t.lease_until
+        ORDER BY t.id, t.seq
      ), d AS (
        UPDATE webhook_deliveries w SET attempts = i.attempt, status = i.status, next_attempt_at = i.next_attempt_at,
               last_response_status = i.response_status, last_error = i.error, updated_at = i.finished_at
-         FROM input i
-        WHERE w.id = i.id AND w.id IN (SELECT id FROM held) AND w.status = 'pending'
-        RETURNING w.id, w.endpoint_id
+         FROM input i JOIN held h ON h.seq = i.seq
+        WHERE w.id = h.id AND w.status = 'pending'
+        RETURNING w.id, w.endpoint_id, h.seq
      ), released AS (
        UPDATE webhook_queues q SET leases = q.leases - h.ids
          FROM (SELECT endpoint_id, array_agg(id::text) AS ids FROM held GROUP BY endpoint_id) h
@@ -91,10 +97,10 @@ export function recordingStatement(owner: string, records: readonly AttemptRecor
      ), logged AS (
        INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, request_headers, response_status, response_headers, response_body, duration_ms, error)
        SELECT i.id, i.attempt, i.attempted_at, i.request_headers, i.response_status, i.response_headers, i.response_body, i.duration_ms, i.error
-         FROM input i JOIN d ON d.id = i.id
+         FROM input i JOIN d ON d.seq = i.seq
        ON CONFLICT (delivery_id, attempt) DO NOTHING
      ), per AS (
-       SELECT d.endpoint_id, i.seq, i.ok, i.duration_ms, i.finished_at FROM input i JOIN d ON d.id = i.id
+       SELECT d.endpoint_id, i.seq, i.ok, i.duration_ms, i.finished_at FROM input i JOIN d ON d.seq = i.seq
      ), runs AS (
        SELECT p.endpoint_id, bool_or(p.ok) AS reset,
               count(*) FILTER (WHERE NOT p.ok AND p.seq > coalesce(l.last_ok, 0))::int AS added,

@@ -15,9 +15,12 @@ const skip = pgbouncerSkipReason();
 const OWNER = 'worker-behind-the-pooler';
 const AT = new Date('2026-11-26T10:00:00.000Z');
 
+const LEASE_UNTIL = new Date(AT.getTime() + 60_000);
+
 function succeeded(deliveryId: string): AttemptRecord {
   return {
     deliveryId,
+    leaseUntil: LEASE_UNTIL.getTime(),
     attempt: 1,
     ok: true,
     nextAttemptAt: null,
@@ -47,7 +50,7 @@ t.test('attempts recorded from four client connections sharing one server sessio
     [endpoint, tenant, AT],
   );
   const ids = leased.rows.map((r) => r.id);
-  await leaseOnQueue(direct, endpoint, ids, OWNER, new Date(AT.getTime() + 60_000));
+  await leaseOnQueue(direct, endpoint, ids, OWNER, LEASE_UNTIL);
   // Two rounds of four at once: each client connection sends the statement twice, on whichever session is free.
   for (const round of [ids.slice(0, 8), ids.slice(8)]) {
     const batches = [0, 2, 4, 6].map((i) => round.slice(i, i + 2).map(succeeded));

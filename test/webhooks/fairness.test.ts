@@ -225,7 +225,7 @@ t.test('only an endpoint proven fast gets the large cap; a slow, failing, hangin
   const at = (ms: number) => new Date(NOW.getTime() + ms);
   const claimAt = (ms: number, owner = 'w') => claimDueDeliveries(pool, owner, at(ms), at(ms + 15_000), limits);
   const record = (
-    claimed: readonly Pick<ClaimedDelivery, 'id' | 'attempts'>[],
+    claimed: readonly Pick<ClaimedDelivery, 'id' | 'attempts' | 'lease_until'>[],
     finishedMs: number,
     options: { ok?: boolean; durationMs?: number } = {},
   ) =>
@@ -245,6 +245,7 @@ t.test('only an endpoint proven fast gets the large cap; a slow, failing, hangin
         responseBody: null,
         durationMs: options.durationMs ?? 5,
         error: null,
+        leaseUntil: d.lease_until,
       })),
     );
   const endpoint = await insertEndpoint(pool, tenant);

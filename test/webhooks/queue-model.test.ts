@@ -200,17 +200,31 @@ async function apply(
         responseBody: null,
         durationMs: 5,
         error: null,
+        leaseUntil: c.lease_until,
       }));
       const recorded = await recordAttempts(pool, owner, records);
+      // A claim holds its delivery's lease while the lease is the one it took (owner and end): a worker that claimed
+      // the same delivery again after its lease ran out holds it under the newer claim only.
+      const holding = (c: ClaimedDelivery) => {
+        const d = model.deliveries.get(c.id)!;
+        return (
+          d.status === 'pending' &&
+          d.lease?.owner === owner &&
+          d.lease.until === c.lease_until &&
+          d.attempts === c.attempts
+        );
+      };
+      const holders = done.filter(holding);
       for (const [i, c] of done.entries()) {
         const d = model.deliveries.get(c.id)!;
-        const mine = d.status === 'pending' && d.lease?.owner === owner && d.attempts === c.attempts;
-        // A lease still live is recorded; one another worker took, or of a delivery ended, is not. One that ran out
+        const mine = holders.includes(c);
+        // A lease still live is recorded; one another claim took, or of a delivery ended, is not. One that ran out
         // with no other claim since may go either way (its delivery is sent again: at least once).
         if (mine && model.live(d) && !recorded.has(c.id))
           return `the attempt of ${c.id} under a live lease was not recorded`;
-        if (!mine && recorded.has(c.id)) return `the attempt of ${c.id} was recorded without its lease`;
-        if (!recorded.has(c.id)) {
+        if (!holders.some((h) => h.id === c.id) && recorded.has(c.id))
+          return `the attempt of ${c.id} was recorded without its lease`;
+        if (!mine || !recorded.has(c.id)) {
           if (mine) d.lease = null;
           continue;
         }
@@ -303,6 +317,8 @@ t.test('the delivery queue against its model: claims, outcomes, retries, pauses 
     30,
     // A resume at the instant its held deliveries were queued once left them with no due time (fixed: resuming makes
     // the endpoint's queue due at once).
-    [1367220252],
+    // A worker that claimed a delivery again after its lease ran out, then recorded the attempts of both claims: the
+    // earlier one was recorded under the newer claim's lease (fixed: an attempt names the lease it was sent under).
+    [1367220252, 634551609],
   );
 });

@@ -143,7 +143,7 @@ t.test('attempts recorded while a claim of the same endpoint is held at each poi
       recordAttempts(
         pool,
         'first',
-        first.map((d) => succeeded(d.id)),
+        first.map((d) => succeeded(d)),
       ),
     );
     t.equal(recorded.size, 2, `held before statement ${point}: both attempts recorded`);
@@ -161,9 +161,10 @@ t.test('attempts recorded while a claim of the same endpoint is held at each poi
   }
 });
 
-function succeeded(deliveryId: string): AttemptRecord {
+function succeeded(delivery: Pick<ClaimedDelivery, 'id' | 'lease_until'>): AttemptRecord {
   return {
-    deliveryId,
+    deliveryId: delivery.id,
+    leaseUntil: delivery.lease_until,
     attempt: 1,
     ok: true,
     nextAttemptAt: null,
@@ -279,7 +280,7 @@ t.test('a backlog queued before the upgrade, leases included, is delivered after
     await recordAttempts(
       pool,
       'new-worker',
-      claimed.map((d) => succeeded(d.id)),
+      claimed.map((d) => succeeded(d)),
     );
     const pending = await pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'",

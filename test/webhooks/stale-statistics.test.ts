@@ -221,6 +221,7 @@ t.test('recording attempts reads the deliveries recorded, not the backlog, on a 
         OWNER,
         leased.rows.map((row) => ({
           deliveryId: row.id,
+          leaseUntil: NOW.getTime() + 15_000,
           attempt: 1,
           ok: true,
           nextAttemptAt: null,

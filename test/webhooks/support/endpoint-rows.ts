@@ -45,12 +45,19 @@ export async function leaseOnQueue(
 }
 
 /** The deliveries under a live lease at `at`, with their endpoint and tenant, read from the endpoints' queue rows. */
-export async function liveLeaseRows(
-  sql: pg.ClientBase | pg.Pool,
-  at: Date,
-): Promise<{ id: string; endpoint_id: string; tenant_id: string; owner: string; attempts: number }[]> {
-  const rows = await sql.query<{ id: string; endpoint_id: string; tenant_id: string; owner: string; attempts: number }>(
-    `SELECT d.id, q.endpoint_id, q.tenant_id, l.value->>'o' AS owner, d.attempts
+/** A live lease on a queue row, with its delivery's attempts and the lease's end (ms since the epoch). */
+interface LeaseRow {
+  id: string;
+  endpoint_id: string;
+  tenant_id: string;
+  owner: string;
+  attempts: number;
+  lease_until: number;
+}
+
+export async function liveLeaseRows(sql: pg.ClientBase | pg.Pool, at: Date): Promise<LeaseRow[]> {
+  const rows = await sql.query<LeaseRow>(
+    `SELECT d.id, q.endpoint_id, q.tenant_id, l.value->>'o' AS owner, d.attempts, (l.value->>'u')::float8 AS lease_until
        FROM webhook_queues q CROSS JOIN LATERAL jsonb_each(q.leases) l
        JOIN webhook_deliveries d ON d.id = l.key::uuid
       WHERE (l.value->>'u')::bigint > $1::bigint AND d.status = 'pending'`,
