@@ -1,19 +1,11 @@
 import type { Filtered, Query } from '../spec.js';
 import type { Where } from '../where.js';
+import { countryName as labelledCountry } from '../../labels.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const regions = new Intl.DisplayNames(['en'], { type: 'region' });
-
-/** A country as people name it ("United States", not US); a code no name is known for, as it is. */
-export function countryName(code: string | null | undefined): string {
-  if (!code) return '';
-  try {
-    return regions.of(code.toUpperCase()) ?? code;
-  } catch {
-    return code;
-  }
-}
+/** A country as the console's labels name it ("United States", not US); an empty cell for none, as CSV wants. */
+export const countryName = (code: string | null | undefined): string => (code ? labelledCountry(code) : '');
 
 /** A code in words ("on hold", not on_hold). */
 export const words = (value: string | null | undefined) => (value ? value.replaceAll('_', ' ') : '');
