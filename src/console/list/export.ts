@@ -52,7 +52,10 @@ async function recordExport<Row>(services: AppServices, view: MemberView, o: Exp
     type: 'list.exported',
     data: {
       list: o.spec.name,
-      filter: recordedFilter(filterAndSort(o.spec, o.query, o.params)),
+      filter: recordedFilter([
+        ...(o.spec.within ? [o.spec.within.record] : []),
+        ...filterAndSort(o.spec, o.query, o.params),
+      ]),
       scope: o.scope,
       count,
     },

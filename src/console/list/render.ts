@@ -5,8 +5,8 @@ import { encodePlace, PAGE_SIZES, type ListParams } from './params.js';
 import type { Count, PageOfRows } from './query.js';
 import type { Column, ListContext, ListSpec, Query } from './spec.js';
 
-export const listBase = (ctx: ListContext, spec: Pick<ListSpec<unknown>, 'name'>) =>
-  `/console/w/${ctx.view.workspace.slug}/${spec.name}`;
+export const listBase = (ctx: ListContext, spec: Pick<ListSpec<unknown>, 'name' | 'within'>) =>
+  `/console/w/${ctx.view.workspace.slug}/${spec.within?.path ?? spec.name}`;
 
 /** The query string's filters as they were sent (each non-empty one the list names), in its order. */
 export function keptFilters(spec: Pick<ListSpec<unknown>, 'filterNames'>, query: Query): [string, string][] {

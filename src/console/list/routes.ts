@@ -1,4 +1,4 @@
-import { Type, type TProperties } from 'typebox';
+import { Type, type Static, type TObject, type TProperties, type TString } from 'typebox';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { allow, ConsoleRefusal, type MemberView } from '../context.js';
@@ -67,22 +67,46 @@ const SelectionBody = Type.Object({
 
 /** A list's CSV routes: the filtered list (a link), and a selection (the list's selection form, or the bulk pages). */
 export function registerListExport<Row>(app: TypedApp, services: AppServices, spec: ListSpec<Row>): void {
+  registerRecordListExport(app, services, {
+    path: spec.name,
+    params: SlugParams,
+    filterNames: spec.filterNames,
+    specOf: async () => spec,
+  });
+}
+
+/**
+ * The CSV routes of a list whose spec depends on the path (a record's own list, `within` it): `specOf` finds the
+ * record in the member's workspace (a 404 page when it is not there) and gives its list.
+ */
+export function registerRecordListExport<Row, P extends TObject<{ slug: TString }>>(
+  app: TypedApp,
+  services: AppServices,
+  o: {
+    path: string;
+    params: P;
+    filterNames: readonly string[];
+    specOf(view: MemberView, params: Static<P>): Promise<ListSpec<Row>>;
+  },
+): void {
   const exporting = { console: { operation: 'lists.export' } } as const;
   app.get(
-    `/w/:slug/${spec.name}/export.csv`,
-    { schema: { params: SlugParams, querystring: listQuerySchema(spec) }, config: exporting },
+    `/w/:slug/${o.path}/export.csv`,
+    { schema: { params: o.params, querystring: listQuerySchema(o) }, config: exporting },
     async (request, reply) => {
       const view = viewOf(request);
+      const spec = await o.specOf(view, request.params as Static<P>);
       const query = request.query as Query;
       const { params, where } = filteredOrRefused(spec, view, query, services.now());
       return sendCsv(services, view, reply, { spec, query, params, where, scope: 'filter' });
     },
   );
   app.post(
-    `/w/:slug/${spec.name}/export`,
-    { schema: { params: SlugParams, body: SelectionBody }, config: exporting },
+    `/w/:slug/${o.path}/export`,
+    { schema: { params: o.params, body: SelectionBody }, config: exporting },
     async (request, reply) => {
       const view = viewOf(request);
+      const spec = await o.specOf(view, request.params as Static<P>);
       const query = queryOf(request.body.query ?? '');
       const { params, where } = filteredOrRefused(spec, view, query, services.now());
       const scope = request.body.scope === 'matching' ? 'matching' : 'ids';

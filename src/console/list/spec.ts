@@ -55,6 +55,11 @@ export interface Filtered {
 export interface ListSpec<Row> {
   /** Its name in paths: /console/w/:slug/<name>. */
   name: string;
+  /**
+   * A record's own list (an endpoint's deliveries) lives on the record's page instead: its path below the workspace
+   * (`webhooks/<id>`), and the record as the audit trail names it beside the filter (`['endpoint', id]`).
+   */
+  within?: { path: string; record: [string, string] };
   title: string;
   noun: { one: string; many: string };
   view: Operation;

@@ -30,8 +30,7 @@ import {
   resendDelivery,
   type DeliveryLogEntry,
 } from '../../webhooks/deliveries.js';
-import { DELIVERY_FILTERS, eventPatterns } from '../../webhooks/delivery-state.js';
-import { allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
+import { allow, allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
 import { actorOf } from '../forms.js';
 import { html, table, type Html } from '../html.js';
 import { csrfField, field, notice, page, signInAgain } from '../layout.js';
@@ -40,6 +39,7 @@ import { keepOneTimeSecret } from '../one-time-secret.js';
 import {
   failingSince,
   findDeletedEndpoint,
+  findDelivery,
   listDeletedEndpoints,
   recentAttemptOutcomes,
   type DeletedEndpoint,
@@ -47,7 +47,15 @@ import {
 } from '../queries/webhooks.js';
 import { viewOf } from '../routes.js';
 import { momentOf, timeZoneOf, when } from '../time.js';
-import { deliveryLogSection, lastAnswer, pendingDeliveriesWords, type LogQuery } from './webhook-log.js';
+import { deliveryLogSection, pendingDeliveriesWords } from './webhook-log.js';
+import {
+  DELIVERY_LOG_FILTERS,
+  deliveryLog as deliveryLogList,
+  lastAnswer,
+  type LogEndpoint,
+} from '../list/lists/deliveries.js';
+import { listQuerySchema, registerRecordListExport } from '../list/routes.js';
+import type { Query } from '../list/spec.js';
 import { eventKindName } from '../labels.js';
 
 /** Subscribed event kinds by name, each with the code integrators subscribe with. */
@@ -63,14 +71,11 @@ const SlugParams = Type.Object({ slug: Text(100) });
 const EndpointParams = Type.Object({ slug: Text(100), id: Uuid });
 const DeliveryParams = Type.Object({ slug: Text(100), id: Uuid, deliveryId: Uuid });
 const CsrfOnly = Type.Object({ _csrf: Type.Optional(Text(200)) });
-const LogQuerySchema = Type.Object({
-  state: Type.Optional(Text(20)),
-  event: Type.Optional(Text(500)),
-  since: Type.Optional(Text(40)),
-  cursor: Type.Optional(Text(40)),
-  done: Type.Optional(Text(20)),
-  n: Type.Optional(Text(10)),
-});
+/** The endpoint page's query: the delivery log's filters and list parts, and what an action redirected back with. */
+const LogQuerySchema = listQuerySchema(
+  { filterNames: DELIVERY_LOG_FILTERS },
+  { done: Type.Optional(Text(20)), n: Type.Optional(Text(10)) },
+);
 const EndpointForm = Type.Object({
   _csrf: Type.Optional(Text(200)),
   url: Type.Optional(Text(4000)),
@@ -109,6 +114,14 @@ async function endpointOf(services: AppServices, view: MemberView, id: string) {
   const row = await findEndpoint(services.pool, view.workspace.id, id);
   if (!row) throw new ConsoleRefusal(404, 'No such webhook endpoint in this workspace.');
   return { row, context: staffContext(view.workspace.id, row.sandbox, actorOf(view), services.now()) };
+}
+
+/** The endpoint whose log is asked for, live or deleted within the log's retention; not found in another workspace. */
+async function logEndpointOf(services: AppServices, view: MemberView, id: string): Promise<LogEndpoint> {
+  allow(view, 'webhooks.view');
+  if (await findEndpoint(services.pool, view.workspace.id, id)) return { id, deleted: false };
+  if (await findDeletedEndpoint(services.pool, view.workspace.id, id, services.now())) return { id, deleted: true };
+  throw new ConsoleRefusal(404, 'No such webhook endpoint in this workspace.');
 }
 
 /** Success over the last day, from attempts: a delivery that fails and retries counts each failure. */
@@ -168,21 +181,6 @@ async function endpointsPage(services: AppServices, view: MemberView, message?: 
   );
 }
 
-/** A page of the endpoint's deliveries as the log's filters ask. */
-async function deliveryLog(services: AppServices, endpointId: string, paused: boolean, q: LogQuery, zone: string) {
-  const since = q.since ? momentOf(q.since, zone) : undefined;
-  const filter = DELIVERY_FILTERS.find((f) => f === q.state);
-  const patterns = q.event ? eventPatterns(q.event) : [];
-  return listDeliveries(services.pool, endpointId, {
-    limit: 50,
-    now: services.now(),
-    before: q.cursor && /^[0-9a-f-]{36}$/.test(q.cursor) ? q.cursor : undefined,
-    ...(filter ? { state: { filter, endpointPaused: paused } } : {}),
-    ...(patterns.length ? { eventPatterns: patterns } : {}),
-    ...(since instanceof Date ? { since } : {}),
-  });
-}
-
 interface EndpointPageOptions {
   message?: string;
   errors?: Errors;
@@ -194,14 +192,14 @@ async function endpointPage(
   services: AppServices,
   view: MemberView,
   row: EndpointRow,
-  q: LogQuery,
+  q: Query,
   o: EndpointPageOptions = {},
-) {
+): Promise<{ status: number; body: string }> {
   const p = toPublicEndpoint(row, services.now());
   const paused = p.status === 'paused';
-  const log = await deliveryLog(services, row.id, paused, q, timeZoneOf(view.workspace));
+  const log = await deliveryLogSection(services, view, { id: row.id, deleted: false }, q);
   const base = `${baseOf(view)}/${row.id}`;
-  return page(
+  const body = page(
     view.frame(`Endpoint ${p.url}`, 'Webhooks'),
     html`${notice(o.message)}
       <dl class="facts">
@@ -216,16 +214,9 @@ async function endpointPage(
       </dl>
       ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${when(p.previous_secret_valid_until, timeZoneOf(view.workspace))}.</p>` : ''}
       ${paused ? await pausedSection(services, view, row, base) : ''} ${actionsSection(services, view, o, base)}
-      ${deliveryLogSection({
-        deliveries: log.data,
-        nextCursor: log.next_cursor,
-        endpointPaused: paused,
-        query: q,
-        base,
-        zone: timeZoneOf(view.workspace),
-        ...(can(view.role, 'webhooks.resend') ? { resendCsrf: view.signedIn.csrf } : {}),
-      })}`,
+      ${log.section}`,
   );
+  return { status: log.status, body };
 }
 
 async function pausedSection(services: AppServices, view: MemberView, row: EndpointRow, base: string) {
@@ -334,9 +325,9 @@ function retryForms(o: EndpointPageOptions, base: string, csrf: Html, zone: stri
 }
 
 /** A deleted endpoint: what it was, and its delivery log for the rest of its 30 days. */
-async function deletedEndpointPage(services: AppServices, view: MemberView, e: DeletedEndpoint, q: LogQuery) {
-  const log = await deliveryLog(services, e.id, false, q, timeZoneOf(view.workspace));
-  return page(
+async function deletedEndpointPage(services: AppServices, view: MemberView, e: DeletedEndpoint, q: Query) {
+  const log = await deliveryLogSection(services, view, { id: e.id, deleted: true }, q);
+  const body = page(
     view.frame(`Deleted endpoint ${e.url}`, 'Webhooks'),
     html`<p>
         Deleted at ${when(e.deleted_at, timeZoneOf(view.workspace))}. Its delivery log is kept until
@@ -351,15 +342,9 @@ async function deletedEndpointPage(services: AppServices, view: MemberView, e: D
         <dt>Events</dt>
         <dd>${eventKindList(e.events)}</dd>
       </dl>
-      ${deliveryLogSection({
-        deliveries: log.data,
-        nextCursor: log.next_cursor,
-        endpointPaused: false,
-        query: q,
-        base: `${baseOf(view)}/${e.id}`,
-        zone: timeZoneOf(view.workspace),
-      })}`,
+      ${log.section}`,
   );
+  return { status: log.status, body };
 }
 
 /** The create and change form: address, description, kinds (and the mode, for a new endpoint). */
@@ -552,11 +537,13 @@ function registerEndpointPage(app: TypedApp, services: AppServices): void {
       const row = await findEndpoint(services.pool, view.workspace.id, request.params.id);
       if (row) {
         const message = outcomeOf(request.query);
-        return sendPage(reply, await endpointPage(services, view, row, request.query, message ? { message } : {}));
+        const shown = await endpointPage(services, view, row, request.query as Query, message ? { message } : {});
+        return sendPage(reply, shown.body, shown.status);
       }
       const deleted = await findDeletedEndpoint(services.pool, view.workspace.id, request.params.id, services.now());
       if (!deleted) throw new ConsoleRefusal(404, 'No such webhook endpoint in this workspace.');
-      return sendPage(reply, await deletedEndpointPage(services, view, deleted, request.query));
+      const shown = await deletedEndpointPage(services, view, deleted, request.query as Query);
+      return sendPage(reply, shown.body, shown.status);
     },
   );
 }
@@ -690,7 +677,7 @@ function registerEndpointActions(app: TypedApp, services: AppServices): void {
         if (error instanceof ConsoleRefusal && error.field)
           return sendPage(
             reply,
-            await endpointPage(services, view, row, {}, { errors: { [error.field]: error.message } }),
+            (await endpointPage(services, view, row, {}, { errors: { [error.field]: error.message } })).body,
             error.status,
           );
         throw error;
@@ -713,6 +700,32 @@ function registerEndpointActions(app: TypedApp, services: AppServices): void {
 }
 
 function registerDeliveryActions(app: TypedApp, services: AppServices): void {
+  // The log's row links here (it sits in the list's selection form, where a form of its own cannot): the confirmation.
+  app.get(
+    '/w/:slug/webhooks/:id/deliveries/:deliveryId/resend',
+    { schema: { params: DeliveryParams }, config: { console: { operation: 'webhooks.resend' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { row } = await endpointOf(services, view, request.params.id);
+      const delivery = await findDelivery(services.pool, row.id, request.params.deliveryId);
+      if (!delivery) throw new ConsoleRefusal(404, 'No such delivery of this endpoint.');
+      const back = `${baseOf(view)}/${row.id}`;
+      return sendPage(
+        reply,
+        confirmPage(view, {
+          title: 'Resend a delivery',
+          current: 'Webhooks',
+          consequence: html`Send the ${eventKindName(delivery.event_type)} delivery of
+          ${when(delivery.created_at, timeZoneOf(view.workspace))} to ${row.url} again, with the same event id and body?
+          The receiver gets it once more; this cannot be called back.`,
+          action: `${back}/deliveries/${delivery.id}/resend`,
+          button: 'Resend this delivery',
+          back,
+        }),
+      );
+    },
+  );
+
   app.post(
     '/w/:slug/webhooks/:id/deliveries/:deliveryId/resend',
     { schema: { params: DeliveryParams, body: CsrfOnly }, config: { console: { operation: 'webhooks.resend' } } },
@@ -736,11 +749,11 @@ function registerDeliveryActions(app: TypedApp, services: AppServices): void {
       const { row } = await endpointOf(services, view, request.params.id);
       const since = momentOf(request.query.since ?? '', timeZoneOf(view.workspace));
       if (!(since instanceof Date))
-        return sendPage(reply, await endpointPage(services, view, row, {}, { errors: { since } }), 400);
+        return sendPage(reply, (await endpointPage(services, view, row, {}, { errors: { since } })).body, 400);
       const count = (await failingSince(services.pool, row.id, since)).length;
       return sendPage(
         reply,
-        await endpointPage(services, view, row, {}, { preview: { since: request.query.since!, count } }),
+        (await endpointPage(services, view, row, {}, { preview: { since: request.query.since!, count } })).body,
       );
     },
   );
@@ -756,7 +769,7 @@ function registerDeliveryActions(app: TypedApp, services: AppServices): void {
       const { row } = await endpointOf(services, view, request.params.id);
       const since = momentOf(request.body.since ?? '', timeZoneOf(view.workspace));
       if (!(since instanceof Date))
-        return sendPage(reply, await endpointPage(services, view, row, {}, { errors: { since } }), 400);
+        return sendPage(reply, (await endpointPage(services, view, row, {}, { errors: { since } })).body, 400);
       let resent = 0;
       for (const id of await failingSince(services.pool, row.id, since))
         if (await resendDelivery(services.pool, row.id, id, services.now())) resent += 1;
@@ -768,6 +781,12 @@ function registerDeliveryActions(app: TypedApp, services: AppServices): void {
 /** The webhook pages: the endpoints, each endpoint's state and log, and what staff do with them. */
 export function registerWebhookPages(app: TypedApp, services: AppServices): void {
   registerListAndCreate(app, services);
+  registerRecordListExport(app, services, {
+    path: 'webhooks/:id',
+    params: EndpointParams,
+    filterNames: DELIVERY_LOG_FILTERS,
+    specOf: async (view, params) => deliveryLogList(await logEndpointOf(services, view, params.id)),
+  });
   registerEndpointPage(app, services);
   registerChange(app, services);
   registerDisableAndDelete(app, services);

@@ -96,3 +96,16 @@ export async function waitingDeliveries(sql: Queryable, endpointId: string): Pro
   );
   return result.rows[0]?.n ?? 0;
 }
+
+/** One delivery of the endpoint (its event kind and creation), or undefined: the endpoint is the workspace's already. */
+export async function findDelivery(
+  sql: Queryable,
+  endpointId: string,
+  id: string,
+): Promise<{ id: string; event_type: string; created_at: Date } | undefined> {
+  const result = await sql.query<{ id: string; event_type: string; created_at: Date }>(
+    'SELECT id, event_type, created_at FROM webhook_deliveries WHERE endpoint_id = $1 AND id = $2',
+    [endpointId, id],
+  );
+  return result.rows[0];
+}
