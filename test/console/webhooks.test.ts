@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
 import { ROLES, type Role } from '../../src/identity/permissions.js';
@@ -6,6 +7,10 @@ import { everyRole, memberOf } from '../identity/support.js';
 import { resourcePayload, webhookHarness, type Harness } from '../webhooks/support/harness.js';
 import { waitFor } from '../webhooks/support/receiver.js';
 import { ConsoleClient, PASSWORD } from './support.js';
+import { can } from '../../src/identity/permissions.js';
+import { seedWorkspace } from '../support/app.js';
+import { seedDeliveries } from './lists/support.js';
+import { parse } from 'csv-parse/sync';
 
 /** A harness whose workspace has a member of every role, each able to sign in to the console. */
 async function consoleHarness(
@@ -122,7 +127,7 @@ t.test('the delivery log: states, event prefix and list filters, the receiver an
 
   // Each row names its event and shows the kind the filter takes.
   const rows = (page: string) =>
-    [...page.matchAll(/<tr>\s*<td>[^<]+<code>([a-z._]+)<\/code><\/td>/g)].map((m) => m[1]).sort();
+    [...page.matchAll(/<td>[^<]+<code>([a-z._]+)<\/code><\/td>/g)].map((m) => m[1]).sort();
   const documents = rows((await owner.get(`${base}?event=${encodeURIComponent('document.*')}`)).text);
   t.same(documents, ['document.rejected', 'document.uploaded'], 'a prefix matches its kinds only');
   const listed = rows((await owner.get(`${base}?event=${encodeURIComponent('webhook.test, document.rejected')}`)).text);
@@ -308,4 +313,147 @@ t.test('the plan limit refuses a console endpoint as it refuses the API', async 
   });
   t.equal(api.status, 409, 'the API refuses the next one as well: the same limit');
   t.equal(made, 3, 'the console made as many as the plan allows');
+});
+
+const csvRows = (body: string): string[][] => parse(body.replace(/^\uFEFF/, ''), { relaxColumnCount: false });
+const deliveryIdsIn = (page: string) => [...page.matchAll(/name="ids" value="([0-9a-f-]{36})"/g)].map((m) => m[1]!);
+
+t.test('the delivery log is a list: sorts, a count, pages, a page size, CSV by role, one workspace only', async (t) => {
+  const h = await consoleHarness(t);
+  const endpoint = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] });
+  const now = h.services.now();
+  const formula = '=HYPERLINK("http://x.example")';
+  const ids = await seedDeliveries(h.pool, {
+    tenantId: h.ws.workspace.id,
+    endpointId: endpoint.id,
+    n: 60,
+    now,
+    error: formula,
+  });
+  const slug = h.ws.workspace.slug;
+  const base = `/console/w/${slug}/webhooks/${endpoint.id}`;
+  const admin = await h.as('admin');
+  t.equal((await admin.post(`/console/w/${slug}/settings`, { time_zone: 'Asia/Kolkata' })).status, 303, 'zone set');
+  const owner = await h.as('owner');
+
+  const first = await owner.get(base);
+  t.equal(first.status, 200);
+  t.match(text(first.text), '60 deliveries; 50 on this page', 'an exact count');
+  t.same(deliveryIdsIn(first.text), ids.slice(0, 50), 'newest first, 50 a page by default');
+  t.match(first.text, /aria-sort="descending"/, 'the sort said aloud');
+
+  // 25 a page: next, next, then previous again, each row once.
+  const seen: string[] = [];
+  let page = await owner.get(`${base}?size=25`);
+  seen.push(...deliveryIdsIn(page.text));
+  for (;;) {
+    const next = /<a href="([^"]+)" rel="next">/.exec(page.text)?.[1]?.replaceAll('&amp;', '&');
+    if (!next) break;
+    t.match(next, new RegExp(`^${base}\\?`), 'the pages are the endpoint page');
+    page = await owner.get(next);
+    seen.push(...deliveryIdsIn(page.text));
+  }
+  t.same(seen, ids, 'three pages of 25, 25 and 10: every delivery once, in order');
+  const previous = /<a href="([^"]+)" rel="prev">/.exec(page.text)?.[1]?.replaceAll('&amp;', '&');
+  t.same(deliveryIdsIn((await owner.get(previous!)).text), ids.slice(25, 50), 'previous goes back a page');
+
+  const byAttempts = deliveryIdsIn((await owner.get(`${base}?sort=attempts&dir=desc&size=200`)).text);
+  t.same(byAttempts.slice(0, 15).sort(), ids.filter((_, i) => i % 4 === 1).sort(), 'three attempts first');
+  const byState = text((await owner.get(`${base}?sort=state&size=200`)).text);
+  t.ok(byState.indexOf('Succeeded after') < byState.indexOf('Failing: 2 attempts'), 'by state: succeeded first');
+  const byEvent = (await owner.get(`${base}?sort=event&size=200`)).text.split('<tbody>')[1]!;
+  t.match(byEvent, /<td>Document rejected <code>document\.rejected<\/code><\/td>/);
+  t.ok(byEvent.indexOf('document.rejected') < byEvent.indexOf('document.uploaded'), 'by event kind, up');
+  for (const sort of ['answer', 'changed', 'created'])
+    t.equal((await owner.get(`${base}?sort=${sort}&dir=asc`)).status, 200, `sorted by ${sort}`);
+
+  t.match(text((await owner.get(`${base}?state=failing`)).text), '30 deliveries', 'the failing filter counts');
+  const refused = await owner.get(`${base}?state=lost&since=yesterday`);
+  t.equal(refused.status, 400, 'a filter it cannot read');
+  t.match(text(refused.text), /Choose one of the options.*Enter a date and time/, 'each refusal by its field');
+  t.equal((await owner.get(`${base}?sort=body`)).status, 400, 'a sort not offered is refused');
+
+  // The file: labels as shown, the zone in the time headers, no formula, recorded.
+  const manager = await h.as('manager');
+  const file = await manager.get(`${base}/export.csv?state=failed`);
+  t.equal(file.status, 200);
+  t.match(file.headers.get('content-disposition'), /filename="deliveries-[a-z0-9-]+-\d{4}-\d\d-\d\d\.csv"/);
+  const rows = csvRows(file.text);
+  t.same(rows[0], [
+    'Event',
+    'Created (Asia/Kolkata)',
+    'State',
+    'Attempts',
+    'Last answer',
+    'Last change (Asia/Kolkata)',
+    'Details',
+  ]);
+  t.equal(rows.length, 16, 'the 15 failed for good');
+  const newestFailed = ids[1]!;
+  const wall = new Intl.DateTimeFormat('en-CA', {
+    timeZone: 'Asia/Kolkata',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  })
+    .format(new Date(now.getTime() - 60_000))
+    .replace(', ', ' ');
+  t.same(rows[1], [
+    'Document rejected',
+    wall,
+    'Failed for good after 3 attempts',
+    '3',
+    `'${formula}`,
+    rows[1]![5],
+    rows[1]![6],
+  ]);
+  t.match(rows[1]![6], newestFailed, 'the ids as the details show them');
+  const retrying = csvRows((await manager.get(`${base}/export.csv?state=retrying`)).text);
+  t.match(retrying[1]![2], /^Failing: 2 attempts so far, next retry \d{4}-\d\d-\d\d \d\d:\d\d$/, 'in words');
+  t.equal(retrying[1]![4], 'HTTP 503');
+  const picked = await manager.post(`${base}/export`, { ids: [ids[0]!], scope: 'ids', query: 'state=succeeded' });
+  t.same(
+    csvRows(picked.text).map((r) => r[2]),
+    ['State', 'Succeeded after 1 attempt'],
+    'a selection: the ticked row',
+  );
+  const events = await h.pool.query<{ data: Record<string, unknown> }>(
+    `SELECT data FROM events WHERE tenant_id = $1 AND type = 'list.exported' ORDER BY position`,
+    [h.ws.workspace.id],
+  );
+  t.same(
+    events.rows[0]!.data,
+    { list: 'deliveries', filter: `endpoint=${endpoint.id}&state=failed`, scope: 'filter', count: 15 },
+    'the audit trail names the endpoint and the filter',
+  );
+
+  for (const role of ROLES) {
+    const c = await h.as(role);
+    const asked = await c.get(`${base}/export.csv`);
+    t.equal(asked.status, can(role, 'lists.export') && can(role, 'webhooks.view') ? 200 : 403, `${role}: the file`);
+    const shown = await c.get(base);
+    if (shown.status !== 200) continue;
+    t.equal(shown.text.includes('export.csv'), can(role, 'lists.export'), `${role}: the link only when allowed`);
+    t.equal(shown.text.includes('Resend this delivery'), can(role, 'webhooks.resend'), `${role}: resend offered`);
+  }
+
+  // Resend goes through its confirmation.
+  const confirm = await owner.get(`${base}/deliveries/${ids[1]}/resend`);
+  t.equal(confirm.status, 200);
+  t.match(text(confirm.text), /Send the Document rejected delivery of .* again/);
+  t.equal((await owner.post(`${base}/deliveries/${ids[1]}/resend`, { confirm: 'yes' })).status, 303, 'resent');
+
+  // Another workspace's endpoint (its owner is this one's too) is not found through this workspace's pages.
+  const other = await seedWorkspace(h, everyRole());
+  const theirs = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] }, other.live);
+  await seedDeliveries(h.pool, { tenantId: other.workspace.id, endpointId: theirs.id, n: 3, now });
+  const elsewhere = `/console/w/${slug}/webhooks/${theirs.id}`;
+  t.equal((await owner.get(elsewhere)).status, 404, 'another workspace’s endpoint: not found');
+  t.equal((await owner.get(`${elsewhere}/export.csv`)).status, 404, 'nor its file');
+  t.equal((await owner.post(`${elsewhere}/export`, { ids: [], scope: 'matching' })).status, 404);
+  t.equal((await owner.get(`${elsewhere}/deliveries/${ids[0]}/resend`)).status, 404);
+  t.equal((await owner.get(`${base}/deliveries/${randomUUID()}/resend`)).status, 404, 'a delivery of no endpoint');
 });

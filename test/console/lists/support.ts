@@ -47,3 +47,43 @@ export async function copyLeads(app: TestApp, templateId: string, n: number, pre
     [templateId, n, prefix],
   );
 }
+
+/**
+ * Writes `n` deliveries of an endpoint straight into the delivery log (as the workers would have left them; no
+ * worker runs): event kinds in turn, and by `i % 4` one succeeded at its first attempt (HTTP 200), one failed for
+ * good after three refused connections, one not tried yet, one retrying after two HTTP 503s. Created a minute apart,
+ * the newest first (i = 0 is the newest). Returns the ids in that order.
+ */
+export async function seedDeliveries(
+  pool: TestApp['pool'],
+  o: { tenantId: string; endpointId: string; n: number; now: Date; error?: string },
+): Promise<string[]> {
+  const made = await pool.query<{ id: string }>(
+    `WITH made AS (
+       SELECT g, gen_random_uuid() AS id, (ARRAY['document.uploaded','document.rejected','task.overdue'])[1 + g % 3] AS kind,
+              (ARRAY['succeeded','failed','pending','pending'])[1 + g % 4] AS status,
+              (ARRAY[1, 3, 0, 2])[1 + g % 4] AS attempts,
+              $4::timestamptz - g * interval '1 minute' AS at
+         FROM generate_series(0, $3::int - 1) g),
+     deliveries AS (
+       INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, attempts,
+                                       next_attempt_at, last_response_status, last_error, created_at, updated_at)
+       SELECT id, gen_random_uuid(), $2, $1, false, kind, json_build_object('type', kind, 'n', g)::text, status, attempts,
+              CASE WHEN g % 4 = 3 THEN $4::timestamptz + interval '1 hour' WHEN g % 4 = 2 THEN at END,
+              CASE g % 4 WHEN 0 THEN 200 WHEN 3 THEN 503 END, CASE WHEN g % 4 = 1 THEN $5::text END,
+              at, at + interval '30 seconds'
+         FROM made ORDER BY g
+       RETURNING id),
+     attempts AS (
+       INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, request_headers, response_status,
+                                              response_body, duration_ms, error)
+       SELECT m.id, k, m.at + k * interval '5 seconds', '{}'::jsonb,
+              CASE m.g % 4 WHEN 0 THEN 200 WHEN 3 THEN 503 END, CASE WHEN m.g % 4 = 3 THEN 'try later' END, 12,
+              CASE WHEN m.g % 4 = 1 THEN $5::text END
+         FROM made m, generate_series(1, m.attempts) k
+       RETURNING 1)
+     SELECT id FROM made ORDER BY g`,
+    [o.tenantId, o.endpointId, o.n, o.now, o.error ?? 'ECONNREFUSED'],
+  );
+  return made.rows.map((r) => r.id);
+}
