@@ -177,7 +177,9 @@ t.test('the console in headless Chromium', { skip: chromiumSkip() }, async (t) =
     await page.goto(`${base}/console/w/${h.ws.workspace.slug}/webhooks/${endpoint.id}`);
     // The first delivery's details in the page (the header's menus are details too).
     await page.click('main details summary >> nth=0');
-    await page.click('main details[open] button:has-text("Resend this delivery")');
+    await page.click('main details[open] a:has-text("Resend this delivery")');
+    await accessible(t, page, 'resend confirmation');
+    await page.click('button:has-text("Resend this delivery")');
     await page.waitForSelector('text=The delivery is resent');
     await waitFor(() => h.receiver.forEvent(failed.id).length === 9, 'resent: the same event id arrives again');
 

@@ -237,7 +237,7 @@ const PER_KIND = 2;
 export async function crawl(
   client: ConsoleClient,
   slug: string,
-  o: { takeAway?: boolean; cellCodes?: readonly string[] } = {},
+  o: { takeAway?: boolean; cellCodes?: readonly string[]; start?: readonly string[] } = {},
 ): Promise<Crawl> {
   const result: Crawl = { forms: [], pages: [], forbidden: [], failed: [], rawCodes: [] };
   const inScope = (path: string) =>
@@ -247,6 +247,8 @@ export async function crawl(
       path.startsWith(`/console/w/${slug}/`)) &&
     !/\/content(\?|$)|\/assets\//.test(path);
   const queue = [
+    // Pages the crawl might not reach within its bound (a record several links deep), visited first.
+    ...(o.start ?? []),
     '/console',
     '/console/account',
     `/console/w/${slug}/leads`,

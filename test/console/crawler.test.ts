@@ -1,12 +1,13 @@
 import t from 'tap';
 import { ensureAccount, setPassword } from '../../src/identity/accounts.js';
-import { ROLES } from '../../src/identity/permissions.js';
+import { can, ROLES } from '../../src/identity/permissions.js';
 import { seedWorkspace, startApp } from '../support/app.js';
 import { everyRole, memberOf } from '../identity/support.js';
 import { crawl, formBody, rawCodesIn, submit, validValue } from './crawl.js';
 import { leadBulkForms } from './bulk-forms.js';
 import { leadBulkActions } from '../../src/console/bulk/lead-bulk.js';
 import { ConsoleClient, PASSWORD } from './support.js';
+import { endpointWithDeliveries } from './lists/support.js';
 
 /**
  * Whether a 403 met by the crawl fails the suite. Off until the pages derive what they render from the permission
@@ -15,7 +16,9 @@ import { ConsoleClient, PASSWORD } from './support.js';
 const CRAWLER_ENFORCED = true;
 
 t.test('signed in as each role, no page links to or offers a form that answers 403', async (t) => {
-  const app = await startApp(t, { config: { adminToken: 'operator-token-for-crawler-tests-0123456789' } });
+  const app = await startApp(t, {
+    config: { adminToken: 'operator-token-for-crawler-tests-0123456789', webhookAllowLoopback: true },
+  });
   for (const role of ROLES) {
     // A workspace of its own per role, so what one role's crawl sent changes nothing another sees.
     const ws = await seedWorkspace(app, everyRole());
@@ -58,7 +61,18 @@ t.test('signed in as each role, no page links to or offers a form that answers 4
         );
     const settings = ws.workspace.settings;
     const cellCodes = [...settings.countries, ...settings.branches.map((b) => b.code)];
-    const found = await crawl(client, ws.workspace.slug, { cellCodes });
+    // An endpoint with deliveries: its page holds the delivery log, a list with its own CSV routes.
+    const endpoint = await endpointWithDeliveries(app, ws);
+    const log = `/console/w/${ws.workspace.slug}/webhooks/${endpoint}`;
+    // A resend's confirmation is a link inside a row's details: started from, for the roles the row offers it to.
+    const [delivery] = (
+      await app.pool.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT 1', [
+        endpoint,
+      ])
+    ).rows;
+    const resend = `${log}/deliveries/${delivery!.id}/resend`;
+    const start = can(role, 'webhooks.resend') ? [log, resend] : [log];
+    const found = await crawl(client, ws.workspace.slug, { cellCodes, start });
     for (const answer of bulkAnswers)
       if (answer.status === 403 || answer.status >= 500)
         found[answer.status === 403 ? 'forbidden' : 'failed'].push(`${answer.action} (bulk) answered ${answer.status}`);
@@ -71,6 +85,17 @@ t.test('signed in as each role, no page links to or offers a form that answers 4
     t.ok(
       found.pages.includes(`${w}/leads/board`) && found.pages.includes(`${w}/applications/board`),
       `the ${role} saw both boards`,
+    );
+    t.equal(found.pages.includes(log), can(role, 'webhooks.view'), `the ${role} saw the delivery log if allowed`);
+    t.equal(
+      found.forms.some((f) => f.method === 'POST' && f.action === `${log}/export`),
+      can(role, 'webhooks.view') && can(role, 'lists.export'),
+      `the ${role} is offered the log's CSV selection only if the role may export`,
+    );
+    t.equal(
+      found.forms.some((f) => f.method === 'POST' && f.action === resend),
+      can(role, 'webhooks.resend'),
+      `the ${role} was asked to confirm a resend only if the role may resend`,
     );
     const moves = found.forms.filter(
       (f) => f.method === 'POST' && /\/(leads|applications)\/board\/move$/.test(f.action),

@@ -31,6 +31,7 @@ import {
 } from './crawl.js';
 import { consoleFixture, type ConsoleClient } from './support.js';
 import { leadBulkForms } from './bulk-forms.js';
+import { endpointWithDeliveries } from './lists/support.js';
 
 /** The fixture's live leads (the bulk forms select them). */
 async function leadIdsOf(f: Awaited<ReturnType<typeof consoleFixture>>): Promise<string[]> {
@@ -96,7 +97,8 @@ function attack(form: PageForm) {
 type Attack = ReturnType<typeof attack> extends fc.Arbitrary<infer A> ? A : never;
 
 t.test('no console form or query answers 5xx, whatever it is sent', async (t) => {
-  const f = await consoleFixture(t);
+  const f = await consoleFixture(t, { config: { webhookAllowLoopback: true } });
+  const endpoint = await endpointWithDeliveries(f.app, f.ws);
   for (const full_name of ['Zoya Mirza', 'Arjun Rao'])
     await f.app.request('/v1/leads', {
       method: 'POST',
@@ -105,7 +107,12 @@ t.test('no console form or query answers 5xx, whatever it is sent', async (t) =>
     });
   const owner = f.client();
   await owner.signIn(memberOf('owner'));
-  const found = await crawl(owner, f.ws.workspace.slug, { takeAway: false });
+  const log = `/console/w/${f.ws.workspace.slug}/webhooks/${endpoint}`;
+  const found = await crawl(owner, f.ws.workspace.slug, { takeAway: false, start: [`${log}?state=failing&size=25`] });
+  t.ok(
+    found.pages.some((p) => p.startsWith(log)),
+    'the crawl reached the delivery log',
+  );
   t.same(found.failed, [], 'the crawl with valid values met no failure');
   found.forms.push(...(await leadBulkForms(owner, f.ws.workspace.slug, await leadIdsOf(f))));
 

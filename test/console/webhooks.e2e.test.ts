@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { PAUSE_THRESHOLD } from '../../src/domain/webhooks/endpoint.js';
@@ -8,6 +8,7 @@ import { chromiumSkip, launchChromium } from '../support/chromium.js';
 import { resourcePayload, webhookHarness } from '../webhooks/support/harness.js';
 import { waitFor } from '../webhooks/support/receiver.js';
 import { PASSWORD } from './support.js';
+import { seedDeliveries } from './lists/support.js';
 
 declare const document: { activeElement: { id: string } | null };
 
@@ -49,13 +50,14 @@ t.test(
       t.match(await page.textContent('main'), new RegExp(`0% of ${PAUSE_THRESHOLD} attempts`));
       await accessible(t, page, 'endpoints');
       await page.click(`a[href$="/webhooks/${endpoint.id}"]`);
-      const states = await page.locator('tbody td:nth-child(3)').allTextContents();
+      // The owner may export: each row starts with its selection box, then event, created, state, attempts, answer.
+      const states = await page.locator('tbody td:nth-child(4)').allTextContents();
       t.equal(states.length, PAUSE_THRESHOLD);
       t.ok(
         states.every((s) => s.includes('Waiting for the paused endpoint, after 1 attempt that failed')),
         'every delivery: held by the pause after a failed attempt',
       );
-      const answers = await page.locator('tbody td:nth-child(4)').allTextContents();
+      const answers = await page.locator('tbody td:nth-child(6)').allTextContents();
       t.ok(
         answers.every((a) => /altnames|certificate/i.test(a)),
         'with the TLS error as its last answer',
@@ -72,6 +74,42 @@ t.test(
       await page.click('button:has-text("Filter")');
       t.equal(await page.locator('tbody tr').count(), PAUSE_THRESHOLD, 'the failing filter finds them');
       t.match(page.url(), /state=failing/, 'the filter is in the address');
+    });
+
+    await t.test('the log is a list: sort, page size, pages, a selection downloaded as CSV', async (t) => {
+      await seedDeliveries(h.pool, {
+        tenantId: h.ws.workspace.id,
+        endpointId: endpoint.id,
+        n: 40,
+        now: new Date(Date.now() - 3600_000),
+      });
+      await page.goto(`${w}/${endpoint.id}`);
+      const total = 40 + PAUSE_THRESHOLD;
+      t.match(await page.locator('p.count').textContent(), `${total} deliveries; ${Math.min(total, 50)} on this page`);
+      await page.getByRole('link', { name: /^Attempts/ }).click();
+      await page.waitForURL(/sort=attempts&dir=asc/);
+      t.match(await page.locator('th[aria-sort="ascending"]').textContent(), /Attempts/, 'the sort said aloud');
+      t.equal((await page.locator('tbody tr td:nth-child(5)').first().textContent())?.trim(), '0', 'fewest first');
+      await accessible(t, page, 'the delivery log sorted');
+      await page.selectOption('#f-size-deliveries', '25');
+      await page.getByRole('button', { name: 'Show' }).click();
+      await page.waitForURL(/size=25/);
+      t.equal(await page.locator('tbody tr').count(), 25, '25 a page');
+      await page.getByRole('link', { name: 'Next 25' }).click();
+      await page.waitForURL(/after=/);
+      t.equal(await page.locator('tbody tr').count(), Math.min(total - 25, 25), 'the next 25');
+      await page.getByRole('link', { name: 'Previous 25' }).click();
+      await page.waitForURL(/before=/);
+      t.equal(await page.locator('tbody tr').count(), 25);
+      await accessible(t, page, 'the delivery log, a page of 25');
+      await page.locator('input[name="ids"]').first().check();
+      const download = page.waitForEvent('download');
+      await page.getByRole('button', { name: 'Download as CSV' }).click();
+      const file = await download;
+      t.match(file.suggestedFilename(), /^deliveries-[a-z0-9-]+-\d{4}-\d\d-\d\d\.csv$/, 'the file downloads');
+      const body = readFileSync((await file.path())!, 'utf8');
+      t.match(body, /^\uFEFFEvent,Created \(UTC\),State,Attempts,Last answer,Last change \(UTC\),Details\r?\n/);
+      t.equal(body.trim().split(/\r?\n/).length, 2, 'the ticked row only');
     });
 
     await t.test('add, change, disable and delete an endpoint; the deleted one keeps its log', async (t) => {

@@ -126,8 +126,7 @@ t.test('the delivery log: states, event prefix and list filters, the receiver an
   t.match(all, /The receiver's answer try later/, 'the receiver’s answer is labelled');
 
   // Each row names its event and shows the kind the filter takes.
-  const rows = (page: string) =>
-    [...page.matchAll(/<td>[^<]+<code>([a-z._]+)<\/code><\/td>/g)].map((m) => m[1]).sort();
+  const rows = (page: string) => [...page.matchAll(/<td>[^<]+<code>([a-z._]+)<\/code><\/td>/g)].map((m) => m[1]).sort();
   const documents = rows((await owner.get(`${base}?event=${encodeURIComponent('document.*')}`)).text);
   t.same(documents, ['document.rejected', 'document.uploaded'], 'a prefix matches its kinds only');
   const listed = rows((await owner.get(`${base}?event=${encodeURIComponent('webhook.test, document.rejected')}`)).text);

@@ -11,7 +11,8 @@ import { countMatching, eachBatch, EXACT_COUNT_LIMIT, readPage } from '../../../
 import type { ListSpec, Query } from '../../../src/console/list/spec.js';
 import { memberOf } from '../../identity/support.js';
 import { consoleFixture } from '../support.js';
-import { capture, copyLeads, viewAs } from './support.js';
+import { capture, copyLeads, endpointWithDeliveries, viewAs } from './support.js';
+import { deliveryLog } from '../../../src/console/list/lists/deliveries.js';
 
 type Fixture = Awaited<ReturnType<typeof consoleFixture>>;
 
@@ -121,6 +122,41 @@ t.test(
     t.ok(
       tasksByDue.every((id, i) => i === 0 || dueOf.get(tasksByDue[i - 1]!)! >= dueOf.get(id)!),
       'tasks by due time, latest first',
+    );
+  },
+);
+
+t.test(
+  'the delivery log: each sortable column, both ways, pages its whole order once; the endpoint its bound',
+  async (t) => {
+    const f = await consoleFixture(t, { config: { webhookAllowLoopback: true } });
+    const endpoint = await endpointWithDeliveries(f.app, f.ws, 61);
+    await endpointWithDeliveries(f.app, f.ws, 5); // another endpoint's rows are not this log's
+    const spec = deliveryLog({ id: endpoint, deleted: false }) as ListSpec<never>;
+    for (const sort of sortable(spec))
+      for (const dir of ['asc', 'desc']) {
+        const query = { sort, dir };
+        const whole = await wholeOrder(f, spec, query);
+        const paged = await pageThrough(t, f, spec, query, 25);
+        t.equal(whole.length, 61, `deliveries by ${sort} ${dir}: every row`);
+        t.same(paged.forwards, whole, `deliveries by ${sort} ${dir}: forwards, each once`);
+        t.same(paged.backwards, whole, `deliveries by ${sort} ${dir}: backwards, each once`);
+        t.same(paged.count, { n: 61, exact: true }, 'the count is exact');
+      }
+    const attempts = await f.app.pool.query<{ id: string; attempts: number }>(
+      'SELECT id, attempts FROM webhook_deliveries WHERE endpoint_id = $1',
+      [endpoint],
+    );
+    const of = new Map(attempts.rows.map((r) => [r.id, r.attempts]));
+    const byAttempts = await wholeOrder(f, spec, { sort: 'attempts', dir: 'desc' });
+    t.ok(
+      byAttempts.every((id, i) => i === 0 || of.get(byAttempts[i - 1]!)! >= of.get(id)!),
+      'most attempts first',
+    );
+    t.same(
+      (await wholeOrder(f, spec, { state: 'queued' })).length,
+      attempts.rows.filter((r) => r.attempts === 0).length,
+      'the state filter: the same partition as the rows',
     );
   },
 );

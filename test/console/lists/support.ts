@@ -87,3 +87,24 @@ export async function seedDeliveries(
   );
   return made.rows.map((r) => r.id);
 }
+
+/**
+ * A live endpoint made through the API (the app must allow loopback addresses: nothing is sent, no worker runs)
+ * with `n` deliveries in its log (seedDeliveries). Its id.
+ */
+export async function endpointWithDeliveries(
+  app: TestApp,
+  ws: { live: string; workspace: Workspace },
+  n = 4,
+): Promise<string> {
+  const response = await app.request('/v1/webhooks', {
+    method: 'POST',
+    key: ws.live,
+    json: { url: 'https://127.0.0.1:9/crawled', events: ['lead.created', 'document.uploaded'] },
+  });
+  if (response.status !== 201)
+    throw new Error(`POST /v1/webhooks answered ${response.status}: ${await response.text()}`);
+  const { id } = (await response.json()) as { id: string };
+  await seedDeliveries(app.pool, { tenantId: ws.workspace.id, endpointId: id, n, now: app.services.now() });
+  return id;
+}
