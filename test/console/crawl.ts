@@ -96,7 +96,8 @@ export function rawCodesIn(html: string, cellCodes: readonly string[]): string[]
   const shown = (node: AnyNode): string => {
     if (DomUtils.isText(node)) return node.data;
     if (!DomUtils.isTag(node)) return '';
-    if (['script', 'style', 'code', 'textarea'].includes(node.name)) return ' ';
+    // Codes in code, and in pre (a webhook's body as it was sent, the data itself), are shown on purpose.
+    if (['script', 'style', 'code', 'pre', 'textarea'].includes(node.name)) return ' ';
     // Elements apart by a space, as a page shows its blocks (else "US" + "lead.created" would read as one word).
     return node.children.map(shown).join(' ');
   };
