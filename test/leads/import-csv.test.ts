@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import fc from 'fast-check';
 import t from 'tap';
-import { looksLikeFormula } from '../../src/intake/import/formula.js';
+import { formulaRisk } from '../../src/shared/formula-cells.js';
 import { leadBodyOf, proposeMapping, recogniseLayout } from '../../src/intake/import/mapping.js';
 import { readCsv, type CsvRecord } from '../../src/intake/import/read-csv.js';
 import { checkProperty } from '../support/properties.js';
@@ -63,9 +63,9 @@ t.test('headers as Pipedrive, HubSpot and spreadsheets write them', async (t) =>
 
 t.test('a cell that would start a formula in a spreadsheet, and one that is a phone', async (t) => {
   for (const cell of ['=1+2', '@SUM(A1)', '+cmd|x', '-2+3*A1', '\tx', '\r=1', "=cmd|' /C calc'!A0"])
-    t.ok(looksLikeFormula(cell), JSON.stringify(cell));
+    t.ok(formulaRisk(cell), JSON.stringify(cell));
   for (const cell of ['+91 98765 43210', '-3.5', '+1 (555) 010-0000', 'Asha', '', '12-03-2001'])
-    t.notOk(looksLikeFormula(cell), JSON.stringify(cell));
+    t.notOk(formulaRisk(cell), JSON.stringify(cell));
 });
 
 t.test('records keep the line they start on: quoted line breaks, CRLF, empty lines', async (t) => {

@@ -6,6 +6,7 @@ import type { AppServices } from '../../bootstrap.js';
 import { listExportStream, recordedFilter, type ListExported } from '../../domain/exports/list-export.js';
 import { runCommand } from '../../commands/run-command.js';
 import { newId } from '../../shared/ids.js';
+import { neutralised } from '../../shared/formula-cells.js';
 import type { MemberView } from '../context.js';
 import { contextOf } from '../forms.js';
 import { dateText, wallTimeOf } from '../time.js';
@@ -15,14 +16,6 @@ import { filterAndSort, visibleColumns } from './render.js';
 import type { ListParams } from './params.js';
 import type { ListContext, ListSpec, Query } from './spec.js';
 import type { Where } from './where.js';
-
-/**
- * A spreadsheet runs a cell that begins with = + - @ (or a tab or carriage return before one) as a formula: such a
- * cell is written with a leading apostrophe, as OWASP's CSV injection guidance says, so it opens as the text it is.
- */
-export function neutralised(cell: string): string {
-  return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
-}
 
 function csvCell(value: string | number | null | undefined): string | number {
   if (value === null || value === undefined) return '';

@@ -1,4 +1,4 @@
-import { looksLikeFormula } from '../../intake/import/formula.js';
+import { formulaRisk, readBack } from '../../shared/formula-cells.js';
 import {
   IMPORT_FIELD_KEYS,
   IMPORT_FIELDS,
@@ -186,7 +186,7 @@ function previewRow(view: MemberView, row: PreviewRow, columns: number[], mappin
       return html`<td>
         ${cell}
         ${
-          looksLikeFormula(cell)
+          formulaRisk(readBack(cell))
             ? html`<br />${badge('Starts like a formula', 'warn')}
                 <span class="muted"
                   >kept as text, never evaluated (${IMPORT_FIELDS[mapping[column] || 'full_name']})</span

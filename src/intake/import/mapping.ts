@@ -1,4 +1,5 @@
 import { VISA_TYPES } from '../../shared/enums.js';
+import { readBack } from '../../shared/formula-cells.js';
 
 /** What a column of the file can give a lead: a LeadCreate field, or a part of the name. */
 export const IMPORT_FIELDS = {
@@ -173,7 +174,7 @@ function visaTypeOf(cell: string): string {
 /**
  * A row's cells as the LeadCreate body the API would be sent: the name from its column or first and last names, the
  * first filled phone as the phone and the next as the other phone, empty cells left out, text kept as written
- * (trimmed; never evaluated). `consent` is what the member confirmed for the whole file.
+ * (trimmed; never evaluated; a cell an export neutralised read back as it was: `readBack`). `consent` is what the member confirmed for the whole file.
  */
 export function leadBodyOf(
   cells: readonly string[],
@@ -182,7 +183,7 @@ export function leadBodyOf(
 ): Record<string, unknown> {
   const values = new Map<ImportField, string[]>();
   mapping.forEach((field, column) => {
-    const cell = (cells[column] ?? '').trim();
+    const cell = readBack((cells[column] ?? '').trim());
     if (!field || cell === '') return;
     values.set(field, [...(values.get(field) ?? []), cell]);
   });

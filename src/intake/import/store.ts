@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Actor } from '../../events/types.js';
 import type { Queryable } from '../../storage/postgres.js';
 import { FileRefusal } from './file-refusal.js';
-import { looksLikeFormula } from './formula.js';
+import { formulaRisk, readBack } from '../../shared/formula-cells.js';
 import { leadBodyOf, proposeMapping, recogniseLayout, type ColumnMapping, type Layout } from './mapping.js';
 import { readCsv } from './read-csv.js';
 
@@ -222,7 +222,7 @@ export async function checkImport(
       const v = verdict(body);
       if (row.cells.length > lead.headers.length)
         v.problems.row = `has ${row.cells.length} cells where the header row has ${lead.headers.length}: a comma or quote is out of place`;
-      if (row.cells.some((cell, column) => o.mapping[column] && looksLikeFormula(cell))) formulaRows += 1;
+      if (row.cells.some((cell, column) => o.mapping[column] && formulaRisk(readBack(cell)))) formulaRows += 1;
       const sameAs = v.problems.phone || v.problems.email ? undefined : earlierRow(seen, v, row.row_no);
       return { row, body, v, sameAs };
     });

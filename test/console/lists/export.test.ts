@@ -2,18 +2,79 @@ import t from 'tap';
 import { parse } from 'csv-parse/sync';
 import { eraseLead } from '../../../src/commands/leads/erase-lead.js';
 import { staffContext } from '../../../src/commands/run-command.js';
-import { neutralised } from '../../../src/console/list/export.js';
+import { formulaRisk, neutralised, readBack } from '../../../src/shared/formula-cells.js';
+import { seedWorkspace } from '../../support/app.js';
+import { checkProposed, importEnded, startJobWorker, uploadCsv } from '../import-support.js';
 import { ROLES, can } from '../../../src/identity/permissions.js';
-import { memberOf } from '../../identity/support.js';
+import { everyRole, memberOf } from '../../identity/support.js';
 import { consoleFixture } from '../support.js';
 import { capture, copyLeads } from './support.js';
 
 const rowsOf = (text: string): string[][] => parse(text.replace(/^\uFEFF/, ''), { relaxColumnCount: false });
 
-t.test('formula-looking cells open as text', async (t) => {
-  for (const cell of ['=1+1', '+91 98765', '-2+3', '@SUM(A1)', '\t=1', '\r=1'])
-    t.equal(neutralised(cell), `'${cell}`, JSON.stringify(cell));
-  for (const cell of ['Priya', '', '1+1', 'a=b']) t.equal(neutralised(cell), cell, JSON.stringify(cell));
+t.test('formula-looking cells open as text; phones and signed numbers stay data, both ways', async (t) => {
+  for (const cell of ['=1+1', '-2+3', '+cmd|x', '@SUM(A1)', '\t=1', '\r=1', '+', '-A1', "=cmd|' /C calc'!A0"]) {
+    t.ok(formulaRisk(cell), `${JSON.stringify(cell)}: a formula risk`);
+    t.equal(neutralised(cell), `'${cell}`, `${JSON.stringify(cell)}: neutralised`);
+    t.equal(readBack(neutralised(cell)), cell, `${JSON.stringify(cell)}: read back as written`);
+  }
+  for (const cell of ['Priya', '', '1+1', 'a=b', '+919812345678', '+91 98765 43210', '-3.5', '+1 (555) 010-0000']) {
+    t.notOk(formulaRisk(cell), `${JSON.stringify(cell)}: data`);
+    t.equal(neutralised(cell), cell, `${JSON.stringify(cell)}: written as it is`);
+    t.equal(readBack(cell), cell, `${JSON.stringify(cell)}: read as it is`);
+  }
+  t.equal(readBack("'Asha"), "'Asha", 'an apostrophe before data is the data');
+});
+
+t.test('an exported lead list imports back with the same phones; a formula cell is marked, never run', async (t) => {
+  const f = await consoleFixture(t);
+  const phones = ['+919812345678', '+14155550123', '+447700900123'];
+  for (const [i, phone] of phones.entries())
+    await capture(f.app, f.ws.live, { full_name: `Round Trip ${i}`, phone, email: `trip${i}@example.com` });
+  const formula = await capture(f.app, f.ws.live, { full_name: 'Formula Person', phone: '+919800000002' });
+  await f.app.pool.query(
+    `UPDATE leads SET body = (jsonb_set(body::jsonb, '{full_name}', '"=HYPERLINK(\\"http://x.example\\")"'))::json WHERE id = $1`,
+    [formula],
+  );
+  const manager = f.client();
+  await manager.signIn(memberOf('manager'));
+  const file = await manager.get(`/console/w/${f.ws.workspace.slug}/leads/export.csv?sort=name&dir=asc`);
+  const rows = rowsOf(file.text);
+  t.same(
+    rows.slice(1).map((r) => r[1]),
+    ['+919800000002', ...phones],
+    'each phone written as it is: data, not a formula',
+  );
+  t.equal(rows[1]![0], `'=HYPERLINK("http://x.example")`, 'the formula neutralised');
+
+  // The same file into another workspace of the same members: the import's preview, then the import itself.
+  const other = await seedWorkspace(f.app, everyRole());
+  const slug = other.workspace.slug;
+  const uploaded = await uploadCsv(manager, slug, Buffer.from(file.text, 'utf8'), 'leads-export.csv');
+  t.equal(uploaded.status, 303, uploaded.text);
+  const importPath = uploaded.location!;
+  const checked = await checkProposed(manager, importPath);
+  t.equal(checked.status, 303);
+  const preview = (await manager.get(checked.headers.get('location')!)).text;
+  t.match(preview, '4 rows read');
+  t.match(preview, '4 rows pass the API', 'every phone read back as a phone');
+  t.match(preview, /1 rows? ha(s|ve) a cell that starts like a spreadsheet formula/, 'only the formula is marked');
+  startJobWorker(t, f.app);
+  t.equal((await manager.post(`${importPath}/start`, {})).status, 303);
+  t.match(await importEnded(manager, importPath), '4 imported');
+  const imported = await f.app.pool.query<{ name: string; phone: string }>(
+    `SELECT body->>'full_name' AS name, phone FROM leads WHERE tenant_id = $1 ORDER BY phone`,
+    [other.workspace.id],
+  );
+  t.same(
+    imported.rows.map((r) => r.phone),
+    ['+14155550123', '+447700900123', '+919800000002', '+919812345678'],
+    'the same phones',
+  );
+  t.ok(
+    imported.rows.some((r) => r.name === '=HYPERLINK("http://x.example")'),
+    'the formula name kept as the text it was, the export’s apostrophe read back',
+  );
 });
 
 t.test(
@@ -63,7 +124,7 @@ t.test(
     ]);
     t.equal(rows.length, 2, 'the search by phone finds one: the erased person has no phone any more');
     t.equal(rows[1]![0], `'=HYPERLINK("http://x.example")`, 'the formula opens as text');
-    t.equal(rows[1]![1], `'+919800000002`, 'a phone starting with + too');
+    t.equal(rows[1]![1], '+919800000002', 'a phone starting with + is data: written as it is');
     t.equal(rows[1]![3], 'New', 'the stage by its name');
     t.notMatch(file.text, 'Erased Person');
     const all = rowsOf((await manager.get(`/console/w/${ws.slug}/leads/export.csv`)).text);
