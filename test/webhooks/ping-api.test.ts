@@ -41,32 +41,35 @@ function verifies(request: ReceivedRequest, secret: string): boolean {
   return own;
 }
 
-t.test('a secret key pings its endpoint: webhook.test to that endpoint alone, signed, its id in the answer', async (t) => {
-  const h = await webhookHarness(t);
-  const target = await h.createEndpoint({ url: h.receiver.url('127.0.0.1', '/target'), events: ['lead.created'] });
-  // Subscribed to every kind, webhook.test included: a ping of another endpoint still never reaches it.
-  await h.createEndpoint({ url: h.receiver.url('127.0.0.1', '/other'), events: ['lead.created', 'webhook.test'] });
-  await h.startWorkers();
+t.test(
+  'a secret key pings its endpoint: webhook.test to that endpoint alone, signed, its id in the answer',
+  async (t) => {
+    const h = await webhookHarness(t);
+    const target = await h.createEndpoint({ url: h.receiver.url('127.0.0.1', '/target'), events: ['lead.created'] });
+    // Subscribed to every kind, webhook.test included: a ping of another endpoint still never reaches it.
+    await h.createEndpoint({ url: h.receiver.url('127.0.0.1', '/other'), events: ['lead.created', 'webhook.test'] });
+    await h.startWorkers();
 
-  const response = await ping(h, target.id, h.ws.live);
-  t.equal(response.status, 202);
-  t.ok(response.headers.get('ratelimit-remaining'), 'rate-limit headers, as every 2xx with a body');
-  const { event_id } = (await response.json()) as { event_id: string };
-  const delivered = await waitFor(() => testsAt(h, '/target')[0], 'webhook.test arrives');
-  const envelope = envelopeOf(delivered);
-  t.equal(envelope.id, event_id, 'the event id answered is the one delivered');
-  t.equal(delivered.headers['x-service-event'], 'webhook.test');
-  t.equal(envelope.tenant_id, h.ws.workspace.id);
-  t.equal(envelope.data.id, target.id, 'data is the endpoint in its public shape');
-  t.notOk('secret' in envelope.data, 'never its secret');
-  t.ok(verifies(delivered, target.secret), 'signed with the endpoint secret (both signature headers)');
+    const response = await ping(h, target.id, h.ws.live);
+    t.equal(response.status, 202);
+    t.ok(response.headers.get('ratelimit-remaining'), 'rate-limit headers, as every 2xx with a body');
+    const { event_id } = (await response.json()) as { event_id: string };
+    const delivered = await waitFor(() => testsAt(h, '/target')[0], 'webhook.test arrives');
+    const envelope = envelopeOf(delivered);
+    t.equal(envelope.id, event_id, 'the event id answered is the one delivered');
+    t.equal(delivered.headers['x-service-event'], 'webhook.test');
+    t.equal(envelope.tenant_id, h.ws.workspace.id);
+    t.equal(envelope.data.id, target.id, 'data is the endpoint in its public shape');
+    t.notOk('secret' in envelope.data, 'never its secret');
+    t.ok(verifies(delivered, target.secret), 'signed with the endpoint secret (both signature headers)');
 
-  const listed = (await (await h.request(`/v1/events/${event_id}`, { key: h.ws.live })).json()) as Envelope;
-  t.equal(listed.event, 'webhook.test', 'the Events API shows it too');
-  await sleep(300);
-  t.equal(testsAt(h, '/other').length, 0, 'the other endpoint got nothing');
-  t.equal(testsAt(h, '/target').length, 1, 'sent once');
-});
+    const listed = (await (await h.request(`/v1/events/${event_id}`, { key: h.ws.live })).json()) as Envelope;
+    t.equal(listed.event, 'webhook.test', 'the Events API shows it too');
+    await sleep(300);
+    t.equal(testsAt(h, '/other').length, 0, 'the other endpoint got nothing');
+    t.equal(testsAt(h, '/target').length, 1, 'sent once');
+  },
+);
 
 t.test('send_test at creation sends the new endpoint its first webhook.test', async (t) => {
   const h = await webhookHarness(t);
@@ -105,7 +108,10 @@ t.test('send_test at creation sends the new endpoint its first webhook.test', as
 t.test('keys reach only their own workspace and mode; scope and kind as for the other webhook routes', async (t) => {
   const h = await webhookHarness(t);
   const live = await h.createEndpoint({ url: h.receiver.url('127.0.0.1', '/live'), events: ['lead.created'] });
-  const test = await h.createEndpoint({ url: h.receiver.url('127.0.0.1', '/test'), events: ['lead.created'] }, h.ws.test);
+  const test = await h.createEndpoint(
+    { url: h.receiver.url('127.0.0.1', '/test'), events: ['lead.created'] },
+    h.ws.test,
+  );
   await h.startWorkers();
   const other = await seedWorkspace(h, { slug: 'other-consultancy', name: 'Other' });
 
@@ -170,7 +176,10 @@ t.test('an Idempotency-Key sends one webhook.test however often the request is r
   const reused = await ping(h, b.id, h.ws.live, 'ping-1');
   t.equal(reused.status, 409, 'the same key for another endpoint');
   t.equal(((await reused.json()) as { error: string }).error, 'idempotency_key_reused');
-  const otherMode = await h.createEndpoint({ url: h.receiver.url('127.0.0.1', '/t'), events: ['lead.created'] }, h.ws.test);
+  const otherMode = await h.createEndpoint(
+    { url: h.receiver.url('127.0.0.1', '/t'), events: ['lead.created'] },
+    h.ws.test,
+  );
   t.equal((await ping(h, otherMode.id, h.ws.test, 'ping-1')).status, 202, 'keys of the test mode are apart');
 
   const badKey = await ping(h, a.id, h.ws.live, 'has spaces');
@@ -181,7 +190,11 @@ t.test('an Idempotency-Key sends one webhook.test however often the request is r
   t.not(secondId, bodies[0]!.event_id, 'a new key sends a new test');
   await waitFor(() => testsAt(h, '/a').length >= 2, 'both tests arrive');
   await sleep(300);
-  t.same(testsAt(h, '/a').map((r) => envelopeOf(r).id), [bodies[0]!.event_id, secondId], 'once each, in order');
+  t.same(
+    testsAt(h, '/a').map((r) => envelopeOf(r).id),
+    [bodies[0]!.event_id, secondId],
+    'once each, in order',
+  );
 });
 
 t.test('pings take tokens from the webhooks:manage bucket like the other writes', async (t) => {
