@@ -87,7 +87,6 @@ export async function listen(options: ListenOptions): Promise<ListenOutcome> {
     const room = run.queue.length + PAGE <= MAX_QUEUE;
     if (room && Date.now() >= nextPollAt) {
       const page = await tryOnce(options, () => api.page({ after, since, events: options.events }));
-      if (options.signal.aborted) break;
       if (page) {
         apiBackoff = options.pollIntervalMs;
         for (const event of page.data) run.enqueue(event);
