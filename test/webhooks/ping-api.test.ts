@@ -15,6 +15,9 @@ interface Envelope {
   data: Record<string, unknown>;
 }
 
+/** How long a delivery may take on a loaded machine (a bound on patience, not a timing assertion). */
+const PATIENCE_MS = 90_000;
+
 const envelopeOf = (r: ReceivedRequest) => JSON.parse(r.body) as Envelope;
 
 /** The receiver's webhook.test requests for one path. */
@@ -54,7 +57,7 @@ t.test(
     t.equal(response.status, 202);
     t.ok(response.headers.get('ratelimit-remaining'), 'rate-limit headers, as every 2xx with a body');
     const { event_id } = (await response.json()) as { event_id: string };
-    const delivered = await waitFor(() => testsAt(h, '/target')[0], 'webhook.test arrives');
+    const delivered = await waitFor(() => testsAt(h, '/target')[0], 'webhook.test arrives', PATIENCE_MS);
     const envelope = envelopeOf(delivered);
     t.equal(envelope.id, event_id, 'the event id answered is the one delivered');
     t.equal(delivered.headers['x-service-event'], 'webhook.test');
@@ -81,7 +84,7 @@ t.test('send_test at creation sends the new endpoint its first webhook.test', as
   });
   const testEventId = created.test_event_id as string;
   t.match(testEventId, /^[0-9a-f-]{36}$/, 'the answer names the webhook.test event');
-  const delivered = await waitFor(() => testsAt(h, '/new')[0], 'the creation test arrives');
+  const delivered = await waitFor(() => testsAt(h, '/new')[0], 'the creation test arrives', PATIENCE_MS);
   t.equal(envelopeOf(delivered).id, testEventId);
   t.ok(verifies(delivered, created.secret), 'signed with the secret the creation answered');
   t.equal(delivered.headers['x-service-sequence'], '1', 'the first delivery of the endpoint');
@@ -132,7 +135,7 @@ t.test('keys reach only their own workspace and mode; scope and kind as for the 
   const sandboxed = await ping(h, test.id, h.ws.test);
   t.equal(sandboxed.status, 202, 'a test key pings its test endpoint');
   const { event_id } = (await sandboxed.json()) as { event_id: string };
-  const arrived = await waitFor(() => testsAt(h, '/test')[0], 'the test endpoint gets it');
+  const arrived = await waitFor(() => testsAt(h, '/test')[0], 'the test endpoint gets it', PATIENCE_MS);
   t.equal(envelopeOf(arrived).id, event_id);
 
   const { value: readOnly } = await h.ws.key({ mode: 'live', scopes: ['leads:read'] });
@@ -188,7 +191,7 @@ t.test('an Idempotency-Key sends one webhook.test however often the request is r
   const second = await ping(h, a.id, h.ws.live, 'ping-2');
   const secondId = ((await second.json()) as { event_id: string }).event_id;
   t.not(secondId, bodies[0]!.event_id, 'a new key sends a new test');
-  await waitFor(() => testsAt(h, '/a').length >= 2, 'both tests arrive');
+  await waitFor(() => testsAt(h, '/a').length >= 2, 'both tests arrive', PATIENCE_MS);
   await sleep(300);
   t.same(
     testsAt(h, '/a').map((r) => envelopeOf(r).id),
