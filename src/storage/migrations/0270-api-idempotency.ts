@@ -1,4 +1,5 @@
-export const name = 'api idempotency: first answers of POSTs other than lead creation, per workspace, mode and operation';
+export const name =
+  'api idempotency: first answers of POSTs other than lead creation, per workspace, mode and operation';
 
 // POST /v1/webhooks/{id}/test takes an Idempotency-Key as POST /v1/leads does (a retried ping sends no second
 // webhook.test); lead_idempotency is the lead capture's own (key kinds, erasure), so other operations keep their
