@@ -49,6 +49,10 @@ const json = (key: string | undefined, body: unknown, method = 'POST', extra: Re
   headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), 'content-type': 'application/json', ...extra },
   body: JSON.stringify(body),
 });
+const post = (key: string, extra: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { authorization: `Bearer ${key}`, ...extra },
+});
 const get = (key?: string, extra: Record<string, string> = {}) => ({
   headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra },
 });
@@ -138,6 +142,15 @@ async function publicRequests(api: TestApp, ws: SeededWorkspace, served = true):
     [{ what: 'an unknown event', path: `/v1/events/${UNKNOWN_ID}`, init: get(k) }, 404],
     [{ what: 'events with a public key', path: '/v1/events', init: get(ws.publicLive) }, 403],
     [{ what: 'deliveries of an unknown endpoint', path: `/v1/webhooks/${UNKNOWN_ID}/deliveries`, init: get(k) }, 404],
+    [{ what: 'a ping of an unknown endpoint', path: `/v1/webhooks/${UNKNOWN_ID}/test`, init: post(k) }, 404],
+    [
+      {
+        what: 'a ping with a malformed Idempotency-Key',
+        path: `/v1/webhooks/${UNKNOWN_ID}/test`,
+        init: post(k, { 'idempotency-key': 'has spaces' }),
+      },
+      400,
+    ],
     [
       { what: 'deliveries from number 0', path: `/v1/webhooks/${UNKNOWN_ID}/deliveries?sequence_gte=0`, init: get(k) },
       400,

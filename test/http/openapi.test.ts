@@ -24,6 +24,7 @@ const PUBLIC_OPERATIONS: Record<string, string> = {
   'GET /v1/events': 'listEvents',
   'GET /v1/events/{id}': 'getEvent',
   'GET /v1/webhooks/{id}/deliveries': 'listWebhookDeliveriesBySequence',
+  'POST /v1/webhooks/{id}/test': 'sendWebhookEndpointTest',
 };
 
 const WS = '/admin/v1/workspaces/{workspace}';

@@ -58,12 +58,16 @@ export async function assertPublicUrl(services: AppServices, url: string): Promi
   }
 }
 
+/**
+ * Creates an endpoint; with `send_test`, then sends it a webhook.test (in a transaction of its own, after the one that
+ * made the endpoint: the test's payload is the endpoint's public shape, which its read model row gives).
+ */
 export async function createEndpoint(
   services: AppServices,
   context: CommandContext,
   workspace: Workspace,
-  input: CreateEndpointInput,
-): Promise<{ endpoint: PublicEndpoint; secret: string }> {
+  input: CreateEndpointInput & { send_test?: boolean },
+): Promise<{ endpoint: PublicEndpoint; secret: string; test_event_id?: string }> {
   await assertPublicUrl(services, input.url);
   const id = randomUUID();
   const secret = generateSecret();
@@ -91,7 +95,10 @@ export async function createEndpoint(
   );
   const row = await findEndpoint(services.pool, context.tenantId, id);
   if (!row) throw new Error(`Webhook endpoint ${id} was created but cannot be read`);
-  return { endpoint: toPublicEndpoint(row, services.now()), secret };
+  const endpoint = toPublicEndpoint(row, services.now());
+  if (!input.send_test) return { endpoint, secret };
+  const { event_id } = await sendTestEvent(services, context, id);
+  return { endpoint, secret, test_event_id: event_id };
 }
 
 /** Loads the endpoint's state inside the command, refusing another workspace's or the other mode's endpoint. */
@@ -106,7 +113,7 @@ async function load(
   return { row, state: fold(events.map(toEndpointEvent)) };
 }
 
-function domainErrors<T>(work: () => Promise<T>): Promise<T> {
+export function domainErrors<T>(work: () => Promise<T>): Promise<T> {
   return work().catch((error: unknown) => {
     if (error instanceof EndpointNotFoundError) throw notFound();
     throw error;
@@ -236,16 +243,26 @@ export async function sendTestEvent(
   id: string,
 ): Promise<{ event_id: string }> {
   return domainErrors(() =>
-    runCommand(services.store, context, [endpointStream(id)], async (tx) => {
-      const { row, state } = await load(tx, context, id);
-      const [stored] = await tx.append(
-        endpointStream(id),
-        'any',
-        decideSendTest(state, { payload: { ...toPublicEndpoint(row, context.now) } }),
-      );
-      return { event_id: stored!.id };
-    }),
+    runCommand(services.store, context, [endpointStream(id)], (tx) => appendTestEvent(tx, context, id)),
   );
+}
+
+/**
+ * The webhook.test event in a transaction that holds the endpoint's stream (POST /v1/webhooks/{id}/test adds its
+ * Idempotency-Key's answer to the same transaction). Another workspace's or mode's endpoint is not found.
+ */
+export async function appendTestEvent(
+  tx: StoreTransaction,
+  context: CommandContext,
+  id: string,
+): Promise<{ event_id: string }> {
+  const { row, state } = await load(tx, context, id);
+  const [stored] = await tx.append(
+    endpointStream(id),
+    'any',
+    decideSendTest(state, { payload: { ...toPublicEndpoint(row, context.now) } }),
+  );
+  return { event_id: stored!.id };
 }
 
 /**

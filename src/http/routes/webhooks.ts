@@ -11,14 +11,16 @@ import {
 } from '../schemas/webhook.js';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../typed-app.js';
+import { registerWebhookTestRoute } from './webhook-test.js';
 
 const AUTH = { keys: 'secret', scope: 'webhooks:manage', feature: 'webhooks' } as const;
 
-/** GET, POST and DELETE /v1/webhooks. A test-mode key manages test endpoints (sandbox events only), a live key live ones. */
+/** GET, POST and DELETE /v1/webhooks and POST /v1/webhooks/{id}/test. A test-mode key manages test endpoints (sandbox events only), a live key live ones. */
 export function registerWebhookRoutes(app: TypedApp, services: AppServices): void {
   registerListEndpoints(app, services);
   registerCreateEndpoint(app, services);
   registerDeleteEndpoint(app, services);
+  registerWebhookTestRoute(app, services);
 }
 
 /** GET /v1/webhooks */
@@ -65,13 +67,13 @@ function registerCreateEndpoint(app: TypedApp, services: AppServices): void {
     },
     async (request, reply) => {
       const auth = request.auth!;
-      const { endpoint, secret } = await createEndpoint(
+      const { endpoint, secret, test_event_id } = await createEndpoint(
         services,
         contextFromRequest(request, services.now()),
         auth.workspace,
         request.body,
       );
-      return reply.status(201).send({ ...endpoint, secret });
+      return reply.status(201).send({ ...endpoint, secret, ...(test_event_id ? { test_event_id } : {}) });
     },
   );
 }

@@ -32,6 +32,12 @@ export const WebhookEndpointCreate = Type.Object(
     }),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
     events: Type.Array(StringEnum(EVENT_KINDS), { minItems: 1, maxItems: 15, uniqueItems: true }),
+    send_test: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: once the endpoint is made, send it a webhook.test event (as POST /v1/webhooks/{id}/test does); its id is `test_event_id` in the answer',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -41,6 +47,9 @@ export const WebhookEndpointCreated = Type.Object(
   {
     ...WebhookEndpoint.properties,
     secret: Type.String({ pattern: '^whsec_[A-Za-z0-9]{32}$', description: 'shown only in this answer' }),
+    test_event_id: Type.Optional(
+      Type.String({ format: 'uuid', description: 'with `send_test: true` only: the webhook.test event sent to it' }),
+    ),
   },
   { additionalProperties: false },
 );
