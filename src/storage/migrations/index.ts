@@ -49,6 +49,7 @@ import * as memberNotifications from './0185-member-notifications.js';
 import * as leadBoardColumns from './0174-lead-board-columns.js';
 import * as consoleFormKeys from './0180-console-form-keys.js';
 import * as consoleSearch from './0181-console-search.js';
+import * as leadOrderForHotUpdates from './0220-lead-order-for-hot-updates.js';
 
 export interface Migration {
   version: number;
@@ -110,4 +111,5 @@ export const migrations: Migration[] = [
   { version: 174, ...leadBoardColumns },
   { version: 180, ...consoleFormKeys },
   { version: 181, ...consoleSearch },
+  { version: 220, ...leadOrderForHotUpdates },
 ];
