@@ -102,9 +102,10 @@ BEGIN
   RETURN NULL;
 END $$;
 
+-- A DELETE, not a TRUNCATE: a TRUNCATE naming both tables (a rebuild's) has lead_order in use when this runs.
 CREATE FUNCTION lead_order_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  TRUNCATE lead_order;
+  DELETE FROM lead_order;
   RETURN NULL;
 END $$;
 
