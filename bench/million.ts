@@ -463,7 +463,8 @@ async function fetchOk(url: string, headers: Record<string, string>): Promise<st
  */
 function leadsShown(page: string): number {
   const line = /class="count" role="status">\s*([^<]*)/.exec(page)?.[1];
-  if (line === undefined || !/\bleads?\b/.test(line)) throw new Error('a console lead list page without its count line');
+  if (line === undefined || !/\bleads?\b/.test(line))
+    throw new Error('a console lead list page without its count line');
   return Number(/(\d+) on this page/.exec(line)?.[1] ?? 0);
 }
 
