@@ -41,6 +41,7 @@ import type { EventStore, StoreTransaction } from '../src/events/event-store.js'
 import type { CommandContext, EventMetadata } from '../src/events/types.js';
 import { buildApp } from '../src/http/app.js';
 import { leadWriteGate } from '../src/intake/sync-gate.js';
+import { recordDueFollowUps } from '../src/notifications/record.js';
 import { createKey } from '../src/keys/repository.js';
 import { newId } from '../src/shared/ids.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
@@ -456,11 +457,15 @@ async function fetchOk(url: string, headers: Record<string, string>): Promise<st
   return body;
 }
 
-/** How many leads a console list page says it shows (its resultCount line). */
+/**
+ * How many leads a console list page shows: its count line ("about 31,000 leads (an estimate …); 50 on this page",
+ * "1 lead; 1 on this page", "0 leads").
+ */
 function leadsShown(page: string): number {
-  const count = /role="status">(\d+) leads?\b/.exec(page);
-  if (!count) throw new Error('a console lead list page without its count of leads shown');
-  return Number(count[1]);
+  const line = /class="count" role="status">\s*([^<]*)/.exec(page)?.[1];
+  if (line === undefined || !/\bleads?\b/.test(line))
+    throw new Error('a console lead list page without its count line');
+  return Number(/(\d+) on this page/.exec(line)?.[1] ?? 0);
 }
 
 /**
@@ -612,8 +617,18 @@ async function timePages(
       `updated_from=${day}`,
     ])
       await fetchOk(`${origin}${list}?${filter}`, signedIn);
-    // Which of the leads table's indexes the pages and the filters read.
-    await printIndexUse(`${label} pages and console filters`, source.pool, 'leads');
+    // The other readers of the leads tables, once each: the board (plain and filtered), Today, the header's search,
+    // the API's next page and the scan for follow-ups falling due.
+    const home = `/console/w/${workspace.slug}`;
+    for (const p of [`${list}/board`, `${list}/board?branch=${branch}`, home, `${home}/search?q=Person`])
+      await fetchOk(origin + p, signedIn);
+    const cursor = (JSON.parse(await fetchOk(`${origin}/v1/leads?limit=100`, api)) as { next_cursor: string | null })
+      .next_cursor;
+    if (cursor) await fetchOk(`${origin}/v1/leads?limit=100&cursor=${encodeURIComponent(cursor)}`, api);
+    await recordDueFollowUps(source.pool, new Date());
+    // Which indexes the pages and the filters read.
+    for (const table of ['leads', 'lead_order', 'applications'])
+      await printIndexUse(`${label} pages and console filters`, source.pool, table);
   } finally {
     await app.close();
   }

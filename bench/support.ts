@@ -570,6 +570,7 @@ export async function printIndexUse(label: string, pool: Queryable, table: strin
 export const WRITTEN_TABLES = [
   'events',
   'leads',
+  'lead_order',
   'applications',
   'tasks',
   'task_timers',

@@ -23,7 +23,7 @@ import { configureWebhookRuntime } from '../src/webhooks/runtime.js';
 import { demoDefinition } from '../test/support/app.js';
 import { makeTestPki } from '../test/webhooks/support/tls.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
-import { benchDatabase, postgresCpuMs, withCpuCost, type CpuCost } from './support.js';
+import { benchDatabase, postgresCpuMs, printHotShare, withCpuCost, WRITTEN_TABLES, type CpuCost } from './support.js';
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -431,6 +431,7 @@ async function main(): Promise<void> {
     console.log(
       `  noisy endpoint /${r.path}: ${r.in_flight} in flight at the end, ${r.succeeded} succeeded, ${r.failed} failed at least once`,
     );
+  await printHotShare('the whole run', db.pool, [...WRITTEN_TABLES, 'webhook_queues', 'webhook_delivery_attempts']);
   receiver.disconnect();
   await db.close();
   pki.cleanup();

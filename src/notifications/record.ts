@@ -122,19 +122,20 @@ export async function insertIntents(
 
 /**
  * Follow-ups that fell due in the last day and were not told of yet: one notification to the lead's owner each. Not
- * an event (a follow-up falls due by the clock), so a scan through leads_follow_up_due; the dedupe key is the lead and
+ * an event (a follow-up falls due by the clock), so a scan through leads_follow_up_due (on lead_order, whose
+ * `follow_up_at` is the body's `next_follow_up_at`: migration 220); the dedupe key is the lead and
  * the follow-up's time, so scanning the same day again writes nothing twice.
  */
 export async function recordDueFollowUps(pool: pg.Pool, now: Date, limit = 1000): Promise<number> {
   const due = await pool.query<{ id: string; tenant_id: string; owner_id: string; follow_up_at: string }>(
-    `SELECT id, tenant_id, owner_id::text AS owner_id, body->>'next_follow_up_at' AS follow_up_at FROM leads
+    `SELECT id, tenant_id, owner_id::text AS owner_id, follow_up_at FROM lead_rows
       WHERE owner_id IS NOT NULL AND converted = false AND sandbox = false
-        AND body->>'next_follow_up_at' IS NOT NULL AND body->>'lost_reason' IS NULL
-        AND body->>'next_follow_up_at' <= $1 AND body->>'next_follow_up_at' > $2
+        AND follow_up_at IS NOT NULL AND body->>'lost_reason' IS NULL
+        AND follow_up_at <= $1 AND follow_up_at > $2
         AND NOT EXISTS (SELECT 1 FROM member_notifications n
-                         WHERE n.tenant_id = leads.tenant_id AND n.user_id = leads.owner_id::text
-                           AND n.dedupe = 'follow-up:' || leads.id || ':' || (leads.body->>'next_follow_up_at'))
-      ORDER BY body->>'next_follow_up_at' LIMIT $3`,
+                         WHERE n.tenant_id = lead_rows.tenant_id AND n.user_id = lead_rows.owner_id::text
+                           AND n.dedupe = 'follow-up:' || lead_rows.id || ':' || lead_rows.follow_up_at)
+      ORDER BY follow_up_at LIMIT $3`,
     [now.toISOString(), new Date(now.getTime() - STALE_MS).toISOString(), limit],
   );
   let recorded = 0;

@@ -88,8 +88,9 @@ export interface LeadPage {
 }
 
 /**
- * A page of up to `limit` leads ascending by (updated_at, id), built by PostgreSQL as one text: Node then parses one
- * row instead of one per lead (and no timestamps), the larger part of a page's cost in Node.
+ * A page of up to `limit` leads ascending by (updated_at, id), read off leads_sync (on lead_order, migration 220) with
+ * each lead's stored body, built by PostgreSQL as one text: Node then parses one row instead of one per lead (and no
+ * timestamps), the larger part of a page's cost in Node.
  *
  * First it waits until no lead write of the workspace and mode is in flight (the lead-sync gate, src/intake/sync-gate.ts),
  * then it reads the rows changed before `o.now` (read before this is called) in a statement of its own, whose snapshot
@@ -112,14 +113,14 @@ export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolea
             count(*)::int AS fetched,
             max(p.at_ms) FILTER (WHERE p.n = $8) AS last_ms,
             max(p.id::text) FILTER (WHERE p.n = $8) AS last_id
-       FROM (SELECT body, id, floor(extract(epoch FROM updated_at) * 1000)::bigint AS at_ms,
-                    row_number() OVER (ORDER BY updated_at, id) AS n
-               FROM leads
-              WHERE tenant_id = $1 AND sandbox = $2
-                AND ($3::timestamptz IS NULL OR updated_at >= $3)
-                AND ($4::timestamptz IS NULL OR (updated_at, id) > ($4, $5::uuid))
-                AND updated_at < $6::timestamptz
-              ORDER BY updated_at, id
+       FROM (SELECT l.body, o.id, floor(extract(epoch FROM o.updated_at) * 1000)::bigint AS at_ms,
+                    row_number() OVER (ORDER BY o.updated_at, o.id) AS n
+               FROM lead_order o JOIN leads l ON l.id = o.id
+              WHERE o.tenant_id = $1 AND o.sandbox = $2
+                AND ($3::timestamptz IS NULL OR o.updated_at >= $3)
+                AND ($4::timestamptz IS NULL OR (o.updated_at, o.id) > ($4, $5::uuid))
+                AND o.updated_at < $6::timestamptz
+              ORDER BY o.updated_at, o.id
               LIMIT $7) AS p`,
     [
       tenantId,

@@ -18,13 +18,14 @@ const WHOLE_LEAD: ReadonlySet<string> = new Set([
 
 /**
  * The `leads` table: one row per lead, the public shape in `body` (its JSON text from leadJson, the API's serialiser),
- * kept at the stream's last revision. A lead's events fold with the domain's evolve; timeline entries (enquiries,
- * notes) move only the activity times, forward only, so the row before them is read when nothing before them here
- * said the whole lead.
+ * kept at the stream's last revision. Its triggers keep `lead_order` (the columns lists order by, migration 220), so
+ * an update of the row changes no indexed column and stays HOT. A lead's events fold with the domain's evolve;
+ * timeline entries (enquiries, notes) move only the activity times, forward only, so the row before them is read when
+ * nothing before them here said the whole lead.
  */
 export const leadsProjection: FoldProjection<Lead> = {
   name: 'leads',
-  tables: ['leads'],
+  tables: ['leads', 'lead_order'],
   eventTypes: Object.values(LeadEventType),
   rowOf: (event) => idOfStream('lead', event.streamId),
   creates: (event) => event.type === LeadEventType.created,

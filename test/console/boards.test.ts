@@ -310,7 +310,7 @@ t.test('the counts read leads_board alone (an index-only scan)', async (t) => {
     visa_type: 'student',
     country_interest: 'CA',
   });
-  await f.app.pool.query('VACUUM ANALYZE leads');
+  await f.app.pool.query('VACUUM ANALYZE leads, lead_order');
   const client = await f.app.pool.connect();
   try {
     await client.query('SET enable_seqscan = off');

@@ -45,12 +45,12 @@ t.test(
     t.equal((await c.get(`${base}?created_from=yesterday`)).status, 400);
     const plan = await f.app.pool.query<{ 'QUERY PLAN': string }>(
       `EXPLAIN SELECT id FROM leads WHERE tenant_id = $1 AND NOT sandbox
-       AND lower(coalesce(body->>'full_name', '') || ' ' || coalesce(phone, '') || ' ' || coalesce(email, '')) LIKE '%12345%'`,
+       AND lower(coalesce(full_name, '') || ' ' || coalesce(phone, '') || ' ' || coalesce(email, '')) LIKE '%12345%'`,
       [f.ws.workspace.id],
     );
     await f.app.pool.query('SET enable_seqscan = off');
     const forced = await f.app.pool.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN SELECT id FROM leads WHERE lower(coalesce(body->>'full_name', '') || ' ' || coalesce(phone, '') || ' ' || coalesce(email, '')) LIKE '%12345%'`,
+      `EXPLAIN SELECT id FROM leads WHERE lower(coalesce(full_name, '') || ' ' || coalesce(phone, '') || ' ' || coalesce(email, '')) LIKE '%12345%'`,
     );
     t.ok(plan.rows.length > 0);
     t.match(

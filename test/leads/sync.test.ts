@@ -310,7 +310,7 @@ t.test('a list takes the gate in a statement of its own before the one that read
   await page(f, '');
   const gate = sent.findIndex((s) => s.text.includes('pg_advisory_xact_lock('));
   t.ok(gate >= 0, 'the list takes the gate');
-  t.match(sent[gate + 1]?.text ?? '', /FROM leads/, 'and reads the rows in the next statement, a newer snapshot');
+  t.match(sent[gate + 1]?.text ?? '', /FROM lead_order/, 'and reads the rows in the next statement, a newer snapshot');
   t.notOk(
     sent.some((s) => s.text === 'BEGIN' && s.connection === sent[gate]!.connection),
     'outside any transaction, so the gate is released at once',

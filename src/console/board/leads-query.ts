@@ -16,9 +16,10 @@ export interface StageCount {
 
 /**
  * How many leads each stage holds under the filter, by stage key, reading at most EXACT_COUNT_LIMIT + 1 entries of
- * `leads_board` (migration 174) per stage, newest first, by an index-only scan: so a board costs the same however
- * many leads the workspace has and whatever the filter. A stage of up to EXACT_COUNT_LIMIT leads is counted exactly.
- * A larger one is estimated: its size by the planner (the generated `stage_key` column has statistics of its own),
+ * `leads_board` (migration 174; on lead_order since migration 220) per stage, newest first, by an index-only scan: so
+ * a board costs the same however many leads the workspace has and whatever the filter. A stage of up to
+ * EXACT_COUNT_LIMIT leads is counted exactly.
+ * A larger one is estimated: its size by the planner (lead_order's `stage_key` column has statistics of its own),
  * times the share of the entries read that match the filter; never fewer than the cards that show.
  */
 export async function leadStageCounts(
@@ -40,7 +41,7 @@ export async function leadStageCounts(
        FROM unnest(${stages}::text[]) AS c(key)
        CROSS JOIN LATERAL (
          SELECT count(*)::int AS read, count(*) FILTER (WHERE ${matching.length ? matching.join(' AND ') : 'true'})::int AS matched
-           FROM (SELECT l.owner_id, l.branch_id, l.visa_type, l.country_interest FROM leads l
+           FROM (SELECT l.owner_id, l.branch_id, l.visa_type, l.country_interest FROM lead_order l
                   WHERE l.tenant_id = $1 AND l.sandbox = false AND l.converted = false AND l.stage_key = c.key
                   ORDER BY l.updated_at DESC, l.id DESC LIMIT ${cap}) w
        ) s`,
@@ -60,7 +61,7 @@ export async function leadStageCounts(
 /** The planner's estimate of a stage's live, unconverted leads (the query is planned, not run). */
 async function stageSize(sql: Queryable, tenantId: string, stageKey: string): Promise<number> {
   const plan = await sql.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
-    `EXPLAIN (FORMAT JSON) SELECT 1 FROM leads l
+    `EXPLAIN (FORMAT JSON) SELECT 1 FROM lead_order l
       WHERE l.tenant_id = $1 AND l.sandbox = false AND l.converted = false AND l.stage_key = $2`,
     [tenantId, stageKey],
   );
@@ -94,7 +95,7 @@ export async function leadCards(
        FROM unnest(${stages}::text[]) WITH ORDINALITY AS c(key, ord)
        CROSS JOIN LATERAL (
          SELECT w.id, w.updated_at FROM (
-           SELECT l.id, l.updated_at, l.owner_id, l.branch_id, l.visa_type, l.country_interest FROM leads l
+           SELECT l.id, l.updated_at, l.owner_id, l.branch_id, l.visa_type, l.country_interest FROM lead_order l
             WHERE l.tenant_id = $1 AND l.sandbox = false AND l.converted = false AND l.stage_key = c.key
             ORDER BY l.updated_at DESC, l.id DESC LIMIT ${cap}
          ) w

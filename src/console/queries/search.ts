@@ -12,8 +12,11 @@ import { likePattern } from './leads.js';
 
 export const SEARCH_LIMIT = 20;
 
-/** The searched text of a lead, exactly as migration 181's index is built over it (or the index is not used). */
-const LEAD_TEXT = `console_fold(coalesce(body->>'full_name', '') || ' ' || coalesce(email, '') || ' ' || coalesce(phone, ''))`;
+/**
+ * The searched text of a lead, exactly as migration 220's leads_console_search is built over it (or the index is not
+ * used): over the stored `full_name` column, not `body`, so the index does not keep a lead's updates from being HOT.
+ */
+const LEAD_TEXT = `console_fold(coalesce(full_name, '') || ' ' || coalesce(email, '') || ' ' || coalesce(phone, ''))`;
 /** A task's title, exactly as migration 181's index is built over it. */
 const TASK_TEXT = `console_fold(coalesce(body->>'title', ''))`;
 

@@ -19,7 +19,7 @@ const LIMIT = 50;
 
 /**
  * The member's own live leads with a follow-up before the end of their day (overdue first, then today's), leaving
- * out lost and converted ones. Read through leads_by_owner.
+ * out lost and converted ones. Read through leads_by_owner (lead_order's, migration 220: `lead_rows` joins it).
  */
 export async function myFollowUps(
   sql: Queryable,
@@ -30,7 +30,7 @@ export async function myFollowUps(
   const result = await sql.query<FollowUpLine>(
     `SELECT id, coalesce(body->>'full_name', '') AS full_name, body->'stage'->>'name' AS stage,
             (body->>'next_follow_up_at')::timestamptz AS follow_up_at
-       FROM leads
+       FROM lead_rows
       WHERE tenant_id = $1 AND sandbox = false AND owner_id = $2::uuid AND converted = false
         AND body->>'lost_reason' IS NULL AND body->>'next_follow_up_at' IS NOT NULL
         AND (body->>'next_follow_up_at')::timestamptz < $3
@@ -73,14 +73,14 @@ export interface NewLeadLine {
   created_at: Date;
 }
 
-/** Live leads in the pipeline's first stage that nobody owns yet, newest first (leads_by_owner, owner null). */
+/** Live leads in the pipeline's first stage that nobody owns yet, newest first (leads_unowned_by_creation). */
 export async function unownedNewLeads(sql: Queryable, tenantId: string, firstStage: string): Promise<NewLeadLine[]> {
   const result = await sql.query<NewLeadLine>(
     `SELECT id, coalesce(body->>'full_name', '') AS full_name, coalesce(body->'source'->>'name', '') AS source,
             created_at
-       FROM leads
+       FROM lead_rows
       WHERE tenant_id = $1 AND sandbox = false AND owner_id IS NULL AND converted = false
-        AND body->'stage'->>'key' = $2
+        AND stage_key = $2
       ORDER BY created_at DESC, id LIMIT ${LIMIT}`,
     [tenantId, firstStage],
   );
@@ -108,7 +108,7 @@ export async function applicationsWaitingOn(
   const result = await sql.query<WaitingApplicationLine>(
     `SELECT a.id, a.case_ref, coalesce(l.body->>'full_name', '') AS full_name, a.status->'stage'->>'name' AS stage,
             a.status->'current_module'->>'name' AS module, a.updated_at AS since
-       FROM leads l
+       FROM lead_rows l
        JOIN applications a ON a.tenant_id = l.tenant_id AND a.sandbox = false AND a.lead_id = l.id
       WHERE l.tenant_id = $1 AND l.sandbox = false AND l.owner_id = $2::uuid
         AND a.status->>'status' = 'active' AND a.status->>'current_module' IS NOT NULL

@@ -50,6 +50,7 @@ import * as leadBoardColumns from './0174-lead-board-columns.js';
 import * as consoleFormKeys from './0180-console-form-keys.js';
 import * as consoleSearch from './0181-console-search.js';
 import * as apiIdempotency from './0270-api-idempotency.js';
+import * as leadOrderForHotUpdates from './0220-lead-order-for-hot-updates.js';
 
 export interface Migration {
   version: number;
@@ -112,4 +113,5 @@ export const migrations: Migration[] = [
   { version: 180, ...consoleFormKeys },
   { version: 181, ...consoleSearch },
   { version: 270, ...apiIdempotency },
+  { version: 220, ...leadOrderForHotUpdates },
 ];

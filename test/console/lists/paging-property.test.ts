@@ -53,9 +53,9 @@ t.test(
           const { params, where, errors } = readQuery(LEADS, ctx, { ...filter, sort, dir });
           if (Object.keys(errors).length) throw new Error(JSON.stringify(errors));
           const idsNow = async () =>
-            (await f.app.pool.query<{ id: string }>(`SELECT id FROM leads WHERE ${where.sql}`, where.values)).rows.map(
-              (r) => r.id,
-            );
+            (
+              await f.app.pool.query<{ id: string }>(`SELECT id FROM lead_rows WHERE ${where.sql}`, where.values)
+            ).rows.map((r) => r.id);
           const before = new Set(await idsNow());
           const seen: string[] = [];
           let page = await readPage(f.app.pool, LEADS, where, { ...params, size });

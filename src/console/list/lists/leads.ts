@@ -8,8 +8,8 @@ import type { Where } from '../where.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** The searched text, exactly as migration 95's trigram index is built over it (or the index is not used). */
-const SEARCH_TEXT = `lower(coalesce(body->>'full_name', '') || ' ' || coalesce(phone, '') || ' ' || coalesce(email, ''))`;
+/** The searched text, exactly as migration 220's leads_search_trgm is built over it (or the index is not used). */
+const SEARCH_TEXT = `lower(coalesce(full_name, '') || ' ' || coalesce(phone, '') || ' ' || coalesce(email, ''))`;
 
 export interface LeadRow {
   id: string;
@@ -39,14 +39,15 @@ export function leadFilter(query: Query, ctx: ListContext): Filtered {
   else if (q.length > 100) errors.q = 'Enter at most 100 characters.';
   else if (q) steps.push((w) => w.add((n) => `${SEARCH_TEXT} LIKE ${n}`, likePattern(searchedPart(q))));
   const { stage, owner, branch, visa_type: visaType, source } = query;
-  if (stage) steps.push((w) => w.add((n) => `body->'stage'->>'key' = ${n}`, stage));
+  // Stage, visa type, source, owner, branch and the change time are lead_order's columns, read off its indexes.
+  if (stage) steps.push((w) => w.add((n) => `stage_key = ${n}`, stage));
   if (owner === 'none') steps.push((w) => w.when('owner_id IS NULL'));
   else if (owner && UUID.test(owner)) steps.push((w) => w.add((n) => `owner_id = ${n}::uuid`, owner));
   if (branch && UUID.test(branch)) steps.push((w) => w.add((n) => `branch_id = ${n}::uuid`, branch));
-  if (visaType) steps.push((w) => w.add((n) => `body->>'visa_type' = ${n}`, visaType));
+  if (visaType) steps.push((w) => w.add((n) => `visa_type = ${n}`, visaType));
   // The board's column of migration 174 (the same value as body->>'country_interest').
   if (query.country) steps.push((w) => w.add((n) => `country_interest = ${n}`, query.country));
-  if (source) steps.push((w) => w.add((n) => `body->'source'->>'key' = ${n}`, source));
+  if (source) steps.push((w) => w.add((n) => `source_key = ${n}`, source));
   for (const [name, column, end, op] of [
     ['created_from', 'created_at', false, '>='],
     ['created_to', 'created_at', true, '<'],
@@ -68,7 +69,8 @@ export const LEADS: ListSpec<LeadRow> = {
   title: 'Leads',
   noun: { one: 'lead', many: 'leads' },
   view: 'leads.view',
-  from: 'leads',
+  // leads joined with lead_order (migration 220): what changes is filtered and ordered by there.
+  from: 'lead_rows',
   select: 'id, body',
   scope: ['tenant_id = $1', 'sandbox = false'],
   id: { sql: 'id', type: 'uuid' },
@@ -87,7 +89,7 @@ export const LEADS: ListSpec<LeadRow> = {
     {
       key: 'name',
       label: 'Name',
-      sort: { sql: `lower(coalesce(body->>'full_name', ''))`, type: 'text' },
+      sort: { sql: `lower(coalesce(full_name, ''))`, type: 'text' },
       cell: (r, ctx) =>
         html`<a href="/console/w/${ctx.view.workspace.slug}/leads/${r.id}">${r.body.full_name || '(erased)'}</a>`,
       text: (r) => r.body.full_name,
