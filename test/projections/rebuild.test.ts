@@ -71,6 +71,8 @@ async function buildHistory(t: Test, f: AppFixture): Promise<string[]> {
   const patches: Array<[number, Record<string, unknown>]> = [
     [0, { stage_key: 'contacted', temperature: 'hot', note: 'Called, interested' }],
     [1, { owner_email: 'vikram@northstar.example', custom_fields: { budget_lakhs: 25 } }],
+    // Whoever owned it first, one of these two moves it to another owner (lead.assigned).
+    [1, { owner_email: 'asha@northstar.example' }],
     [4, { stage_key: 'lost', lost_reason_key: 'not_reachable' }],
   ];
   for (const [i, patch] of patches) {
