@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
 import { withEveryAnswer } from './schemas/error.js';
-import { eventDataComponents, eventWebhooks } from './schemas/event-data.js';
+import { eventDataComponents, eventWebhooks, referToEventComponents } from './schemas/event-data.js';
 
 /**
  * The two OpenAPI documents, each generated from the schemas that validate its routes:
@@ -122,14 +122,17 @@ function publicDocument(config: Config): SwaggerOptions {
             description: 'A secret or public API key (`key_live_…`, `key_test_…`, `key_live_pub_…`, `key_test_pub_…`)',
           },
         },
-        schemas: eventDataComponents(),
+        // Plain JSON built from the TypeBox schemas, as `webhooks` below.
+        schemas: eventDataComponents() as Record<string, never>,
       },
       security: [{ bearer: [] }],
-      // The deliveries whose `data` is a workspace resource, with the resource as a component.
+      // Every webhook event kind, its body the kind's envelope with `data` a component.
       // Plain JSON built from the TypeBox schemas; swagger types it as OpenAPI path items.
       webhooks: eventWebhooks() as Record<string, never>,
     },
     transform: leaveOutAdminRoutes,
+    // The operations name the event components rather than repeat them (the Events API's data typed by kind).
+    transformObject: (document) => ('openapiObject' in document ? referToEventComponents(document.openapiObject) : {}),
   };
 }
 

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config.js';
+import { EVENT_DATA, envelopeComponent } from '../../src/http/schemas/event-data.js';
+import { EVENT_KINDS } from '../../src/shared/enums.js';
 import { startApp, type TestApp } from '../support/app.js';
 import { operationsOf, redoclyFindings, servedDocument, type OpenApiDocument } from '../support/openapi.js';
 import { checkProperty } from '../support/properties.js';
@@ -260,26 +262,58 @@ t.test('PUBLIC_BASE_URL: the servers entry, and its default', async (t) => {
   );
 });
 
-t.test("the public document names each resource event's data as a component, with a webhooks entry", async (t) => {
-  const { publicDoc } = await documents(t);
-  const doc = publicDoc as unknown as {
-    components: { schemas: Record<string, { properties: Record<string, unknown> }> };
-    webhooks: Record<
-      string,
-      { post: { requestBody: { content: Record<string, { schema: { properties: { data: unknown } } }> } } }
-    >;
-  };
-  for (const [event, component] of [
-    ['task.overdue', 'Task'],
-    ['invoice.issued', 'Invoice'],
-    ['payment.received', 'Payment'],
-    ['refund.paid', 'Refund'],
-  ] as const) {
-    t.ok(doc.components.schemas[component]?.properties.id, `${component} is a component`);
+t.test(
+  "the public document documents every webhook kind: its body the kind's envelope, its data a component",
+  async (t) => {
+    const { publicDoc } = await documents(t);
+    const doc = publicDoc as unknown as {
+      components: { schemas: Record<string, { properties?: Record<string, unknown>; anyOf?: unknown[] }> };
+      webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: unknown }> } } }>;
+    };
+    // The kinds sent to webhooks are EVENT_KINDS (held equal to the events that carry a payload at compile time,
+    // src/events/domain-events.ts): each has its entry, and nothing else does.
+    t.same(Object.keys(doc.webhooks).sort(), [...EVENT_KINDS].sort(), 'one webhooks entry per kind, no other');
+    for (const kind of EVENT_KINDS) {
+      const envelope = envelopeComponent(kind);
+      t.same(
+        doc.webhooks[kind]?.post.requestBody.content['application/json']?.schema,
+        { $ref: `#/components/schemas/${envelope}` },
+        `${kind}: the body is ${envelope}`,
+      );
+      t.match(
+        doc.components.schemas[envelope]?.properties,
+        { event: { enum: [kind] }, data: { $ref: `#/components/schemas/${EVENT_DATA[kind].component}` } },
+        `${envelope}: event is ${kind}, data a ${EVENT_DATA[kind].component}`,
+      );
+      t.ok(
+        doc.components.schemas[EVENT_DATA[kind].component]?.properties?.id,
+        `${EVENT_DATA[kind].component} has an id`,
+      );
+    }
     t.same(
-      doc.webhooks[event]?.post.requestBody.content['application/json']?.schema.properties.data,
-      { $ref: `#/components/schemas/${component}` },
-      `${event} carries a ${component}`,
+      doc.components.schemas.WebhookEvent?.anyOf,
+      EVENT_KINDS.map((kind) => ({ $ref: `#/components/schemas/${envelopeComponent(kind)}` })),
+      'WebhookEvent is one of the envelopes, told apart by `event`',
     );
-  }
-});
+  },
+);
+
+t.test(
+  'the Events API answers WebhookEvent, typed by kind, and other operations name the shared components',
+  async (t) => {
+    const { publicDoc } = await documents(t);
+    const schemaOf = (path: string) =>
+      (
+        publicDoc.paths[path]?.get?.responses['200'] as unknown as {
+          content: Record<string, { schema: { properties?: Record<string, unknown> } & Record<string, unknown> }>;
+        }
+      ).content['application/json']!.schema;
+    t.same(schemaOf('/v1/events').properties?.data, {
+      type: 'array',
+      items: { $ref: '#/components/schemas/WebhookEvent' },
+      description: 'each event exactly as its deliveries carry it',
+    });
+    t.same(schemaOf('/v1/events/{id}'), { $ref: '#/components/schemas/WebhookEvent' });
+    t.same(schemaOf('/v1/leads/{id}'), { $ref: '#/components/schemas/Lead' }, 'the Lead is the one component');
+  },
+);

@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap';
+import { LEAD_EVENT_TYPES } from '../../src/domain/leads/lead.js';
+import { EVENT_KINDS } from '../../src/shared/enums.js';
 import { verifyWebhook } from '../../src/webhooks/verify.js';
 import { TestClock } from '../support/app.js';
 import { resourcePayload, webhookHarness, type Harness } from '../webhooks/support/harness.js';
@@ -8,7 +10,8 @@ import { LEAD_FIELDS, leadBody } from './helpers.js';
 // What a PATCH delivers to a real HTTPS endpoint created with POST /v1/webhooks: which lead events (docs/decisions.md,
 // Leads → Update → Events), in which order, and bodies in the spec's envelope with the Lead as `data`.
 
-const LEAD_KINDS = ['lead.created', 'lead.updated', 'lead.assigned', 'lead.converted', 'lead.lost'];
+/** The lead's events sent to webhooks (its event types that are kinds), so a lead kind added is delivered here too. */
+const LEAD_KINDS = LEAD_EVENT_TYPES.filter((type) => (EVENT_KINDS as readonly string[]).includes(type));
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UTC_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -61,7 +64,7 @@ async function deliveredSince(f: Fixture, leadId: string): Promise<ReceivedReque
   const fresh = f.h.receiver.requests.filter(
     (r) =>
       !f.seen.has(r) &&
-      String(r.headers['x-service-event']).startsWith('lead.') &&
+      LEAD_KINDS.includes(String(r.headers['x-service-event'])) &&
       (JSON.parse(r.body) as Envelope).data.id === leadId,
   );
   for (const r of f.h.receiver.requests) f.seen.add(r);

@@ -19,7 +19,7 @@ import {
 } from '../schemas/event.js';
 import { WebhookIdParams } from '../schemas/webhook.js';
 import { deliveriesBySequence } from '../../webhooks/delivery-sequence.js';
-import { WebhookEvent } from '../schemas/webhook.js';
+import { WebhookEvent } from '../schemas/event-data.js';
 import { answer, errorResponses } from '../schemas/error.js';
 import type { TypedApp } from '../typed-app.js';
 

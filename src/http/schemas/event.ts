@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../shared/enums.js';
 import { SEQUENCED_STATES } from '../../webhooks/delivery-sequence.js';
-import { WebhookEvent } from './webhook.js';
+import { WebhookEvent } from './event-data.js';
 
 /** GET /v1/events: a page of webhook events, filtered by kind and creation time. */
 export const EventListQuery = Type.Object(
