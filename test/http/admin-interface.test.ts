@@ -125,8 +125,15 @@ t.test('the token and its member, check by check', async (t) => {
   t.equal(inOwn.status, 200, 'which acts in its own');
   const staffElsewhere = await answer(t, await list(staffHeaders, other.workspace.slug));
   t.match(staffElsewhere, { status: 403 }, 'and the first workspace token cannot act there');
-  const noRoute = await answer(t, await f.app.request('/admin/v1/workspaces'));
+  const noRoute = await answer(t, await f.app.request('/admin/v1/tasks'));
   t.match(noRoute, { status: 404, body: { error: 'not_found' } }, 'a path of no admin operation: 404, token or not');
+  const operatorsPath = await f.app.request('/admin/v1/workspaces');
+  t.match(
+    await answer(t, operatorsPath),
+    { status: 405, body: { error: 'method_not_allowed' } },
+    "a GET of the operator's path: 405",
+  );
+  t.equal(operatorsPath.headers.get('allow'), 'POST', 'which says the method it takes');
   for (const workspace of ['-'.repeat(36), 'A'.repeat(40), '%E2%80%AE', 'a', '0'.repeat(36)]) {
     const refused = await answer(t, await list(staffHeaders, workspace));
     t.match(refused, { status: 404, body: { error: 'not_found' } }, `no workspace is named ${workspace}`);

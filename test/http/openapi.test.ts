@@ -28,6 +28,7 @@ const PUBLIC_OPERATIONS: Record<string, string> = {
 
 const WS = '/admin/v1/workspaces/{workspace}';
 const ADMIN_OPERATIONS: Record<string, string> = {
+  'POST /admin/v1/workspaces': 'createWorkspace',
   [`POST ${WS}/leads/{leadId}/convert`]: 'convertLead',
   [`POST ${WS}/leads/{leadId}/erase`]: 'eraseLead',
   [`GET ${WS}/applications/{id}`]: 'getApplication',
