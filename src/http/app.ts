@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { apiAjv as ajv } from './api-ajv.js';
 import { authenticate, type AuthContext, type AuthDeps, type RouteAuth } from './auth.js';
 import { withEdgeChecks } from './edge-values.js';
-import { ApiError, errorBody, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
+import { ApiError, handleError, handleFrameworkError, MAX_PARAM_LENGTH, newRequestId } from './errors.js';
 import { databaseOutage } from '../storage/outage.js';
 import { readWithinLimit } from './lingering-close.js';
 import { LastUseRecorder } from '../keys/last-use.js';
@@ -11,6 +11,7 @@ import { bindRequestLog, loggerOptions, RequestLog } from './logging.js';
 import { registerLoadShedding, registerMetrics } from './observability.js';
 import { registerPublicDocument } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
+import { answerUnrouted } from './unrouted.js';
 import { SchemaCompilations, serializersOnFirstUse } from './schema-compilation.js';
 import type { AppServices } from '../bootstrap.js';
 import type { Config } from '../config.js';
@@ -163,14 +164,12 @@ function setBodyHandling(app: TypedApp, bodyLimit: number): void {
   );
 }
 
-/** The request's own fields, and the Error body for a thrown error and for a path no route has. */
+/** The request's own fields, and the Error body for a thrown error and for a path or method no route has. */
 function setRequestFieldsAndErrors(app: TypedApp): void {
   app.decorateRequest('auth', null);
   app.decorateRequest('corsOrigin', null);
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(errorBody(request, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler(answerUnrouted(app));
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 
 import type { ErrorObject } from 'ajv';
+import { explainUnions, unionRefusals, type AjvLike } from './union-errors.js';
 
 /** An error in the shape of Ajv's, so the error handler names the field like any schema error. */
 export interface EdgeProblem {
@@ -172,6 +173,7 @@ function canonicalForms(schema: unknown, lowercaseUuids: boolean): [string, Cano
  */
 export function withEdgeChecks(compiled: () => Validator, schema: unknown, lowercaseUuids: boolean) {
   const forms = canonicalForms(schema, lowercaseUuids);
+  const refusals = unionRefusals(schema);
   const check = Object.assign(
     (data: unknown): boolean => {
       const validate = compiled();
@@ -186,10 +188,10 @@ export function withEdgeChecks(compiled: () => Validator, schema: unknown, lower
         }
         return true;
       }
-      check.errors = [...problems, ...(validate.errors ?? [])];
+      check.errors = [...problems, ...explainUnions(validate.errors ?? [], refusals)];
       return false;
     },
-    { errors: null as (EdgeProblem | ErrorObject)[] | null },
+    { errors: null as (EdgeProblem | AjvLike)[] | null },
   );
   return check;
 }

@@ -4,7 +4,8 @@ import { databaseOutage, databaseUnreachable } from '../storage/outage.js';
 import { poolTimedOut } from '../storage/postgres.js';
 import { isCommandError, type CommandError } from '../commands/errors.js';
 import type { RefusalKind } from '../domain/refusal.js';
-import { DATE_TIME_RULE, printable } from './edge-values.js';
+import { DATE_TIME_RULE, printable, textProblem } from './edge-values.js';
+import { DATE_TIME_PATTERN, NO_NUL_PATTERN } from './stated-rules.js';
 
 const REQUEST_ID_BYTES = 12;
 // Random bytes are drawn for many ids at once: one call into the CSPRNG per 341 ids instead of one per request.
@@ -186,11 +187,21 @@ export function describeError(error: AjvLikeError): string {
     case 'additionalProperties':
       return 'is not allowed';
     case 'enum':
-      return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+      return `must be one of: ${(error.params.allowedValues as unknown[]).map(String).join(', ')}`;
     case 'anyOf':
+    case 'oneOf':
       return 'has the wrong type';
+    case 'const':
+      return `must be ${JSON.stringify(error.params.allowedValue)}`;
+    case 'refusal':
+      return error.message ?? 'is invalid';
     case 'format':
       return error.params.format === 'date-time' ? DATE_TIME_RULE : (error.message ?? 'is invalid');
+    case 'pattern':
+      // The edge rules the request schemas state (src/http/stated-rules.ts), in the words of their own checks.
+      if (error.params.pattern === DATE_TIME_PATTERN) return DATE_TIME_RULE;
+      if (error.params.pattern === NO_NUL_PATTERN) return `contains ${textProblem('\u0000')}`;
+      return error.message ?? 'is invalid';
     default:
       return error.message ?? 'is invalid';
   }
@@ -202,10 +213,11 @@ const EDGE_KEYWORDS = new Set(['text', 'finite']);
 /** Ajv errors → one `fields` map, first problem per field; a union's inner errors are folded into its own. */
 export function fieldsFromValidation(errors: AjvLikeError[], location: string): Record<string, string> {
   const fields: Record<string, string> = {};
-  const anyOfPaths = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const unions = (e: AjvLikeError) => e.keyword === 'anyOf' || e.keyword === 'oneOf';
+  const anyOfPaths = new Set(errors.filter(unions).map((e) => e.instancePath));
   for (const error of errors) {
     if (
-      error.keyword !== 'anyOf' &&
+      !unions(error) &&
       anyOfPaths.has(error.instancePath) &&
       error.keyword !== 'required' &&
       error.keyword !== 'additionalProperties' &&

@@ -4,6 +4,7 @@ import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastif
 import type { Config } from '../config.js';
 import { withEveryAnswer } from './schemas/error.js';
 import { eventDataComponents, eventWebhooks, referToEventComponents } from './schemas/event-data.js';
+import { stateEdgeRules } from './stated-rules.js';
 
 /**
  * The two OpenAPI documents, each generated from the schemas that validate its routes:
@@ -56,10 +57,16 @@ const ADMIN_DESCRIPTION = [
   '',
   "Every operation takes a staff member's personal access token (`Authorization: Bearer vcrm_pat_…`, made in the",
   'console, never an API key): the member is recorded as the actor of every change, and their role must allow the',
-  'operation (the permission table in docs/decisions.md).',
+  "operation (the permission table in docs/decisions.md). One operation is the platform operator's, not staff's:",
+  'POST /admin/v1/workspaces takes the operator token (ADMIN_TOKEN) and opens nothing else.',
 ].join('\n');
 
 const ADMIN_TAGS = [
+  {
+    name: 'workspaces',
+    description:
+      "The platform operator's one operation (ADMIN_TOKEN): create a workspace from its definition and invite its first owner.",
+  },
   {
     name: 'leads',
     description:
@@ -155,6 +162,11 @@ function adminDocument(config: Config): SwaggerOptions {
             scheme: 'bearer',
             description: "A staff member's personal access token for this workspace, never an API key",
           },
+          operatorToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: "The platform operator's ADMIN_TOKEN: it opens POST /admin/v1/workspaces and nothing else",
+          },
         },
       },
       security: [{ adminToken: [] }],
@@ -223,6 +235,7 @@ function declareEveryAnswer(route: RouteOptions): void {
 export async function registerPublicDocument(app: FastifyInstance, config: Config): Promise<void> {
   // Before swagger's own onRoute hook, and for every route registered after (the admin scope's included).
   app.addHook('onRoute', declareEveryAnswer);
+  app.addHook('onRoute', stateEdgeRules);
   await app.register(swagger, publicDocument(config));
   await serveDocument(app);
 }

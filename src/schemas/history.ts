@@ -38,7 +38,11 @@ export const HistoryQuery = Type.Object(
 
 export const AsOfQuery = Type.Object(
   {
-    as_of: Type.String({ format: 'date-time', description: 'the instant (ISO 8601); not in the future' }),
+    as_of: Type.String({
+      format: 'date-time',
+      description:
+        'the instant (RFC 3339, in UTC between the years 0001 and 9999); not in the future (400 `validation_failed`)',
+    }),
     sandbox: Type.Optional(Type.Boolean({ default: false, description: 'the sandbox record instead of the live one' })),
   },
   { additionalProperties: false },

@@ -33,6 +33,21 @@ export const EnglishTest = Type.Object(
 
 const UtmValue = Type.Optional(Type.String({ maxLength: 200 }));
 
+/** Text that is not blank once trimmed (what the submission's rules read as given). */
+const NOT_BLANK = { type: 'string', pattern: '\\S' };
+
+/**
+ * A phone or an email is required: one of them is a string with something besides white space. Written as anyOf so
+ * generated clients and validators know it; `x-refusal` is how the answer names both fields (src/http/union-errors.ts).
+ */
+const PHONE_OR_EMAIL = {
+  anyOf: [
+    { required: ['phone'], properties: { phone: NOT_BLANK } },
+    { required: ['email'], properties: { email: NOT_BLANK } },
+  ],
+  'x-refusal': { fields: ['phone', 'email'], message: 'a phone or an email is required' },
+};
+
 /** The body of POST /v1/leads, constraint for constraint as the spec's LeadCreate table. */
 export const LeadCreate = Type.Object(
   {
@@ -70,11 +85,14 @@ export const LeadCreate = Type.Object(
     custom_fields: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), { description: 'keys as listed by GET /v1/meta/fields' }),
     ),
-    consent: Type.Boolean({ description: 'must be true' }),
+    consent: Type.Boolean({
+      const: true,
+      description: 'must be true: without it the answer is 400 `consent_required` (or `validation_failed` with others)',
+    }),
     captcha_token: Type.Optional(Type.String({ description: 'required with a public key' })),
     website: Type.Optional(Type.String({ description: 'honeypot: leave empty' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, ...PHONE_OR_EMAIL },
 );
 
 export const LeadPatchBody = Type.Object(

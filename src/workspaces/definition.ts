@@ -9,8 +9,16 @@ import { PASSKEY_REQUIREMENTS } from './workspace.js';
 
 const Key = Type.String({ pattern: '^[a-z][a-z0-9_]{0,59}$' });
 const Country = Type.String({ pattern: '^[A-Z]{2}$' });
+// Every integer has a maximum (a number past it would fail in PostgreSQL or JavaScript, not here): far above any
+// workspace's need, and within both.
+const MAX_BUCKET = 1_000_000;
+const MAX_MONTHLY_LEADS = 1_000_000_000;
+const MAX_WEBHOOK_ENDPOINTS = 10_000;
 const Bucket = Type.Object(
-  { capacity: Type.Integer({ minimum: 1 }), refill_per_second: Type.Number({ exclusiveMinimum: 0 }) },
+  {
+    capacity: Type.Integer({ minimum: 1, maximum: MAX_BUCKET }),
+    refill_per_second: Type.Number({ exclusiveMinimum: 0, maximum: MAX_BUCKET }),
+  },
   { additionalProperties: false },
 );
 
@@ -130,8 +138,10 @@ export const WorkspaceDefinition = Type.Object(
     limits: Type.Optional(
       Type.Object(
         {
-          monthly_leads: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
-          webhook_endpoints: Type.Optional(Type.Integer({ minimum: 0 })),
+          monthly_leads: Type.Optional(
+            Type.Union([Type.Integer({ minimum: 0, maximum: MAX_MONTHLY_LEADS }), Type.Null()]),
+          ),
+          webhook_endpoints: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WEBHOOK_ENDPOINTS })),
           rate: Type.Optional(
             Type.Object(
               {

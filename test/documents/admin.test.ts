@@ -208,3 +208,35 @@ t.test('a multipart body the parser cannot read is a 400 in the Error shape, nev
   }
   t.same(f.files(), { incoming: [], stored: [] }, 'nothing kept');
 });
+
+t.test('a second file part, or a file in another field, is a 400 naming the field, nothing kept', async (t) => {
+  const f = await documentFixture(t);
+  const leadId = await f.lead();
+  const send = async (files: [string, string][]) => {
+    const form = new FormData();
+    form.set('type', 'passport');
+    form.set('lead_id', leadId);
+    for (const [field, name] of files)
+      form.append(field, new Blob(['%PDF-1.4\n%%EOF\n'], { type: 'application/pdf' }), name);
+    const answer = await f.app.request(`/admin/v1/workspaces/${f.ws.workspace.slug}/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${f.ws.staffToken}` },
+      body: form,
+    });
+    return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+  };
+  t.match(
+    await send([
+      ['file', 'a.pdf'],
+      ['file', 'b.pdf'],
+    ]),
+    { status: 400, body: { error: 'validation_failed', fields: { file: /one file part only/ } } },
+    'two file parts: 400 naming file (it was 413 invalid_request)',
+  );
+  t.match(
+    await send([['passport', 'a.pdf']]),
+    { status: 400, body: { error: 'validation_failed', fields: { passport: /only the field file takes one/ } } },
+    'a file in another field: 400 naming that field',
+  );
+  t.same(f.files(), { incoming: [], stored: [] }, 'nothing kept');
+});

@@ -59,7 +59,13 @@ t.test('each kind of bad request gets the Error body, the right status and no in
     'payload_too_large',
   );
   await check(await api.request('/v1/nowhere', { key: ws.live }), 404, 'not_found');
-  await check(await api.request('/v1/leads', { key: ws.live, method: 'PUT', json: {} }), 404, 'not_found');
+  const put = await api.request('/v1/leads', { key: ws.live, method: 'PUT', json: {} });
+  t.equal(
+    put.headers.get('allow'),
+    'GET, HEAD, OPTIONS, POST',
+    'a known path with another method: Allow names its methods',
+  );
+  await check(put, 405, 'method_not_allowed');
 
   const invalid = await check(
     await api.request('/v1/leads?limit=500&updated_since=yesterday', { key: ws.live }),

@@ -31,6 +31,7 @@ const PUBLIC_OPERATIONS: Record<string, string> = {
 
 const WS = '/admin/v1/workspaces/{workspace}';
 const ADMIN_OPERATIONS: Record<string, string> = {
+  'POST /admin/v1/workspaces': 'createWorkspace',
   [`POST ${WS}/leads/{leadId}/convert`]: 'convertLead',
   [`POST ${WS}/leads/{leadId}/erase`]: 'eraseLead',
   [`GET ${WS}/applications/{id}`]: 'getApplication',
@@ -152,9 +153,10 @@ t.test('the admin interface has a document of its own; the public one holds none
     'the public document holds only /v1 paths',
   );
   t.notMatch(JSON.stringify(publicDoc), /admin/i, 'and says nothing of the admin interface');
+  const OPERATOR = '/admin/v1/workspaces';
   t.ok(
-    Object.keys(adminDoc.paths).every((path) => path.startsWith('/admin/v1/workspaces/{workspace}/')),
-    'the admin document holds only /admin/v1 paths',
+    Object.keys(adminDoc.paths).every((path) => path === OPERATOR || path.startsWith(`${OPERATOR}/{workspace}/`)),
+    "the admin document holds only /admin/v1 paths: a workspace's, and the operator's one",
   );
 
   t.same(adminDoc.components?.securitySchemes, {
@@ -163,9 +165,18 @@ t.test('the admin interface has a document of its own; the public one holds none
       scheme: 'bearer',
       description: "A staff member's personal access token for this workspace, never an API key",
     },
+    operatorToken: {
+      type: 'http',
+      scheme: 'bearer',
+      description: "The platform operator's ADMIN_TOKEN: it opens POST /admin/v1/workspaces and nothing else",
+    },
   });
   t.same(adminDoc.security, [{ adminToken: [] }], "every admin operation needs a member's access token");
+  const operator = adminDoc.paths[OPERATOR]?.post;
+  t.same(operator?.security, [{ operatorToken: [] }], "but the operator's, which takes ADMIN_TOKEN");
+  t.match(operator?.responses, { 201: {}, 400: {}, 401: {}, 409: {} }, 'with its answers');
   for (const { method, path, operation } of operationsOf(adminDoc)) {
+    if (path === OPERATOR) continue;
     t.equal(operation.security, undefined, `${method.toUpperCase()} ${path} keeps the document's security`);
     const header = operation.parameters?.find((p) => p.in === 'header' && p.name.toLowerCase() === 'x-admin-user');
     t.equal(header, undefined, `${method.toUpperCase()} ${path}: the member comes from the token, not a header`);

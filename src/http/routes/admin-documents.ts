@@ -15,6 +15,7 @@ import { findDocument, listDocuments } from '../../projections/documents.js';
 import { ModeQuery } from '../../schemas/application.js';
 import type { AppServices } from '../../bootstrap.js';
 import { staffScope } from '../admin-auth.js';
+import { printable } from '../edge-values.js';
 import { ApiError, notFound } from '../errors.js';
 import { adminErrorResponses, AdminWorkspaceParams } from '../schemas/admin.js';
 import {
@@ -46,6 +47,9 @@ function multipartRefusal(error: unknown): ApiError | undefined {
     case 'FST_REQ_FILE_TOO_LARGE':
       return new ApiError(413, 'document_too_large', `A document is at most ${MAX_DOCUMENT_BYTES} bytes`);
     case 'FST_FILES_LIMIT':
+      return new ApiError(400, 'validation_failed', 'Send one file, in the field file', {
+        fields: { file: 'one file part only: this form had a second one' },
+      });
     case 'FST_FIELDS_LIMIT':
     case 'FST_PARTS_LIMIT':
     case 'FST_PROTO_VIOLATION':
@@ -98,7 +102,9 @@ async function registerUploadParser(scope: TypedApp, services: AppServices): Pro
     async onFile(this: FastifyRequest, part: MultipartFile) {
       if (part.fieldname !== 'file') {
         part.file.resume();
-        throw multipartRefusal({ code: 'FST_FILES_LIMIT' });
+        throw new ApiError(400, 'validation_failed', 'Send one file, in the field file', {
+          fields: { [printable(part.fieldname)]: 'is a file part; only the field file takes one' },
+        });
       }
       try {
         const upload = await receiveUpload(storage, services.now(), part.file);
@@ -118,8 +124,11 @@ async function registerUploadParser(scope: TypedApp, services: AppServices): Pro
     const pending = request.documentUpload;
     if (pending && !pending.recorded) await storage.discard(pending.upload.id);
   });
-  // A body the parser cannot read reaches no hook of ours: answered here as the sender's, then by the app's handler.
+  // A body the parser cannot read, or past its limits (a second file part), reaches no hook of ours: answered here as
+  // the sender's, then by the app's handler.
   scope.setErrorHandler((error) => {
+    const refusal = multipartRefusal(error);
+    if (refusal) throw refusal;
     if (!isUnreadableMultipart(error)) throw error;
     throw new ApiError(400, 'invalid_request', 'The multipart body could not be read: check its boundary and its end');
   });

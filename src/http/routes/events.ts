@@ -10,6 +10,7 @@ import {
   readEventFeed,
 } from '../../webhooks/event-feed.js';
 import { ApiError, notFound, validationFailed } from '../errors.js';
+import { refuseEmptyWindow } from '../windows.js';
 import {
   EventIdParams,
   EventList,
@@ -68,6 +69,7 @@ function registerListEvents(app: TypedApp, services: AppServices): void {
           : [],
       );
       if (unknown.length) throw validationFailed({ types: `names no event kind: ${unknown.join(', ')}` });
+      refuseEmptyWindow(q, 'created[gte]', 'created[lt]');
       const after = await startOf(services, where, q.cursor, q.starting_after);
       const page = await readEventFeed(services.pool, services.personalData, {
         ...where,

@@ -17,3 +17,36 @@ const ADMIN_ERRORS: Record<number, string> = {
 };
 
 export const adminErrorResponses = (...statuses: number[]) => describedErrors(ADMIN_ERRORS, statuses);
+
+/** POST /admin/v1/workspaces: the operator's answer, the workspace and how its first owner was invited. */
+export const OperatorWorkspaceCreated = Type.Object(
+  {
+    workspace: Type.Object(
+      { id: Type.String({ format: 'uuid' }), slug: Type.String(), name: Type.String() },
+      { additionalProperties: false },
+    ),
+    owner: Type.Object(
+      {
+        email: Type.String(),
+        invitation_url: Type.Union([Type.String(), Type.Null()], {
+          description: 'the invitation link, only when no mail carries it and it can only set up a new account',
+        }),
+        mailed: Type.Boolean(),
+        existing_account: Type.Boolean(),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** What the operator's route may refuse, as its OpenAPI response descriptions. */
+export const operatorErrorResponses = () =>
+  describedErrors(
+    {
+      400: "`validation_failed` with `fields`: the definition's shape or its cross-references",
+      401: '`invalid_admin_token`: the operator token (ADMIN_TOKEN) is missing or wrong',
+      409: '`workspace_exists`: a workspace has this slug',
+    },
+    [400, 401, 409],
+  );

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { DOCUMENT_CONTENT_TYPES, DOCUMENT_STATUSES, FILENAME_MAX, REASON_MAX } from '../../domain/documents/index.js';
 import { StringEnum } from '../../shared/enums.js';
 import { WorkspaceRef } from '../../schemas/workspace-ref.js';
+import { EXACTLY_ONE_SUBJECT } from './subject.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Uuid = Type.String({ format: 'uuid' });
@@ -57,7 +58,11 @@ export const UploadDocumentBody = Type.Object(
       description: "the file (PDF, JPEG or PNG, as its type allows); its part's filename is kept",
     }),
   },
-  { additionalProperties: false, description: 'Exactly one of lead_id and application_id; the file part last or not' },
+  {
+    additionalProperties: false,
+    ...EXACTLY_ONE_SUBJECT,
+    description: 'Exactly one of lead_id and application_id; the file part last or not',
+  },
 );
 export type UploadDocumentBody = Static<typeof UploadDocumentBody>;
 

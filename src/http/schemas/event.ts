@@ -29,7 +29,12 @@ export const EventListQuery = Type.Object(
     'created[gte]': Type.Optional(
       Type.String({ format: 'date-time', description: 'created at or after this instant' }),
     ),
-    'created[lt]': Type.Optional(Type.String({ format: 'date-time', description: 'created before this instant' })),
+    'created[lt]': Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'created before this instant; after `created[gte]` when both are given (an empty window is a 400)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -49,7 +54,12 @@ export const EventIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) }
 export const SequencedDeliveryQuery = Type.Object(
   {
     sequence_gte: Type.Optional(
-      Type.Integer({ minimum: 1, default: 1, description: 'the first sequence number to list' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+        default: 1,
+        description: 'the first sequence number to list',
+      }),
     ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
   },

@@ -9,6 +9,7 @@ import {
 } from '../../domain/invoices/index.js';
 import { StringEnum } from '../../shared/enums.js';
 import { WorkspaceRef } from '../../schemas/workspace-ref.js';
+import { EXACTLY_ONE_SUBJECT } from './subject.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Uuid = Type.String({ format: 'uuid' });
@@ -108,7 +109,7 @@ export const IssueInvoiceBody = Type.Object(
     tax_rate_basis_points: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, default: 0 })),
     due_date: Type.String({ format: 'date' }),
   },
-  { additionalProperties: false, description: 'Exactly one of lead_id and application_id' },
+  { additionalProperties: false, ...EXACTLY_ONE_SUBJECT },
 );
 
 export const PaymentBody = Type.Object(

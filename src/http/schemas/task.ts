@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { TASK_STATUSES, TITLE_MAX } from '../../domain/tasks/index.js';
 import { StringEnum } from '../../shared/enums.js';
 import { WorkspaceRef } from '../../schemas/workspace-ref.js';
+import { EXACTLY_ONE_SUBJECT } from './subject.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Uuid = Type.String({ format: 'uuid' });
@@ -45,7 +46,7 @@ export const CreateTaskBody = Type.Object(
     assignee: Type.Optional(Nullable(StaffEmail)),
     due_at: DateTime,
   },
-  { additionalProperties: false, description: 'Exactly one of lead_id and application_id' },
+  { additionalProperties: false, ...EXACTLY_ONE_SUBJECT },
 );
 export type CreateTaskBody = Static<typeof CreateTaskBody>;
 
