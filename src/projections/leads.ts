@@ -1,6 +1,6 @@
 import { idOfStream } from '../domain/streams.js';
 import { toLeadEvent } from '../domain/leads/events.js';
-import { evolve } from '../domain/leads/evolve.js';
+import { evolve, leadFromPayload } from '../domain/leads/evolve.js';
 import { LeadEventType, type Lead } from '../domain/leads/lead.js';
 import type { RecordedEvent } from '../events/types.js';
 import { leadJson } from '../schemas/lead-json.js';
@@ -44,7 +44,8 @@ async function loadLeads(sql: Queryable, rows: readonly StoredRow[]): Promise<Ma
        JOIN leads l ON l.id = k.id AND l.tenant_id = k.tenant_id`,
     [rows.map((r) => r.id), rows.map((r) => r.tenantId)],
   );
-  return new Map(result.rows.map((r) => [r.id, r.body]));
+  // Read as a payload: a row written before one of the Lead's fields gets its default (LEAD_FIELD_DEFAULTS).
+  return new Map(result.rows.map((r) => [r.id, leadFromPayload(r.body)]));
 }
 
 const LEAD_COLUMNS =

@@ -49,6 +49,7 @@ import * as memberNotifications from './0185-member-notifications.js';
 import * as leadBoardColumns from './0174-lead-board-columns.js';
 import * as consoleFormKeys from './0180-console-form-keys.js';
 import * as consoleSearch from './0181-console-search.js';
+import * as leadBodiesReserialised from './0240-lead-bodies-reserialised.js';
 
 export interface Migration {
   version: number;
@@ -56,6 +57,8 @@ export interface Migration {
   sql: string;
   /** Work SQL alone cannot do (a backfill computed in code), run after `sql` in the same transaction. */
   run?: (client: pg.ClientBase) => Promise<void>;
+  /** The Lead's fields the stored lead bodies have after it: a migration whose `run` re-serialises them (lead-rows.ts). */
+  leadFields?: readonly string[];
 }
 
 /** Every schema change, in order. Append only: a released migration is never edited. */
@@ -110,4 +113,5 @@ export const migrations: Migration[] = [
   { version: 174, ...leadBoardColumns },
   { version: 180, ...consoleFormKeys },
   { version: 181, ...consoleSearch },
+  { version: 240, ...leadBodiesReserialised },
 ];
