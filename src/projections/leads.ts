@@ -1,5 +1,5 @@
 import { idOfStream } from '../domain/streams.js';
-import { toLeadEvent } from '../domain/leads/events.js';
+import { toLeadEvent, type LeadEvent } from '../domain/leads/events.js';
 import { evolve, leadFromPayload } from '../domain/leads/evolve.js';
 import { LeadEventType, type Lead } from '../domain/leads/lead.js';
 import type { RecordedEvent } from '../events/types.js';
@@ -7,14 +7,19 @@ import { leadJson } from '../schemas/lead-json.js';
 import type { Queryable } from '../storage/postgres.js';
 import { newAndStored, type FoldedRow, type FoldProjection, type FoldWriter, type StoredRow } from './fold.js';
 
-/** Events that carry the whole Lead: the row as stored is not read before them. */
-const WHOLE_LEAD: ReadonlySet<string> = new Set([
-  LeadEventType.created,
-  LeadEventType.updated,
-  LeadEventType.assigned,
-  LeadEventType.lost,
-  LeadEventType.converted,
-]);
+/**
+ * Per lead event type, whether it carries the whole Lead (the row as stored is then not read before it). Keyed by
+ * every type of the union, so a new lead event does not compile until it says which it is.
+ */
+const WHOLE_LEAD: { readonly [K in LeadEvent['type']]: boolean } = {
+  [LeadEventType.created]: true,
+  [LeadEventType.updated]: true,
+  [LeadEventType.assigned]: true,
+  [LeadEventType.lost]: true,
+  [LeadEventType.converted]: true,
+  [LeadEventType.enquiryReceived]: false,
+  [LeadEventType.noteAdded]: false,
+};
 
 /**
  * The `leads` table: one row per lead, the public shape in `body` (its JSON text from leadJson, the API's serialiser),
@@ -28,7 +33,7 @@ export const leadsProjection: FoldProjection<Lead> = {
   eventTypes: Object.values(LeadEventType),
   rowOf: (event) => idOfStream('lead', event.streamId),
   creates: (event) => event.type === LeadEventType.created,
-  replaces: (event) => WHOLE_LEAD.has(event.type),
+  replaces: (event) => WHOLE_LEAD[toLeadEvent(event).type],
   load: loadLeads,
   evolve: (state: Lead | undefined, event: RecordedEvent) => evolve(state, toLeadEvent(event)),
   write(sql: FoldWriter, rows: readonly FoldedRow<Lead>[]): void {
