@@ -74,7 +74,11 @@ export function commandHandler<State, Event extends { type: string; data: Record
    * runs once the state is loaded and may end the step without deciding (false: undefined is answered), as a bulk
    * item another worker already did.
    */
-  async function handleIn(tx: StoreTransaction, id: string, command: CommandAt<Command>): Promise<Handled<State, Event>>;
+  async function handleIn(
+    tx: StoreTransaction,
+    id: string,
+    command: CommandAt<Command>,
+  ): Promise<Handled<State, Event>>;
   async function handleIn(
     tx: StoreTransaction,
     id: string,

@@ -284,10 +284,7 @@ t.test('note: a staff note on the timeline, converted or not; blank or unknown l
     .given(converted)
     .when(note('After conversion'))
     .thenMatches([{ type: 'lead.note_added' }], 'a converted lead takes a note on its own');
-  spec(t)
-    .given(created)
-    .when(note('   '))
-    .thenThrows({ kind: 'invalid', code: 'validation_failed' });
+  spec(t).given(created).when(note('   ')).thenThrows({ kind: 'invalid', code: 'validation_failed' });
   spec(t).given([]).when(note('hello')).thenThrows({ kind: 'not_found', code: 'not_found' });
 });
 

@@ -15,7 +15,10 @@ import { leadBody, leadsFixture } from '../leads/helpers.js';
 // serialiser (reserialiseLeadRows). Acted out here with a second version of the Lead: the spec's with `tags` added.
 
 type LeadV2 = Lead & { tags: string[] };
-const schemaV2 = Type.Object({ ...LeadSchema.properties, tags: Type.Array(Type.String()) }, { additionalProperties: false });
+const schemaV2 = Type.Object(
+  { ...LeadSchema.properties, tags: Type.Array(Type.String()) },
+  { additionalProperties: false },
+);
 const defaultsV2 = { ...LEAD_FIELD_DEFAULTS, tags: [] as string[] };
 const readV2 = recordReader<LeadV2>(defaultsV2);
 const v2: LeadCodec = { read: readV2, json: leadSerialiser(schemaV2) as LeadCodec['json'] };
