@@ -16,6 +16,18 @@ export interface Aggregate<State, Event, Command> {
   read(event: RecordedEvent): Event;
   evolve(state: State | undefined, event: Event): State;
   decide(state: State, command: Command): Event[];
+  /**
+   * Where the state is read when not from the stream, with the person's lock taken first (the lead's read-model row:
+   * one indexed row, at the stream's last revision, instead of the stream's events opened one by one). Absent: the
+   * stream is read and folded, after the lock of the person its data key row names.
+   */
+  load?(tx: StoreTransaction, id: string): Promise<Loaded<State>>;
+}
+
+/** A record's state and the revision of its stream's last event, which the next append expects. */
+export interface Loaded<State> {
+  state: State;
+  revision: number;
 }
 
 /** The state after a command and the events it appended, in order (none when it changed nothing). */
@@ -32,7 +44,8 @@ export function commandHandler<State, Event extends { type: string; data: Record
   aggregate: Aggregate<State, Event, Command>,
 ) {
   /** Reads and folds a stream; not found when unknown, another tenant's or the other mode's. */
-  async function load(tx: StoreTransaction, id: string): Promise<{ state: State; revision: number }> {
+  async function load(tx: StoreTransaction, id: string): Promise<Loaded<State>> {
+    if (aggregate.load) return aggregate.load(tx, id);
     const events = await tx.readStream(aggregate.stream(id));
     const first = events[0];
     const last = events[events.length - 1];
@@ -56,15 +69,32 @@ export function commandHandler<State, Event extends { type: string; data: Record
     return runCommand(store, context, [aggregate.stream(id)], (tx) => handleIn(tx, id, command));
   }
 
-  /** `handle`'s step inside a transaction that named the stream (a bulk action's item runs it so). */
+  /**
+   * `handle`'s step inside a transaction that named the stream (a bulk action's item runs it so). `before`, when given,
+   * runs once the state is loaded and may end the step without deciding (false: undefined is answered), as a bulk
+   * item another worker already did.
+   */
   async function handleIn(
     tx: StoreTransaction,
     id: string,
     command: CommandAt<Command>,
-  ): Promise<Handled<State, Event>> {
+  ): Promise<Handled<State, Event>>;
+  async function handleIn(
+    tx: StoreTransaction,
+    id: string,
+    command: CommandAt<Command>,
+    before: (state: State) => Promise<boolean>,
+  ): Promise<Handled<State, Event> | undefined>;
+  async function handleIn(
+    tx: StoreTransaction,
+    id: string,
+    command: CommandAt<Command>,
+    before?: (state: State) => Promise<boolean>,
+  ): Promise<Handled<State, Event> | undefined> {
     const stream = aggregate.stream(id);
-    await lockPersonOfStream(tx, stream);
+    if (!aggregate.load) await lockPersonOfStream(tx, stream);
     const { state, revision } = await load(tx, id);
+    if (before && !(await before(state))) return undefined;
     const events = aggregate.decide(state, command(tx.context.now));
     await tx.append(stream, revision, events);
     return { state: events.reduce<State>((s, e) => aggregate.evolve(s, e), state), events };

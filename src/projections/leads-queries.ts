@@ -1,5 +1,6 @@
 import { idOfStream } from '../domain/streams.js';
 import type { Lead } from '../domain/leads/lead.js';
+import { leadFromPayload } from '../domain/leads/evolve.js';
 import type { Queryable } from '../storage/postgres.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../events/event-rows.js';
 import type { PersonalDataKeys } from '../events/personal-data.js';
@@ -42,7 +43,8 @@ export async function findLeadRow(
     [leadId, tenantId, sandbox],
   );
   const row = result.rows[0];
-  return row ? { lead: row.body, revision: row.revision } : undefined;
+  // Read as a payload: a row written before one of the Lead's fields (until lead-rows.ts rewrote it) gets its default.
+  return row ? { lead: leadFromPayload(row.body), revision: row.revision } : undefined;
 }
 
 export interface CaptureLookup {
@@ -71,7 +73,7 @@ export async function captureLookup(
   const matchedOn: ('phone' | 'email')[] = [];
   if (phone && row.phone === phone) matchedOn.push('phone');
   if (email && row.email === email) matchedOn.push('email');
-  return { duplicate: { lead: row.body, matchedOn } };
+  return { duplicate: { lead: leadFromPayload(row.body), matchedOn } };
 }
 
 export interface ListOptions {

@@ -1,20 +1,25 @@
 import { idOfStream } from '../domain/streams.js';
-import { toLeadEvent } from '../domain/leads/events.js';
-import { evolve } from '../domain/leads/evolve.js';
+import { toLeadEvent, type LeadEvent } from '../domain/leads/events.js';
+import { evolve, leadFromPayload } from '../domain/leads/evolve.js';
 import { LeadEventType, type Lead } from '../domain/leads/lead.js';
 import type { RecordedEvent } from '../events/types.js';
 import { leadJson } from '../schemas/lead-json.js';
 import type { Queryable } from '../storage/postgres.js';
 import { newAndStored, type FoldedRow, type FoldProjection, type FoldWriter, type StoredRow } from './fold.js';
 
-/** Events that carry the whole Lead: the row as stored is not read before them. */
-const WHOLE_LEAD: ReadonlySet<string> = new Set([
-  LeadEventType.created,
-  LeadEventType.updated,
-  LeadEventType.assigned,
-  LeadEventType.lost,
-  LeadEventType.converted,
-]);
+/**
+ * Per lead event type, whether it carries the whole Lead (the row as stored is then not read before it). Keyed by
+ * every type of the union, so a new lead event does not compile until it says which it is.
+ */
+const WHOLE_LEAD: { readonly [K in LeadEvent['type']]: boolean } = {
+  [LeadEventType.created]: true,
+  [LeadEventType.updated]: true,
+  [LeadEventType.assigned]: true,
+  [LeadEventType.lost]: true,
+  [LeadEventType.converted]: true,
+  [LeadEventType.enquiryReceived]: false,
+  [LeadEventType.noteAdded]: false,
+};
 
 /**
  * The `leads` table: one row per lead, the public shape in `body` (its JSON text from leadJson, the API's serialiser),
@@ -29,7 +34,7 @@ export const leadsProjection: FoldProjection<Lead> = {
   eventTypes: Object.values(LeadEventType),
   rowOf: (event) => idOfStream('lead', event.streamId),
   creates: (event) => event.type === LeadEventType.created,
-  replaces: (event) => WHOLE_LEAD.has(event.type),
+  replaces: (event) => WHOLE_LEAD[toLeadEvent(event).type],
   load: loadLeads,
   evolve: (state: Lead | undefined, event: RecordedEvent) => evolve(state, toLeadEvent(event)),
   write(sql: FoldWriter, rows: readonly FoldedRow<Lead>[]): void {
@@ -45,7 +50,8 @@ async function loadLeads(sql: Queryable, rows: readonly StoredRow[]): Promise<Ma
        JOIN leads l ON l.id = k.id AND l.tenant_id = k.tenant_id`,
     [rows.map((r) => r.id), rows.map((r) => r.tenantId)],
   );
-  return new Map(result.rows.map((r) => [r.id, r.body]));
+  // Read as a payload: a row written before one of the Lead's fields gets its default (LEAD_FIELD_DEFAULTS).
+  return new Map(result.rows.map((r) => [r.id, leadFromPayload(r.body)]));
 }
 
 const LEAD_COLUMNS =

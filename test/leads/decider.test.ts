@@ -269,6 +269,25 @@ t.test('lock: a converted lead refuses every change and a second conversion', as
     .thenMatches([{ type: 'lead.enquiry_received' }], 'a converted lead still collects enquiries');
 });
 
+t.test('note: a staff note on the timeline, converted or not; blank or unknown lead refused', async (t) => {
+  const note = (text: string, now = T1): LeadCommand => ({ type: 'note', note: text, author: STAFF, now });
+  spec(t)
+    .given(created)
+    .when(note('  Called back, asked for the fee list  '))
+    .then([
+      {
+        type: 'lead.note_added',
+        data: { at: T1.toISOString(), note: 'Called back, asked for the fee list', author: STAFF },
+      },
+    ]);
+  spec(t)
+    .given(converted)
+    .when(note('After conversion'))
+    .thenMatches([{ type: 'lead.note_added' }], 'a converted lead takes a note on its own');
+  spec(t).given(created).when(note('   ')).thenThrows({ kind: 'invalid', code: 'validation_failed' });
+  spec(t).given([]).when(note('hello')).thenThrows({ kind: 'not_found', code: 'not_found' });
+});
+
 t.test('evolve: timeline events move the activity time forward only', async (t) => {
   const later: LeadEvent = {
     type: 'lead.note_added',

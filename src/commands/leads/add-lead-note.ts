@@ -1,11 +1,9 @@
-import { decideNote } from '../../domain/leads/decide.js';
 import { leadStream } from '../../domain/leads/lead.js';
 import type { CommandContext } from '../../events/types.js';
 import type { AppServices } from '../../bootstrap.js';
-import { findLeadRow } from '../../projections/leads-queries.js';
 import { runLeadWrite } from './lead-write.js';
 import { NotFoundError } from '../errors.js';
-import { lockPerson } from '../person-locks.js';
+import { handleLeadCommandIn } from './lead-commands.js';
 
 export interface LeadNoteRequest {
   tenantId: string;
@@ -21,10 +19,13 @@ export async function addLeadNote(
 ): Promise<void> {
   const stream = leadStream(request.leadId);
   const ctx = request.context(services.now());
-  await runLeadWrite(services, ctx, [stream], async (tx) => {
-    await lockPerson(tx, request.leadId);
-    const row = await findLeadRow(tx.sql, request.tenantId, false, request.leadId);
-    if (!row) throw new NotFoundError('lead');
-    await tx.append(stream, row.revision, decideNote(request.note, ctx.metadata.actor, tx.context.now));
-  });
+  if (ctx.tenantId !== request.tenantId || ctx.sandbox) throw new NotFoundError('lead');
+  await runLeadWrite(services, ctx, [stream], (tx) =>
+    handleLeadCommandIn(tx, request.leadId, (now) => ({
+      type: 'note',
+      note: request.note,
+      author: ctx.metadata.actor,
+      now,
+    })),
+  );
 }

@@ -1,14 +1,13 @@
-import { decideConversion } from '../../domain/leads/decide.js';
-import { leadStream } from '../../domain/leads/lead.js';
 import type { StoreTransaction } from '../../events/event-store.js';
-import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { NotFoundError } from '../errors.js';
+import { handleLeadCommandIn } from './lead-commands.js';
 
 /**
  * Marks a lead converted inside the caller's conversion command: appends lead.converted (the Lead in its converted,
- * locked state, plus the application) to `lead-<leadId>`, which the caller names in runCommand. 404 not_found when
- * the lead is not in the transaction's workspace and mode; 409 lead_locked when it was already converted.
+ * locked state, plus the application) to `lead-<leadId>`, which the caller names in runCommand, through the lead's
+ * command handler. 404 not_found when the lead is not in the transaction's workspace and mode; 409 lead_locked when
+ * it was already converted.
  */
 export async function markLeadConverted(
   tx: StoreTransaction,
@@ -17,7 +16,5 @@ export async function markLeadConverted(
   application: { id: string; case_ref: string },
 ): Promise<void> {
   if (workspace.id !== tx.context.tenantId) throw new NotFoundError('lead');
-  const row = await findLeadRow(tx.sql, tx.context.tenantId, tx.context.sandbox, leadId);
-  if (!row) throw new NotFoundError('lead');
-  await tx.append(leadStream(leadId), row.revision, decideConversion(row.lead, application, tx.context.now));
+  await handleLeadCommandIn(tx, leadId, (now) => ({ type: 'convert', application, now }));
 }

@@ -1,14 +1,12 @@
-import { decideUpdate, type LeadPatch } from '../../domain/leads/decide.js';
-import { evolve } from '../../domain/leads/evolve.js';
+import type { LeadCommand, LeadPatch } from '../../domain/leads/decide.js';
 import { leadStream, type Lead } from '../../domain/leads/lead.js';
 import type { CommandContext } from '../../events/types.js';
 import type { StoreTransaction } from '../../events/event-store.js';
 import type { AppServices } from '../../bootstrap.js';
-import { findLeadRow } from '../../projections/leads-queries.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { runLeadWrite } from './lead-write.js';
 import { NotFoundError } from '../errors.js';
-import { lockPerson } from '../person-locks.js';
+import { handleLeadCommandIf, handleLeadCommandIn } from './lead-commands.js';
 
 /** A PATCH /v1/leads/{id} as the route parsed it: the workspace and mode, the lead's id and the validated body. */
 export interface LeadUpdateRequest {
@@ -35,27 +33,27 @@ export async function updateLead(
 }
 
 /**
- * The update inside a lead write's transaction (the gate and the stream's lock held): the single edit above and each
- * item of a bulk action (src/commands/bulk) run this same step. `before` runs once the lead is read and locked and
- * may end the step without a change (returns false), as a bulk item another worker already did.
+ * The update inside a lead write's transaction (the gate and the stream's lock held), through the lead's command
+ * handler: the single edit above and each item of a bulk action (src/commands/bulk) run this same step. `before` runs
+ * once the lead is read and locked and may end the step without a change (returns false), as a bulk item another
+ * worker already did.
  */
 export async function updateLeadIn(
   tx: StoreTransaction,
   request: Omit<LeadUpdateRequest, 'context'>,
   before?: (lead: Lead) => Promise<boolean>,
 ): Promise<{ lead: Lead; events: number } | undefined> {
-  const { workspace, sandbox, leadId, patch } = request;
-  await lockPerson(tx, leadId);
-  const row = await findLeadRow(tx.sql, workspace.id, sandbox, leadId);
-  if (!row) throw new NotFoundError('lead');
-  if (before && !(await before(row.lead))) return undefined;
-  const events = decideUpdate({
-    lead: row.lead,
+  const { workspace, leadId, patch } = request;
+  if (workspace.id !== tx.context.tenantId || request.sandbox !== tx.context.sandbox) throw new NotFoundError('lead');
+  const command = (now: Date): LeadCommand => ({
+    type: 'update',
     patch,
     settings: workspace.settings,
     author: tx.context.metadata.actor,
-    now: tx.context.now,
+    now,
   });
-  await tx.append(leadStream(leadId), row.revision, events);
-  return { lead: events.reduce<Lead>((lead, event) => evolve(lead, event) ?? lead, row.lead), events: events.length };
+  const handled = before
+    ? await handleLeadCommandIf(tx, leadId, command, before)
+    : await handleLeadCommandIn(tx, leadId, command);
+  return handled && { lead: handled.state, events: handled.events.length };
 }

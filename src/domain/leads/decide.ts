@@ -320,15 +320,16 @@ export function decideConversion(
 
 /**
  * The lead's commands as one decider input. `capture` on no lead creates one; on an existing lead (the one its phone
- * or email matched, `matchedOn`) it records an enquiry. Update and convert need the lead.
+ * or email matched, `matchedOn`) it records an enquiry. Update, note, convert and erase need the lead.
  */
 export type LeadCommand =
   | ({ type: 'capture'; matchedOn: ('phone' | 'email')[] } & Omit<CaptureCommand, 'existing'>)
   | ({ type: 'update' } & Omit<UpdateCommand, 'lead'>)
+  | { type: 'note'; note: string; author: Actor; now: Date }
   | { type: 'convert'; application: { id: string; case_ref: string }; now: Date }
   | { type: 'erase'; now: Date };
 
-/** decide(state, command) → events: the lead's decider, over the three decisions above. */
+/** decide(state, command) → events: the lead's decider, over the decisions above. */
 export function decide(state: Lead | undefined, command: LeadCommand): LeadEvent[] {
   switch (command.type) {
     case 'capture':
@@ -336,6 +337,9 @@ export function decide(state: Lead | undefined, command: LeadCommand): LeadEvent
         .events;
     case 'update':
       return decideUpdate({ ...command, lead: existingLead(state) });
+    case 'note':
+      existingLead(state);
+      return decideNote(command.note, command.author, command.now);
     case 'convert':
       return decideConversion(existingLead(state), command.application, command.now);
     case 'erase':

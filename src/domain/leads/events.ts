@@ -48,5 +48,10 @@ export type LeadNoteAdded = {
 export type LeadEvent =
   LeadCreated | LeadUpdated | LeadAssigned | LeadLost | LeadConverted | LeadEnquiryReceived | LeadNoteAdded;
 
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** LeadEventType names exactly the union's types: a type in one and not the other does not compile. */
+const typesNamed: Same<(typeof LeadEventType)[keyof typeof LeadEventType], LeadEvent['type']> = true;
+void typesNamed;
+
 /** A lead event read from the log: its type checked against the lead stream's, its data as that event wrote it. */
 export const toLeadEvent = eventReader<LeadEvent>(Object.values(LeadEventType), 'a lead');

@@ -1,12 +1,28 @@
 import type { LeadEvent } from './events.js';
-import { LEAD_FIELDS, LeadEventType, type Lead } from './lead.js';
+import { LEAD_FIELD_DEFAULTS, LeadEventType, SINCE_FIRST, type Lead } from './lead.js';
 
-/** Exactly the Lead fields of a payload (dropping changed_fields and anything else a webhook carries beside them). */
-export function leadFromPayload(payload: Lead | Record<string, unknown>): Lead {
-  const lead: Record<string, unknown> = {};
-  for (const field of LEAD_FIELDS) lead[field] = (payload as Record<string, unknown>)[field];
-  return lead as unknown as Lead;
+/** Each field of a record and what a payload written before the field existed reads as (SINCE_FIRST: no default). */
+export type FieldDefaults = Readonly<Record<string, unknown>>;
+
+/**
+ * Exactly the fields of `defaults` from a payload (dropping changed_fields and anything else a webhook carries beside
+ * them), each missing one given its default: how a payload older than a field is read. Tests pass a second version of
+ * the defaults to act out a field being added.
+ */
+export function recordReader<T>(defaults: FieldDefaults): (payload: T | Record<string, unknown>) => T {
+  const fields = Object.entries(defaults);
+  return (payload) => {
+    const record: Record<string, unknown> = {};
+    for (const [field, fallback] of fields) {
+      const value = (payload as Record<string, unknown>)[field];
+      record[field] = value === undefined && fallback !== SINCE_FIRST ? structuredClone(fallback) : value;
+    }
+    return record as T;
+  };
 }
+
+/** The Lead of a payload or a stored row: its fields in the spec's order, a field it predates given its default. */
+export const leadFromPayload = recordReader<Lead>(LEAD_FIELD_DEFAULTS);
 
 /** The later of two instants in the Lead's ISO form (null counts as the earliest). */
 function later(current: string | null, at: string): string {

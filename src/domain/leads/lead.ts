@@ -66,45 +66,55 @@ export interface Lead {
   stage_changed_at: string | null;
 }
 
+/** Marks a Lead field every lead payload has carried since the first lead event (it has no default). */
+export const SINCE_FIRST: unique symbol = Symbol('since the first lead event');
+
+/**
+ * Every Lead field, in the spec's order, with the value a payload written before the field existed reads as
+ * (`leadFromPayload` fills it in when evolving such an event, and the stored rows get it the same way:
+ * src/projections/lead-rows.ts). A field added to Lead does not compile until it is listed here with that default.
+ */
+export const LEAD_FIELD_DEFAULTS: { readonly [F in keyof Lead]-?: Lead[F] | typeof SINCE_FIRST } = {
+  id: SINCE_FIRST,
+  full_name: SINCE_FIRST,
+  phone: SINCE_FIRST,
+  alt_phone: SINCE_FIRST,
+  email: SINCE_FIRST,
+  city: SINCE_FIRST,
+  state: SINCE_FIRST,
+  country_interest: SINCE_FIRST,
+  visa_type: SINCE_FIRST,
+  intake: SINCE_FIRST,
+  course: SINCE_FIRST,
+  date_of_birth: SINCE_FIRST,
+  highest_qualification: SINCE_FIRST,
+  score_percent: SINCE_FIRST,
+  english_test: SINCE_FIRST,
+  work_experience_years: SINCE_FIRST,
+  passport_available: SINCE_FIRST,
+  previous_refusals: SINCE_FIRST,
+  source: SINCE_FIRST,
+  campaign: SINCE_FIRST,
+  utm: SINCE_FIRST,
+  landing_page_url: SINCE_FIRST,
+  branch: SINCE_FIRST,
+  owner: SINCE_FIRST,
+  stage: SINCE_FIRST,
+  temperature: SINCE_FIRST,
+  score: SINCE_FIRST,
+  next_follow_up_at: SINCE_FIRST,
+  lost_reason: SINCE_FIRST,
+  converted: SINCE_FIRST,
+  custom_fields: SINCE_FIRST,
+  consent: SINCE_FIRST,
+  created_at: SINCE_FIRST,
+  updated_at: SINCE_FIRST,
+  last_activity_at: SINCE_FIRST,
+  stage_changed_at: SINCE_FIRST,
+};
+
 /** The Lead fields in the spec's order; lists and tests use it to check "every field, no others". */
-export const LEAD_FIELDS = [
-  'id',
-  'full_name',
-  'phone',
-  'alt_phone',
-  'email',
-  'city',
-  'state',
-  'country_interest',
-  'visa_type',
-  'intake',
-  'course',
-  'date_of_birth',
-  'highest_qualification',
-  'score_percent',
-  'english_test',
-  'work_experience_years',
-  'passport_available',
-  'previous_refusals',
-  'source',
-  'campaign',
-  'utm',
-  'landing_page_url',
-  'branch',
-  'owner',
-  'stage',
-  'temperature',
-  'score',
-  'next_follow_up_at',
-  'lost_reason',
-  'converted',
-  'custom_fields',
-  'consent',
-  'created_at',
-  'updated_at',
-  'last_activity_at',
-  'stage_changed_at',
-] as const satisfies readonly (keyof Lead)[];
+export const LEAD_FIELDS = Object.keys(LEAD_FIELD_DEFAULTS) as readonly (keyof Lead)[];
 
 /** The reserved stage a converted lead shows. */
 export const CONVERTED_STAGE: Named = { key: 'converted', name: 'Converted' };

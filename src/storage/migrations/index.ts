@@ -51,6 +51,7 @@ import * as consoleFormKeys from './0180-console-form-keys.js';
 import * as consoleSearch from './0181-console-search.js';
 import * as apiIdempotency from './0270-api-idempotency.js';
 import * as leadOrderForHotUpdates from './0220-lead-order-for-hot-updates.js';
+import * as leadBodiesReserialised from './0240-lead-bodies-reserialised.js';
 
 export interface Migration {
   version: number;
@@ -58,6 +59,8 @@ export interface Migration {
   sql: string;
   /** Work SQL alone cannot do (a backfill computed in code), run after `sql` in the same transaction. */
   run?: (client: pg.ClientBase) => Promise<void>;
+  /** The Lead's fields the stored lead bodies have after it: a migration whose `run` re-serialises them (lead-rows.ts). */
+  leadFields?: readonly string[];
 }
 
 /** Every schema change, in order. Append only: a released migration is never edited. */
@@ -114,4 +117,5 @@ export const migrations: Migration[] = [
   { version: 181, ...consoleSearch },
   { version: 270, ...apiIdempotency },
   { version: 220, ...leadOrderForHotUpdates },
+  { version: 240, ...leadBodiesReserialised },
 ];
