@@ -459,7 +459,9 @@ interface Throughput {
  * otherwise nothing is printed): the execution time per delivery, calls per delivery and rows per call of the
  * statements that took most, the bench's own and the appends' left out.
  */
-async function statementProfile(pool: pg.Pool): Promise<{ reset(): Promise<void>; read(n: number): Promise<string[]> }> {
+async function statementProfile(
+  pool: pg.Pool,
+): Promise<{ reset(): Promise<void>; read(n: number): Promise<string[]> }> {
   const loaded = await pool
     .query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
     .then(() => pool.query('SELECT 1 FROM pg_stat_statements LIMIT 1'))

@@ -178,12 +178,19 @@ export class DeliveryWorker {
 
   private claim(free: number): Promise<ClaimedDelivery[]> {
     const now = this.services.now();
-    return claimDueDeliveries(this.services.pool, this.id, now, new Date(now.getTime() + this.leaseMs), {
-      limit: free,
-      perEndpoint: this.perEndpoint,
-      perFastEndpoint: this.perFastEndpoint,
-      perTenant: this.perTenant,
-    });
+    return claimDueDeliveries(
+      this.services.pool,
+      this.id,
+      now,
+      new Date(now.getTime() + this.leaseMs),
+      {
+        limit: free,
+        perEndpoint: this.perEndpoint,
+        perFastEndpoint: this.perFastEndpoint,
+        perTenant: this.perTenant,
+      },
+      { named: this.direct },
+    );
   }
 
   private send(delivery: ClaimedDelivery): void {
