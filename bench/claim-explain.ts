@@ -141,6 +141,8 @@ function record(pool: pg.Pool, deliveries: ClaimedDelivery[], at: Date) {
       durationMs: 5,
       error: null,
     })),
+    // Prepared by name, as the worker does on a connection straight to PostgreSQL (BENCH_RECORD_UNNAMED=1: as behind a pooler).
+    { named: !process.env.BENCH_RECORD_UNNAMED },
   );
 }
 

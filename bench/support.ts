@@ -109,10 +109,10 @@ export function row(
 /** Linux reports process CPU times in /proc in USER_HZ ticks, which is 100 per second on every mainstream kernel. */
 const MS_PER_TICK = 10;
 
-/** CPU milliseconds used so far by each PostgreSQL process this machine runs, by process (pid and start time, so a reused pid counts as a new process; null when none is visible, e.g. a remote server). */
-export function postgresCpuMs(): Map<string, number> | null {
+/** CPU milliseconds used so far by each PostgreSQL process this machine runs (or of those of `pids`), by process (pid and start time, so a reused pid counts as a new process; null when none is visible, e.g. a remote server). */
+export function postgresCpuMs(pids?: readonly number[]): Map<string, number> | null {
   const byProcess = new Map<string, number>();
-  for (const entry of fs.readdirSync('/proc')) {
+  for (const entry of pids?.map(String) ?? fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
     try {

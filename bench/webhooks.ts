@@ -201,6 +201,8 @@ async function main(): Promise<void> {
     );
   };
 
+  const statements = await statementProfile(db.pool);
+
   // 3. Throughput at each backlog: events appended while no worker runs, then the workers fan out and deliver them
   // all. The claim reads the due endpoints' queue rows, then each endpoint's next deliveries, so its cost should not
   // depend on how many wait; PostgreSQL's CPU per delivery at each backlog shows whether it does.
@@ -221,6 +223,7 @@ async function main(): Promise<void> {
     const throughputStart = now();
     // The CPU the service's process and the PostgreSQL server spent per delivery (the receiver, a child process, apart).
     const backends = backendCpu(db.pool);
+    await statements.reset();
     const { workers: throughputWorkers, cpu } = await withCpuCost(
       async () => {
         const started = await startWorkers(services, log, { concurrency: CONCURRENCY, ...perEndpoint });
@@ -253,6 +256,7 @@ async function main(): Promise<void> {
       phases,
       claims: { claimed: claimsAfter.claimed - claimsBefore.claimed, empty: claimsAfter.empty - claimsBefore.empty },
       writes: writesSince(writesBefore, await deliveryWrites(db.pool), backlog),
+      statements: await statements.read(backlog),
     });
   }
   await vacuumLikeAutovacuum();
@@ -404,6 +408,7 @@ async function main(): Promise<void> {
         `  per delivery: CPU of this process ${r.cpu.node.toFixed(3)} ms; of PostgreSQL: ${r.ownBackendsMs.toFixed(3)} ms in this database's backends, ${r.cpu.postgres === null ? 'n/a (not local)' : `${r.cpu.postgres.toFixed(3)} ms`} in all the server's processes; WAL ${r.walPerDelivery.toFixed(0)} B (the server's, all databases)\n` +
         `  webhook_deliveries rows written per delivery: ${r.writes.perDelivery.toFixed(2)} (${r.writes.inserted} inserted, ${r.writes.updated} updated, ${r.writes.hotShare} of the updates HOT)`,
     );
+    for (const s of r.statements) console.log(`    ${s}`);
   }
   console.log(
     `commit -> receiver ack at ${achievedRate.toFixed(0)} events/s for ${STEADY_SECONDS} s   p50 ${percentile(endToEnd, 50).toFixed(1)} ms   p99 ${percentile(endToEnd, 99).toFixed(1)} ms   max ${(endToEnd.at(-1) ?? 0).toFixed(1)} ms   acked ${endToEnd.length}/${total}`,
@@ -447,6 +452,46 @@ interface Throughput {
   phases: { fanout: number; claim: number };
   claims: { claimed: number; empty: number };
   writes: ReturnType<typeof writesSince>;
+  statements: string[];
+}
+
+/**
+ * Where PostgreSQL's time per delivery goes, statement by statement (pg_stat_statements, when the server preloads it;
+ * otherwise nothing is printed): the execution time per delivery, calls per delivery and rows per call of the
+ * statements that took most, the bench's own and the appends' left out.
+ */
+async function statementProfile(
+  pool: pg.Pool,
+): Promise<{ reset(): Promise<void>; read(n: number): Promise<string[]> }> {
+  const loaded = await pool
+    .query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+    .then(() => pool.query('SELECT 1 FROM pg_stat_statements LIMIT 1'))
+    .then(
+      () => true,
+      () => false,
+    );
+  if (!loaded) return { reset: async () => undefined, read: async () => [] };
+  return {
+    reset: async () => void (await pool.query('SELECT pg_stat_statements_reset()')),
+    read: async (n) => {
+      const rows = await pool.query<{ ms: number; calls: number; rows: number; query: string }>(
+        `SELECT total_exec_time::float8 AS ms, calls::float8 AS calls, rows::float8 AS rows,
+                regexp_replace(query, '\\s+', ' ', 'g') AS query
+           FROM pg_stat_statements
+          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+            AND query NOT ILIKE '%pg_stat%' AND query NOT ILIKE 'INSERT INTO events%'
+          ORDER BY total_exec_time DESC LIMIT 12`,
+      );
+      const total = rows.rows.reduce((sum, r) => sum + r.ms, 0);
+      return [
+        `statements (pg_stat_statements): ${(total / n).toFixed(3)} ms of execution per delivery in the 12 that took most`,
+        ...rows.rows.map(
+          (r) =>
+            `${(r.ms / n).toFixed(3)} ms/delivery  ${(r.calls / n).toFixed(3)} calls/delivery  ${(r.rows / Math.max(1, r.calls)).toFixed(1)} rows/call  ${r.query.slice(0, 110)}`,
+        ),
+      ];
+    },
+  };
 }
 
 /**
@@ -461,13 +506,13 @@ function backendCpu(pool: pg.Pool): { stop(): Promise<number> } {
     const pids = await pool.query<{ pid: number }>(
       'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
     );
-    const all = postgresCpuMs() ?? new Map<string, number>();
+    // Only these backends' own /proc entries: reading every process's (postgresCpuMs) five times a second cost this
+    // process more CPU per delivery, on a machine running many, than some of the work it measures.
     for (const { pid } of pids.rows)
-      for (const [key, ms] of all)
-        if (key.startsWith(`${pid}:`)) {
-          if (!first.has(key)) first.set(key, ms);
-          latest.set(key, ms);
-        }
+      for (const [key, ms] of postgresCpuMs([pid]) ?? []) {
+        if (!first.has(key)) first.set(key, ms);
+        latest.set(key, ms);
+      }
   };
   let running = true;
   const loop = (async () => {

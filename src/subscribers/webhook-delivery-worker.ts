@@ -24,7 +24,14 @@ interface WrittenAttempt {
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
 const WRITE_BATCH = 200;
-const MAX_CONCURRENT_WRITES = 4;
+/**
+ * One recording statement at a time per worker: the attempts that finish while it runs go together in the next one.
+ * Its cost is mostly fixed per statement, and statements for one endpoint wait for each other on its queue row anyway,
+ * so four at once only made each a quarter as large (docs/benchmarks.md, bench:webhooks).
+ */
+const MAX_CONCURRENT_WRITES = 1;
+/** Endpoint secrets kept opened, by endpoint and sealed value (a rotation seals a new value); cleared when full. */
+const OPENED_SECRETS = 1_024;
 /**
  * A claim's lease: the delivery timeout plus a margin for signing, DNS and recording the attempt. After a crash the
  * deliveries that were in flight are claimed again once it ends (docs/decisions.md).
@@ -99,6 +106,10 @@ export class DeliveryWorker {
   /** Finished attempts waiting to be written; written in batches, a few statements at a time. */
   private readonly finished: WrittenAttempt[] = [];
   private writing = 0;
+  /** Secrets opened for signing, by `endpoint id:sealed value`: opening one is an AES-GCM decryption per attempt. */
+  private readonly opened = new Map<string, string>();
+  /** Whether the pool's connections go straight to PostgreSQL, so the recording statement may be prepared by name. */
+  private readonly direct: boolean;
 
   private readonly services: AppServices;
   private readonly client: DeliveryClient;
@@ -122,6 +133,7 @@ export class DeliveryWorker {
     this.leaseMs = options.leaseMs ?? LEASE_MS;
     this.random = options.random ?? Math.random;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.direct = services.direct.pool === services.pool;
     this.claiming = new CoalescedRun(
       () => this.pump(),
       (error) => log.error({ err: error }, 'webhook delivery worker: claiming failed'),
@@ -166,12 +178,19 @@ export class DeliveryWorker {
 
   private claim(free: number): Promise<ClaimedDelivery[]> {
     const now = this.services.now();
-    return claimDueDeliveries(this.services.pool, this.id, now, new Date(now.getTime() + this.leaseMs), {
-      limit: free,
-      perEndpoint: this.perEndpoint,
-      perFastEndpoint: this.perFastEndpoint,
-      perTenant: this.perTenant,
-    });
+    return claimDueDeliveries(
+      this.services.pool,
+      this.id,
+      now,
+      new Date(now.getTime() + this.leaseMs),
+      {
+        limit: free,
+        perEndpoint: this.perEndpoint,
+        perFastEndpoint: this.perFastEndpoint,
+        perTenant: this.perTenant,
+      },
+      { named: this.direct },
+    );
   }
 
   private send(delivery: ClaimedDelivery): void {
@@ -189,17 +208,26 @@ export class DeliveryWorker {
   }
 
   private secrets(delivery: ClaimedDelivery, now: Date): string[] {
-    const secrets = [this.services.secretBox.webhookSecrets.openFor(delivery.endpoint_id, delivery.sealed_secret)];
+    const secrets = [this.open(delivery.endpoint_id, delivery.sealed_secret)];
     if (
       delivery.previous_sealed_secret &&
       delivery.previous_secret_valid_until &&
       delivery.previous_secret_valid_until.getTime() > now.getTime()
     ) {
-      secrets.push(
-        this.services.secretBox.webhookSecrets.openFor(delivery.endpoint_id, delivery.previous_sealed_secret),
-      );
+      secrets.push(this.open(delivery.endpoint_id, delivery.previous_sealed_secret));
     }
     return secrets;
+  }
+
+  private open(endpointId: string, sealed: string): string {
+    const key = `${endpointId}:${sealed}`;
+    let secret = this.opened.get(key);
+    if (secret === undefined) {
+      secret = this.services.secretBox.webhookSecrets.openFor(endpointId, sealed);
+      if (this.opened.size >= OPENED_SECRETS) this.opened.clear();
+      this.opened.set(key, secret);
+    }
+    return secret;
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
@@ -251,6 +279,7 @@ export class DeliveryWorker {
       this.services.pool,
       this.id,
       batch.map((b) => b.record),
+      { named: this.direct },
     )
       .then(async (recorded) => {
         await this.endSupersededRetries(batch, recorded);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Queryable, Statement } from '../storage/postgres.js';
+import { inTransaction } from '../storage/transaction.js';
 import { SLOW_ATTEMPT_MS, SPEED_MEMORY_MS } from './claims.js';
 import { deliveryStateCondition, type DeliveryFilter } from './delivery-state.js';
 
@@ -36,13 +37,23 @@ export async function recordAttempts(
   pool: pg.Pool,
   owner: string,
   records: readonly AttemptRecord[],
+  options: { named?: boolean } = {},
 ): Promise<Map<string, number | null>> {
   const { text, values } = recordingStatement(owner, records);
-  // Unnamed, as every statement: behind a transaction pooler a named one would meet server sessions that lack it or
-  // already hold it. Its plan joins the attempts by primary key whatever the statistics (stale-statistics.test.ts).
-  const result = await pool.query<{ id: string; consecutive_failures: number | null }>(text, values);
+  // Named only on connections straight to PostgreSQL (`named`): planning this statement cost more than running it for
+  // a batch of eight (docs/benchmarks.md, bench:webhooks), and a prepared one is planned once per connection. Behind a
+  // transaction pooler a named statement would meet server sessions that lack it or already hold it, so it stays
+  // unnamed there. Its generic plan joins the attempts by primary key whatever the statistics (stale-statistics.test.ts).
+  const result = await pool.query<{ id: string; consecutive_failures: number | null }>({
+    ...(options.named ? { name: RECORDING_STATEMENT } : {}),
+    text,
+    values,
+  });
   return new Map(result.rows.map((row) => [row.id, row.consecutive_failures]));
 }
+
+/** The name the recording statement is prepared under on a direct connection (the event store's are vcrm_1, …). */
+const RECORDING_STATEMENT = 'vcrm_webhook_recording';
 
 /**
  * The statement of recordAttempts: one statement for all the attempts given, each as a JSON object. They travel as
@@ -340,10 +351,24 @@ export function resumedBacklogStatement(endpointId: string, now: Date, perSecond
 }
 
 /** Drops log entries older than the retention window and cancels what waits for an endpoint that no longer exists. */
-export async function purgeDeliveries(sql: Queryable, now: Date): Promise<{ purged: number; cancelled: number }> {
-  const purged = await sql.query('DELETE FROM webhook_deliveries WHERE created_at < $1', [
-    new Date(now.getTime() - DELIVERY_LOG_RETENTION_MS),
-  ]);
+export async function purgeDeliveries(pool: pg.Pool, now: Date): Promise<{ purged: number; cancelled: number }> {
+  const before = new Date(now.getTime() - DELIVERY_LOG_RETENTION_MS);
+  // The attempts go with their deliveries (no foreign key cascades them: migration 0230). The deliveries are locked
+  // first, so a recording in flight finishes (or finds them gone) before the next statement's snapshot, which then
+  // sees every attempt it appended.
+  const purged = await inTransaction(pool, async (tx) => {
+    await tx.query('SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE created_at < $1 FOR UPDATE) l', [
+      before,
+    ]);
+    const gone = await tx.query<{ n: number }>(
+      `WITH gone AS (DELETE FROM webhook_deliveries WHERE created_at < $1 RETURNING id),
+            attempts AS (DELETE FROM webhook_delivery_attempts a WHERE a.delivery_id IN (SELECT id FROM gone))
+       SELECT count(*)::int AS n FROM gone`,
+      [before],
+    );
+    return gone.rows[0]?.n ?? 0;
+  });
+  const sql: Queryable = pool;
   const cancelled = await sql.query(
     `UPDATE webhook_deliveries d SET status = 'cancelled', updated_at = $1
       WHERE d.status = 'pending' AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id)`,
@@ -352,7 +377,7 @@ export async function purgeDeliveries(sql: Queryable, now: Date): Promise<{ purg
   await sql.query(
     'DELETE FROM webhook_queues q WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = q.endpoint_id)',
   );
-  return { purged: purged.rowCount ?? 0, cancelled: cancelled.rowCount ?? 0 };
+  return { purged, cancelled: cancelled.rowCount ?? 0 };
 }
 
 /**

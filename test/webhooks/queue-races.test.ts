@@ -264,7 +264,8 @@ t.test('a backlog queued before the upgrade, leases included, is delivered after
        FROM generate_series(1, 50)`,
     [endpoints[1], tenantId, now],
   );
-  t.same(await migrate(pool), [200], 'the upgrade');
+  const applied = await migrate(pool);
+  t.ok(applied.includes(200) && applied.every((version) => version >= 200), 'the upgrade (200 and any after it)');
   const leased = await liveLeaseRows(pool, now);
   t.equal(leased.length, 3, 'the old worker’s live leases moved onto the queue row');
   t.ok(leased.every((row) => row.owner === 'old-worker' && row.endpoint_id === endpoints[0]));

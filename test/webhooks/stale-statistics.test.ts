@@ -2,11 +2,12 @@ import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import t from 'tap';
+import type { Test } from 'tap';
 import { claimIn } from '../../src/webhooks/claims.js';
 import { recordingStatement } from '../../src/webhooks/deliveries.js';
 import { checkProperty } from '../support/properties.js';
 import { clearWebhookRows, insertEndpointRow, leaseOnQueue, liveLeaseRows } from './support/endpoint-rows.js';
-import { BODY, NOW, connection, explainingEach, rolledBack, rowsRead } from './support/plan-reads.js';
+import { BODY, NOW, connection, explainingEach, literalText, rolledBack, rowsRead } from './support/plan-reads.js';
 
 // The claim and the recording of attempts must read what they touch (the deliveries claimed or recorded, and those in
 // flight), not the backlog, whether PostgreSQL's statistics describe it or lag behind it. A backlog grows faster than
@@ -130,68 +131,71 @@ const backlogs = fc.record({
 });
 
 /** A connection of its own to a fresh database, closed at the end of the test. */
-t.test(
-  'a claim reads what it claims and what is in flight, not the backlog nor idle endpoints, with statistics fresh or stale',
-  async (t) => {
-    const client = await connection(t);
-    const limit = 32;
-    let most = { deliveries: 0, endpoints: 0 };
-    await checkProperty(
-      t,
-      'claim reads',
-      fc.asyncProperty(backlogs, async (backlog) => {
-        const { pausedId, tests } = await writeBacklog(client, backlog);
-        // As claimDueDeliveries runs its steps (in one transaction, each planned for its own values).
-        const { sql, reads } = explainingEach(client);
-        const read = await rolledBack(client, async () => {
-          await claimIn(sql, {
-            owner: OWNER,
-            now: NOW,
-            leaseUntil: new Date(NOW.getTime() + 15_000),
-            limits: { limit, perEndpoint: 64, perTenant: 64 },
-          });
-          const total = (of: 'deliveries' | 'endpoints') => reads.reduce((sum, r) => sum + r[of], 0);
-          const leased = { rows: (await liveLeaseRows(client, NOW)).filter((row) => row.owner === OWNER) };
-          // Every slot taken, the paused endpoint's test deliveries among them (tenants take turns), nothing it holds.
-          const ofPaused = leased.rows.filter((row) => row.endpoint_id === pausedId).map((row) => row.id);
-          const testsOnly = ofPaused.length === tests.length && ofPaused.every((id) => tests.includes(id));
-          const ok = leased.rows.length === limit && testsOnly;
-          return {
-            deliveries: ok ? total('deliveries') : Number.POSITIVE_INFINITY,
-            endpoints: total('endpoints'),
-            // The second step counts the leases on the endpoints' queue rows.
-            countingLeases: reads[1]?.deliveries ?? Number.POSITIVE_INFINITY,
-          };
-        });
-        most = {
-          deliveries: Math.max(most.deliveries, read.deliveries),
-          endpoints: Math.max(most.endpoints, read.endpoints),
-        };
-        // Per delivery in flight, up to five reads: the lock's and the claim's walks to the first due delivery, the
-        // claim's walk to its candidates, the count of leases and the check for one in flight too long; another's, one
-        // (the lock's walk over its endpoint). Per delivery claimed, three: read as a candidate (and one more), looked
-        // up again to lease it. Per test delivery of the paused endpoint, as many. Reading every due or delivered row
-        // (a hash of the backlog, a scan of the log) or the paused endpoint's held backlog is thousands.
-        const deliveriesBound = 6 * backlog.inFlight + 2 * backlog.inFlightElsewhere + 4 * limit + 16;
-        // The locked tenants' leases are counted from their endpoints' queue rows: no delivery is read for that.
-        const countingBound = 0;
-        // Endpoints: one per delivery claimed (the lease returns its URL and secret), up to one per lease counted
-        // against a tenant's cap, and a few for each endpoint with something pending; reading the idle ones (every
-        // endpoint of every workspace) is up to 1,500 more.
-        const endpointsBound = 2 * limit + 2 * backlog.inFlight + 16;
-        return (
-          read.deliveries <= deliveriesBound && read.countingLeases <= countingBound && read.endpoints <= endpointsBound
-        );
-      }),
-      12,
-    );
-    t.comment(`most rows read by one claim of ${limit}: ${most.deliveries} deliveries, ${most.endpoints} endpoints`);
-  },
-);
+for (const prepared of [false, true])
+  t.test(
+    `a claim reads what it claims and what is in flight, not the backlog nor idle endpoints, with statistics fresh or stale${prepared ? ', on prepared plans' : ''}`,
+    async (t) => claimReads(t, prepared),
+  );
 
-/** The text form of an array of strings (each element quoted, its quotes and backslashes escaped). */
-function arrayLiteral(items: unknown[]): string {
-  return `{${items.map((item) => `"${String(item).replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+/**
+ * The claim's steps as one claim runs them, each planned for its own values, or (`prepared`) on the generic plans of
+ * statements prepared by name, which PostgreSQL may switch to after five runs on a direct connection (forced here).
+ */
+async function claimReads(t: Test, prepared: boolean): Promise<void> {
+  const client = await connection(t);
+  if (prepared) await client.query('SET plan_cache_mode = force_generic_plan');
+  const limit = 32;
+  let most = { deliveries: 0, endpoints: 0 };
+  await checkProperty(
+    t,
+    'claim reads',
+    fc.asyncProperty(backlogs, async (backlog) => {
+      const { pausedId, tests } = await writeBacklog(client, backlog);
+      // As claimDueDeliveries runs its steps (in one transaction).
+      const { sql, reads } = explainingEach(client, { prepared });
+      const read = await rolledBack(client, async () => {
+        await claimIn(sql, {
+          owner: OWNER,
+          now: NOW,
+          leaseUntil: new Date(NOW.getTime() + 15_000),
+          limits: { limit, perEndpoint: 64, perTenant: 64 },
+        });
+        const total = (of: 'deliveries' | 'endpoints') => reads.reduce((sum, r) => sum + r[of], 0);
+        const leased = { rows: (await liveLeaseRows(client, NOW)).filter((row) => row.owner === OWNER) };
+        // Every slot taken, the paused endpoint's test deliveries among them (tenants take turns), nothing it holds.
+        const ofPaused = leased.rows.filter((row) => row.endpoint_id === pausedId).map((row) => row.id);
+        const testsOnly = ofPaused.length === tests.length && ofPaused.every((id) => tests.includes(id));
+        const ok = leased.rows.length === limit && testsOnly;
+        return {
+          deliveries: ok ? total('deliveries') : Number.POSITIVE_INFINITY,
+          endpoints: total('endpoints'),
+          // The second step counts the leases on the endpoints' queue rows.
+          countingLeases: reads[1]?.deliveries ?? Number.POSITIVE_INFINITY,
+        };
+      });
+      most = {
+        deliveries: Math.max(most.deliveries, read.deliveries),
+        endpoints: Math.max(most.endpoints, read.endpoints),
+      };
+      // Per delivery in flight, up to five reads: the lock's and the claim's walks to the first due delivery, the
+      // claim's walk to its candidates, the count of leases and the check for one in flight too long; another's, one
+      // (the lock's walk over its endpoint). Per delivery claimed, three: read as a candidate (and one more), looked
+      // up again to lease it. Per test delivery of the paused endpoint, as many. Reading every due or delivered row
+      // (a hash of the backlog, a scan of the log) or the paused endpoint's held backlog is thousands.
+      const deliveriesBound = 6 * backlog.inFlight + 2 * backlog.inFlightElsewhere + 4 * limit + 16;
+      // The locked tenants' leases are counted from their endpoints' queue rows: no delivery is read for that.
+      const countingBound = 0;
+      // Endpoints: one per delivery claimed (the lease returns its URL and secret), up to one per lease counted
+      // against a tenant's cap, and a few for each endpoint with something pending; reading the idle ones (every
+      // endpoint of every workspace) is up to 1,500 more.
+      const endpointsBound = 2 * limit + 2 * backlog.inFlight + 16;
+      return (
+        read.deliveries <= deliveriesBound && read.countingLeases <= countingBound && read.endpoints <= endpointsBound
+      );
+    }),
+    12,
+  );
+  t.comment(`most rows read by one claim of ${limit}: ${most.deliveries} deliveries, ${most.endpoints} endpoints`);
 }
 
 t.test('recording attempts reads the deliveries recorded, not the backlog, on a prepared plan', async (t) => {
@@ -236,7 +240,7 @@ t.test('recording attempts reads the deliveries recorded, not the backlog, on a 
         })),
       );
       // EXECUTE takes no parameters of its own: the values go as literals, in the text form pg would send them.
-      const literals = values.map((v) => client.escapeLiteral(Array.isArray(v) ? arrayLiteral(v) : String(v)));
+      const literals = values.map((v) => client.escapeLiteral(literalText(v)));
       const read = await rolledBack(client, async () => {
         const rows = (await rowsRead(client, `EXECUTE recording(${literals.join(', ')})`)).deliveries;
         const recorded = await client.query(

@@ -43,6 +43,7 @@ import * as passkeyTokens from './0160-passkey-tokens.js';
 import * as jobs from './0170-jobs.js';
 import * as listSortIndexes from './0171-list-sort-indexes.js';
 import * as roomForHotUpdates from './0190-room-for-hot-updates.js';
+import * as attemptsWithoutForeignKey from './0230-attempts-without-foreign-key.js';
 import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
 import * as leadImports from './0177-lead-imports.js';
 import * as memberNotifications from './0185-member-notifications.js';
@@ -110,6 +111,7 @@ export const migrations: Migration[] = [
   { version: 171, ...listSortIndexes },
   { version: 190, ...roomForHotUpdates },
   { version: 200, ...endpointDeliveryQueues },
+  { version: 230, ...attemptsWithoutForeignKey },
   { version: 177, ...leadImports },
   { version: 185, ...memberNotifications },
   { version: 174, ...leadBoardColumns },

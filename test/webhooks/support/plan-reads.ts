@@ -78,17 +78,46 @@ export async function rowsRead(client: pg.ClientBase, sql: string, values: unkno
  * A Queryable on `client` that runs each statement twice: first under EXPLAIN ANALYZE in a savepoint rolled back at
  * once (its reads are recorded in `reads`), then for real, so a function of several statements runs as it would.
  */
-export function explainingEach(client: pg.ClientBase): { sql: Queryable; reads: RowsRead[] } {
+export function explainingEach(
+  client: pg.ClientBase,
+  options: { prepared?: boolean } = {},
+): { sql: Queryable; reads: RowsRead[] } {
   const reads: RowsRead[] = [];
+  // Prepared statements outlive transactions: each text is prepared once per connection, as a pooled connection does.
+  const prepared = preparedOn.get(client) ?? new Map<string, string>();
+  preparedOn.set(client, prepared);
   const sql: Queryable = {
     async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []) {
       await client.query('SAVEPOINT explained');
-      reads.push(await rowsRead(client, text, values));
+      if (options.prepared) {
+        // As a statement prepared by name runs: PREPARE once per text, then EXECUTE, whose plan is the generic one
+        // under plan_cache_mode = force_generic_plan. EXECUTE takes no parameters: the values go as literals.
+        let name = prepared.get(text);
+        if (name === undefined) {
+          name = `explained_${prepared.size + 1}`;
+          await client.query(`PREPARE ${name} AS ${text}`);
+          prepared.set(text, name);
+        }
+        const literals = values.map((v) => client.escapeLiteral(literalText(v)));
+        reads.push(await rowsRead(client, `EXECUTE ${name}${literals.length ? `(${literals.join(', ')})` : ''}`));
+      } else {
+        reads.push(await rowsRead(client, text, values));
+      }
       await client.query('ROLLBACK TO SAVEPOINT explained');
       return client.query<R>(text, values);
     },
   };
   return { sql, reads };
+}
+
+const preparedOn = new WeakMap<pg.ClientBase, Map<string, string>>();
+
+/** A value in the text form pg sends it in: times in ISO form, arrays as array literals, the rest as strings. */
+export function literalText(value: unknown): string {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value))
+    return `{${value.map((item) => `"${String(item).replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+  return String(value);
 }
 
 export async function rolledBack<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
