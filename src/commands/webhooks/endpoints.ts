@@ -3,6 +3,7 @@ import { latestFailures, obsoletePauseNotices, recordNotices } from '../../webho
 import { composePauseNotice } from '../../webhooks/pause-notice.js';
 import {
   decideChange,
+  decideChangeVersion,
   decideCreate,
   decideDelete,
   decidePause,
@@ -30,6 +31,7 @@ import type { Workspace } from '../../workspaces/workspace.js';
 import { checkWebhookTarget, RefusedAddressError } from '../../webhooks/address-guard.js';
 import { scheduleResumedBacklog } from '../../webhooks/deliveries.js';
 import { generateSecret } from '../../webhooks/signing.js';
+import { CURRENT_PAYLOAD_VERSION, FIRST_PAYLOAD_VERSION, type PayloadVersion } from '../../webhooks/versions/index.js';
 import { NotFoundError, WebhookLimitError, WebhookUrlRefusedError } from '../errors.js';
 import { runCommand } from '../run-command.js';
 
@@ -37,6 +39,8 @@ export interface CreateEndpointInput {
   url: string;
   description?: string | null;
   events: string[];
+  /** The payload version its deliveries are rendered in; the current one when not given. */
+  payload_version?: PayloadVersion;
 }
 
 /** A lock-only stream name: creations in one workspace and mode queue on it, so the limit check cannot race. */
@@ -81,6 +85,7 @@ export async function createEndpoint(
         description: input.description ?? null,
         events: input.events,
         sealedSecret: services.secretBox.webhookSecrets.sealFor(id, secret),
+        payloadVersion: input.payload_version ?? CURRENT_PAYLOAD_VERSION,
       });
       await tx.append(endpointStream(id), 'no_stream', events);
       await tx.sql.query(
@@ -113,7 +118,10 @@ function domainErrors<T>(work: () => Promise<T>): Promise<T> {
   });
 }
 
-/** Changes the endpoint's address (under the same guard as a new one's), description and kinds. */
+/**
+ * Changes the endpoint's address (under the same guard as a new one's), description and kinds, and its payload
+ * version when one is given.
+ */
 export async function changeEndpoint(
   services: AppServices,
   context: CommandContext,
@@ -129,6 +137,29 @@ export async function changeEndpoint(
         description: input.description ?? null,
         events: input.events,
       });
+      const version = input.payload_version
+        ? decideChangeVersion(state, { payloadVersion: input.payload_version, firstVersion: FIRST_PAYLOAD_VERSION })
+        : [];
+      await tx.append(endpointStream(id), 'any', [...events, ...version]);
+    }),
+  );
+  return toPublicEndpoint((await findEndpoint(services.pool, context.tenantId, id))!, services.now());
+}
+
+/**
+ * Moves the endpoint to another payload version (upgrade or back): the deliveries fanned out after this commits are
+ * rendered in it; those made before, their retries and their resends keep the version they were made in.
+ */
+export async function changeEndpointVersion(
+  services: AppServices,
+  context: CommandContext,
+  id: string,
+  version: PayloadVersion,
+): Promise<PublicEndpoint> {
+  await domainErrors(() =>
+    runCommand(services.store, context, [endpointStream(id)], async (tx) => {
+      const { state } = await load(tx, context, id);
+      const events = decideChangeVersion(state, { payloadVersion: version, firstVersion: FIRST_PAYLOAD_VERSION });
       await tx.append(endpointStream(id), 'any', events);
     }),
   );

@@ -1,6 +1,13 @@
 import { Type, type Static } from 'typebox';
 import { EVENT_KINDS, StringEnum } from '../../shared/enums.js';
 import { WorkspaceRef } from '../../schemas/workspace-ref.js';
+import { PAYLOAD_VERSIONS, SINCE_2026_11_29 } from '../../webhooks/versions/index.js';
+
+/** An endpoint's payload version (src/webhooks/versions; the changelog is served at /docs/payload-versions). */
+export const PayloadVersionField = StringEnum(PAYLOAD_VERSIONS, {
+  description:
+    'the payload version its deliveries are rendered in, a date; new endpoints get the newest. The versions and what each changed: /docs/payload-versions',
+});
 
 const DateTime = Type.String({ format: 'date-time' });
 const NullableDateTime = Type.Union([DateTime, Type.Null()]);
@@ -11,6 +18,7 @@ export const WebhookEndpoint = Type.Object(
     url: Type.String(),
     description: Type.Union([Type.String(), Type.Null()]),
     events: Type.Array(StringEnum(EVENT_KINDS), { description: 'subscribed event kinds' }),
+    payload_version: PayloadVersionField,
     status: StringEnum(['active', 'paused'] as const),
     consecutive_failures: Type.Integer(),
     paused_reason: Type.Union([Type.String(), Type.Null()]),
@@ -32,6 +40,7 @@ export const WebhookEndpointCreate = Type.Object(
     }),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
     events: Type.Array(StringEnum(EVENT_KINDS), { minItems: 1, maxItems: 15, uniqueItems: true }),
+    payload_version: Type.Optional(PayloadVersionField),
   },
   { additionalProperties: false },
 );
@@ -42,6 +51,12 @@ export const WebhookEndpointCreated = Type.Object(
     ...WebhookEndpoint.properties,
     secret: Type.String({ pattern: '^whsec_[A-Za-z0-9]{32}$', description: 'shown only in this answer' }),
   },
+  { additionalProperties: false },
+);
+
+/** PATCH /v1/webhooks/{id}: what an owner changes through the API (today: the payload version). */
+export const WebhookEndpointUpdate = Type.Object(
+  { payload_version: PayloadVersionField },
   { additionalProperties: false },
 );
 
@@ -56,6 +71,9 @@ export const WebhookEvent = Type.Object(
     event: StringEnum(EVENT_KINDS),
     tenant_id: Type.String({ format: 'uuid' }),
     created_at: DateTime,
+    // Present from payload version 2026-11-29 on (src/webhooks/versions/schemas.ts has each version's exact shape).
+    payload_version: Type.Optional(SINCE_2026_11_29.payload_version),
+    resource: Type.Optional(SINCE_2026_11_29.resource),
     data: Type.Record(Type.String(), Type.Unknown()),
   },
   { additionalProperties: false },

@@ -44,6 +44,7 @@ import * as jobs from './0170-jobs.js';
 import * as listSortIndexes from './0171-list-sort-indexes.js';
 import * as roomForHotUpdates from './0190-room-for-hot-updates.js';
 import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
+import * as payloadVersions from './0280-payload-versions.js';
 import * as leadImports from './0177-lead-imports.js';
 import * as memberNotifications from './0185-member-notifications.js';
 import * as leadBoardColumns from './0174-lead-board-columns.js';
@@ -110,4 +111,5 @@ export const migrations: Migration[] = [
   { version: 174, ...leadBoardColumns },
   { version: 180, ...consoleFormKeys },
   { version: 181, ...consoleSearch },
+  { version: 280, ...payloadVersions },
 ];
