@@ -29,7 +29,8 @@ import {
 import { webhookEndpointLimit } from '../../workspaces/plans.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { checkWebhookTarget, RefusedAddressError } from '../../webhooks/address-guard.js';
-import { scheduleResumedBacklog } from '../../webhooks/deliveries.js';
+import { resendDelivery, scheduleResumedBacklog } from '../../webhooks/deliveries.js';
+import { findFeedEvent } from '../../webhooks/event-feed.js';
 import { generateSecret } from '../../webhooks/signing.js';
 import { CURRENT_PAYLOAD_VERSION, FIRST_PAYLOAD_VERSION, type PayloadVersion } from '../../webhooks/versions/index.js';
 import { NotFoundError, WebhookLimitError, WebhookUrlRefusedError } from '../errors.js';
@@ -337,4 +338,34 @@ export async function pauseEndpoint(
     );
     return true;
   });
+}
+
+/**
+ * A manual resend of one of the endpoint's deliveries: the same body in the same payload version, or, when `version`
+ * is given, the event rendered anew in that version (as read now: an erased person's event reads erased). Undefined
+ * when the endpoint has no such delivery or its event is past the Events API's retention.
+ */
+export async function resendEndpointDelivery(
+  services: AppServices,
+  row: Pick<EndpointRow, 'id' | 'tenant_id' | 'sandbox'>,
+  deliveryId: string,
+  version?: PayloadVersion,
+): Promise<{ id: string; event_id: string } | undefined> {
+  const now = services.now();
+  if (!version) return resendDelivery(services.pool, row.id, deliveryId, now);
+  const delivery = await services.pool.query<{ event_id: string }>(
+    'SELECT event_id FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2',
+    [deliveryId, row.id],
+  );
+  const eventId = delivery.rows[0]?.event_id;
+  if (!eventId) return undefined;
+  const event = await findFeedEvent(services.pool, services.personalData, {
+    tenantId: row.tenant_id,
+    sandbox: row.sandbox,
+    id: eventId,
+    now,
+    version,
+  });
+  if (!event || event === 'expired') return undefined;
+  return resendDelivery(services.pool, row.id, deliveryId, now, { version, body: event.envelope });
 }

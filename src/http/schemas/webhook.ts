@@ -157,6 +157,12 @@ export const DeliveryList = Type.Object(
   { additionalProperties: false },
 );
 
+/** A resend's optional body: the payload version to render it in instead of the original delivery's. */
+export const ResendRequest = Type.Union([
+  Type.Object({ payload_version: Type.Optional(PayloadVersionField) }, { additionalProperties: false }),
+  Type.Null(),
+]);
+
 export const ResendAnswer = Type.Object(
   { id: Type.String({ format: 'uuid' }), event_id: Type.String({ format: 'uuid' }) },
   { additionalProperties: false },
