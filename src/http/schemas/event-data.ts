@@ -3,6 +3,10 @@ import type { EventKind } from '../../shared/enums.js';
 import { Invoice, Payment, Refund } from './invoice.js';
 import { Task } from './task.js';
 import { Document } from './document.js';
+import { CURRENT_PAYLOAD_VERSION, SINCE_2026_11_29 } from '../../webhooks/versions/index.js';
+
+/** The envelope fields of the current payload version beyond the first's (src/webhooks/versions/schemas.ts). */
+const SINCE_FIRST_VERSION = JSON.parse(JSON.stringify(SINCE_2026_11_29)) as Record<string, unknown>;
 
 /**
  * The `data` of the webhook events whose data is a workspace resource in its public shape: the resource's schema,
@@ -78,7 +82,7 @@ export function eventWebhooks(): Record<string, unknown> {
         post: {
           operationId: `on${e.event.replace(/(^|[._])(\w)/g, (_m, _s, c: string) => c.toUpperCase())}`,
           summary: e.summary,
-          description: `Delivered to endpoints subscribed to \`${e.event}\`, signed like every delivery; \`data\` is the ${e.component}.`,
+          description: `Delivered to endpoints subscribed to \`${e.event}\`, signed like every delivery; \`data\` is the ${e.component}. The body as payload version ${CURRENT_PAYLOAD_VERSION} has it; older versions: /docs/payload-versions.`,
           tags: ['webhooks'],
           security: [],
           parameters: DELIVERY_HEADERS,
@@ -89,7 +93,7 @@ export function eventWebhooks(): Record<string, unknown> {
                 schema: {
                   type: 'object',
                   additionalProperties: false,
-                  required: ['id', 'event', 'tenant_id', 'created_at', 'data'],
+                  required: ['id', 'event', 'tenant_id', 'created_at', ...Object.keys(SINCE_FIRST_VERSION), 'data'],
                   properties: {
                     id: {
                       type: 'string',
@@ -99,6 +103,7 @@ export function eventWebhooks(): Record<string, unknown> {
                     event: { type: 'string', const: e.event },
                     tenant_id: { type: 'string', format: 'uuid' },
                     created_at: { type: 'string', format: 'date-time' },
+                    ...SINCE_FIRST_VERSION,
                     data: { $ref: `#/components/schemas/${e.component}` },
                   },
                 },
