@@ -175,10 +175,12 @@ async function apply(sql: Writer, recorded: RecordedEvent): Promise<void> {
       );
       return;
     case ENDPOINT_EVENTS.versionChanged:
-      sql.send(
-        'UPDATE webhook_endpoints SET payload_version = $2, updated_at = $3 WHERE id = $1 AND tenant_id = $4',
-        [id, payloadVersionOf(typed.data.payload_version), recorded.createdAt, recorded.tenantId],
-      );
+      sql.send('UPDATE webhook_endpoints SET payload_version = $2, updated_at = $3 WHERE id = $1 AND tenant_id = $4', [
+        id,
+        payloadVersionOf(typed.data.payload_version),
+        recorded.createdAt,
+        recorded.tenantId,
+      ]);
       return;
     case ENDPOINT_EVENTS.test:
       return; // delivered to the endpoint, nothing of the endpoint changes (not subscribed below)

@@ -156,7 +156,13 @@ t.test('change_version: the endpoint moves to another payload version; the same 
     .thenNothing('it is on that version already');
   const before: EndpointEvent = {
     type: 'webhook_endpoint.created',
-    data: { endpoint_id: ID, url: 'https://crm-hooks.example.org/visa', description: null, events: [], sealed_secret: 's' },
+    data: {
+      endpoint_id: ID,
+      url: 'https://crm-hooks.example.org/visa',
+      description: null,
+      events: [],
+      sealed_secret: 's',
+    },
   };
   spec(t)
     .given([before])

@@ -112,7 +112,11 @@ t.test('version 2026-11-22 is the envelope of the spec, byte for byte as before 
     { type: 'invoice', id: '3e4f5061-7283-494a-9b5c-6d7e8f901234', version: 3 },
     'a payment is a change of its invoice',
   );
-  t.equal(renderEnvelope({ ...event, type: 'lead.note_added' }, '2026-11-29'), null, 'an internal event renders nothing');
+  t.equal(
+    renderEnvelope({ ...event, type: 'lead.note_added' }, '2026-11-29'),
+    null,
+    'an internal event renders nothing',
+  );
   t.equal(renderEnvelope({ ...event, data: {} }, '2026-11-22'), null, 'nor an event without a payload');
 });
 

@@ -22,98 +22,109 @@ function verified(request: ReceivedRequest, secret: string): Record<string, unkn
 const at = (h: Harness, eventId: string, path: string) =>
   waitFor(() => h.receiver.forEvent(eventId).find((r) => r.path === path), `${eventId} reaches ${path}`);
 
-t.test('two endpoints on two versions receive two shapes of one event; an upgrade changes only that endpoint', async (t) => {
-  const h = await webhookHarness(t);
-  const events = ['document.uploaded'];
-  const old = await h.createEndpoint({ url: h.receiver.url('localhost', '/old'), events, payload_version: V1 });
-  const current = await h.createEndpoint({ url: h.receiver.url('localhost', '/new'), events });
-  t.equal(old.payload_version, V1, 'an endpoint may be created on an older version');
-  t.equal(current.payload_version, V2, 'a new endpoint is on the current version');
-  await h.startWorkers();
+t.test(
+  'two endpoints on two versions receive two shapes of one event; an upgrade changes only that endpoint',
+  async (t) => {
+    const h = await webhookHarness(t);
+    const events = ['document.uploaded'];
+    const old = await h.createEndpoint({ url: h.receiver.url('localhost', '/old'), events, payload_version: V1 });
+    const current = await h.createEndpoint({ url: h.receiver.url('localhost', '/new'), events });
+    t.equal(old.payload_version, V1, 'an endpoint may be created on an older version');
+    t.equal(current.payload_version, V2, 'a new endpoint is on the current version');
+    await h.startWorkers();
 
-  const stream = `webhook-test-resource-${crypto.randomUUID()}`;
-  const resourceId = stream.slice('webhook-test-resource-'.length);
-  const first = await h.appendEvent('document.uploaded', resourcePayload('first.pdf'), { stream });
-  const [toOld, toNew] = [await at(h, first.id, '/old'), await at(h, first.id, '/new')];
-  const oldBody = verified(toOld, old.secret);
-  const newBody = verified(toNew, current.secret);
-  const common = {
-    id: first.id,
-    event: 'document.uploaded',
-    tenant_id: h.ws.workspace.id,
-    created_at: first.createdAt.toISOString(),
-  };
-  t.same(Object.keys(oldBody), ['id', 'event', 'tenant_id', 'created_at', 'data'], 'version 1 is the spec envelope');
-  t.same(oldBody, { ...common, data: first.data.payload });
-  t.same(
-    newBody,
-    {
-      ...common,
-      payload_version: V2,
-      resource: { type: 'document', id: resourceId, version: 1 },
-      data: first.data.payload,
-    },
-    'version 2 adds its name and the resource with its version',
-  );
+    const stream = `webhook-test-resource-${crypto.randomUUID()}`;
+    const resourceId = stream.slice('webhook-test-resource-'.length);
+    const first = await h.appendEvent('document.uploaded', resourcePayload('first.pdf'), { stream });
+    const [toOld, toNew] = [await at(h, first.id, '/old'), await at(h, first.id, '/new')];
+    const oldBody = verified(toOld, old.secret);
+    const newBody = verified(toNew, current.secret);
+    const common = {
+      id: first.id,
+      event: 'document.uploaded',
+      tenant_id: h.ws.workspace.id,
+      created_at: first.createdAt.toISOString(),
+    };
+    t.same(Object.keys(oldBody), ['id', 'event', 'tenant_id', 'created_at', 'data'], 'version 1 is the spec envelope');
+    t.same(oldBody, { ...common, data: first.data.payload });
+    t.same(
+      newBody,
+      {
+        ...common,
+        payload_version: V2,
+        resource: { type: 'document', id: resourceId, version: 1 },
+        data: first.data.payload,
+      },
+      'version 2 adds its name and the resource with its version',
+    );
 
-  // The old endpoint is upgraded; an event after that reaches it in the new shape, the other endpoint as before.
-  const upgrade = await h.request(`/v1/webhooks/${old.id}`, {
-    method: 'PATCH',
-    key: h.ws.live,
-    json: { payload_version: V2 },
-  });
-  t.equal(upgrade.status, 200);
-  t.match(await upgrade.json(), { id: old.id, payload_version: V2 });
-  const second = await h.appendEvent('document.uploaded', resourcePayload('second.pdf'), { stream });
-  const afterOld = verified(await at(h, second.id, '/old'), old.secret);
-  const afterNew = verified(await at(h, second.id, '/new'), current.secret);
-  t.same(afterOld.resource, { type: 'document', id: resourceId, version: 2 }, 'the upgraded endpoint gets version 2');
-  t.same(afterOld, afterNew, 'both endpoints now get the same shape');
-  const listed = (await h.request('/v1/webhooks', { key: h.ws.live }).then((r) => r.json())) as {
-    data: { id: string; payload_version: string }[];
-  };
-  t.same(
-    listed.data.map((e) => [e.id, e.payload_version]),
-    [
-      [old.id, V2],
-      [current.id, V2],
-    ],
-  );
+    // The old endpoint is upgraded; an event after that reaches it in the new shape, the other endpoint as before.
+    const upgrade = await h.request(`/v1/webhooks/${old.id}`, {
+      method: 'PATCH',
+      key: h.ws.live,
+      json: { payload_version: V2 },
+    });
+    t.equal(upgrade.status, 200);
+    t.match(await upgrade.json(), { id: old.id, payload_version: V2 });
+    const second = await h.appendEvent('document.uploaded', resourcePayload('second.pdf'), { stream });
+    const afterOld = verified(await at(h, second.id, '/old'), old.secret);
+    const afterNew = verified(await at(h, second.id, '/new'), current.secret);
+    t.same(afterOld.resource, { type: 'document', id: resourceId, version: 2 }, 'the upgraded endpoint gets version 2');
+    t.same(afterOld, afterNew, 'both endpoints now get the same shape');
+    const listed = (await h.request('/v1/webhooks', { key: h.ws.live }).then((r) => r.json())) as {
+      data: { id: string; payload_version: string }[];
+    };
+    t.same(
+      listed.data.map((e) => [e.id, e.payload_version]),
+      [
+        [old.id, V2],
+        [current.id, V2],
+      ],
+    );
 
-  // What the old endpoint was sent before the upgrade keeps its version, in the log and when resent.
-  const log = await waitFor(async () => {
-    const r = await h.request(`/v1/webhooks/${old.id}/deliveries`, { key: h.ws.live });
-    const body = (await r.json()) as { data: { event_id: string; state: string; payload_version: string; retry_schedule_seconds: number[] }[] };
-    return body.data.length === 2 && body.data.every((d) => d.state === 'succeeded') ? body.data : undefined;
-  }, 'both deliveries are acknowledged');
-  t.same(
-    log.map((d) => [d.event_id, d.payload_version]),
-    [
-      [first.id, V1],
-      [second.id, V2],
-    ],
-    'each delivery says its version',
-  );
-  t.same(log[0]!.retry_schedule_seconds, [60, 300, 1800, 7200, 21600, 86400], 'and the retry schedule');
-  const deliveryId = (
-    await h.pool.query<{ id: string }>(
-      'SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2 AND resend_of IS NULL',
-      [old.id, first.id],
-    )
-  ).rows[0]!.id;
-  const resend = await h.admin('POST', `/webhooks/${old.id}/deliveries/${deliveryId}/resend`);
-  t.equal(resend.status, 201);
-  await waitFor(() => h.receiver.forEvent(first.id).filter((r) => r.path === '/old').length === 2, 'the resend arrives');
-  const resent = h.receiver.forEvent(first.id).filter((r) => r.path === '/old')[1]!;
-  t.equal(resent.body, toOld.body, 'a resend keeps the version (and bytes) of the delivery it resends');
-  t.same(verified(resent, old.secret), oldBody);
+    // What the old endpoint was sent before the upgrade keeps its version, in the log and when resent.
+    const log = await waitFor(async () => {
+      const r = await h.request(`/v1/webhooks/${old.id}/deliveries`, { key: h.ws.live });
+      const body = (await r.json()) as {
+        data: { event_id: string; state: string; payload_version: string; retry_schedule_seconds: number[] }[];
+      };
+      return body.data.length === 2 && body.data.every((d) => d.state === 'succeeded') ? body.data : undefined;
+    }, 'both deliveries are acknowledged');
+    t.same(
+      log.map((d) => [d.event_id, d.payload_version]),
+      [
+        [first.id, V1],
+        [second.id, V2],
+      ],
+      'each delivery says its version',
+    );
+    t.same(log[0]!.retry_schedule_seconds, [60, 300, 1800, 7200, 21600, 86400], 'and the retry schedule');
+    const deliveryId = (
+      await h.pool.query<{ id: string }>(
+        'SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2 AND resend_of IS NULL',
+        [old.id, first.id],
+      )
+    ).rows[0]!.id;
+    const resend = await h.admin('POST', `/webhooks/${old.id}/deliveries/${deliveryId}/resend`);
+    t.equal(resend.status, 201);
+    await waitFor(
+      () => h.receiver.forEvent(first.id).filter((r) => r.path === '/old').length === 2,
+      'the resend arrives',
+    );
+    const resent = h.receiver.forEvent(first.id).filter((r) => r.path === '/old')[1]!;
+    t.equal(resent.body, toOld.body, 'a resend keeps the version (and bytes) of the delivery it resends');
+    t.same(verified(resent, old.secret), oldBody);
 
-  const asked = await h.admin('POST', `/webhooks/${old.id}/deliveries/${deliveryId}/resend`, { payload_version: V2 });
-  t.equal(asked.status, 201);
-  await waitFor(() => h.receiver.forEvent(first.id).filter((r) => r.path === '/old').length === 3, 'the second resend');
-  const inNew = h.receiver.forEvent(first.id).filter((r) => r.path === '/old')[2]!;
-  t.same(verified(inNew, old.secret), newBody, 'a resend asked for another version is rendered in it');
-});
+    const asked = await h.admin('POST', `/webhooks/${old.id}/deliveries/${deliveryId}/resend`, { payload_version: V2 });
+    t.equal(asked.status, 201);
+    await waitFor(
+      () => h.receiver.forEvent(first.id).filter((r) => r.path === '/old').length === 3,
+      'the second resend',
+    );
+    const inNew = h.receiver.forEvent(first.id).filter((r) => r.path === '/old')[2]!;
+    t.same(verified(inNew, old.secret), newBody, 'a resend asked for another version is rendered in it');
+  },
+);
 
 t.test('the Events API answers in the version the header names, else the workspace default', async (t) => {
   const h = await webhookHarness(t);
@@ -140,7 +151,11 @@ t.test('the Events API answers in the version the header names, else the workspa
     const list = await get('/v1/events', version);
     t.equal(list.headers.get('visa-crm-version'), version);
     const page = (await list.json()) as { data: Record<string, unknown>[] };
-    t.same(page.data.find((e) => e.id === event.id), version === V1 ? v1Body : v2Body, `the list in ${version}`);
+    t.same(
+      page.data.find((e) => e.id === event.id),
+      version === V1 ? v1Body : v2Body,
+      `the list in ${version}`,
+    );
   }
 
   const bad = await get(`/v1/events/${event.id}`, '2025-01-01');
@@ -148,9 +163,10 @@ t.test('the Events API answers in the version the header names, else the workspa
   t.match(await bad.json(), { error: 'validation_failed' });
 
   // A workspace stored before versions existed (no setting) answers in the first version.
-  await h.pool.query("UPDATE workspaces SET settings = settings - 'payload_version', revision = revision + 1 WHERE id = $1", [
-    h.ws.workspace.id,
-  ]);
+  await h.pool.query(
+    "UPDATE workspaces SET settings = settings - 'payload_version', revision = revision + 1 WHERE id = $1",
+    [h.ws.workspace.id],
+  );
   const older = await waitFor(async () => {
     const r = await get(`/v1/events/${event.id}`);
     return r.headers.get('visa-crm-version') === V1 ? r : undefined;

@@ -55,7 +55,6 @@ import { CURRENT_PAYLOAD_VERSION, isPayloadVersion, PAYLOAD_VERSIONS } from '../
 /** A payload version as the console names it: the date, and whether it is the newest. */
 const versionWords = (version: string) => (version === CURRENT_PAYLOAD_VERSION ? `${version} (current)` : version);
 
-
 /** Subscribed event kinds by name, each with the code integrators subscribe with. */
 const eventKindList = (kinds: readonly string[]): Html | string =>
   kinds.length === 0
@@ -225,7 +224,8 @@ async function endpointPage(
         <dd>${versionWords(p.payload_version)} (<a href="/docs/payload-versions">what each version changed</a>)</dd>
       </dl>
       ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${when(p.previous_secret_valid_until, timeZoneOf(view.workspace))}.</p>` : ''}
-      ${paused ? await pausedSection(services, view, row, base) : ''} ${actionsSection(services, view, o, base, p.payload_version)}
+      ${paused ? await pausedSection(services, view, row, base) : ''}
+      ${actionsSection(services, view, o, base, p.payload_version)}
       ${deliveryLogSection({
         deliveries: log.data,
         nextCursor: log.next_cursor,

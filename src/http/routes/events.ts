@@ -19,7 +19,12 @@ import {
 } from '../schemas/event.js';
 import { WebhookIdParams } from '../schemas/webhook.js';
 import { deliveriesBySequence } from '../../webhooks/delivery-sequence.js';
-import { isPayloadVersion, payloadVersionOf, VERSION_HEADER, type PayloadVersion } from '../../webhooks/versions/index.js';
+import {
+  isPayloadVersion,
+  payloadVersionOf,
+  VERSION_HEADER,
+  type PayloadVersion,
+} from '../../webhooks/versions/index.js';
 import { VersionHeaders } from '../schemas/event.js';
 import { WebhookEvent } from '../schemas/webhook.js';
 import { answer, errorResponses } from '../schemas/error.js';

@@ -30,7 +30,10 @@ const RESOURCE_OF_KIND: Record<EventKind, ResourceType> = {
 
 const TRAILING_UUID = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
-export type RenderableEvent = Pick<StoredEvent, 'id' | 'type' | 'tenantId' | 'createdAt' | 'data' | 'streamId' | 'revision'>;
+export type RenderableEvent = Pick<
+  StoredEvent,
+  'id' | 'type' | 'tenantId' | 'createdAt' | 'data' | 'streamId' | 'revision'
+>;
 
 /**
  * The resource an event changed and its version after it: the stream the event was appended to (every stream is one
