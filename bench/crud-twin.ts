@@ -19,7 +19,7 @@ import { normaliseSubmission, type LeadCreateBody } from '../src/domain/leads/su
 import { hashKey } from '../src/keys/api-key.js';
 import { LeadCreate } from '../src/schemas/lead.js';
 import { newId } from '../src/shared/ids.js';
-import { envelopeBody } from '../src/webhooks/envelope.js';
+import { CURRENT_PAYLOAD_VERSION, renderEnvelope } from '../src/webhooks/versions/index.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 
 /**
@@ -173,13 +173,18 @@ async function insertLeadAndOutbox(pool: pg.Pool, tenantId: string, lead: Lead, 
         leadJson,
       ],
     );
-    const webhookBody = envelopeBody({
-      id: outboxId,
-      type: LeadEventType.created,
-      tenantId,
-      createdAt: new Date(lead.created_at),
-      data: { payload: lead },
-    });
+    const webhookBody = renderEnvelope(
+      {
+        id: outboxId,
+        type: LeadEventType.created,
+        tenantId,
+        createdAt: new Date(lead.created_at),
+        data: { payload: lead },
+        streamId: `lead-${lead.id}`,
+        revision: 0,
+      },
+      CURRENT_PAYLOAD_VERSION,
+    );
     await client.query(
       'INSERT INTO twin_outbox (id, tenant_id, event_type, payload, created_at) VALUES ($1, $2, $3, $4, $5)',
       [outboxId, tenantId, LeadEventType.created, webhookBody, lead.created_at],

@@ -9,6 +9,7 @@
  */
 import { buildApp } from '../src/http/app.js';
 import { kindsOf, readEventFeed, type EventFeedQuery } from '../src/webhooks/event-feed.js';
+import { CURRENT_PAYLOAD_VERSION } from '../src/webhooks/versions/index.js';
 import { benchDatabase, benchServices, measure, row, unlimitedWorkspace } from './support.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
         tenantId: workspace.id,
         sandbox: false,
         now: services.now(),
+        version: CURRENT_PAYLOAD_VERSION,
       }),
     );
     const verdict = http.p99 < GOAL_P99_MS ? 'met' : 'missed';

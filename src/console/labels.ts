@@ -102,6 +102,7 @@ const EVENT_KIND_NAMES: Record<EventKind, string> = {
   'webhook_endpoint.paused': 'Endpoint paused',
   'webhook_endpoint.resumed': 'Endpoint resumed',
   'webhook_endpoint.secret_rotated': 'Signing secret rotated',
+  'webhook_endpoint.version_changed': 'Payload version changed',
   'webhook.test': 'Test delivery',
 };
 

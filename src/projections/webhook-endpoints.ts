@@ -4,6 +4,7 @@ import type { EventKind } from '../shared/enums.js';
 import type { Queryable, Writer } from '../storage/postgres.js';
 import { PurposeBox } from '../shared/secret-box.js';
 import type { Projection } from './projection.js';
+import { payloadVersionOf, type PayloadVersion } from '../webhooks/versions/index.js';
 
 export interface EndpointRow {
   id: string;
@@ -21,6 +22,8 @@ export interface EndpointRow {
   created_at: Date;
   updated_at: Date;
   consecutive_failures: number;
+  /** The payload version its deliveries are rendered in (src/webhooks/versions). */
+  payload_version: PayloadVersion;
 }
 
 /** The WebhookEndpoint shape of the spec (never a secret). */
@@ -29,6 +32,7 @@ export interface PublicEndpoint {
   url: string;
   description: string | null;
   events: EventKind[];
+  payload_version: PayloadVersion;
   status: 'active' | 'paused';
   consecutive_failures: number;
   paused_reason: string | null;
@@ -51,6 +55,7 @@ export function toPublicEndpoint(row: EndpointRow, now: Date): PublicEndpoint {
     url: row.url,
     description: row.description,
     events: row.events,
+    payload_version: row.payload_version,
     status: row.status,
     consecutive_failures: row.consecutive_failures,
     paused_reason: row.paused_reason,
@@ -62,7 +67,7 @@ export function toPublicEndpoint(row: EndpointRow, now: Date): PublicEndpoint {
 }
 
 const SELECT = `SELECT e.id, e.tenant_id, e.sandbox, e.url, e.description, e.events, e.status, e.paused_reason, e.paused_at, e.sealed_secret,
-  e.previous_sealed_secret, e.previous_secret_valid_until, e.created_at, e.updated_at, coalesce(h.consecutive_failures, 0) AS consecutive_failures
+  e.previous_sealed_secret, e.previous_secret_valid_until, e.created_at, e.updated_at, e.payload_version, coalesce(h.consecutive_failures, 0) AS consecutive_failures
   FROM webhook_endpoints e LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = e.id`;
 
 export async function listEndpoints(sql: Queryable, tenantId: string, sandbox: boolean): Promise<EndpointRow[]> {
@@ -111,8 +116,8 @@ async function apply(sql: Writer, recorded: RecordedEvent): Promise<void> {
       sql.send(
         // The endpoint receives the events after its own creation in the global order, read from the log row itself
         // (a new stream's event has no position until its INSERT runs, just before this one).
-        `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, description, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position)
-         SELECT $1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, e.tx_id, e.position FROM events e WHERE e.id = $9 AND e.tenant_id = $2`,
+        `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, description, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position, payload_version)
+         SELECT $1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, e.tx_id, e.position, $10 FROM events e WHERE e.id = $9 AND e.tenant_id = $2`,
         [
           id,
           recorded.tenantId,
@@ -123,6 +128,7 @@ async function apply(sql: Writer, recorded: RecordedEvent): Promise<void> {
           typed.data.sealed_secret,
           recorded.createdAt,
           recorded.id,
+          payloadVersionOf(typed.data.payload_version),
         ],
       );
       return;
@@ -168,6 +174,14 @@ async function apply(sql: Writer, recorded: RecordedEvent): Promise<void> {
         ],
       );
       return;
+    case ENDPOINT_EVENTS.versionChanged:
+      sql.send('UPDATE webhook_endpoints SET payload_version = $2, updated_at = $3 WHERE id = $1 AND tenant_id = $4', [
+        id,
+        payloadVersionOf(typed.data.payload_version),
+        recorded.createdAt,
+        recorded.tenantId,
+      ]);
+      return;
     case ENDPOINT_EVENTS.test:
       return; // delivered to the endpoint, nothing of the endpoint changes (not subscribed below)
     default: {
@@ -187,6 +201,7 @@ export const webhookEndpointsProjection: Projection = {
     ENDPOINT_EVENTS.paused,
     ENDPOINT_EVENTS.resumed,
     ENDPOINT_EVENTS.secretRotated,
+    ENDPOINT_EVENTS.versionChanged,
   ],
   apply,
 };

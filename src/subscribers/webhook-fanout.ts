@@ -3,7 +3,7 @@ import type { PersonalDataKeys } from '../events/personal-data.js';
 import { readAllWith } from '../events/postgres-event-store.js';
 import { withTransaction } from '../storage/postgres.js';
 import { DELIVERIES_CHANNEL } from '../webhooks/deliveries.js';
-import { envelopeBody } from '../webhooks/envelope.js';
+import { isWebhookKind, renderAllVersions, type PayloadVersion } from '../webhooks/versions/index.js';
 import { extractPersonal, holdsPersonalData } from '../events/personal-fields.js';
 import type { GlobalPosition, StoredEvent } from '../events/types.js';
 import type { Queryable } from '../storage/postgres.js';
@@ -66,20 +66,22 @@ async function lockCheckpoint(sql: Queryable): Promise<GlobalPosition | 'busy' |
 
 interface Deliverable {
   event: StoredEvent;
-  body: string;
+  /** The body in each payload version: each endpoint gets the one of the version it is on. */
+  bodies: Record<PayloadVersion, string>;
 }
 
-/** The webhook events with the body they are delivered with; an erased stream's events read as they do once erased. */
+/** The webhook events with the bodies they are delivered with; an erased stream's events read as they do once erased. */
 function deliverableOf(events: readonly StoredEvent[], erased: ReadonlySet<string>): Deliverable[] {
   return events.flatMap((event) => {
     const said = erased.has(event.streamId) ? { ...event, data: extractPersonal(event.type, event.data).clear } : event;
-    const body = envelopeBody(said);
-    return body === null ? [] : [{ event, body }];
+    const bodies = renderAllVersions(said);
+    return bodies === null ? [] : [{ event, bodies }];
   });
 }
 
 /**
- * One pending delivery per event and subscribed endpoint; how many were recorded. Each endpoint's deliveries are
+ * One pending delivery per event and subscribed endpoint, its body in the endpoint's payload version (and the version
+ * recorded with it, which its retries and resends keep); how many were recorded. Each endpoint's deliveries are
  * numbered on from its counter in the order of the batch (the log's order), each naming the event its endpoint was
  * sent just before; the fan-out alone advances the counters, under its checkpoint's lock, so numbers are dense.
  */
@@ -87,9 +89,9 @@ async function recordDeliveries(sql: Queryable, deliverable: readonly Deliverabl
   if (deliverable.length === 0) return 0;
   const inserted = await sql.query(
     `WITH targets AS (
-       SELECT ev.*, ep.id AS endpoint_id
-         FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::text[], $6::xid8[], $7::bigint[], $8::text[])
-              WITH ORDINALITY AS ev(id, tenant_id, sandbox, type, body, tx_id, position, target, ord)
+       SELECT ev.*, ep.id AS endpoint_id, ep.payload_version
+         FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::jsonb[], $6::xid8[], $7::bigint[], $8::text[])
+              WITH ORDINALITY AS ev(id, tenant_id, sandbox, type, bodies, tx_id, position, target, ord)
          JOIN webhook_endpoints ep
            ON ep.tenant_id = ev.tenant_id AND ep.sandbox = ev.sandbox
           AND (ev.tx_id, ev.position) > (ep.created_tx_id, ep.created_position)
@@ -98,16 +100,16 @@ async function recordDeliveries(sql: Queryable, deliverable: readonly Deliverabl
                            WHERE d.event_id = ev.id AND d.endpoint_id = ep.id AND d.resend_of IS NULL)
      ),
      numbered AS (
-       SELECT t.*,
+       SELECT t.*, t.bodies ->> t.payload_version AS body,
               coalesce(s.last_sequence, 0) + row_number() OVER (PARTITION BY t.endpoint_id ORDER BY t.ord) AS sequence,
               coalesce(lag(t.id) OVER (PARTITION BY t.endpoint_id ORDER BY t.ord), s.last_event_id) AS previous_event_id
          FROM targets t LEFT JOIN webhook_endpoint_sequences s ON s.endpoint_id = t.endpoint_id
      ),
      inserted AS (
        INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status,
-                                       next_attempt_at, created_at, updated_at, sequence, previous_event_id)
+                                       next_attempt_at, created_at, updated_at, sequence, previous_event_id, payload_version)
        SELECT gen_random_uuid(), id, endpoint_id, tenant_id, sandbox, type, body, 'pending', $9, $9, $9,
-              sequence, previous_event_id
+              sequence, previous_event_id, payload_version
          FROM numbered
        RETURNING endpoint_id, sequence, event_id
      )
@@ -120,7 +122,7 @@ async function recordDeliveries(sql: Queryable, deliverable: readonly Deliverabl
       deliverable.map((d) => d.event.tenantId),
       deliverable.map((d) => d.event.sandbox),
       deliverable.map((d) => d.event.type),
-      deliverable.map((d) => d.body),
+      deliverable.map((d) => JSON.stringify(d.bodies)),
       deliverable.map((d) => d.event.position.txId),
       deliverable.map((d) => d.event.position.position),
       deliverable.map((d) => (typeof d.event.data.endpoint_id === 'string' ? d.event.data.endpoint_id : '')),
@@ -144,7 +146,9 @@ async function moveCheckpoint(sql: Queryable, last: GlobalPosition, now: Date): 
  * they read once erased; one that starts later waits for this batch to commit and scrubs its deliveries.
  */
 async function lockPersonsOf(sql: Queryable, events: readonly StoredEvent[]): Promise<Set<string>> {
-  const personal = events.filter((e) => holdsPersonalData(e.type, e.data) && envelopeBody(e) !== null);
+  const personal = events.filter(
+    (e) => holdsPersonalData(e.type, e.data) && isWebhookKind(e.type) && isPayload(e.data.payload),
+  );
   const streams = [...new Set(personal.map((e) => e.streamId))];
   if (streams.length === 0) return new Set();
   await passGate('fanout-read', '');
@@ -164,3 +168,5 @@ async function lockPersonsOf(sql: Queryable, events: readonly StoredEvent[]): Pr
   );
   return new Set(erased.rows.map((r) => r.stream_id));
 }
+
+const isPayload = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -246,19 +246,24 @@ export async function listDeliveries(
   };
 }
 
-/** A manual resend: a new delivery (new id) of the same event with the same body and sequence number, due now. */
+/**
+ * A manual resend: a new delivery (new id) of the same event with the same sequence number, due now, and the same body
+ * in the same payload version, unless `rendered` gives the event's body in another version (resendInVersion).
+ */
 export async function resendDelivery(
   sql: Queryable,
   endpointId: string,
   deliveryId: string,
   now: Date,
+  rendered?: { version: string; body: string },
 ): Promise<{ id: string; event_id: string } | undefined> {
   const result = await sql.query<{ id: string; event_id: string }>(
-    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at, resend_of, created_at, updated_at, sequence, previous_event_id)
-     SELECT $1, event_id, endpoint_id, tenant_id, sandbox, event_type, body, 'pending', $4, id, $4, $4, sequence, previous_event_id
+    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, sandbox, event_type, body, status, next_attempt_at, resend_of, created_at, updated_at, sequence, previous_event_id, payload_version)
+     SELECT $1, event_id, endpoint_id, tenant_id, sandbox, event_type, coalesce($6, body), 'pending', $4, id, $4, $4, sequence,
+            previous_event_id, coalesce($5, payload_version)
        FROM webhook_deliveries WHERE id = $2 AND endpoint_id = $3
      RETURNING id, event_id`,
-    [randomUUID(), deliveryId, endpointId, now],
+    [randomUUID(), deliveryId, endpointId, now, rendered?.version ?? null, rendered?.body ?? null],
   );
   if (result.rows[0]) await sql.query(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
   return result.rows[0];

@@ -1,6 +1,11 @@
 import type { Queryable } from '../storage/postgres.js';
 import { DELIVERY_LOG_RETENTION_MS } from './deliveries.js';
 import { DELIVERY_STATES, deliveryState, type DeliveryStateKind } from './delivery-state.js';
+import { RETRY_DELAYS_MS } from './retry-schedule.js';
+import { payloadVersionOf, type PayloadVersion } from './versions/index.js';
+
+/** The retry schedule in seconds, as each delivery's answer carries it (issue 50: not only in docs/decisions.md). */
+export const RETRY_SCHEDULE_SECONDS: number[] = RETRY_DELAYS_MS.map((ms) => ms / 1000);
 
 /** A numbered delivery's state: the console's (delivery-state.ts), a resend's success counting as its own. */
 export const SEQUENCED_STATES = DELIVERY_STATES;
@@ -18,6 +23,8 @@ export interface SequencedDelivery {
   last_response_status: number | null;
   last_error: string | null;
   created_at: string;
+  payload_version: PayloadVersion;
+  retry_schedule_seconds: number[];
 }
 
 interface Row {
@@ -34,6 +41,7 @@ interface Row {
   created_at: Date;
   resend_succeeded: boolean;
   endpoint_paused: boolean;
+  payload_version: string;
 }
 
 function stateOf(row: Row): SequencedState {
@@ -65,7 +73,7 @@ export async function deliveriesBySequence(
   if (paused === undefined) return undefined;
   const result = await sql.query<Row>(
     `SELECT d.id, d.event_id, d.event_type, d.sequence, d.previous_event_id, d.status, d.attempts, d.next_attempt_at,
-            d.last_response_status, d.last_error, d.created_at, $5::boolean AS endpoint_paused,
+            d.last_response_status, d.last_error, d.created_at, d.payload_version, $5::boolean AS endpoint_paused,
             EXISTS (SELECT 1 FROM webhook_deliveries r
                      WHERE r.event_id = d.event_id AND r.endpoint_id = d.endpoint_id AND r.resend_of IS NOT NULL
                        AND r.status = 'succeeded') AS resend_succeeded
@@ -93,6 +101,8 @@ export async function deliveriesBySequence(
     last_response_status: row.last_response_status,
     last_error: row.last_error,
     created_at: row.created_at.toISOString(),
+    payload_version: payloadVersionOf(row.payload_version),
+    retry_schedule_seconds: RETRY_SCHEDULE_SECONDS,
   }));
   return { data, hasMore: result.rows.length > where.limit };
 }

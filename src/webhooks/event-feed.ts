@@ -3,7 +3,7 @@ import type { PersonalDataKeys } from '../events/personal-data.js';
 import type { GlobalPosition } from '../events/types.js';
 import { EVENT_KINDS, type EventKind } from '../shared/enums.js';
 import type { Queryable } from '../storage/postgres.js';
-import { envelopeBody } from './envelope.js';
+import { renderEnvelope, type PayloadVersion } from './versions/index.js';
 
 /** How long the Events API keeps an event readable: as long as the delivery log keeps a delivery. */
 export const EVENT_RETENTION_DAYS = 30;
@@ -11,7 +11,7 @@ const RETENTION_MS = EVENT_RETENTION_DAYS * 24 * 60 * 60 * 1000;
 /** How far an event's place in the log may trail its creation time: longer than any transaction of the service. */
 const CLOCK_SKEW = '5 minutes';
 
-/** A webhook event as a delivery carries it: the envelope's JSON text, and where it stands in the log. */
+/** A webhook event as a delivery in the asked payload version carries it: the envelope's JSON text, and its place. */
 export interface FeedEvent {
   id: string;
   type: EventKind;
@@ -32,6 +32,8 @@ export interface EventFeedQuery {
   after?: GlobalPosition;
   limit: number;
   now: Date;
+  /** The payload version the envelopes are rendered in. */
+  version: PayloadVersion;
 }
 
 /**
@@ -54,9 +56,13 @@ export function kindsOf(filter: readonly string[]): { kinds: EventKind[]; unknow
 
 const oldestKept = (now: Date) => new Date(now.getTime() - RETENTION_MS);
 
-function toFeedEvent(row: KeyedEventRow, keys: PersonalDataKeys | undefined): FeedEvent | undefined {
+function toFeedEvent(
+  row: KeyedEventRow,
+  keys: PersonalDataKeys | undefined,
+  version: PayloadVersion,
+): FeedEvent | undefined {
   const event = toOpenedEvent(row, keys);
-  const envelope = envelopeBody(event);
+  const envelope = renderEnvelope(event, version);
   if (envelope === null) return undefined;
   return {
     id: event.id,
@@ -109,7 +115,7 @@ export async function readEventFeed(
       CLOCK_SKEW,
     ],
   );
-  const events = result.rows.flatMap((row) => toFeedEvent(row, keys) ?? []);
+  const events = result.rows.flatMap((row) => toFeedEvent(row, keys, query.version) ?? []);
   return { events: events.slice(0, query.limit), hasMore: result.rows.length > query.limit };
 }
 
@@ -121,7 +127,7 @@ function maxDate(a: Date | undefined, b: Date): Date {
 export async function findFeedEvent(
   sql: Queryable,
   keys: PersonalDataKeys | undefined,
-  where: { tenantId: string; sandbox: boolean; id: string; now: Date },
+  where: { tenantId: string; sandbox: boolean; id: string; now: Date; version: PayloadVersion },
 ): Promise<FeedEvent | 'expired' | undefined> {
   const result = await sql.query<KeyedEventRow>(
     `SELECT ${OPENED_COLUMNS} FROM ${WITH_KEYS}
@@ -130,7 +136,7 @@ export async function findFeedEvent(
   );
   const row = result.rows[0];
   if (!row) return undefined;
-  const event = toFeedEvent(row, keys);
+  const event = toFeedEvent(row, keys, where.version);
   if (!event) return undefined;
   return event.createdAt < oldestKept(where.now) ? 'expired' : event;
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { PAYLOAD_VERSIONS } from '../webhooks/versions/names.js';
 import { Value } from 'typebox/value';
 import { ROLES } from '../identity/permissions.js';
 import { MetaField } from '../schemas/meta-field.js';
@@ -135,6 +136,8 @@ export const WorkspaceDefinition = Type.Object(
     ),
     /** Whose sign-ins must use a passkey; absent keeps what the workspace has (an owner may set it in the console). */
     passkeys_required: Type.Optional(StringEnum(PASSKEY_REQUIREMENTS)),
+    /** The Events API's payload version when a request names none; absent keeps what the workspace has. */
+    payload_version: Type.Optional(StringEnum(PAYLOAD_VERSIONS)),
     limits: Type.Optional(
       Type.Object(
         {

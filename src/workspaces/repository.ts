@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { CURRENT_PAYLOAD_VERSION, type PayloadVersion } from '../webhooks/versions/names.js';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { credentialedEmails, endAccessOfChangedMembers, keepAnOwner, MemberRefusal } from '../identity/members.js';
@@ -51,8 +52,21 @@ export function settingsFromDefinition(
     application_workflow: applicationWorkflowOf(def, previous),
     ...(def.document_types ? { document_types: documentTypeDefs(def.document_types) } : {}),
     ...passkeyRequirementOf(def, previous),
+    ...payloadVersionOfDefinition(def, previous),
     limits: def.limits ?? {},
   };
+}
+
+/**
+ * The file's `payload_version`; absent, what the workspace has: a new workspace starts on the newest version, one
+ * stored before versions existed stays on the first (the setting absent) until someone chooses.
+ */
+function payloadVersionOfDefinition(
+  def: WorkspaceDefinition,
+  previous: WorkspaceSettings | undefined,
+): Pick<WorkspaceSettings, 'payload_version'> {
+  const version = def.payload_version ?? previous?.payload_version ?? (previous ? undefined : CURRENT_PAYLOAD_VERSION);
+  return version ? { payload_version: version } : {};
 }
 
 /** The file's `passkeys_required`; absent, what the workspace has (a file never lowers it by leaving it out). */
@@ -284,6 +298,21 @@ export class WorkspaceCache {
     if (fresh) this.entries.set(id, fresh);
     return fresh;
   }
+}
+
+/** The Events API's default payload version, set from the console's settings page; the revision moves as for the zone. */
+export async function setWorkspacePayloadVersion(
+  sql: Queryable,
+  id: string,
+  version: PayloadVersion,
+): Promise<Workspace | undefined> {
+  const result = await sql.query<WorkspaceRow>(
+    `UPDATE workspaces SET settings = jsonb_set(settings, '{payload_version}', to_jsonb($2::text)),
+            revision = revision + 1, updated_at = now()
+      WHERE id = $1 RETURNING id, slug, name, plan, status, revision, settings`,
+    [id, version],
+  );
+  return result.rows[0];
 }
 
 /** The workspace's time zone, set from the console's settings page; the revision moves so cached settings are re-read. */

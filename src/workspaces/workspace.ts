@@ -66,6 +66,11 @@ export interface WorkspaceSettings {
     };
   };
   application_workflow: { stages: ApplicationStageDef[]; modules: ModuleDef[] };
+  /**
+   * The payload version the Events API answers in when a request names none (src/webhooks/versions). Absent in
+   * workspaces stored before versions existed: the first version, the shape they were getting. New ones get the newest.
+   */
+  payload_version?: string;
   /** Absent: `none`. Set by an owner in the console or by the definition file's `passkeys_required`. */
   passkeys_required?: PasskeyRequirement;
   /** Absent in workspaces stored before documents existed: the defaults apply (documentTypesOf). */

@@ -108,9 +108,13 @@ function checkDelivery(t: Test, f: Fixture, request: ReceivedRequest): Envelope 
   t.same(verified, envelope, 'the receiver-side verifier accepts it');
   t.same(
     Object.keys(envelope).sort(),
-    ['created_at', 'data', 'event', 'id', 'tenant_id'],
-    'the envelope has exactly id, event, tenant_id, created_at, data',
+    ['created_at', 'data', 'event', 'id', 'payload_version', 'resource', 'tenant_id'],
+    'the envelope (payload version 2026-11-29) has exactly id, event, tenant_id, created_at, payload_version, resource, data',
   );
+  const resource = (envelope as unknown as { resource: { type: string; id: string; version: number } }).resource;
+  t.equal(resource.type, 'lead', "a lead event's resource is the lead");
+  t.equal(resource.id, (envelope.data as { id?: string }).id, 'the resource id is the lead id');
+  t.ok(Number.isInteger(resource.version) && resource.version >= 1, 'with its version');
   t.match(envelope.id, UUID);
   t.equal(envelope.tenant_id, f.h.ws.workspace.id);
   t.match(envelope.created_at, UTC_DATE_TIME);

@@ -29,7 +29,12 @@ t.test(
   async (t) => {
     const h = await webhookHarness(t);
     const before = await h.appendEvent('document.uploaded', resourcePayload('Before Endpoint'));
-    const live = await h.createEndpoint({ url: h.receiver.url('localhost', '/live'), events: ['document.uploaded'] });
+    // On the first payload version, whose envelope is the spec's (test/webhooks/payload-versions.test.ts: the others).
+    const live = await h.createEndpoint({
+      url: h.receiver.url('localhost', '/live'),
+      events: ['document.uploaded'],
+      payload_version: '2026-11-22',
+    });
     const test = await h.createEndpoint(
       { url: h.receiver.url('hooks.test', '/test'), events: ['document.uploaded', 'document.rejected'] },
       h.ws.test,

@@ -28,6 +28,7 @@ const created: EndpointEvent = {
     description: 'CRM sync',
     events: ['lead.created'],
     sealed_secret: 'sealed-1',
+    payload_version: '2026-11-29',
   },
 };
 const paused: EndpointEvent = {
@@ -47,6 +48,7 @@ t.test('create: a new endpoint, once', async (t) => {
       description: 'CRM sync',
       events: ['lead.created'],
       sealedSecret: 'sealed-1',
+      payloadVersion: '2026-11-29',
     })
     .then([created]);
   spec(t)
@@ -58,6 +60,7 @@ t.test('create: a new endpoint, once', async (t) => {
       description: null,
       events: [],
       sealedSecret: 's',
+      payloadVersion: '2026-11-29',
     })
     .thenThrows({ message: /already exists/ });
 });
@@ -94,6 +97,7 @@ t.test('rotation: the new secret signs, the old one stays valid for the overlap'
       sealedSecret: 'sealed-2',
       previousSealedSecret: 'sealed-1',
       previousSecretValidUntil: new Date('2026-11-02T10:00:00.000Z'),
+      payloadVersion: '2026-11-29',
     },
     'the state keeps both secrets and the end of the overlap',
   );
@@ -105,6 +109,7 @@ t.test('a deleted or unknown endpoint refuses delete, resume, rotation and test 
     { type: 'resume' },
     { type: 'rotate_secret', sealedSecret: 's', now: NOW },
     { type: 'send_test', payload: {} },
+    { type: 'change_version', payloadVersion: '2026-11-22', firstVersion: '2026-11-22' },
     { type: 'change', url: 'https://x.example/in', description: null, events: ['lead.lost'] },
   ];
   for (const command of refused) {
@@ -132,4 +137,47 @@ t.test('change: a living endpoint takes its new address, description and kinds, 
     .given([created, paused])
     .when({ type: 'change', ...change })
     .then([changed], 'a paused one too');
+});
+
+t.test('change_version: the endpoint moves to another payload version; the same one appends nothing', async (t) => {
+  const first = { firstVersion: '2026-11-22' };
+  spec(t)
+    .given([created])
+    .when({ type: 'change_version', payloadVersion: '2026-11-22', ...first })
+    .then([
+      {
+        type: 'webhook_endpoint.version_changed',
+        data: { endpoint_id: ID, payload_version: '2026-11-22', previous_payload_version: '2026-11-29' },
+      },
+    ]);
+  spec(t)
+    .given([created])
+    .when({ type: 'change_version', payloadVersion: '2026-11-29', ...first })
+    .thenNothing('it is on that version already');
+  const before: EndpointEvent = {
+    type: 'webhook_endpoint.created',
+    data: {
+      endpoint_id: ID,
+      url: 'https://crm-hooks.example.org/visa',
+      description: null,
+      events: [],
+      sealed_secret: 's',
+    },
+  };
+  spec(t)
+    .given([before])
+    .when({ type: 'change_version', payloadVersion: '2026-11-29', ...first })
+    .then(
+      [
+        {
+          type: 'webhook_endpoint.version_changed',
+          data: { endpoint_id: ID, payload_version: '2026-11-29', previous_payload_version: '2026-11-22' },
+        },
+      ],
+      'an endpoint created before versions existed was on the first one',
+    );
+  spec(t)
+    .given([before])
+    .when({ type: 'change_version', payloadVersion: '2026-11-22', ...first })
+    .thenNothing('and moving it to the first appends nothing');
 });

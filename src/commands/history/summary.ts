@@ -320,6 +320,8 @@ const ENDPOINT_SUMMARIES: Record<EndpointEvent['type'], Summarize> = {
   'webhook_endpoint.resumed': () => 'Resumed',
   'webhook_endpoint.secret_rotated': (d) =>
     `Signing secret rotated; the previous one stays valid until ${time(d.previous_secret_valid_until)}`,
+  'webhook_endpoint.version_changed': (d) =>
+    `Payload version changed from ${say(d.previous_payload_version)} to ${say(d.payload_version)}`,
   'webhook.test': () => 'Test delivery sent',
 };
 

@@ -9,7 +9,7 @@ import { invoicesProjection } from '../../projections/invoices.js';
 import type { Projection } from '../../projections/projection.js';
 import { applyProjections } from '../../events/apply-projections.js';
 import { tasksProjection } from '../../projections/tasks.js';
-import { envelopeBody } from '../../webhooks/envelope.js';
+import { renderAllVersions } from '../../webhooks/versions/index.js';
 
 /**
  * The person's key rows ($1 the workspace, $2 the person): their lead's stream, found by its primary key, and the
@@ -88,18 +88,19 @@ export async function scrubPersonRows(
 }
 
 /**
- * Webhook delivery bodies of these events, pending or sent, re-rendered from the events as they read once erased, so
- * a retry or a resend sends no personal value; and the receivers' answers to them.
+ * Webhook delivery bodies of these events, pending or sent, re-rendered from the events as they read once erased, each
+ * in the payload version it was made in, so a retry or a resend sends no personal value; and the receivers' answers.
  */
 export async function scrubDeliveries(sql: Queryable, events: readonly StoredEvent[]): Promise<void> {
   const bodies = events.flatMap((event) => {
-    const body = envelopeBody({ ...event, data: extractPersonal(event.type, event.data).clear });
-    return body === null ? [] : [{ id: event.id, body }];
+    const rendered = renderAllVersions({ ...event, data: extractPersonal(event.type, event.data).clear });
+    return rendered === null ? [] : [{ id: event.id, bodies: JSON.stringify(rendered) }];
   });
   await sql.query(
-    `UPDATE webhook_deliveries d SET body = b.body
-       FROM unnest($1::uuid[], $2::text[]) AS b(event_id, body) WHERE d.event_id = b.event_id`,
-    [bodies.map((b) => b.id), bodies.map((b) => b.body)],
+    `UPDATE webhook_deliveries d SET body = b.bodies ->> d.payload_version
+       FROM unnest($1::uuid[], $2::jsonb[]) AS b(event_id, bodies)
+      WHERE d.event_id = b.event_id AND b.bodies ? d.payload_version`,
+    [bodies.map((b) => b.id), bodies.map((b) => b.bodies)],
   );
   await sql.query(
     `UPDATE webhook_delivery_attempts SET response_body = NULL

@@ -3,6 +3,7 @@ import { latestFailures, obsoletePauseNotices, recordNotices } from '../../webho
 import { composePauseNotice } from '../../webhooks/pause-notice.js';
 import {
   decideChange,
+  decideChangeVersion,
   decideCreate,
   decideDelete,
   decidePause,
@@ -28,8 +29,10 @@ import {
 import { webhookEndpointLimit } from '../../workspaces/plans.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { checkWebhookTarget, RefusedAddressError } from '../../webhooks/address-guard.js';
-import { scheduleResumedBacklog } from '../../webhooks/deliveries.js';
+import { resendDelivery, scheduleResumedBacklog } from '../../webhooks/deliveries.js';
+import { findFeedEvent } from '../../webhooks/event-feed.js';
 import { generateSecret } from '../../webhooks/signing.js';
+import { CURRENT_PAYLOAD_VERSION, FIRST_PAYLOAD_VERSION, type PayloadVersion } from '../../webhooks/versions/index.js';
 import { NotFoundError, WebhookLimitError, WebhookUrlRefusedError } from '../errors.js';
 import { runCommand } from '../run-command.js';
 
@@ -37,6 +40,8 @@ export interface CreateEndpointInput {
   url: string;
   description?: string | null;
   events: string[];
+  /** The payload version its deliveries are rendered in; the current one when not given. */
+  payload_version?: PayloadVersion;
 }
 
 /** A lock-only stream name: creations in one workspace and mode queue on it, so the limit check cannot race. */
@@ -85,6 +90,7 @@ export async function createEndpoint(
         description: input.description ?? null,
         events: input.events,
         sealedSecret: services.secretBox.webhookSecrets.sealFor(id, secret),
+        payloadVersion: input.payload_version ?? CURRENT_PAYLOAD_VERSION,
       });
       await tx.append(endpointStream(id), 'no_stream', events);
       await tx.sql.query(
@@ -120,7 +126,10 @@ export function domainErrors<T>(work: () => Promise<T>): Promise<T> {
   });
 }
 
-/** Changes the endpoint's address (under the same guard as a new one's), description and kinds. */
+/**
+ * Changes the endpoint's address (under the same guard as a new one's), description and kinds, and its payload
+ * version when one is given.
+ */
 export async function changeEndpoint(
   services: AppServices,
   context: CommandContext,
@@ -136,6 +145,29 @@ export async function changeEndpoint(
         description: input.description ?? null,
         events: input.events,
       });
+      const version = input.payload_version
+        ? decideChangeVersion(state, { payloadVersion: input.payload_version, firstVersion: FIRST_PAYLOAD_VERSION })
+        : [];
+      await tx.append(endpointStream(id), 'any', [...events, ...version]);
+    }),
+  );
+  return toPublicEndpoint((await findEndpoint(services.pool, context.tenantId, id))!, services.now());
+}
+
+/**
+ * Moves the endpoint to another payload version (upgrade or back): the deliveries fanned out after this commits are
+ * rendered in it; those made before, their retries and their resends keep the version they were made in.
+ */
+export async function changeEndpointVersion(
+  services: AppServices,
+  context: CommandContext,
+  id: string,
+  version: PayloadVersion,
+): Promise<PublicEndpoint> {
+  await domainErrors(() =>
+    runCommand(services.store, context, [endpointStream(id)], async (tx) => {
+      const { state } = await load(tx, context, id);
+      const events = decideChangeVersion(state, { payloadVersion: version, firstVersion: FIRST_PAYLOAD_VERSION });
       await tx.append(endpointStream(id), 'any', events);
     }),
   );
@@ -323,4 +355,34 @@ export async function pauseEndpoint(
     );
     return true;
   });
+}
+
+/**
+ * A manual resend of one of the endpoint's deliveries: the same body in the same payload version, or, when `version`
+ * is given, the event rendered anew in that version (as read now: an erased person's event reads erased). Undefined
+ * when the endpoint has no such delivery or its event is past the Events API's retention.
+ */
+export async function resendEndpointDelivery(
+  services: AppServices,
+  row: Pick<EndpointRow, 'id' | 'tenant_id' | 'sandbox'>,
+  deliveryId: string,
+  version?: PayloadVersion,
+): Promise<{ id: string; event_id: string } | undefined> {
+  const now = services.now();
+  if (!version) return resendDelivery(services.pool, row.id, deliveryId, now);
+  const delivery = await services.pool.query<{ event_id: string }>(
+    'SELECT event_id FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2',
+    [deliveryId, row.id],
+  );
+  const eventId = delivery.rows[0]?.event_id;
+  if (!eventId) return undefined;
+  const event = await findFeedEvent(services.pool, services.personalData, {
+    tenantId: row.tenant_id,
+    sandbox: row.sandbox,
+    id: eventId,
+    now,
+    version,
+  });
+  if (!event || event === 'expired') return undefined;
+  return resendDelivery(services.pool, row.id, deliveryId, now, { version, body: event.envelope });
 }

@@ -6,6 +6,7 @@ import { WebhookLimitError, WebhookUrlRefusedError } from '../../commands/errors
 import { staffContext } from '../../commands/run-command.js';
 import {
   changeEndpoint,
+  changeEndpointVersion,
   createEndpoint,
   deleteEndpoint,
   disableEndpoint,
@@ -33,7 +34,7 @@ import {
 import { allow, allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
 import { actorOf } from '../forms.js';
 import { html, table, type Html } from '../html.js';
-import { csrfField, field, notice, page, signInAgain } from '../layout.js';
+import { choice, csrfField, field, notice, page, signInAgain } from '../layout.js';
 import { confirmPage } from './confirm.js';
 import { keepOneTimeSecret } from '../one-time-secret.js';
 import {
@@ -57,6 +58,10 @@ import {
 import { listQuerySchema, registerRecordListExport } from '../list/routes.js';
 import type { Query } from '../list/spec.js';
 import { eventKindName } from '../labels.js';
+import { CURRENT_PAYLOAD_VERSION, isPayloadVersion, PAYLOAD_VERSIONS } from '../../webhooks/versions/index.js';
+
+/** A payload version as the console names it: the date, and whether it is the newest. */
+const versionWords = (version: string) => (version === CURRENT_PAYLOAD_VERSION ? `${version} (current)` : version);
 
 /** Subscribed event kinds by name, each with the code integrators subscribe with. */
 const eventKindList = (kinds: readonly string[]): Html | string =>
@@ -84,6 +89,7 @@ const EndpointForm = Type.Object({
   mode: Type.Optional(Text(10)),
 });
 type EndpointFormBody = Static<typeof EndpointForm>;
+const VersionForm = Type.Object({ _csrf: Type.Optional(Text(200)), payload_version: Type.Optional(Text(20)) });
 const RotateForm = Type.Object({ _csrf: Type.Optional(Text(200)), password: Type.Optional(Text(1000)) });
 const SinceQuery = Type.Object({ since: Type.Optional(Text(40)) });
 const SinceForm = Type.Object({ _csrf: Type.Optional(Text(200)), since: Type.Optional(Text(40)) });
@@ -94,6 +100,7 @@ type Errors = Record<string, string>;
 const OUTCOMES: Record<string, (n: number) => string> = {
   created: () => 'The endpoint is created.',
   changed: () => 'The endpoint is changed.',
+  version: () => 'The payload version is changed: deliveries made from now on are in it.',
   disabled: () => 'The endpoint is disabled: what comes for it waits until it is resumed.',
   resumed: () => 'The endpoint is active again; what waited is being sent.',
   test: () => 'A webhook.test event is on its way.',
@@ -211,10 +218,12 @@ async function endpointPage(
         <dd>${p.description ?? '—'}</dd>
         <dt>Events</dt>
         <dd>${eventKindList(p.events)}</dd>
+        <dt>Payload version</dt>
+        <dd>${versionWords(p.payload_version)} (<a href="/docs/payload-versions">what each version changed</a>)</dd>
       </dl>
       ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${when(p.previous_secret_valid_until, timeZoneOf(view.workspace))}.</p>` : ''}
-      ${paused ? await pausedSection(services, view, row, base) : ''} ${actionsSection(services, view, o, base)}
-      ${log.section}`,
+      ${paused ? await pausedSection(services, view, row, base) : ''}
+      ${actionsSection(services, view, o, base, p.payload_version)} ${log.section}`,
   );
   return { status: log.status, body };
 }
@@ -267,7 +276,13 @@ function answersOf(deliveries: DeliveryLogEntry[]): { answer: string; count: num
   return [...byAnswer.values()];
 }
 
-function actionsSection(services: AppServices, view: MemberView, o: EndpointPageOptions, base: string) {
+function actionsSection(
+  services: AppServices,
+  view: MemberView,
+  o: EndpointPageOptions,
+  base: string,
+  version: string,
+) {
   const errors = o.errors ?? {};
   const csrf = csrfField(view.signedIn.csrf);
   const may = (operation: Parameters<typeof can>[1]) => can(view.role, operation);
@@ -288,6 +303,7 @@ function actionsSection(services: AppServices, view: MemberView, o: EndpointPage
           </p>`
         : ''
     }
+    ${may('webhooks.manage') ? versionForm(view, base, version, o.errors?.payload_version) : ''}
     ${
       may('webhooks.test')
         ? html`<form method="post" action="${base}/test">${csrf}<button type="submit">Send a test event</button></form>`
@@ -304,6 +320,21 @@ function actionsSection(services: AppServices, view: MemberView, o: EndpointPage
     }
     ${may('webhooks.retry_failed') ? retryForms(o, base, csrf, timeZoneOf(view.workspace)) : ''}
   </section>`;
+}
+
+/** Moves the endpoint to another payload version; what was already sent keeps its own. */
+function versionForm(view: MemberView, base: string, current: string, error?: string): Html {
+  return html`<form method="post" action="${base}/payload-version">
+    ${csrfField(view.signedIn.csrf)}
+    ${choice({
+      name: 'payload_version',
+      label: 'Payload version of the deliveries made from now on',
+      options: [...PAYLOAD_VERSIONS].reverse().map((v) => [v, versionWords(v)] as const),
+      value: current,
+      error,
+    })}
+    <button type="submit">Change the payload version</button>
+  </form>`;
 }
 
 function retryForms(o: EndpointPageOptions, base: string, csrf: Html, zone: string): Html {
@@ -593,6 +624,30 @@ function registerChange(app: TypedApp, services: AppServices): void {
   );
 }
 
+function registerVersionChange(app: TypedApp, services: AppServices): void {
+  app.post(
+    '/w/:slug/webhooks/:id/payload-version',
+    { schema: { params: EndpointParams, body: VersionForm }, config: { console: { operation: 'webhooks.manage' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { row, context } = await endpointOf(services, view, request.params.id);
+      const version = request.body.payload_version;
+      if (!isPayloadVersion(version)) {
+        const shown = await endpointPage(
+          services,
+          view,
+          row,
+          {},
+          { errors: { payload_version: 'Choose one of the versions.' } },
+        );
+        return sendPage(reply, shown.body, 400);
+      }
+      await changeEndpointVersion(services, context, row.id, version);
+      return backTo(reply, `${baseOf(view)}/${row.id}`, 'version');
+    },
+  );
+}
+
 function registerDisableAndDelete(app: TypedApp, services: AppServices): void {
   const route = { schema: { params: EndpointParams }, config: { console: { operation: 'webhooks.manage' as const } } };
   const post = { schema: { params: EndpointParams, body: CsrfOnly }, config: route.config };
@@ -789,6 +844,7 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
   });
   registerEndpointPage(app, services);
   registerChange(app, services);
+  registerVersionChange(app, services);
   registerDisableAndDelete(app, services);
   registerEndpointActions(app, services);
   registerDeliveryActions(app, services);

@@ -9,12 +9,21 @@ export const ENDPOINT_EVENTS = {
   paused: 'webhook_endpoint.paused',
   resumed: 'webhook_endpoint.resumed',
   secretRotated: 'webhook_endpoint.secret_rotated',
+  versionChanged: 'webhook_endpoint.version_changed',
   test: 'webhook.test',
 } as const;
 
 export type EndpointCreated = {
   type: typeof ENDPOINT_EVENTS.created;
-  data: { endpoint_id: string; url: string; description: string | null; events: string[]; sealed_secret: string };
+  data: {
+    endpoint_id: string;
+    url: string;
+    description: string | null;
+    events: string[];
+    sealed_secret: string;
+    /** The payload version it receives; absent on endpoints created before versions existed (the first one). */
+    payload_version?: string;
+  };
 };
 /** Staff changed where the endpoint receives, what it is described as, or which kinds it subscribes to. */
 export type EndpointChanged = {
@@ -37,6 +46,11 @@ export type EndpointSecretRotated = {
     previous_secret_valid_until: string;
   };
 };
+/** The owner moved the endpoint to another payload version: its deliveries from now on are rendered in it. */
+export type EndpointVersionChanged = {
+  type: typeof ENDPOINT_EVENTS.versionChanged;
+  data: { endpoint_id: string; payload_version: string; previous_payload_version: string };
+};
 export type EndpointTestSent = {
   type: typeof ENDPOINT_EVENTS.test;
   data: { endpoint_id: string; payload: Record<string, unknown> };
@@ -50,6 +64,7 @@ export type EndpointEvent =
   | EndpointPaused
   | EndpointResumed
   | EndpointSecretRotated
+  | EndpointVersionChanged
   | EndpointTestSent;
 
 /** An endpoint event read from the log: its type checked, its data as decide wrote it for that type. */
@@ -67,6 +82,8 @@ export interface EndpointState {
   sealedSecret: string;
   previousSealedSecret: string | null;
   previousSecretValidUntil: Date | null;
+  /** The payload version it receives; null for an endpoint created before versions existed (the first one). */
+  payloadVersion: string | null;
 }
 
 export class EndpointNotFoundError extends Error {
@@ -83,6 +100,7 @@ export function evolve(state: EndpointState | null, event: EndpointEvent): Endpo
         sealedSecret: event.data.sealed_secret,
         previousSealedSecret: null,
         previousSecretValidUntil: null,
+        payloadVersion: event.data.payload_version ?? null,
       };
     case ENDPOINT_EVENTS.changed:
       return state;
@@ -101,6 +119,8 @@ export function evolve(state: EndpointState | null, event: EndpointEvent): Endpo
           previousSecretValidUntil: new Date(event.data.previous_secret_valid_until),
         }
       );
+    case ENDPOINT_EVENTS.versionChanged:
+      return state && { ...state, payloadVersion: event.data.payload_version };
     case ENDPOINT_EVENTS.test:
       return state;
     default: {
@@ -126,6 +146,8 @@ export interface CreateEndpoint {
   description: string | null;
   events: string[];
   sealedSecret: string;
+  /** Checked by the command against the versions there are. */
+  payloadVersion: string;
 }
 
 export function decideCreate(state: EndpointState | null, command: CreateEndpoint): EndpointCreated[] {
@@ -139,6 +161,7 @@ export function decideCreate(state: EndpointState | null, command: CreateEndpoin
         description: command.description,
         events: command.events,
         sealed_secret: command.sealedSecret,
+        payload_version: command.payloadVersion,
       },
     },
   ];
@@ -157,6 +180,26 @@ export function decideChange(state: EndpointState | null, command: ChangeEndpoin
     {
       type: ENDPOINT_EVENTS.changed,
       data: { endpoint_id: endpoint.id, url: command.url, description: command.description, events: command.events },
+    },
+  ];
+}
+
+/**
+ * Moves the endpoint to another payload version (the command checked it is one): deliveries fanned out from now on
+ * are rendered in it; those already made keep theirs. Nothing when it is on that version already. `firstVersion` is
+ * what an endpoint created before versions existed is on.
+ */
+export function decideChangeVersion(
+  state: EndpointState | null,
+  command: { payloadVersion: string; firstVersion: string },
+): EndpointVersionChanged[] {
+  const endpoint = existing(state);
+  const previous = endpoint.payloadVersion ?? command.firstVersion;
+  if (previous === command.payloadVersion) return [];
+  return [
+    {
+      type: ENDPOINT_EVENTS.versionChanged,
+      data: { endpoint_id: endpoint.id, payload_version: command.payloadVersion, previous_payload_version: previous },
     },
   ];
 }
@@ -218,6 +261,7 @@ export function decideSendTest(
 export type EndpointCommand =
   | ({ type: 'create' } & CreateEndpoint)
   | ({ type: 'change' } & ChangeEndpoint)
+  | { type: 'change_version'; payloadVersion: string; firstVersion: string }
   | { type: 'delete' }
   | { type: 'pause'; reason: string; consecutiveFailures: number }
   | { type: 'resume' }
@@ -231,6 +275,8 @@ export function decide(state: EndpointState | null, command: EndpointCommand): E
       return decideCreate(state, command);
     case 'change':
       return decideChange(state, command);
+    case 'change_version':
+      return decideChangeVersion(state, command);
     case 'delete':
       return decideDelete(state);
     case 'pause':

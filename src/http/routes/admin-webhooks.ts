@@ -1,8 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import { staffContext } from '../../commands/run-command.js';
-import { resumeEndpoint, rotateEndpointSecret, sendTestEvent } from '../../commands/webhooks/endpoints.js';
+import {
+  resendEndpointDelivery,
+  resumeEndpoint,
+  rotateEndpointSecret,
+  sendTestEvent,
+} from '../../commands/webhooks/endpoints.js';
 import { findEndpoint, listAllEndpoints, toPublicEndpoint } from '../../projections/webhook-endpoints.js';
-import { listDeliveries, resendDelivery } from '../../webhooks/deliveries.js';
+import { listDeliveries } from '../../webhooks/deliveries.js';
 import { staffOf } from '../admin-auth.js';
 import { notFound } from '../errors.js';
 import { adminErrorResponses, AdminWorkspaceParams } from '../schemas/admin.js';
@@ -16,6 +21,7 @@ import {
   DeliveryList,
   DeliveryListQuery,
   ResendAnswer,
+  ResendRequest,
   TestAnswer,
 } from '../schemas/webhook.js';
 import type { AppServices } from '../../bootstrap.js';
@@ -110,14 +116,21 @@ function registerResendDelivery(app: TypedApp, services: AppServices): void {
       schema: {
         ...ROUTE,
         operationId: 'resendWebhookDelivery',
-        summary: 'Send a delivery again: same event id and body, new delivery id',
+        summary:
+          'Send a delivery again: same event id and body (in its payload version, unless `payload_version` asks for another), new delivery id',
         params: AdminDeliveryParams,
+        body: ResendRequest,
         response: { 201: answer(ResendAnswer, 'The new delivery, carrying the same event'), ...ERRORS },
       },
     },
     async (request, reply) => {
       const { row } = await endpointOf(services, request, request.params);
-      const resent = await resendDelivery(services.pool, row.id, request.params.deliveryId, services.now());
+      const resent = await resendEndpointDelivery(
+        services,
+        row,
+        request.params.deliveryId,
+        request.body?.payload_version,
+      );
       if (!resent) throw notFound('delivery');
       return reply.status(201).send(resent);
     },

@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../../bootstrap.js';
 import type { GlobalPosition } from '../../events/types.js';
 import { decodeEventCursor, encodeEventCursor } from '../../webhooks/event-cursor.js';
@@ -20,6 +20,13 @@ import {
 } from '../schemas/event.js';
 import { WebhookIdParams } from '../schemas/webhook.js';
 import { deliveriesBySequence } from '../../webhooks/delivery-sequence.js';
+import {
+  isPayloadVersion,
+  payloadVersionOf,
+  VERSION_HEADER,
+  type PayloadVersion,
+} from '../../webhooks/versions/index.js';
+import { VersionHeaders } from '../schemas/event.js';
 import { WebhookEvent } from '../schemas/event-data.js';
 import { answer, errorResponses } from '../schemas/error.js';
 import type { TypedApp } from '../typed-app.js';
@@ -39,6 +46,17 @@ export function registerEventRoutes(app: TypedApp, services: AppServices): void 
 const sendJson = (reply: FastifyReply, json: string) =>
   reply.type('application/json; charset=utf-8').send(json as never);
 
+/**
+ * The payload version an Events API request is answered in: the one its `Visa-CRM-Version` header names (the schema
+ * checked it), else the key's workspace default. The answer says which in the same header.
+ */
+function versionOf(request: FastifyRequest, reply: FastifyReply): PayloadVersion {
+  const named = request.headers[VERSION_HEADER.toLowerCase()];
+  const version = isPayloadVersion(named) ? named : payloadVersionOf(request.auth!.workspace.settings.payload_version);
+  void reply.header(VERSION_HEADER, version);
+  return version;
+}
+
 function registerListEvents(app: TypedApp, services: AppServices): void {
   app.get(
     '/v1/events',
@@ -46,6 +64,7 @@ function registerListEvents(app: TypedApp, services: AppServices): void {
       schema: {
         tags: ['events'],
         operationId: 'listEvents',
+        headers: VersionHeaders,
         summary: `List the webhook events of the last ${EVENT_RETENTION_DAYS} days, as their deliveries carry them`,
         querystring: EventListQuery,
         response: {
@@ -79,6 +98,7 @@ function registerListEvents(app: TypedApp, services: AppServices): void {
         after,
         limit: q.limit ?? DEFAULT_PAGE,
         now: services.now(),
+        version: versionOf(request, reply),
       });
       const last = page.events[page.events.length - 1];
       const next = page.hasMore && last ? encodeEventCursor(services.secretBox, where, last.position) : null;
@@ -116,6 +136,7 @@ function registerGetEvent(app: TypedApp, services: AppServices): void {
       schema: {
         tags: ['events'],
         operationId: 'getEvent',
+        headers: VersionHeaders,
         summary: 'Read one webhook event, as its deliveries carry it',
         params: EventIdParams,
         response: {
@@ -132,6 +153,7 @@ function registerGetEvent(app: TypedApp, services: AppServices): void {
         sandbox: auth.sandbox,
         id: request.params.id,
         now: services.now(),
+        version: versionOf(request, reply),
       });
       if (found === 'expired')
         throw new ApiError(404, 'not_found', `Events are kept for ${EVENT_RETENTION_DAYS} days; this one is older`);

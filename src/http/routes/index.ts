@@ -8,6 +8,7 @@ import { registerApplicationRoutes } from './applications.js';
 import { registerEventRoutes } from './events.js';
 import { registerLeadRoutes } from './leads.js';
 import { registerMetaRoutes } from './meta.js';
+import { registerPayloadVersionRoutes } from './payload-versions.js';
 import { registerWidgetRoutes } from './widget.js';
 import { registerWebhookRoutes } from './webhooks.js';
 
@@ -20,6 +21,7 @@ export async function registerRoutes(app: TypedApp, services: AppServices): Prom
   registerApplicationRoutes(app, services);
   registerWebhookRoutes(app, services);
   registerEventRoutes(app, services);
+  registerPayloadVersionRoutes(app);
   registerWidgetAssetRoutes(app, services);
   await registerAdminInterface(app, services);
   await registerConsole(app, services);

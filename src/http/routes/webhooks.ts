@@ -1,12 +1,14 @@
 import { Type } from 'typebox';
 import { contextFromRequest } from '../../commands/run-command.js';
-import { createEndpoint, deleteEndpoint } from '../../commands/webhooks/endpoints.js';
+import { changeEndpointVersion, createEndpoint, deleteEndpoint } from '../../commands/webhooks/endpoints.js';
 import { listEndpoints, toPublicEndpoint } from '../../projections/webhook-endpoints.js';
 import { answer, errorResponses } from '../schemas/error.js';
 import {
   WebhookEndpointCreate,
+  WebhookEndpoint,
   WebhookEndpointCreated,
   WebhookEndpointList,
+  WebhookEndpointUpdate,
   WebhookIdParams,
 } from '../schemas/webhook.js';
 import type { AppServices } from '../../bootstrap.js';
@@ -15,12 +17,43 @@ import { registerWebhookTestRoute } from './webhook-test.js';
 
 const AUTH = { keys: 'secret', scope: 'webhooks:manage', feature: 'webhooks' } as const;
 
-/** GET, POST and DELETE /v1/webhooks and POST /v1/webhooks/{id}/test. A test-mode key manages test endpoints (sandbox events only), a live key live ones. */
+/** GET, POST, PATCH and DELETE /v1/webhooks and POST /v1/webhooks/{id}/test. A test-mode key manages test endpoints (sandbox events only), a live key live ones. */
 export function registerWebhookRoutes(app: TypedApp, services: AppServices): void {
   registerListEndpoints(app, services);
   registerCreateEndpoint(app, services);
+  registerUpdateEndpoint(app, services);
   registerDeleteEndpoint(app, services);
   registerWebhookTestRoute(app, services);
+}
+
+/** PATCH /v1/webhooks/{id}: the owner moves the endpoint to another payload version (upgrade, or back). */
+function registerUpdateEndpoint(app: TypedApp, services: AppServices): void {
+  app.patch(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        tags: ['webhooks'],
+        operationId: 'updateWebhookEndpoint',
+        summary:
+          "Change a webhook endpoint's payload version: deliveries made from now on are rendered in it; those already made, their retries and resends keep theirs",
+        params: WebhookIdParams,
+        body: WebhookEndpointUpdate,
+        response: {
+          200: answer(WebhookEndpoint, 'The endpoint as it now is'),
+          ...errorResponses(400, 401, 402, 403, 404, 429),
+        },
+      },
+      config: { auth: AUTH },
+    },
+    async (request) =>
+      // The command finds the endpoint in the key's mode only: a test key cannot change a live endpoint.
+      changeEndpointVersion(
+        services,
+        contextFromRequest(request, services.now()),
+        request.params.id,
+        request.body.payload_version,
+      ),
+  );
 }
 
 /** GET /v1/webhooks */

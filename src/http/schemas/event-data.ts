@@ -7,6 +7,7 @@ import { Invoice, Payment, Refund } from './invoice.js';
 import { Task } from './task.js';
 import { Document } from './document.js';
 import { WebhookEndpoint } from './webhook.js';
+import { CURRENT_PAYLOAD_VERSION, SINCE_2026_11_29 } from '../../webhooks/versions/index.js';
 
 /** lead.updated's data: the Lead after the change, and which of its fields changed. */
 const UpdatedLead = Type.Object(
@@ -84,6 +85,10 @@ function envelopeOf(kind: EventKind) {
       event: Type.Literal(kind),
       tenant_id: Type.String({ format: 'uuid' }),
       created_at: Type.String({ format: 'date-time' }),
+      // Present from payload version 2026-11-29 on (src/webhooks/versions/schemas.ts has each version's exact shape);
+      // the Events API answers in either version, so the union documents both.
+      payload_version: Type.Optional(SINCE_2026_11_29.payload_version),
+      resource: Type.Optional(SINCE_2026_11_29.resource),
       data: EVENT_DATA[kind].schema,
     },
     { additionalProperties: false },
@@ -200,7 +205,7 @@ export function eventWebhooks(): Record<string, unknown> {
           description:
             kind === 'webhook.test'
               ? 'Sent to one endpoint when its owner asks for a test; `data` is the WebhookEndpoint.'
-              : `Delivered to endpoints subscribed to \`${kind}\`, signed like every delivery; \`data\` is the ${EVENT_DATA[kind].component}.`,
+              : `Delivered to endpoints subscribed to \`${kind}\`, signed like every delivery; \`data\` is the ${EVENT_DATA[kind].component}. The body as payload version ${CURRENT_PAYLOAD_VERSION} has it; older versions: /docs/payload-versions.`,
           tags: ['webhooks'],
           security: [],
           parameters: DELIVERY_HEADERS,

@@ -2,6 +2,18 @@ import { Type } from 'typebox';
 import { StringEnum } from '../../shared/enums.js';
 import { SEQUENCED_STATES } from '../../webhooks/delivery-sequence.js';
 import { WebhookEvent } from './event-data.js';
+import { PAYLOAD_VERSIONS, VERSION_HEADER } from '../../webhooks/versions/index.js';
+import { RETRY_DELAYS_MS } from '../../webhooks/retry-schedule.js';
+
+/** The Events API's request header naming the payload version the events are answered in. */
+export const VersionHeaders = Type.Object({
+  [VERSION_HEADER.toLowerCase()]: Type.Optional(
+    StringEnum(PAYLOAD_VERSIONS, {
+      description:
+        "the payload version to answer in (the answer's own `Visa-CRM-Version` header says which it used); without it, the workspace's default. The versions: /docs/payload-versions",
+    }),
+  ),
+});
 
 /** GET /v1/events: a page of webhook events, filtered by kind and creation time. */
 export const EventListQuery = Type.Object(
@@ -66,6 +78,11 @@ export const SequencedDeliveryQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** The retry schedule, as each delivery's answer repeats it. */
+export const RetrySchedule = Type.Array(Type.Integer({ minimum: 1 }), {
+  description: `seconds after a failed attempt until the next: ${RETRY_DELAYS_MS.map((ms) => ms / 1000).join(', ')} (each moved by up to 5% either way); after the last retry fails the delivery is failed`,
+});
+
 const NullableDateTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
 export const SequencedDelivery = Type.Object(
@@ -86,6 +103,10 @@ export const SequencedDelivery = Type.Object(
     last_response_status: Type.Union([Type.Integer(), Type.Null()]),
     last_error: Type.Union([Type.String(), Type.Null()]),
     created_at: Type.String({ format: 'date-time' }),
+    payload_version: StringEnum(PAYLOAD_VERSIONS, {
+      description: 'the payload version its body is rendered in (its retries and resends keep it)',
+    }),
+    retry_schedule_seconds: RetrySchedule,
   },
   { additionalProperties: false },
 );

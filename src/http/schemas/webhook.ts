@@ -1,6 +1,13 @@
 import { Type, type Static } from 'typebox';
 import { EVENT_KINDS, StringEnum } from '../../shared/enums.js';
 import { WorkspaceRef } from '../../schemas/workspace-ref.js';
+import { PAYLOAD_VERSIONS } from '../../webhooks/versions/index.js';
+
+/** An endpoint's payload version (src/webhooks/versions; the changelog is served at /docs/payload-versions). */
+export const PayloadVersionField = StringEnum(PAYLOAD_VERSIONS, {
+  description:
+    'the payload version its deliveries are rendered in, a date; new endpoints get the newest. The versions and what each changed: /docs/payload-versions',
+});
 
 const DateTime = Type.String({ format: 'date-time' });
 const NullableDateTime = Type.Union([DateTime, Type.Null()]);
@@ -11,6 +18,7 @@ export const WebhookEndpoint = Type.Object(
     url: Type.String(),
     description: Type.Union([Type.String(), Type.Null()]),
     events: Type.Array(StringEnum(EVENT_KINDS), { description: 'subscribed event kinds' }),
+    payload_version: PayloadVersionField,
     status: StringEnum(['active', 'paused'] as const),
     consecutive_failures: Type.Integer(),
     paused_reason: Type.Union([Type.String(), Type.Null()]),
@@ -43,6 +51,7 @@ export const WebhookEndpointCreate = Type.Object(
           'true: once the endpoint is made, send it a webhook.test event (as POST /v1/webhooks/{id}/test does); its id is `test_event_id` in the answer',
       }),
     ),
+    payload_version: Type.Optional(PayloadVersionField),
   },
   { additionalProperties: false },
 );
@@ -56,6 +65,12 @@ export const WebhookEndpointCreated = Type.Object(
       Type.String({ format: 'uuid', description: 'with `send_test: true` only: the webhook.test event sent to it' }),
     ),
   },
+  { additionalProperties: false },
+);
+
+/** PATCH /v1/webhooks/{id}: what an owner changes through the API (today: the payload version). */
+export const WebhookEndpointUpdate = Type.Object(
+  { payload_version: PayloadVersionField },
   { additionalProperties: false },
 );
 
@@ -140,6 +155,12 @@ export const DeliveryList = Type.Object(
   { data: Type.Array(DeliveryLogEntry), next_cursor: Type.Union([Type.String(), Type.Null()]) },
   { additionalProperties: false },
 );
+
+/** A resend's optional body: the payload version to render it in instead of the original delivery's. */
+export const ResendRequest = Type.Union([
+  Type.Object({ payload_version: Type.Optional(PayloadVersionField) }, { additionalProperties: false }),
+  Type.Null(),
+]);
 
 export const ResendAnswer = Type.Object(
   { id: Type.String({ format: 'uuid' }), event_id: Type.String({ format: 'uuid' }) },

@@ -45,6 +45,7 @@ import * as listSortIndexes from './0171-list-sort-indexes.js';
 import * as roomForHotUpdates from './0190-room-for-hot-updates.js';
 import * as attemptsWithoutForeignKey from './0230-attempts-without-foreign-key.js';
 import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
+import * as payloadVersions from './0280-payload-versions.js';
 import * as leadImports from './0177-lead-imports.js';
 import * as memberNotifications from './0185-member-notifications.js';
 import * as leadBoardColumns from './0174-lead-board-columns.js';
@@ -120,4 +121,5 @@ export const migrations: Migration[] = [
   { version: 270, ...apiIdempotency },
   { version: 220, ...leadOrderForHotUpdates },
   { version: 240, ...leadBodiesReserialised },
+  { version: 280, ...payloadVersions },
 ];
