@@ -51,7 +51,8 @@ t.test("a lead's changes of stage, owner and follow-up are HOT updates of leads;
     { next_follow_up_at: '2030-01-02T09:30:00.000Z' },
     { stage_key: 'qualified', temperature: 'hot' },
   ];
-  for (const patch of patches) t.equal((await f.patch(id, patch)).status, 200, `PATCH ${Object.keys(patch).join(', ')}`);
+  for (const patch of patches)
+    t.equal((await f.patch(id, patch)).status, 200, `PATCH ${Object.keys(patch).join(', ')}`);
   const changes = patches.length;
   const after = await reportedUpdates(f.pool, 'leads', before.upd + changes);
   t.equal(after.upd - before.upd, changes, 'each change updates the row once');
