@@ -126,6 +126,24 @@ export interface paths {
     delete: operations['deleteWebhookEndpoint'];
     options?: never;
     head?: never;
+    /** Change a webhook endpoint's payload version: deliveries made from now on are rendered in it; those already made, their retries and resends keep theirs */
+    patch: operations['updateWebhookEndpoint'];
+    trace?: never;
+  };
+  '/v1/webhooks/{id}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Send a webhook.test event to this endpoint (to it alone, whatever kinds it subscribes to) */
+    post: operations['sendWebhookEndpointTest'];
+    delete?: never;
+    options?: never;
+    head?: never;
     patch?: never;
     trace?: never;
   };
@@ -193,7 +211,7 @@ export interface webhooks {
     put?: never;
     /**
      * A lead was captured (not a duplicate)
-     * @description Delivered to endpoints subscribed to `lead.created`, signed like every delivery; `data` is the Lead.
+     * @description Delivered to endpoints subscribed to `lead.created`, signed like every delivery; `data` is the Lead. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onLeadCreated'];
     delete?: never;
@@ -213,7 +231,7 @@ export interface webhooks {
     put?: never;
     /**
      * A lead's fields changed (through the API, the console or an erasure)
-     * @description Delivered to endpoints subscribed to `lead.updated`, signed like every delivery; `data` is the UpdatedLead.
+     * @description Delivered to endpoints subscribed to `lead.updated`, signed like every delivery; `data` is the UpdatedLead. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onLeadUpdated'];
     delete?: never;
@@ -233,7 +251,7 @@ export interface webhooks {
     put?: never;
     /**
      * A lead was given a new owner
-     * @description Delivered to endpoints subscribed to `lead.assigned`, signed like every delivery; `data` is the Lead.
+     * @description Delivered to endpoints subscribed to `lead.assigned`, signed like every delivery; `data` is the Lead. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onLeadAssigned'];
     delete?: never;
@@ -253,7 +271,7 @@ export interface webhooks {
     put?: never;
     /**
      * A lead was converted into an application
-     * @description Delivered to endpoints subscribed to `lead.converted`, signed like every delivery; `data` is the Lead.
+     * @description Delivered to endpoints subscribed to `lead.converted`, signed like every delivery; `data` is the Lead. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onLeadConverted'];
     delete?: never;
@@ -273,7 +291,7 @@ export interface webhooks {
     put?: never;
     /**
      * A lead was moved to the lost stage
-     * @description Delivered to endpoints subscribed to `lead.lost`, signed like every delivery; `data` is the Lead.
+     * @description Delivered to endpoints subscribed to `lead.lost`, signed like every delivery; `data` is the Lead. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onLeadLost'];
     delete?: never;
@@ -293,7 +311,7 @@ export interface webhooks {
     put?: never;
     /**
      * An application's stage changed (opened, moved by staff, or completed by its modules)
-     * @description Delivered to endpoints subscribed to `application.stage_changed`, signed like every delivery; `data` is the ApplicationStageChanged.
+     * @description Delivered to endpoints subscribed to `application.stage_changed`, signed like every delivery; `data` is the ApplicationStageChanged. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onApplicationStageChanged'];
     delete?: never;
@@ -313,7 +331,7 @@ export interface webhooks {
     put?: never;
     /**
      * A module of an application's roadmap changed
-     * @description Delivered to endpoints subscribed to `application.module_updated`, signed like every delivery; `data` is the ApplicationModuleUpdated.
+     * @description Delivered to endpoints subscribed to `application.module_updated`, signed like every delivery; `data` is the ApplicationModuleUpdated. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onApplicationModuleUpdated'];
     delete?: never;
@@ -333,7 +351,7 @@ export interface webhooks {
     put?: never;
     /**
      * An application's outcome was recorded
-     * @description Delivered to endpoints subscribed to `application.outcome`, signed like every delivery; `data` is the ApplicationStatus.
+     * @description Delivered to endpoints subscribed to `application.outcome`, signed like every delivery; `data` is the ApplicationStatus. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onApplicationOutcome'];
     delete?: never;
@@ -353,7 +371,7 @@ export interface webhooks {
     put?: never;
     /**
      * A document was uploaded and passed the virus scan
-     * @description Delivered to endpoints subscribed to `document.uploaded`, signed like every delivery; `data` is the Document.
+     * @description Delivered to endpoints subscribed to `document.uploaded`, signed like every delivery; `data` is the Document. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onDocumentUploaded'];
     delete?: never;
@@ -373,7 +391,7 @@ export interface webhooks {
     put?: never;
     /**
      * Staff rejected a document
-     * @description Delivered to endpoints subscribed to `document.rejected`, signed like every delivery; `data` is the Document.
+     * @description Delivered to endpoints subscribed to `document.rejected`, signed like every delivery; `data` is the Document. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onDocumentRejected'];
     delete?: never;
@@ -393,7 +411,7 @@ export interface webhooks {
     put?: never;
     /**
      * An invoice was issued
-     * @description Delivered to endpoints subscribed to `invoice.issued`, signed like every delivery; `data` is the Invoice.
+     * @description Delivered to endpoints subscribed to `invoice.issued`, signed like every delivery; `data` is the Invoice. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onInvoiceIssued'];
     delete?: never;
@@ -413,7 +431,7 @@ export interface webhooks {
     put?: never;
     /**
      * A payment was recorded against an invoice
-     * @description Delivered to endpoints subscribed to `payment.received`, signed like every delivery; `data` is the Payment.
+     * @description Delivered to endpoints subscribed to `payment.received`, signed like every delivery; `data` is the Payment. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onPaymentReceived'];
     delete?: never;
@@ -433,7 +451,7 @@ export interface webhooks {
     put?: never;
     /**
      * A refund of a payment was paid out
-     * @description Delivered to endpoints subscribed to `refund.paid`, signed like every delivery; `data` is the Refund.
+     * @description Delivered to endpoints subscribed to `refund.paid`, signed like every delivery; `data` is the Refund. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onRefundPaid'];
     delete?: never;
@@ -453,7 +471,7 @@ export interface webhooks {
     put?: never;
     /**
      * A task's due time passed while it was open
-     * @description Delivered to endpoints subscribed to `task.overdue`, signed like every delivery; `data` is the Task.
+     * @description Delivered to endpoints subscribed to `task.overdue`, signed like every delivery; `data` is the Task. The body as payload version 2026-11-29 has it; older versions: /docs/payload-versions.
      */
     post: operations['onTaskOverdue'];
     delete?: never;
@@ -514,6 +532,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['Lead'];
     };
     LeadUpdatedEvent: {
@@ -528,6 +562,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['UpdatedLead'];
     };
     LeadAssignedEvent: {
@@ -542,6 +592,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['Lead'];
     };
     LeadConvertedEvent: {
@@ -556,6 +622,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['Lead'];
     };
     LeadLostEvent: {
@@ -570,6 +652,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['Lead'];
     };
     ApplicationStageChangedEvent: {
@@ -584,6 +682,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['ApplicationStageChanged'];
     };
     ApplicationModuleUpdatedEvent: {
@@ -598,6 +712,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['ApplicationModuleUpdated'];
     };
     ApplicationOutcomeEvent: {
@@ -612,6 +742,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['ApplicationStatus'];
     };
     DocumentUploadedEvent: {
@@ -626,6 +772,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['Document'];
     };
     DocumentRejectedEvent: {
@@ -640,6 +802,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['Document'];
     };
     InvoiceIssuedEvent: {
@@ -654,6 +832,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['Invoice'];
     };
     PaymentReceivedEvent: {
@@ -668,6 +862,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['Payment'];
     };
     RefundPaidEvent: {
@@ -682,6 +892,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['Refund'];
     };
     TaskOverdueEvent: {
@@ -696,6 +922,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['Task'];
     };
     WebhookTestEvent: {
@@ -710,6 +952,22 @@ export interface components {
       tenant_id: string;
       /** Format: date-time */
       created_at: string;
+      /**
+       * @description the payload version this body is in
+       * @enum {string}
+       */
+      payload_version?: '2026-11-29';
+      resource?: {
+        /**
+         * @description what kind of resource: payments and refunds belong to their invoice, webhook.test to its endpoint
+         * @enum {string}
+         */
+        type: 'lead' | 'application' | 'document' | 'invoice' | 'task' | 'webhook_endpoint';
+        /** Format: uuid */
+        id: string;
+        /** @description the resource's version after this event: it grows with every change of the resource, including changes no webhook is sent for (so it may skip numbers). Keep the highest version applied per resource id and drop a payload whose version is not higher */
+        version: number;
+      };
       data: components['schemas']['WebhookEndpoint'];
     };
     Lead: {
@@ -1182,6 +1440,11 @@ export interface components {
         | 'task.overdue'
         | 'webhook.test'
       )[];
+      /**
+       * @description the payload version its deliveries are rendered in, a date; new endpoints get the newest. The versions and what each changed: /docs/payload-versions
+       * @enum {string}
+       */
+      payload_version: '2026-11-22' | '2026-11-29';
       /** @enum {string} */
       status: 'active' | 'paused';
       consecutive_failures: number;
@@ -1772,62 +2035,72 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          full_name: string;
-          /** @description normalised to E.164 with the workspace default country */
-          phone?: string | null;
-          /** @description empty string allowed; trimmed and lower-cased */
-          email?: string | null;
-          alt_phone?: string | null;
-          city?: string | null;
-          state?: string | null;
-          /** @description ISO 3166-1 alpha-2, any case */
-          country_interest?: string | null;
-          /** @enum {string|null} */
-          visa_type?: 'student' | 'work' | 'pr' | 'visitor' | 'spouse_dependent' | 'business' | null;
-          intake?: string | null;
-          course?: string | null;
-          /** @description YYYY-MM-DD */
-          date_of_birth?: string | null;
-          /** @enum {string|null} */
-          highest_qualification?:
-            'secondary' | 'higher_secondary' | 'diploma' | 'bachelors' | 'masters' | 'doctorate' | 'other' | null;
-          score_percent?: number | null;
-          english_test?: {
-            /** @enum {string} */
-            type: 'IELTS' | 'PTE' | 'TOEFL' | 'DUOLINGO';
-            overall: number;
-            listening?: number;
-            reading?: number;
-            writing?: number;
-            speaking?: number;
-            /** @description YYYY-MM-DD, a real calendar day, not in the future */
-            test_date?: string;
-          } | null;
-          work_experience_years?: number | null;
-          passport_available?: boolean | null;
-          previous_refusals?: number | null;
-          message?: string;
-          utm?: {
-            source?: string;
-            medium?: string;
-            campaign?: string;
-            term?: string;
-            content?: string;
-          } | null;
-          /** Format: uri */
-          landing_page_url?: string | null;
-          /** @description keys as listed by GET /v1/meta/fields */
-          custom_fields?: {
-            [key: string]: unknown;
-          };
-          /** @description must be true */
-          consent: boolean;
-          /** @description required with a public key */
-          captcha_token?: string;
-          /** @description honeypot: leave empty */
-          website?: string;
-        };
+        'application/json':
+          | {
+              full_name: string;
+              /** @description normalised to E.164 with the workspace default country */
+              phone?: string | null;
+              /** @description empty string allowed; trimmed and lower-cased */
+              email?: string | null;
+              alt_phone?: string | null;
+              city?: string | null;
+              state?: string | null;
+              /** @description ISO 3166-1 alpha-2, any case */
+              country_interest?: string | null;
+              /** @enum {string|null} */
+              visa_type?: 'student' | 'work' | 'pr' | 'visitor' | 'spouse_dependent' | 'business' | null;
+              intake?: string | null;
+              course?: string | null;
+              /** @description YYYY-MM-DD */
+              date_of_birth?: string | null;
+              /** @enum {string|null} */
+              highest_qualification?:
+                'secondary' | 'higher_secondary' | 'diploma' | 'bachelors' | 'masters' | 'doctorate' | 'other' | null;
+              score_percent?: number | null;
+              english_test?: {
+                /** @enum {string} */
+                type: 'IELTS' | 'PTE' | 'TOEFL' | 'DUOLINGO';
+                overall: number;
+                listening?: number;
+                reading?: number;
+                writing?: number;
+                speaking?: number;
+                /** @description YYYY-MM-DD, a real calendar day, not in the future */
+                test_date?: string;
+              } | null;
+              work_experience_years?: number | null;
+              passport_available?: boolean | null;
+              previous_refusals?: number | null;
+              message?: string;
+              utm?: {
+                source?: string;
+                medium?: string;
+                campaign?: string;
+                term?: string;
+                content?: string;
+              } | null;
+              /** Format: uri */
+              landing_page_url?: string | null;
+              /** @description keys as listed by GET /v1/meta/fields */
+              custom_fields?: {
+                [key: string]: unknown;
+              };
+              /**
+               * @description must be true: without it the answer is 400 `consent_required` (or `validation_failed` with others)
+               * @enum {boolean}
+               */
+              consent: true;
+              /** @description required with a public key */
+              captcha_token?: string;
+              /** @description honeypot: leave empty */
+              website?: string;
+            }
+          | {
+              phone: string;
+            }
+          | {
+              email: string;
+            };
       };
     };
     responses: {
@@ -3767,6 +4040,13 @@ export interface operations {
             | 'task.overdue'
             | 'webhook.test'
           )[];
+          /** @description true: once the endpoint is made, send it a webhook.test event (as POST /v1/webhooks/{id}/test does); its id is `test_event_id` in the answer */
+          send_test?: boolean;
+          /**
+           * @description the payload version its deliveries are rendered in, a date; new endpoints get the newest. The versions and what each changed: /docs/payload-versions
+           * @enum {string}
+           */
+          payload_version?: '2026-11-22' | '2026-11-29';
         };
       };
     };
@@ -3800,6 +4080,11 @@ export interface operations {
               | 'task.overdue'
               | 'webhook.test'
             )[];
+            /**
+             * @description the payload version its deliveries are rendered in, a date; new endpoints get the newest. The versions and what each changed: /docs/payload-versions
+             * @enum {string}
+             */
+            payload_version: '2026-11-22' | '2026-11-29';
             /** @enum {string} */
             status: 'active' | 'paused';
             consecutive_failures: number;
@@ -3812,6 +4097,11 @@ export interface operations {
             updated_at: string;
             /** @description shown only in this answer */
             secret: string;
+            /**
+             * Format: uuid
+             * @description with `send_test: true` only: the webhook.test event sent to it
+             */
+            test_event_id?: string;
           };
         };
       };
@@ -4485,6 +4775,761 @@ export interface operations {
       };
     };
   };
+  updateWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description the payload version its deliveries are rendered in, a date; new endpoints get the newest. The versions and what each changed: /docs/payload-versions
+           * @enum {string}
+           */
+          payload_version: '2026-11-22' | '2026-11-29';
+        };
+      };
+    };
+    responses: {
+      /** @description The endpoint as it now is */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpoint'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed` with `fields`, or a business-rule code such as `consent_required`; `invalid_request`: not valid HTTP/1.1 (a missing Host, a malformed path or header); `validation_failed` for a control character in a header; `invalid_json`: the body is empty, not UTF-8 or not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `invalid_api_key`: the key is missing, unknown, revoked or expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `tenant_suspended`: the workspace is suspended */
+      402: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `insufficient_scope` (with `required`), `ip_not_allowed`, `origin_not_allowed` or `plan_feature_unavailable` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `not_found`: nothing with this id in the workspace and mode of the key; `not_found`: a path segment is not a well-formed id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `request_timeout`: the request did not arrive in time */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `payload_too_large`: the body is larger than this service reads */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `uri_too_long`: a path segment is longer than 100 characters */
+      414: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `unsupported_media_type`: a body type, charset or Content-Encoding this operation does not take */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `expectation_failed`: an `Expect` header other than `100-continue` */
+      417: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `rate_limited` (with `scope`, `retry_after` and `Retry-After`) or `quota_exceeded` */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `headers_too_large`: the request line and headers are larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `internal_error`: something went wrong on our side; quote the `request_id` */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `overloaded` or `service_unavailable` (the database cannot be reached; both with `Retry-After`) or `shutting_down`: retry in a moment */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+    };
+  };
+  sendWebhookEndpointTest: {
+    parameters: {
+      query?: never;
+      header?: {
+        'idempotency-key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The webhook.test event is queued for this endpoint; its delivery shows in the delivery log. A repeat with the same Idempotency-Key answers the first event id with `Idempotent-Replayed: true` and sends nothing. */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            event_id: string;
+          };
+        };
+      };
+      /** @description The request is invalid: `validation_failed` with `fields`, or a business-rule code such as `consent_required`; `invalid_request`: not valid HTTP/1.1 (a missing Host, a malformed path or header); `validation_failed` for a control character in a header; `invalid_json`: the body is empty, not UTF-8 or not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `invalid_api_key`: the key is missing, unknown, revoked or expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `tenant_suspended`: the workspace is suspended */
+      402: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `insufficient_scope` (with `required`), `ip_not_allowed`, `origin_not_allowed` or `plan_feature_unavailable` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `not_found`: nothing with this id in the workspace and mode of the key; `not_found`: a path segment is not a well-formed id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `request_timeout`: the request did not arrive in time */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description The resource is in a state that refuses the operation, for example `lead_locked` or `webhook_limit` */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `payload_too_large`: the body is larger than this service reads */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `uri_too_long`: a path segment is longer than 100 characters */
+      414: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `unsupported_media_type`: a body type, charset or Content-Encoding this operation does not take */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `expectation_failed`: an `Expect` header other than `100-continue` */
+      417: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `rate_limited` (with `scope`, `retry_after` and `Retry-After`) or `quota_exceeded` */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `headers_too_large`: the request line and headers are larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `internal_error`: something went wrong on our side; quote the `request_id` */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `overloaded` or `service_unavailable` (the database cannot be reached; both with `Retry-After`) or `shutting_down`: retry in a moment */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+    };
+  };
   listEvents: {
     parameters: {
       query?: {
@@ -4499,10 +5544,13 @@ export interface operations {
         types?: string;
         /** @description created at or after this instant */
         'created[gte]'?: string;
-        /** @description created before this instant */
+        /** @description created before this instant; after `created[gte]` when both are given (an empty window is a 400) */
         'created[lt]'?: string;
       };
-      header?: never;
+      header?: {
+        /** @description the payload version to answer in (the answer's own `Visa-CRM-Version` header says which it used); without it, the workspace's default. The versions: /docs/payload-versions */
+        'visa-crm-version'?: '2026-11-22' | '2026-11-29';
+      };
       path?: never;
       cookie?: never;
     };
@@ -4768,7 +5816,10 @@ export interface operations {
   getEvent: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description the payload version to answer in (the answer's own `Visa-CRM-Version` header says which it used); without it, the workspace's default. The versions: /docs/payload-versions */
+        'visa-crm-version'?: '2026-11-22' | '2026-11-29';
+      };
       path: {
         id: string;
       };
@@ -5122,6 +6173,13 @@ export interface operations {
               last_error: string | null;
               /** Format: date-time */
               created_at: string;
+              /**
+               * @description the payload version its body is rendered in (its retries and resends keep it)
+               * @enum {string}
+               */
+              payload_version: '2026-11-22' | '2026-11-29';
+              /** @description seconds after a failed attempt until the next: 60, 300, 1800, 7200, 21600, 86400 (each moved by up to 5% either way); after the last retry fails the delivery is failed */
+              retry_schedule_seconds: number[];
             }[];
             /** @description more follow: ask again from the last sequence number plus one */
             has_more: boolean;
