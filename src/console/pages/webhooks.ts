@@ -103,7 +103,7 @@ const OUTCOMES: Record<string, (n: number) => string> = {
   version: () => 'The payload version is changed: deliveries made from now on are in it.',
   disabled: () => 'The endpoint is disabled: what comes for it waits until it is resumed.',
   resumed: () => 'The endpoint is active again; what waited is being sent.',
-  test: () => 'A webhook.test event is on its way.',
+  test: () => 'A test event is on its way.',
   resent: () => 'The delivery is resent, with the same event id.',
   retried: (n) => `${n} failing deliveries are being sent again.`,
   deleted: () => 'The endpoint is deleted. Its delivery log stays readable for 30 days.',
@@ -238,7 +238,7 @@ async function pausedSection(services: AppServices, view: MemberView, row: Endpo
     <h2 id="paused">Paused</h2>
     <p>
       ${pausedWords(row, timeZoneOf(view.workspace))} ${pendingDeliveriesWords(waiting, true)}: what comes for it waits
-      (and is listed as waiting below) until it is resumed; webhook.test events are still sent.
+      (and is listed as waiting below) until it is resumed; test events are still sent.
     </p>
     ${
       last.data.length

@@ -463,6 +463,13 @@ const EVERY_EVENT: { event: AnyEvent; says: string | RegExp }[] = [
   { event: { type: ENDPOINT_EVENTS.resumed, data: { endpoint_id: 'e1' } }, says: 'Resumed' },
   {
     event: {
+      type: ENDPOINT_EVENTS.versionChanged,
+      data: { endpoint_id: 'e1', payload_version: '2026-11-29', previous_payload_version: '2026-11-22' },
+    },
+    says: 'Payload version changed from 2026-11-22 to 2026-11-29',
+  },
+  {
+    event: {
       type: ENDPOINT_EVENTS.secretRotated,
       data: {
         endpoint_id: 'e1',

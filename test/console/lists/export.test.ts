@@ -32,8 +32,9 @@ t.test('an exported lead list imports back with the same phones; a formula cell 
   for (const [i, phone] of phones.entries())
     await capture(f.app, f.ws.live, { full_name: `Round Trip ${i}`, phone, email: `trip${i}@example.com` });
   const formula = await capture(f.app, f.ws.live, { full_name: 'Formula Person', phone: '+919800000002' });
+  // A formula without a web address: capture refuses a name holding one as spam, which is not what this tests.
   await f.app.pool.query(
-    `UPDATE leads SET body = (jsonb_set(body::jsonb, '{full_name}', '"=HYPERLINK(\\"http://x.example\\")"'))::json WHERE id = $1`,
+    `UPDATE leads SET body = (jsonb_set(body::jsonb, '{full_name}', '"=AVERAGE(1,2)"'))::json WHERE id = $1`,
     [formula],
   );
   const manager = f.client();
@@ -45,7 +46,7 @@ t.test('an exported lead list imports back with the same phones; a formula cell 
     ['+919800000002', ...phones],
     'each phone written as it is: data, not a formula',
   );
-  t.equal(rows[1]![0], `'=HYPERLINK("http://x.example")`, 'the formula neutralised');
+  t.equal(rows[1]![0], `'=AVERAGE(1,2)`, 'the formula neutralised');
 
   // The same file into another workspace of the same members: the import's preview, then the import itself.
   const other = await seedWorkspace(f.app, everyRole());
@@ -72,7 +73,7 @@ t.test('an exported lead list imports back with the same phones; a formula cell 
     'the same phones',
   );
   t.ok(
-    imported.rows.some((r) => r.name === '=HYPERLINK("http://x.example")'),
+    imported.rows.some((r) => r.name === '=AVERAGE(1,2)'),
     'the formula name kept as the text it was, the export’s apostrophe read back',
   );
 });
