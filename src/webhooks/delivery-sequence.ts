@@ -4,7 +4,7 @@ import { DELIVERY_STATES, deliveryState, type DeliveryStateKind } from './delive
 import { RETRY_DELAYS_MS } from './retry-schedule.js';
 import { payloadVersionOf, type PayloadVersion } from './versions/index.js';
 
-/** The retry schedule in seconds, as each delivery's answer carries it (issue 50: not only in docs/decisions.md). */
+/** The retry schedule in seconds, as each delivery's answer carries it. */
 export const RETRY_SCHEDULE_SECONDS: number[] = RETRY_DELAYS_MS.map((ms) => ms / 1000);
 
 /** A numbered delivery's state: the console's (delivery-state.ts), a resend's success counting as its own. */

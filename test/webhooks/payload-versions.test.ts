@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { resourcePayload, webhookHarness, type Harness } from './support/harness.js';
 import { waitFor, type ReceivedRequest } from './support/receiver.js';
 
-// Payload versions (issue 50): two endpoints on two versions at HTTPS receivers on loopback get the two shapes of the
+// Payload versions: two endpoints on two versions at HTTPS receivers on loopback get the two shapes of the
 // same event, both signed; upgrading one changes only its next deliveries; a resend keeps its delivery's version; the
 // Events API answers in the version a request names, else the workspace's default.
 

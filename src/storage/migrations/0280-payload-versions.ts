@@ -1,6 +1,6 @@
 export const name = 'payload versions: each endpoint and each delivery names the shape it is rendered in';
 
-// Issue 50: an endpoint keeps the payload version it was created on until its owner changes it, and a delivery (with
+// An endpoint keeps the payload version it was created on until its owner changes it, and a delivery (with
 // its resends) keeps the version it was rendered in, so an erasure re-renders its body in that version and the
 // delivery log says which it is. Endpoints and deliveries made before versions existed were receiving the first
 // shape, 2026-11-22, which the default gives them; every new row names its version (src/webhooks/versions). Adding
