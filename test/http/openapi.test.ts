@@ -21,6 +21,7 @@ const PUBLIC_OPERATIONS: Record<string, string> = {
   'GET /v1/webhooks': 'listWebhookEndpoints',
   'POST /v1/webhooks': 'createWebhookEndpoint',
   'DELETE /v1/webhooks/{id}': 'deleteWebhookEndpoint',
+  'PATCH /v1/webhooks/{id}': 'updateWebhookEndpoint',
   'GET /v1/widget/config': 'getWidgetConfig',
   'GET /v1/meta/fields': 'getMetaFields',
   'GET /v1/events': 'listEvents',

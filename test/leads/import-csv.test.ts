@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import fc from 'fast-check';
 import t from 'tap';
-import { formulaRisk } from '../../src/shared/formula-cells.js';
+import { formulaRisk, readBack } from '../../src/shared/formula-cells.js';
 import { leadBodyOf, proposeMapping, recogniseLayout } from '../../src/intake/import/mapping.js';
 import { readCsv, type CsvRecord } from '../../src/intake/import/read-csv.js';
 import { checkProperty } from '../support/properties.js';
@@ -108,7 +108,8 @@ t.test(
           if (data.length !== rows.length) return false;
           return rows.every((row, i) => {
             const body = leadBodyOf(data[i]!.cells, mapping, true);
-            const [name, phone, email, city, notes] = row.map((v) => v.trim());
+            // A cell an export neutralised (an apostrophe before a formula risk) reads back without the apostrophe.
+            const [name, phone, email, city, notes] = row.map((v) => readBack(v.trim()));
             const expected: Record<string, unknown> = { full_name: name };
             if (phone) expected.phone = phone;
             if (email) expected.email = email;
@@ -120,6 +121,8 @@ t.test(
         },
       ),
       300,
+      // 2026-11-29: a cell `'\r\na` read back as `\r\na`, which the property did not expect (the export's rule).
+      [350431993],
     );
   },
 );

@@ -185,7 +185,7 @@ async function buildHistory(t: Test, f: AppFixture): Promise<string[]> {
     json: { url: 'https://93.184.216.34/crm', events: ['lead.created', 'application.outcome'] },
   });
   t.equal(endpoint.status, 201);
-  // Changed, paused after failures, resumed, its secret rotated, a test event sent.
+  // Changed, paused after failures, resumed, its secret rotated, a test event sent, its payload version changed.
   const endpointId = ((await endpoint.json()) as { id: string }).id;
   const staff = staffContext(ws.workspace.id, false, author, new Date());
   await changeEndpoint(app.services, staff, endpointId, {
@@ -196,6 +196,13 @@ async function buildHistory(t: Test, f: AppFixture): Promise<string[]> {
   t.ok(await pauseEndpoint(app.services, endpointId, 50), 'the endpoint paused');
   for (const action of ['resume', 'rotate-secret', 'test'])
     t.ok((await f.admin(`/webhooks/${endpointId}/${action}`, { method: 'POST' })).ok, `endpoint ${action}`);
+  // Moved back to the first payload version by its owner (PATCH /v1/webhooks/{id}).
+  const moved = await app.request(`/v1/webhooks/${endpointId}`, {
+    method: 'PATCH',
+    key: ws.live,
+    json: { payload_version: '2026-11-22' },
+  });
+  t.equal(moved.status, 200, 'the endpoint moved to another payload version');
   const second = await app.request('/v1/webhooks', {
     method: 'POST',
     key: ws.live,
