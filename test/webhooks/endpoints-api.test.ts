@@ -3,6 +3,7 @@ import t from 'tap';
 import { EVENT_KINDS } from '../../src/shared/enums.js';
 import { seedWorkspace, startApp } from '../support/app.js';
 import { webhookHarness } from './support/harness.js';
+import { CURRENT_PAYLOAD_VERSION } from '../../src/webhooks/versions/index.js';
 
 const EVENTS = ['lead.created', 'lead.updated'];
 
@@ -28,6 +29,7 @@ t.test(
       'id',
       'paused_at',
       'paused_reason',
+      'payload_version',
       'previous_secret_valid_until',
       'secret',
       'status',
@@ -43,6 +45,7 @@ t.test(
       paused_reason: null,
       paused_at: null,
       previous_secret_valid_until: null,
+      payload_version: CURRENT_PAYLOAD_VERSION,
     });
 
     const stored = await h.pool.query<{ sealed_secret: string }>(
