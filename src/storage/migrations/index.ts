@@ -53,6 +53,7 @@ import * as consoleFormKeys from './0180-console-form-keys.js';
 import * as consoleSearch from './0181-console-search.js';
 import * as apiIdempotency from './0270-api-idempotency.js';
 import * as leadOrderForHotUpdates from './0220-lead-order-for-hot-updates.js';
+import * as leadRowsJoinedById from './0221-lead-rows-joined-by-id.js';
 import * as leadBodiesReserialised from './0240-lead-bodies-reserialised.js';
 
 export interface Migration {
@@ -120,6 +121,7 @@ export const migrations: Migration[] = [
   { version: 181, ...consoleSearch },
   { version: 270, ...apiIdempotency },
   { version: 220, ...leadOrderForHotUpdates },
+  { version: 221, ...leadRowsJoinedById },
   { version: 240, ...leadBodiesReserialised },
   { version: 280, ...payloadVersions },
 ];
