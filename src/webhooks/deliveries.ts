@@ -272,7 +272,7 @@ export async function resendDelivery(
 /**
  * Ends what still waits to send the same event to the same endpoint once a manual resend has succeeded: those
  * deliveries are cancelled with `superseded_by` naming the resend, so the receiver does not get the event again and
- * the delivery log says why. A delivery in flight at that moment is not stopped (at least once); its attempt is not
+ * the delivery log says why. A resend made after the succeeded one (asked for while it was on its way) is kept. A delivery in flight at that moment is not stopped (at least once); its attempt is not
  * recorded since it is no longer pending. Returns how many were ended.
  */
 export async function endSupersededDeliveries(
@@ -306,7 +306,9 @@ export function supersedingStatement(
               SELECT s.id FROM webhook_deliveries s
                WHERE s.event_id = r.event_id AND s.endpoint_id = r.endpoint_id AND s.resend_of IS NOT NULL
               OFFSET 0) AS same
-      WHERE d.id = same.id AND d.id <> r.id AND d.status = 'pending'`,
+      JOIN webhook_deliveries succeeded ON succeeded.id = r.id
+      -- A resend asked for after the one that succeeded was made is the member's newer request: it stays.
+      WHERE d.id = same.id AND d.id <> r.id AND d.status = 'pending' AND d.created_at <= succeeded.created_at`,
     values: [
       succeededResends.map((r) => r.id),
       succeededResends.map((r) => r.event_id),

@@ -3,6 +3,7 @@ import { TestClock } from '../support/app.js';
 import { RETRY_DELAYS_MS, RETRY_JITTER } from '../../src/webhooks/retry-schedule.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
 import { sleep, waitFor } from './support/receiver.js';
+import { endSupersededDeliveries } from '../../src/webhooks/deliveries.js';
 
 interface LogEntry {
   id: string;
@@ -97,4 +98,39 @@ t.test('a resend that fails leaves the original’s retries in place', async (t)
     () => h.receiver.forEvent(event.id).filter((r) => r.headers['x-service-delivery'] === original.id).length === 2,
     'the original’s retry is sent',
   );
+});
+
+t.test('a resend asked for after another resend was made is not ended by that one’s success', async (t) => {
+  // 2026-11-29: a second resend asked for while the first was on its way was cancelled when the first's success was
+  // recorded (found by test/webhooks/payload-versions.test.ts under load). Forced here: both resends wait, then the
+  // first is taken as succeeded.
+  const h = await webhookHarness(t);
+  h.receiver.reply = () => ({ status: 503, body: 'down' });
+  const endpoint = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] });
+  await h.startWorkers();
+  await h.appendEvent('document.uploaded', resourcePayload());
+  const log = async () =>
+    ((await (await h.admin('GET', `/webhooks/${endpoint.id}/deliveries`)).json()) as { data: LogEntry[] }).data;
+  const original = await waitFor(
+    async () => (await log()).find((d) => d.resend_of === null && d.attempts === 1),
+    'the first attempt failed and was recorded',
+  );
+  const first = (await (await h.admin('POST', `/webhooks/${endpoint.id}/deliveries/${original.id}/resend`)).json()) as {
+    id: string;
+  };
+  await sleep(5); // the second is asked for later, as a member's second click is
+  const second = (await (
+    await h.admin('POST', `/webhooks/${endpoint.id}/deliveries/${original.id}/resend`)
+  ).json()) as {
+    id: string;
+  };
+  const ended = await endSupersededDeliveries(
+    h.pool,
+    [{ id: first.id, event_id: original.event_id, endpoint_id: endpoint.id }],
+    new Date(),
+  );
+  const entries = await log();
+  t.equal(entries.find((d) => d.id === original.id)?.superseded_by, first.id, 'the original is ended by the first');
+  t.not(entries.find((d) => d.id === second.id)?.status, 'cancelled', 'the later resend is not');
+  t.equal(ended, 1, 'one delivery ended');
 });
