@@ -299,6 +299,8 @@ export function supersedingStatement(
     text: `UPDATE webhook_deliveries d SET status = 'cancelled', superseded_by = r.id, next_attempt_at = NULL,
             updated_at = $4
        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS r(id, event_id, endpoint_id)
+      -- The succeeded resend's own row, by its key (OFFSET 0 keeps it a lookup, never a join the planner may scan for).
+      CROSS JOIN LATERAL (SELECT c.created_at FROM webhook_deliveries c WHERE c.id = r.id OFFSET 0) AS succeeded
       CROSS JOIN LATERAL (
               SELECT o.id FROM webhook_deliveries o
                WHERE o.event_id = r.event_id AND o.endpoint_id = r.endpoint_id AND o.resend_of IS NULL
@@ -306,7 +308,6 @@ export function supersedingStatement(
               SELECT s.id FROM webhook_deliveries s
                WHERE s.event_id = r.event_id AND s.endpoint_id = r.endpoint_id AND s.resend_of IS NOT NULL
               OFFSET 0) AS same
-      JOIN webhook_deliveries succeeded ON succeeded.id = r.id
       -- A resend asked for after the one that succeeded was made is the member's newer request: it stays.
       WHERE d.id = same.id AND d.id <> r.id AND d.status = 'pending' AND d.created_at <= succeeded.created_at`,
     values: [

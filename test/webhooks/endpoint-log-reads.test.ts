@@ -103,6 +103,8 @@ t.test("a successful resend ends its event's pending deliveries to its endpoint,
       );
     }),
     12,
+    // 2026-11-29: the succeeded resend's creation time read by a join the planner scanned for on stale statistics.
+    [1529852743],
   );
   t.comment(`most rows read by one superseding statement: ${most}`);
 });
