@@ -206,6 +206,13 @@ t.test('limit, plan, scope, key kind and mode', async (t) => {
   );
   const crossDelete = await h.request(`/v1/webhooks/${liveList.data[0]!.id}`, { method: 'DELETE', key: h.ws.test });
   t.equal(crossDelete.status, 404, 'a test key cannot delete a live endpoint');
+  const version = { payload_version: '2026-11-22' };
+  const crossPatch = await h.request(`/v1/webhooks/${liveList.data[0]!.id}`, {
+    method: 'PATCH',
+    key: h.ws.test,
+    json: version,
+  });
+  t.equal(crossPatch.status, 404, "a test key cannot change a live endpoint's payload version");
 
   const noScope = await h.ws.key({ scopes: ['leads:read'] });
   const scoped = await h.request('/v1/webhooks', { key: noScope.value });
@@ -235,6 +242,19 @@ t.test('limit, plan, scope, key kind and mode', async (t) => {
   const other = await seedWorkspace(h);
   const foreign = await h.request(`/v1/webhooks/${liveList.data[1]!.id}`, { method: 'DELETE', key: other.live });
   t.equal(foreign.status, 404, "another workspace's endpoint is not found");
+  const foreignPatch = await h.request(`/v1/webhooks/${liveList.data[1]!.id}`, {
+    method: 'PATCH',
+    key: other.live,
+    json: version,
+  });
+  t.equal(foreignPatch.status, 404, "another workspace cannot change the endpoint's payload version");
+  const unchanged = (await (await h.request('/v1/webhooks', { key: h.ws.live })).json()) as {
+    data: { id: string; payload_version: string }[];
+  };
+  t.notOk(
+    unchanged.data.some((e) => e.payload_version === '2026-11-22'),
+    'neither refused change reached the endpoints',
+  );
 });
 
 t.test('403 plan_feature_unavailable on the Starter plan', async (t) => {
