@@ -170,7 +170,7 @@ async function main(): Promise<void> {
     const counted: [string, Record<string, string>][] = [
       ['counted lead list, newest change first', {}],
       ['counted lead list by name', { sort: 'name', dir: 'asc' }],
-      ['counted lead list by phone, one filter', { sort: 'phone', dir: 'asc', visa_type: 'work' }],
+      ['counted lead list by name, one filter', { sort: 'name', dir: 'asc', visa_type: 'work' }],
       ['counted lead list, 200 a page, by creation', { sort: 'created', dir: 'desc', size: '200' }],
     ];
     const steps: [string, (i: number) => Promise<unknown>, (i: number) => Promise<unknown>][] = [
