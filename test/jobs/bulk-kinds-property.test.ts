@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
-import { pino } from 'pino';
 import { APPLICATION_BULK_KINDS, TASK_BULK_KINDS } from '../../src/commands/bulk/application-actions.js';
 import { handleApplicationCommand } from '../../src/commands/applications/application-commands.js';
 import { convertLeadToApplication } from '../../src/commands/applications/convert-lead.js';
@@ -8,15 +7,13 @@ import { isCommandError } from '../../src/commands/errors.js';
 import { staffContext } from '../../src/commands/run-command.js';
 import { createTask, handleTaskCommand, resolveAssignee } from '../../src/commands/tasks/task-commands.js';
 import { Refusal } from '../../src/domain/refusal.js';
-import { createJob, itemsWithOutcome, type ItemOutcomeKind } from '../../src/jobs/jobs.js';
-import { JobWorker } from '../../src/subscribers/job-worker.js';
-import { jobKindsOf } from '../../src/subscribers/job-kinds.js';
+import { createJob, type ItemOutcomeKind } from '../../src/jobs/jobs.js';
 import type { Workspace } from '../../src/workspaces/workspace.js';
 import type { TestApp } from '../support/app.js';
 import { checkProperty } from '../support/properties.js';
 import { seedWorkspace, startApp } from '../support/app.js';
 import { everyRole, memberOf } from '../identity/support.js';
-import { jobEnded, memberActor, seedJobLeads } from './support.js';
+import { memberActor, seedJobLeads, workJobsWithHolds } from './support.js';
 
 /*
  * The lead bulk property of serial-property.test.ts for the other bulk kinds: random bulk jobs (tasks assigned to a
@@ -65,31 +62,13 @@ async function runHeld<C>(
   jobs: { id: string; plan: Plan<C> }[],
   edit: (e: { record: number; change: C }) => Promise<void>,
 ): Promise<(ItemOutcomeKind | undefined)[][]> {
-  const holdsOf = new Map(jobs.map((j) => [j.id, { holds: j.plan.holds, fired: new Set<number>() }]));
-  const worker = new JobWorker(app.services, jobKindsOf(app.services), pino({ level: 'silent' }), {
-    pollIntervalMs: 20,
-    beforeItem: async (job, seq) => {
-      const held = holdsOf.get(job.id)!;
-      for (const [k, h] of held.holds.entries())
-        if (!held.fired.has(k) && h.at <= seq) {
-          held.fired.add(k);
-          for (const e of h.edits) await edit(e);
-        }
-    },
-  });
-  worker.start();
-  try {
-    for (const job of jobs) await jobEnded(app.pool, scope, job.id);
-  } finally {
-    await worker.stop();
-  }
-  const outcomes: (ItemOutcomeKind | undefined)[][] = [];
-  for (const job of jobs) {
-    const items = await itemsWithOutcome(app.pool, { id: job.id, ...scope }, ['done', 'refused', 'skipped'], 100);
-    const got = new Map(items.map((i) => [i.seq, i.outcome]));
-    outcomes.push(job.plan.records.map((_, i) => got.get(i + 1)));
-  }
-  return outcomes;
+  const got = await workJobsWithHolds(
+    app,
+    scope,
+    jobs.map((j) => ({ id: j.id, holds: j.plan.holds })),
+    edit,
+  );
+  return jobs.map((job, j) => job.plan.records.map((_, i) => got[j]!.get(i + 1)));
 }
 
 /** The model's run: each job's items in seq order, a hold's edits before the first item at or after its `at`. */

@@ -13,7 +13,7 @@ import { jobKindsOf } from '../../src/subscribers/job-kinds.js';
 import { checkProperty } from '../support/properties.js';
 import { seedWorkspace, startApp } from '../support/app.js';
 import { everyRole, memberOf } from '../identity/support.js';
-import { jobEnded, memberActor, seedJobLeads } from './support.js';
+import { jobEnded, memberActor, seedJobLeads, workJobsWithHolds } from './support.js';
 
 /*
  * Random bulk actions (assign an owner, move a stage) over random selections, with single edits of the same leads
@@ -153,33 +153,16 @@ t.test('bulk jobs and single edits end as if run one at a time', async (t) => {
           job.expected.push(apply(model[job.plan.leads[seq - 1]!]!, job.plan.change, branchOf));
         }
       }
-      const holdsOf = new Map(jobs.map((j) => [j.id, { holds: j.plan.holds, fired: new Set<number>() }]));
-      const worker = new JobWorker(app.services, jobKindsOf(app.services), pino({ level: 'silent' }), {
-        pollIntervalMs: 20,
-        itemsPerTransaction: perTransaction,
-        beforeItem: async (job, seq) => {
-          const held = holdsOf.get(job.id)!;
-          for (const [k, h] of held.holds.entries())
-            if (!held.fired.has(k) && h.at <= seq) {
-              held.fired.add(k);
-              for (const e of h.edits) await edit(e);
-            }
-        },
-      });
-      worker.start();
-      try {
-        for (const job of jobs) await jobEnded(app.pool, scope, job.id);
-      } finally {
-        await worker.stop();
-      }
+      const outcomesOf = await workJobsWithHolds(
+        app,
+        scope,
+        jobs.map((j) => ({ id: j.id, holds: j.plan.holds })),
+        edit,
+        { itemsPerTransaction: perTransaction },
+      );
       // Holds past a job's last transaction never fired, in the model or here: they change nothing.
-      for (const job of jobs) {
-        const got = new Map(
-          (await itemsWithOutcome(app.pool, { id: job.id, ...scope }, ['done', 'refused', 'skipped'], 100)).map((i) => [
-            i.seq,
-            i.outcome,
-          ]),
-        );
+      for (const [j, job] of jobs.entries()) {
+        const got = outcomesOf[j]!;
         const outcomes = job.expected.map((_, i) => got.get(i + 1));
         if (JSON.stringify(outcomes) !== JSON.stringify(job.expected))
           throw new Error(`job outcomes ${JSON.stringify(outcomes)}, expected ${JSON.stringify(job.expected)}`);

@@ -1,7 +1,19 @@
 import type pg from 'pg';
+import { pino } from 'pino';
 import { bulkImportLeads } from '../../bench/bulk-seed.js';
 import { seededSubmission } from '../../bench/support.js';
-import { findJob, jobProgress, type Job, type JobProgress, type JobScope } from '../../src/jobs/jobs.js';
+import {
+  findJob,
+  itemsWithOutcome,
+  jobProgress,
+  type ItemOutcomeKind,
+  type Job,
+  type JobProgress,
+  type JobScope,
+} from '../../src/jobs/jobs.js';
+import { JobWorker } from '../../src/subscribers/job-worker.js';
+import { jobKindsOf } from '../../src/subscribers/job-kinds.js';
+import type { TestApp } from '../support/app.js';
 import type { Workspace } from '../../src/workspaces/workspace.js';
 import type { Actor } from '../../src/events/types.js';
 
@@ -50,4 +62,48 @@ export async function eventsByLead(pool: pg.Pool, tenantId: string, type: string
     [tenantId, type],
   );
   return new Map(rows.rows.map((r) => [r.stream_id.replace(/^lead-/, ''), r.n]));
+}
+
+/** Single edits a job is held for: they run before the job's first item (or transaction) at or after `at`. */
+export interface Hold<Edit> {
+  at: number;
+  edits: Edit[];
+}
+
+/**
+ * Works the jobs to their end with a worker that runs each job's held edits before its items, each hold once, as the
+ * bulk properties' models do; returns each job's item outcomes by seq.
+ */
+export async function workJobsWithHolds<Edit>(
+  app: TestApp,
+  scope: JobScope,
+  jobs: { id: string; holds: Hold<Edit>[] }[],
+  edit: (e: Edit) => Promise<void>,
+  options: { itemsPerTransaction?: number } = {},
+): Promise<Map<number, ItemOutcomeKind>[]> {
+  const holdsOf = new Map(jobs.map((j) => [j.id, { holds: j.holds, fired: new Set<number>() }]));
+  const worker = new JobWorker(app.services, jobKindsOf(app.services), pino({ level: 'silent' }), {
+    pollIntervalMs: 20,
+    ...options,
+    beforeItem: async (job, seq) => {
+      const held = holdsOf.get(job.id)!;
+      for (const [k, h] of held.holds.entries())
+        if (!held.fired.has(k) && h.at <= seq) {
+          held.fired.add(k);
+          for (const e of h.edits) await edit(e);
+        }
+    },
+  });
+  worker.start();
+  try {
+    for (const job of jobs) await jobEnded(app.pool, scope, job.id);
+  } finally {
+    await worker.stop();
+  }
+  const outcomes: Map<number, ItemOutcomeKind>[] = [];
+  for (const job of jobs) {
+    const items = await itemsWithOutcome(app.pool, { id: job.id, ...scope }, ['done', 'refused', 'skipped'], 100);
+    outcomes.push(new Map(items.map((i) => [i.seq, i.outcome])));
+  }
+  return outcomes;
 }

@@ -7,7 +7,7 @@ import { Invoice, Payment, Refund } from './invoice.js';
 import { Task } from './task.js';
 import { Document } from './document.js';
 import { WebhookEndpoint } from './webhook.js';
-import { CURRENT_PAYLOAD_VERSION, SINCE_2026_11_29 } from '../../webhooks/versions/index.js';
+import { CURRENT_PAYLOAD_VERSION, SINCE_2026_11_29, V1_FIELDS } from '../../webhooks/versions/index.js';
 
 /** lead.updated's data: the Lead after the change, and which of its fields changed. */
 const UpdatedLead = Type.Object(
@@ -81,10 +81,10 @@ export const envelopeComponent = (kind: EventKind) => `${pascal(kind)}Event`;
 function envelopeOf(kind: EventKind) {
   return Type.Object(
     {
-      id: Type.String({ format: 'uuid', description: 'event id; the same on every attempt and resend' }),
+      id: V1_FIELDS.id,
       event: Type.Literal(kind),
-      tenant_id: Type.String({ format: 'uuid' }),
-      created_at: Type.String({ format: 'date-time' }),
+      tenant_id: V1_FIELDS.tenant_id,
+      created_at: V1_FIELDS.created_at,
       // Present from payload version 2026-11-29 on (src/webhooks/versions/schemas.ts has each version's exact shape);
       // the Events API answers in either version, so the union documents both.
       payload_version: Type.Optional(SINCE_2026_11_29.payload_version),

@@ -9,7 +9,8 @@ import type { PayloadVersion } from './names.js';
  */
 const Data = Type.Record(Type.String(), Type.Unknown(), { description: 'the resource in its public API shape' });
 
-const V1_FIELDS = {
+/** The first version's envelope fields; every version and the per-kind envelopes of the documents build on them. */
+export const V1_FIELDS = {
   id: Type.String({ format: 'uuid', description: 'event id; the same on every attempt and resend' }),
   event: StringEnum(EVENT_KINDS),
   tenant_id: Type.String({ format: 'uuid' }),
