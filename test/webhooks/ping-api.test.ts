@@ -184,6 +184,20 @@ t.test('an Idempotency-Key sends one webhook.test however often the request is r
     h.ws.test,
   );
   t.equal((await ping(h, otherMode.id, h.ws.test, 'ping-1')).status, 202, 'keys of the test mode are apart');
+  // Another workspace choosing the same key neither replays this workspace's answer nor is refused by it.
+  const other = await seedWorkspace(h, { slug: 'other-pinger', name: 'Other' });
+  const theirs = await h.createEndpoint(
+    { url: h.receiver.url('127.0.0.1', '/theirs'), events: ['lead.created'] },
+    other.live,
+  );
+  const theirPing = await ping(h, theirs.id, other.live, 'ping-1');
+  t.equal(theirPing.status, 202, "another workspace's same key is its own");
+  t.not(theirPing.headers.get('idempotent-replayed'), 'true', 'and not a replay of this one');
+  const theirEvent = ((await theirPing.json()) as { event_id: string }).event_id;
+  t.not(theirEvent, bodies[0]!.event_id, 'a new event of theirs');
+  const theirArrival = await waitFor(() => testsAt(h, '/theirs')[0], 'their test arrives', PATIENCE_MS);
+  t.equal(envelopeOf(theirArrival).id, theirEvent);
+  t.equal(envelopeOf(theirArrival).tenant_id, other.workspace.id, 'in their workspace');
 
   const badKey = await ping(h, a.id, h.ws.live, 'has spaces');
   t.equal(badKey.status, 400, 'a malformed Idempotency-Key');
