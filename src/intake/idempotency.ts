@@ -31,13 +31,16 @@ export function requestHash(body: unknown): string {
 }
 
 /**
- * Where an Idempotency-Key's answers are kept apart: per workspace, mode and key kind. A public key is published in
- * web pages, so anyone may send keys with it: they never meet the keys of the workspace's secret-key integrations.
+ * Where an Idempotency-Key's answers are kept apart: per workspace, mode and operation (api_idempotency, migration
+ * 330: one store for every POST that takes the header). Lead capture is one operation per key kind: a public key is
+ * published in web pages, so anyone may send keys with it, and they never meet the keys of the workspace's
+ * secret-key integrations or of its console's new-lead form.
  */
 export interface IdempotencyScope {
   tenantId: string;
   sandbox: boolean;
-  keyKind: CaptureKind;
+  /** The API operation (its operationId), for lead capture with the key kind: `createLead:public`. */
+  operation: string;
 }
 
 /**
@@ -46,14 +49,14 @@ export interface IdempotencyScope {
  */
 export type CaptureKind = KeyKind | 'console';
 
-/** The scope of the keys sent with an API key of a workspace (or by its console). */
+/** The scope of the capture keys sent with an API key of a workspace (or by its console). */
 export function idempotencyScope(tenantId: string, apiKey: { kind: CaptureKind; mode: KeyMode }): IdempotencyScope {
-  return { tenantId, sandbox: apiKey.mode === 'test', keyKind: apiKey.kind };
+  return { tenantId, sandbox: apiKey.mode === 'test', operation: `createLead:${apiKey.kind}` };
 }
 
 /** The lock a command takes so that simultaneous requests with one key run one after the other. */
 export function idempotencyLock(scope: IdempotencyScope, key: string): string {
-  return `lock:lead-idempotency:${scope.tenantId}:${scope.sandbox ? 'test' : 'live'}:${scope.keyKind}:${key}`;
+  return `lock:idempotency:${scope.tenantId}:${scope.sandbox ? 'test' : 'live'}:${scope.operation}:${key}`;
 }
 
 /** The first answer given for this key within its window, if any. */
@@ -64,9 +67,9 @@ export async function findAnswer(
   now: Date,
 ): Promise<StoredAnswer | undefined> {
   const result = await sql.query<{ request_hash: string; status: number; body: Record<string, unknown> }>(
-    `SELECT request_hash, status, body FROM lead_idempotency
-      WHERE tenant_id = $1 AND sandbox = $2 AND key_kind = $3 AND key = $4 AND expires_at > $5`,
-    [scope.tenantId, scope.sandbox, scope.keyKind, key, now],
+    `SELECT request_hash, status, body FROM api_idempotency
+      WHERE tenant_id = $1 AND sandbox = $2 AND operation = $3 AND key = $4 AND expires_at > $5`,
+    [scope.tenantId, scope.sandbox, scope.operation, key, now],
   );
   const row = result.rows[0];
   return row ? { requestHash: row.request_hash, status: row.status, body: row.body } : undefined;
@@ -81,15 +84,15 @@ export async function saveAnswer(
   now: Date,
 ): Promise<void> {
   await sql.query(
-    `INSERT INTO lead_idempotency (tenant_id, sandbox, key_kind, key, request_hash, status, body, created_at, expires_at)
+    `INSERT INTO api_idempotency (tenant_id, sandbox, operation, key, request_hash, status, body, created_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     ON CONFLICT (tenant_id, sandbox, key_kind, key) DO UPDATE
+     ON CONFLICT (tenant_id, sandbox, operation, key) DO UPDATE
        SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, body = EXCLUDED.body,
            created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
     [
       scope.tenantId,
       scope.sandbox,
-      scope.keyKind,
+      scope.operation,
       key,
       answer.requestHash,
       answer.status,
@@ -100,7 +103,7 @@ export async function saveAnswer(
   );
 }
 
-/** Drops entries past their window. */
+/** Drops entries past their window, every operation's: a first answer may hold the person a lead was made for. */
 export async function purgeExpiredAnswers(sql: Queryable, now: Date): Promise<number> {
-  return (await sql.query('DELETE FROM lead_idempotency WHERE expires_at <= $1', [now])).rowCount ?? 0;
+  return (await sql.query('DELETE FROM api_idempotency WHERE expires_at <= $1', [now])).rowCount ?? 0;
 }

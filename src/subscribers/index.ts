@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { AppServices } from '../bootstrap.js';
 import { DELIVERIES_CHANNEL, purgeDeliveries } from '../webhooks/deliveries.js';
+import { purgeExpiredAnswers } from '../intake/idempotency.js';
 import { DeliveryClient } from '../webhooks/delivery-client.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './webhook-delivery-worker.js';
 import { FanOutRunner } from './webhook-fanout-runner.js';
@@ -27,7 +28,7 @@ export interface Workers {
 export interface WorkerOptions extends DeliveryWorkerOptions {
   /** How often the fan-out looks for events appended by processes that run no workers (API-only nodes); 200 ms. */
   fanOutPollIntervalMs?: number;
-  /** How often the delivery log is purged of entries older than 30 days. */
+  /** How often the delivery log is purged of entries older than 30 days, and Idempotency-Key answers past their day. */
   purgeIntervalMs?: number;
   /** The delivery timeout; 10 s (the spec's) unless a test shortens it. */
   deliveryTimeoutMs?: number;
@@ -52,7 +53,7 @@ const HOUR = 3_600_000;
 /**
  * Starts the webhook fan-out subscriber and delivery worker of this process, the durable task timers (task.overdue),
  * the scans of documents that arrived while the virus scanner was unreachable, the console's jobs (bulk actions,
- * imports) and the delivery log purge. They run
+ * imports) and the purges of the delivery log and of expired Idempotency-Key answers. They run
  * on the services the API uses (createServices), its pool included: the pool is sized for both (see main.ts).
  */
 export async function startWorkers(services: AppServices, log: Logger, options: WorkerOptions = {}): Promise<Workers> {
@@ -67,7 +68,7 @@ export async function startWorkers(services: AppServices, log: Logger, options: 
     pollIntervalMs: options.documentScanIntervalMs ?? 5000,
   });
   const jobs = new JobWorker(services, jobKindsOf(services), log, options.jobs);
-  const purge = deliveryLogPurge(services, log, options.purgeIntervalMs ?? HOUR);
+  const purge = hourlyPurges(services, log, options.purgeIntervalMs ?? HOUR);
   // Appends in this process wake the fan-out at once (the event store does not NOTIFY; other processes' appends are
   // found by the poll). New deliveries are announced with NOTIFY, so a worker in any process starts on them at once.
   const mailer = ownerMailer(services, log, options);
@@ -135,15 +136,17 @@ function deliveryClient(services: AppServices, options: WorkerOptions): Delivery
 }
 
 /**
- * The delivery log purge, every interval from now on; `run` starts one unless one is under way, `running` is the one
+ * The purges (the delivery log past 30 days, Idempotency-Key answers past their window), every interval from now on; `run` starts one unless one is under way, `running` is the one
  * under way (if any).
  */
-function deliveryLogPurge(services: AppServices, log: Logger, intervalMs: number) {
+function hourlyPurges(services: AppServices, log: Logger, intervalMs: number) {
   let purging: Promise<void> | undefined;
   const purgeOnce = async () => {
     try {
       const result = await purgeDeliveries(services.pool, services.now());
       if (result.purged + result.cancelled > 0) log.info(result, 'webhook delivery log purged');
+      const answers = await purgeExpiredAnswers(services.pool, services.now());
+      if (answers > 0) log.info({ answers }, 'expired Idempotency-Key answers purged');
     } catch (error) {
       log.error({ err: error }, 'webhook delivery log purge failed');
     }

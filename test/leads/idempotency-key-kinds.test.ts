@@ -37,16 +37,16 @@ t.test('one Idempotency-Key from a public and from a secret key gets two indepen
   t.notOk(original.headers.get('idempotent-replayed'));
 
   const stored = await f.pool.query(
-    `SELECT key_kind, key FROM lead_idempotency WHERE tenant_id = $1 ORDER BY key, key_kind`,
+    `SELECT operation, key FROM api_idempotency WHERE tenant_id = $1 ORDER BY key, operation`,
     [f.workspace.id],
   );
   t.same(
     stored.rows,
     [
-      { key_kind: 'public', key: 'order-1' },
-      { key_kind: 'secret', key: 'order-1' },
-      { key_kind: 'public', key: 'order-2' },
-      { key_kind: 'secret', key: 'order-2' },
+      { operation: 'createLead:public', key: 'order-1' },
+      { operation: 'createLead:secret', key: 'order-1' },
+      { operation: 'createLead:public', key: 'order-2' },
+      { operation: 'createLead:secret', key: 'order-2' },
     ],
     'an answer per key kind',
   );

@@ -1,4 +1,6 @@
 import t from 'tap';
+import { pino } from 'pino';
+import { startWorkers } from '../../src/subscribers/index.js';
 import { TestClock } from '../support/app.js';
 import { leadBody, leadsFixture } from './helpers.js';
 
@@ -89,4 +91,34 @@ t.test('simultaneous repeats run the command once', async (t) => {
     [200, 409],
     'same key, different bodies at once: one runs, the other is refused',
   );
+});
+
+t.test("the workers' hourly purge drops every operation's answers past their day and keeps the rest", async (t) => {
+  const clock = new TestClock();
+  const f = await leadsFixture(t, { now: clock.now });
+  const first = await f.post(leadBody(), { headers: { 'idempotency-key': 'kept-a-day' } });
+  t.equal(first.status, 201);
+  // Another operation's answer in the same store (a ping's), stored a day earlier.
+  await f.pool.query(
+    `INSERT INTO api_idempotency (tenant_id, sandbox, operation, key, request_hash, status, body, created_at, expires_at)
+     VALUES ($1, false, 'sendWebhookEndpointTest', 'old-ping', 'h', 202, '{}', $2, $2::timestamptz + interval '1 day')`,
+    [f.workspace.id, new Date(clock.now().getTime() - 2 * 86_400_000)],
+  );
+  const stored = async () =>
+    (await f.pool.query<{ operation: string; key: string }>('SELECT operation, key FROM api_idempotency ORDER BY key'))
+      .rows;
+  t.same(await stored(), [
+    { operation: 'createLead:secret', key: 'kept-a-day' },
+    { operation: 'sendWebhookEndpointTest', key: 'old-ping' },
+  ]);
+
+  const workers = await startWorkers(f.services, pino({ level: 'silent' }), { purgeIntervalMs: 50 });
+  t.teardown(() => workers.stop());
+  const deadline = Date.now() + 30_000;
+  while ((await stored()).length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.same(await stored(), [{ operation: 'createLead:secret', key: 'kept-a-day' }], 'the expired ping answer is gone');
+
+  clock.advance(24 * 60 * 60 * 1000 + 1);
+  while ((await stored()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.same(await stored(), [], "a day later the capture's answer is gone too");
 });

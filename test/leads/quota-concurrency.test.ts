@@ -132,12 +132,12 @@ async function holdCaptureAfterItsSlot(
   const holder = await app.pool.connect();
   await holder.query('BEGIN');
   await holder.query(
-    `INSERT INTO lead_idempotency (tenant_id, sandbox, key_kind, key, request_hash, status, body, created_at, expires_at)
-     VALUES ($1, false, 'secret', $2, 'held', 201, '{}', now(), now() + interval '1 day')`,
+    `INSERT INTO api_idempotency (tenant_id, sandbox, operation, key, request_hash, status, body, created_at, expires_at)
+     VALUES ($1, false, 'createLead:secret', $2, 'held', 201, '{}', now(), now() + interval '1 day')`,
     [ws.workspace.id, HELD_KEY],
   );
   const held = post(app, ws.live, leadBody(), { 'idempotency-key': HELD_KEY });
-  const pid = await waitingOn(app.pool, 'lead_idempotency', 10_000);
+  const pid = await waitingOn(app.pool, 'api_idempotency', 10_000);
   if (pid === null) throw new Error('the held capture never reached its answer’s row');
   return { holder, held, pid };
 }

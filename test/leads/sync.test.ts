@@ -164,12 +164,12 @@ async function heldCapture(
   const holder = await f.pool.connect();
   await holder.query('BEGIN');
   await holder.query(
-    `INSERT INTO lead_idempotency (tenant_id, sandbox, key_kind, key, request_hash, status, body, created_at, expires_at)
-     VALUES ($1, true, 'secret', 'held-capture', 'held', 201, '{}', now(), now() + interval '1 day')`,
+    `INSERT INTO api_idempotency (tenant_id, sandbox, operation, key, request_hash, status, body, created_at, expires_at)
+     VALUES ($1, true, 'createLead:secret', 'held-capture', 'held', 201, '{}', now(), now() + interval '1 day')`,
     [f.workspace.id],
   );
   const answer = f.post(leadBody(), { key: f.test, headers: { 'idempotency-key': 'held-capture' } });
-  if ((await waitingOn(f, 'lead_idempotency')) === null) throw new Error('the capture never reached its answer’s row');
+  if ((await waitingOn(f, 'api_idempotency')) === null) throw new Error('the capture never reached its answer’s row');
   return {
     answer,
     async release() {

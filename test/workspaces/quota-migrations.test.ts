@@ -5,7 +5,7 @@ import { migrations } from '../../src/storage/migrations/index.js';
 import { consumeQuota, LEADS_METRIC, quotaRefusal } from '../../src/workspaces/quota.js';
 import { freshDatabase } from '../support/db.js';
 
-t.test('migrations 50 and 51 carry the usage and the stored answers over', async (t) => {
+t.test('migrations 50, 51 and 330 carry the usage and the stored answers over', async (t) => {
   const { pool } = await freshDatabase(t);
   await pool.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
   await migrate(
@@ -37,16 +37,16 @@ t.test('migrations 50 and 51 carry the usage and the stored answers over', async
     { tenant_id: b, period: '2026-11', used: 4, allowed: null },
   ]);
   const answers = await pool.query(
-    'SELECT key_kind, key, status, body FROM lead_idempotency WHERE tenant_id = $1 ORDER BY key_kind',
+    'SELECT operation, key, status, body FROM api_idempotency WHERE tenant_id = $1 ORDER BY operation',
     [a],
   );
   t.same(
     answers.rows,
     [
-      { key_kind: 'public', key: 'k-1', status: 201, body: { id: 'x' } },
-      { key_kind: 'secret', key: 'k-1', status: 201, body: { id: 'x' } },
+      { operation: 'createLead:public', key: 'k-1', status: 201, body: { id: 'x' } },
+      { operation: 'createLead:secret', key: 'k-1', status: 201, body: { id: 'x' } },
     ],
-    'a stored answer is replayed to either kind for the rest of its day',
+    'a stored answer is replayed to either kind for the rest of its day, from the one store (migration 330)',
   );
 
   // b used 4 before the migration: with a limit of 5 one more fits, and the next is refused.

@@ -80,11 +80,11 @@ export async function scrubPersonRows(
       WHERE tenant_id = $1 AND sandbox = $2 AND lead_id = $3 AND jsonb_typeof(state->'modules') = 'array'`,
     [s.tenantId, s.sandbox, s.leadId],
   );
-  await sql.query(`DELETE FROM lead_idempotency WHERE tenant_id = $1 AND sandbox = $2 AND body->>'id' = $3`, [
-    s.tenantId,
-    s.sandbox,
-    s.leadId,
-  ]);
+  await sql.query(
+    `DELETE FROM api_idempotency
+      WHERE tenant_id = $1 AND sandbox = $2 AND operation LIKE 'createLead:%' AND body->>'id' = $3`,
+    [s.tenantId, s.sandbox, s.leadId],
+  );
 }
 
 /**

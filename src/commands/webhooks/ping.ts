@@ -3,12 +3,12 @@ import { endpointStream } from '../../domain/webhooks/endpoint.js';
 import type { CommandContext } from '../../events/types.js';
 import { IdempotencyKeyReusedError } from '../errors.js';
 import {
-  findOperationAnswer,
-  operationKeyLock,
+  findAnswer,
+  idempotencyLock,
   requestHash,
-  saveOperationAnswer,
-  type OperationScope,
-} from '../idempotency.js';
+  saveAnswer,
+  type IdempotencyScope,
+} from '../../intake/idempotency.js';
 import { runCommand } from '../run-command.js';
 import { appendTestEvent, domainErrors } from './endpoints.js';
 
@@ -38,27 +38,21 @@ export async function pingEndpoint(
     );
     return { ...sent, replayed: false };
   }
-  const scope: OperationScope = { tenantId: context.tenantId, sandbox: context.sandbox, operation: PING_OPERATION };
+  const scope: IdempotencyScope = { tenantId: context.tenantId, sandbox: context.sandbox, operation: PING_OPERATION };
   const hash = requestHash({ endpoint_id: id });
   return domainErrors(() =>
     runCommand(
       services.store,
       context,
-      [operationKeyLock(scope, idempotencyKey), endpointStream(id)],
+      [idempotencyLock(scope, idempotencyKey), endpointStream(id)],
       async (tx): Promise<PingAnswer> => {
-        const first = await findOperationAnswer(tx.sql, scope, idempotencyKey, context.now);
+        const first = await findAnswer(tx.sql, scope, idempotencyKey, context.now);
         if (first) {
           if (first.requestHash !== hash) throw new IdempotencyKeyReusedError();
           return { event_id: String(first.body.event_id), replayed: true };
         }
         const sent = await appendTestEvent(tx, context, id);
-        await saveOperationAnswer(
-          tx.sql,
-          scope,
-          idempotencyKey,
-          { requestHash: hash, status: 202, body: sent },
-          context.now,
-        );
+        await saveAnswer(tx.sql, scope, idempotencyKey, { requestHash: hash, status: 202, body: sent }, context.now);
         return { ...sent, replayed: false };
       },
     ),

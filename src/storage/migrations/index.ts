@@ -47,6 +47,7 @@ import * as attemptsWithoutForeignKey from './0230-attempts-without-foreign-key.
 import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
 import * as payloadVersions from './0280-payload-versions.js';
 import * as leadNamesInLeadOrder from './0320-lead-names-in-lead-order.js';
+import * as oneIdempotencyStore from './0330-one-idempotency-store.js';
 import * as leadImports from './0177-lead-imports.js';
 import * as memberNotifications from './0185-member-notifications.js';
 import * as leadBoardColumns from './0174-lead-board-columns.js';
@@ -126,4 +127,5 @@ export const migrations: Migration[] = [
   { version: 240, ...leadBodiesReserialised },
   { version: 280, ...payloadVersions },
   { version: 320, ...leadNamesInLeadOrder },
+  { version: 330, ...oneIdempotencyStore },
 ];
