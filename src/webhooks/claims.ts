@@ -245,7 +245,7 @@ async function endpointLoads(sql: Queryable, tenants: string[], claim: Claim): P
   const leasedLongAgo = claim.leaseUntil.getTime() - SLOW_ATTEMPT_MS;
   const result = await sql.query<EndpointLoad>(
     `WITH queues AS MATERIALIZED (
-       SELECT q.endpoint_id, q.tenant_id, q.due_at, ${liveLeaseCount('q.leases', '$3::bigint')} AS n,
+       SELECT q.endpoint_id, q.tenant_id, q.due_at, q.rate_log, ${liveLeaseCount('q.leases', '$3::bigint')} AS n,
               EXISTS (SELECT 1 FROM jsonb_each(q.leases) l
                        WHERE (l.value->>'u')::bigint > $3::bigint AND (l.value->>'u')::bigint < $4::bigint) AS hanging
          FROM webhook_queues q WHERE q.tenant_id = ANY ($2::uuid[])
@@ -259,12 +259,13 @@ async function endpointLoads(sql: Queryable, tenants: string[], claim: Claim): P
             r.oldest AS rate_oldest
        FROM queues q
        JOIN webhook_endpoint_health h ON h.endpoint_id = q.endpoint_id
-       LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
+       -- Looked up by primary key for each queue due (OFFSET 0 keeps it a lookup, never a scan of every endpoint).
+       LEFT JOIN LATERAL (SELECT ep.rate_limit_per_second FROM webhook_endpoints ep
+                           WHERE ep.id = q.endpoint_id OFFSET 0) e ON true
        LEFT JOIN LATERAL (
              SELECT sum(l.value::int) AS used, min(l.key::bigint)::float8 AS oldest
-               FROM webhook_queues rq CROSS JOIN LATERAL jsonb_each_text(rq.rate_log) l
-              WHERE rq.endpoint_id = q.endpoint_id AND e.rate_limit_per_second IS NOT NULL
-                AND l.key::bigint > $3::bigint - $5::bigint) r ON true
+               FROM jsonb_each_text(q.rate_log) l
+              WHERE e.rate_limit_per_second IS NOT NULL AND l.key::bigint > $3::bigint - $5::bigint) r ON true
       WHERE q.due_at <= $1`,
     [claim.now, tenants, claim.now.getTime(), leasedLongAgo, RATE_WINDOW_MS],
   );
