@@ -485,6 +485,44 @@ t.test(
     t.equal(await rateOfApi(), 5, 'the API shows the rate set in the console');
     t.equal((await admin.post(`${w}/${endpoint.id}/rate-limit`, { rate_limit_per_second: '' })).status, 303);
     t.equal(await rateOfApi(), null, 'an empty field removes the limit');
+    const edit = await admin.get(`${w}/${endpoint.id}/edit`);
+    t.match(edit.text, /name="rate_limit_per_second"/, 'the change form has the rate too');
+    const refusedEdit = await admin.post(`${w}/${endpoint.id}/edit`, {
+      url: h.receiver.url('hooks.test'),
+      events: 'lead.created',
+      rate_limit_per_second: '0',
+    });
+    t.equal(refusedEdit.status, 400, 'the change form refuses a rate of 0');
+    t.match(refusedEdit.text, /id="f-rate_limit_per_second-error"/);
+    const edited = await admin.post(`${w}/${endpoint.id}/edit`, {
+      url: h.receiver.url('hooks.test'),
+      events: 'lead.created',
+      rate_limit_per_second: '12',
+    });
+    t.equal(edited.status, 303);
+    t.equal(await rateOfApi(), 12, 'the change form sets the rate');
+    t.match(
+      (await admin.get(`${w}/${endpoint.id}/edit`)).text,
+      /name="rate_limit_per_second"[^>]*value="12"|value="12"[^>]*name="rate_limit_per_second"/s,
+    );
+    await admin.post(`${w}/${endpoint.id}/rate-limit`, { rate_limit_per_second: '' });
+    const made = await admin.post(w, {
+      url: h.receiver.url('hooks.test', '/second'),
+      events: 'lead.created',
+      mode: 'test',
+      rate_limit_per_second: '3',
+    });
+    t.equal(made.status, 303, 'an endpoint made in the console with a rate');
+    const testEndpoints = (
+      (await (await h.request('/v1/webhooks', { key: h.ws.test })).json()) as {
+        data: { rate_limit_per_second: unknown }[];
+      }
+    ).data;
+    t.same(
+      testEndpoints.map((e) => e.rate_limit_per_second),
+      [3],
+      'made with its rate',
+    );
 
     for (const role of ROLES) {
       const client = await h.as(role);

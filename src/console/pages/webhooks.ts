@@ -88,6 +88,7 @@ const EndpointForm = Type.Object({
   description: Type.Optional(Text(1000)),
   events: Type.Optional(Type.Union([Text(60), Type.Array(Text(60), { maxItems: 40 })])),
   mode: Type.Optional(Text(10)),
+  rate_limit_per_second: Type.Optional(Text(20)),
 });
 type EndpointFormBody = Static<typeof EndpointForm>;
 const VersionForm = Type.Object({ _csrf: Type.Optional(Text(200)), payload_version: Type.Optional(Text(20)) });
@@ -457,6 +458,13 @@ function endpointForm(
       )}
       ${o.errors.events ? html`<p class="error" id="events-error">${o.errors.events}</p>` : ''}
     </fieldset>
+    ${field({
+      name: 'rate_limit_per_second',
+      label: 'Most deliveries a second (1 to 1000; empty for no limit)',
+      type: 'number',
+      value: o.values.rate_limit_per_second ?? '',
+      error: o.errors.rate_limit_per_second,
+    })}
     ${o.errors.form ? notice(o.errors.form, 'alert') : ''}
     <button type="submit">${o.submit}</button>
   </form>`;
@@ -470,9 +478,11 @@ function endpointInput(body: EndpointFormBody): CreateEndpointInput | { errors: 
     description: description === '' ? null : description,
     events: [...new Set([body.events ?? []].flat())],
   };
-  if (Value.Check(WebhookEndpointCreate, input)) return input;
-  const errors: Errors = {};
-  for (const problem of Value.Errors(WebhookEndpointCreate, input)) {
+  const rate = rateOf(body.rate_limit_per_second);
+  if (Value.Check(WebhookEndpointCreate, input) && typeof rate !== 'string')
+    return { ...input, rate_limit_per_second: rate };
+  const errors: Errors = typeof rate === 'string' ? { rate_limit_per_second: rate } : {};
+  for (const problem of Value.Check(WebhookEndpointCreate, input) ? [] : Value.Errors(WebhookEndpointCreate, input)) {
     const about = problem.instancePath.split('/')[1] ?? 'form';
     errors[about] ??=
       about === 'url'
@@ -635,7 +645,12 @@ function registerChange(app: TypedApp, services: AppServices): void {
     async (request, reply) => {
       const view = viewOf(request);
       const { row } = await endpointOf(services, view, request.params.id);
-      const values = { url: row.url, description: row.description ?? '', events: [...row.events] };
+      const values = {
+        url: row.url,
+        description: row.description ?? '',
+        events: [...row.events],
+        rate_limit_per_second: row.rate_limit_per_second === null ? '' : String(row.rate_limit_per_second),
+      };
       return sendPage(reply, formFor(view, row, values, {}));
     },
   );
