@@ -99,6 +99,9 @@ export const RATE_LOG_STEP_MS = 10;
  *   receivers hang or answer slowly holds a bounded number of slots however large its backlog;
  * - slots go round-robin between tenants (each tenant's n-th delivery before any tenant's n+1-th), and within a
  *   tenant round-robin between its endpoints, oldest due first, so a tenant's backlog does not delay another tenant.
+ * - an endpoint with a rate (`rate_limit_per_second`) gets no more than its rate less what is in flight to it and what
+ *   ended within the last second (RATE_WINDOW_MS), so its receiver never sees more than the rate in any one second;
+ *   the slots it cannot take go to the other endpoints.
  * Deliveries to paused endpoints wait (webhook.test excepted). A lease left by a crashed worker ends and the delivery
  * is claimed again.
  */
