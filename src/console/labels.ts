@@ -103,6 +103,7 @@ const EVENT_KIND_NAMES: Record<EventKind, string> = {
   'webhook_endpoint.resumed': 'Endpoint resumed',
   'webhook_endpoint.secret_rotated': 'Signing secret rotated',
   'webhook_endpoint.version_changed': 'Payload version changed',
+  'webhook_endpoint.rate_limit_changed': 'Rate limit changed',
   'webhook.test': 'Test delivery',
 };
 

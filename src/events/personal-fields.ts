@@ -78,6 +78,7 @@ export const PERSONAL_FIELDS: { readonly [T in DomainEventType]: readonly Person
   'webhook_endpoint.resumed': NONE,
   'webhook_endpoint.secret_rotated': NONE,
   'webhook_endpoint.version_changed': NONE,
+  'webhook_endpoint.rate_limit_changed': NONE,
   'webhook.test': NONE,
   'list.exported': NONE,
 };

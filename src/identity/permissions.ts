@@ -56,7 +56,10 @@ export const PERMISSIONS = {
     console: true,
     admin: ['listWorkspaceWebhookEndpoints', 'listWebhookDeliveries'],
   }),
-  'webhooks.manage': rule('Create, change, disable and delete a webhook endpoint', ADMINS, { console: true }),
+  'webhooks.manage': rule('Create, change, disable and delete a webhook endpoint', ADMINS, {
+    console: true,
+    admin: ['updateWorkspaceWebhookEndpoint'],
+  }),
   'webhooks.resend': rule('Resend a delivery', ADMINS, {
     console: true,
     admin: ['resendWebhookDelivery'],

@@ -24,6 +24,8 @@ export interface EndpointRow {
   consecutive_failures: number;
   /** The payload version its deliveries are rendered in (src/webhooks/versions). */
   payload_version: PayloadVersion;
+  /** The most deliveries a second it accepts; null: no limit. */
+  rate_limit_per_second: number | null;
 }
 
 /** The WebhookEndpoint shape of the spec (never a secret). */
@@ -33,6 +35,7 @@ export interface PublicEndpoint {
   description: string | null;
   events: EventKind[];
   payload_version: PayloadVersion;
+  rate_limit_per_second: number | null;
   status: 'active' | 'paused';
   consecutive_failures: number;
   paused_reason: string | null;
@@ -56,6 +59,7 @@ export function toPublicEndpoint(row: EndpointRow, now: Date): PublicEndpoint {
     description: row.description,
     events: row.events,
     payload_version: row.payload_version,
+    rate_limit_per_second: row.rate_limit_per_second,
     status: row.status,
     consecutive_failures: row.consecutive_failures,
     paused_reason: row.paused_reason,
@@ -67,7 +71,7 @@ export function toPublicEndpoint(row: EndpointRow, now: Date): PublicEndpoint {
 }
 
 const SELECT = `SELECT e.id, e.tenant_id, e.sandbox, e.url, e.description, e.events, e.status, e.paused_reason, e.paused_at, e.sealed_secret,
-  e.previous_sealed_secret, e.previous_secret_valid_until, e.created_at, e.updated_at, e.payload_version, coalesce(h.consecutive_failures, 0) AS consecutive_failures
+  e.previous_sealed_secret, e.previous_secret_valid_until, e.created_at, e.updated_at, e.payload_version, e.rate_limit_per_second, coalesce(h.consecutive_failures, 0) AS consecutive_failures
   FROM webhook_endpoints e LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = e.id`;
 
 export async function listEndpoints(sql: Queryable, tenantId: string, sandbox: boolean): Promise<EndpointRow[]> {
@@ -116,8 +120,8 @@ async function apply(sql: Writer, recorded: RecordedEvent): Promise<void> {
       sql.send(
         // The endpoint receives the events after its own creation in the global order, read from the log row itself
         // (a new stream's event has no position until its INSERT runs, just before this one).
-        `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, description, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position, payload_version)
-         SELECT $1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, e.tx_id, e.position, $10 FROM events e WHERE e.id = $9 AND e.tenant_id = $2`,
+        `INSERT INTO webhook_endpoints (id, tenant_id, sandbox, url, description, events, status, sealed_secret, created_at, updated_at, created_tx_id, created_position, payload_version, rate_limit_per_second)
+         SELECT $1, $2, $3, $4, $5, $6, 'active', $7, $8, $8, e.tx_id, e.position, $10, $11 FROM events e WHERE e.id = $9 AND e.tenant_id = $2`,
         [
           id,
           recorded.tenantId,
@@ -129,6 +133,7 @@ async function apply(sql: Writer, recorded: RecordedEvent): Promise<void> {
           recorded.createdAt,
           recorded.id,
           payloadVersionOf(typed.data.payload_version),
+          typed.data.rate_limit_per_second ?? null,
         ],
       );
       return;
@@ -182,6 +187,12 @@ async function apply(sql: Writer, recorded: RecordedEvent): Promise<void> {
         recorded.tenantId,
       ]);
       return;
+    case ENDPOINT_EVENTS.rateLimitChanged:
+      sql.send(
+        'UPDATE webhook_endpoints SET rate_limit_per_second = $2, updated_at = $3 WHERE id = $1 AND tenant_id = $4',
+        [id, typed.data.rate_limit_per_second, recorded.createdAt, recorded.tenantId],
+      );
+      return;
     case ENDPOINT_EVENTS.test:
       return; // delivered to the endpoint, nothing of the endpoint changes (not subscribed below)
     default: {
@@ -202,6 +213,7 @@ export const webhookEndpointsProjection: Projection = {
     ENDPOINT_EVENTS.resumed,
     ENDPOINT_EVENTS.secretRotated,
     ENDPOINT_EVENTS.versionChanged,
+    ENDPOINT_EVENTS.rateLimitChanged,
   ],
   apply,
 };

@@ -103,6 +103,9 @@ export class DeliveryWorker {
   private running = false;
   private wakeScheduled = false;
   private timer: NodeJS.Timeout | undefined;
+  /** A wake-up at the instant an endpoint held back by its rate may send again, and that instant (ms). */
+  private rateTimer: NodeJS.Timeout | undefined;
+  private rateTimerAt = Infinity;
   /** Finished attempts waiting to be written; written in batches, a few statements at a time. */
   private readonly finished: WrittenAttempt[] = [];
   private writing = 0;
@@ -189,7 +192,25 @@ export class DeliveryWorker {
         perFastEndpoint: this.perFastEndpoint,
         perTenant: this.perTenant,
       },
-      { named: this.direct },
+      { named: this.direct, onThrottled: (openAt) => this.wakeAt(openAt) },
+    );
+  }
+
+  /**
+   * Claims again at `atMs` (an endpoint's rate opens then), unless an earlier wake-up is set: a throttled endpoint then
+   * sends as soon as its rate allows rather than at the next poll. Other workers find it by their poll.
+   */
+  private wakeAt(atMs: number): void {
+    if (!this.running || atMs >= this.rateTimerAt) return;
+    clearTimeout(this.rateTimer);
+    this.rateTimerAt = atMs;
+    this.rateTimer = setTimeout(
+      () => {
+        this.rateTimerAt = Infinity;
+        this.rateTimer = undefined;
+        this.wake();
+      },
+      Math.max(0, atMs - this.services.now().getTime() + 1),
     );
   }
 
@@ -333,6 +354,8 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.running = false;
     clearInterval(this.timer);
+    clearTimeout(this.rateTimer);
+    this.rateTimerAt = Infinity;
     while (this.sending.size > 0) await Promise.allSettled([...this.sending]);
   }
 }

@@ -76,7 +76,21 @@ export interface Claim {
   now: Date;
   leaseUntil: Date;
   limits: ClaimLimits;
+  /**
+   * Told, when the claim leaves an endpoint held back by its rate, the earliest instant (ms) one of them may have its
+   * next delivery: the worker wakes then rather than at its next poll.
+   */
+  onThrottled?: (openAtMs: number) => void;
 }
+
+/**
+ * The window an endpoint's rate is counted over (`rate_limit_per_second`): a delivery counts from its claim until
+ * this long after its attempt ended, so its receiver never sees more than the rate in any one second, however long
+ * each request took on the way (docs/decisions.md, "A per-endpoint rate").
+ */
+export const RATE_WINDOW_MS = 1_000;
+/** Attempt ends are kept in the rate's log rounded up to this (ms): at most 100 entries a second, held ≤ 10 ms longer. */
+export const RATE_LOG_STEP_MS = 10;
 
 /**
  * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, fairly:
@@ -85,6 +99,9 @@ export interface Claim {
  *   receivers hang or answer slowly holds a bounded number of slots however large its backlog;
  * - slots go round-robin between tenants (each tenant's n-th delivery before any tenant's n+1-th), and within a
  *   tenant round-robin between its endpoints, oldest due first, so a tenant's backlog does not delay another tenant.
+ * - an endpoint with a rate (`rate_limit_per_second`) gets no more than its rate less what is in flight to it and what
+ *   ended within the last second (RATE_WINDOW_MS), so its receiver never sees more than the rate in any one second;
+ *   the slots it cannot take go to the other endpoints.
  * Deliveries to paused endpoints wait (webhook.test excepted). A lease left by a crashed worker ends and the delivery
  * is claimed again.
  */
@@ -94,14 +111,18 @@ export async function claimDueDeliveries(
   now: Date,
   leaseUntil: Date,
   limits: ClaimLimits,
-  options: { named?: boolean } = {},
+  options: { named?: boolean; onThrottled?: (openAtMs: number) => void } = {},
 ): Promise<ClaimedDelivery[]> {
   // Prepared by name on connections straight to PostgreSQL (`named`), as the event store's statements: planning the
   // last step cost more than running it. Their generic plans read what a custom plan reads
   // (stale-statistics.test.ts); behind a transaction pooler they stay unnamed.
-  return inTransaction(pool, (tx) => claimIn(tx, { owner, now, leaseUntil, limits }), {
-    namedStatements: options.named ?? false,
-  });
+  return inTransaction(
+    pool,
+    (tx) => claimIn(tx, { owner, now, leaseUntil, limits, onThrottled: options.onThrottled }),
+    {
+      namedStatements: options.named ?? false,
+    },
+  );
 }
 
 /**
@@ -117,7 +138,28 @@ export async function claimIn(sql: Queryable, claim: Claim): Promise<ClaimedDeli
   const rooms = roomsOf(await endpointLoads(sql, tenants, claim), claim.limits);
   if (rooms.length === 0) return [];
   await lockQueues(sql, rooms);
-  return leaseInTurns(sql, rooms, claim);
+  const claimed = await leaseInTurns(sql, rooms, claim);
+  const openAt = rateOpensAt(rooms, claimed, claim.now.getTime());
+  if (openAt !== null) claim.onThrottled?.(openAt);
+  return claimed;
+}
+
+/**
+ * When the earliest of the endpoints this claim left at their rate may send again (ms), or null when it left none
+ * there: an endpoint is at its rate once its deliveries in flight, those that ended within the last second and this
+ * claim's make its rate. It opens a second after the oldest of those ends: its oldest ended one, or, with all of them
+ * still in flight, a second from now at the soonest (the claim statement's `throttled_until` is the same reckoning).
+ */
+export function rateOpensAt(rooms: readonly Room[], claimed: readonly ClaimedDelivery[], nowMs: number): number | null {
+  let earliest: number | null = null;
+  for (const room of rooms) {
+    if (room.rate_limit === null) continue;
+    const taken = claimed.filter((delivery) => delivery.endpoint_id === room.endpoint_id).length;
+    if (room.rate_used + taken < room.rate_limit) continue;
+    const openAt = (room.rate_oldest ?? nowMs) + RATE_WINDOW_MS;
+    if (earliest === null || openAt < earliest) earliest = openAt;
+  }
+  return earliest;
 }
 
 /**
@@ -186,17 +228,27 @@ export interface EndpointLoad {
    * over a second (it may have begun to hang). New endpoints are not.
    */
   proven_fast: boolean;
+  /** Its rate (`rate_limit_per_second`); null or absent: no limit. */
+  rate_limit?: number | null;
+  /**
+   * What counts against its rate now: its deliveries in flight and those whose attempt ended within the last second
+   * (its queue row's `rate_log`); counted only when it has a rate.
+   */
+  rate_used?: number;
+  /** The oldest end in that log within the last second (ms since the epoch), or null. */
+  rate_oldest?: number | null;
 }
 
 /**
  * Step 2: the endpoints of the locked tenants with a queue due, and their load. The live leases of each tenant are
- * counted from its queue rows (one per endpoint that had work), never from the deliveries.
+ * counted from its queue rows (one per endpoint that had work), never from the deliveries. An endpoint with a rate has
+ * its last second's attempt ends counted from its queue row's `rate_log` (at most one entry per 10 ms).
  */
 async function endpointLoads(sql: Queryable, tenants: string[], claim: Claim): Promise<EndpointLoad[]> {
   const leasedLongAgo = claim.leaseUntil.getTime() - SLOW_ATTEMPT_MS;
   const result = await sql.query<EndpointLoad>(
     `WITH queues AS MATERIALIZED (
-       SELECT q.endpoint_id, q.tenant_id, q.due_at, ${liveLeaseCount('q.leases', '$3::bigint')} AS n,
+       SELECT q.endpoint_id, q.tenant_id, q.due_at, q.rate_log, ${liveLeaseCount('q.leases', '$3::bigint')} AS n,
               EXISTS (SELECT 1 FROM jsonb_each(q.leases) l
                        WHERE (l.value->>'u')::bigint > $3::bigint AND (l.value->>'u')::bigint < $4::bigint) AS hanging
          FROM webhook_queues q WHERE q.tenant_id = ANY ($2::uuid[])
@@ -204,11 +256,21 @@ async function endpointLoads(sql: Queryable, tenants: string[], claim: Claim): P
      SELECT q.endpoint_id, q.tenant_id, q.n AS in_flight,
             (SELECT sum(o.n) FROM queues o WHERE o.tenant_id = q.tenant_id)::int AS tenant_in_flight,
             (h.consecutive_failures = 0 AND h.fast_until IS NOT NULL AND h.fast_until > $1
-             AND (h.slow_until IS NULL OR h.slow_until <= $1) AND NOT q.hanging) AS proven_fast
+             AND (h.slow_until IS NULL OR h.slow_until <= $1) AND NOT q.hanging) AS proven_fast,
+            e.rate_limit_per_second AS rate_limit,
+            CASE WHEN e.rate_limit_per_second IS NULL THEN 0 ELSE q.n + coalesce(r.used, 0) END::int AS rate_used,
+            r.oldest AS rate_oldest
        FROM queues q
        JOIN webhook_endpoint_health h ON h.endpoint_id = q.endpoint_id
+       -- Looked up by primary key for each queue due (OFFSET 0 keeps it a lookup, never a scan of every endpoint).
+       LEFT JOIN LATERAL (SELECT ep.rate_limit_per_second FROM webhook_endpoints ep
+                           WHERE ep.id = q.endpoint_id OFFSET 0) e ON true
+       LEFT JOIN LATERAL (
+             SELECT sum(l.value::int) AS used, min(l.key::bigint)::float8 AS oldest
+               FROM jsonb_each_text(q.rate_log) l
+              WHERE e.rate_limit_per_second IS NOT NULL AND l.key::bigint > $3::bigint - $5::bigint) r ON true
       WHERE q.due_at <= $1`,
-    [claim.now, tenants, claim.now.getTime(), leasedLongAgo],
+    [claim.now, tenants, claim.now.getTime(), leasedLongAgo, RATE_WINDOW_MS],
   );
   return result.rows;
 }
@@ -219,21 +281,37 @@ export interface Room {
   tenant_id: string;
   free: number;
   tenant_room: number;
+  /** Its rate, what counts against it and the oldest end in its log (as in EndpointLoad). */
+  rate_limit: number | null;
+  rate_used: number;
+  rate_oldest: number | null;
 }
 
 /**
- * Each endpoint's room: under its own cap (the large one only when proven fast) and under its tenant's cap, and
- * never more than the worker's free slots. Endpoints with no room are left out.
+ * Each endpoint's room: under its own cap (the large one only when proven fast), under its tenant's cap and under
+ * what its rate leaves of the last second, and never more than the worker's free slots. Endpoints with no room are
+ * left out, except one held back by its rate: it stays with no room, so the claim moves its `due_at` to when the rate
+ * lets it send again rather than finding it due at every claim until then.
  */
 export function roomsOf(loads: readonly EndpointLoad[], limits: ClaimLimits): Room[] {
   const fastCap = Math.max(limits.perEndpoint, limits.perFastEndpoint ?? 0);
   return loads.flatMap((load) => {
     const tenantRoom = Math.min(limits.limit, (limits.perTenant ?? Infinity) - load.tenant_in_flight);
     const cap = load.proven_fast ? fastCap : limits.perEndpoint;
-    const free = Math.min(tenantRoom, Math.max(0, cap - load.in_flight));
-    return free > 0
-      ? [{ endpoint_id: load.endpoint_id, tenant_id: load.tenant_id, free, tenant_room: tenantRoom }]
-      : [];
+    const rateLimit = load.rate_limit ?? null;
+    const rateUsed = load.rate_used ?? 0;
+    const rateRoom = rateLimit === null ? Infinity : Math.max(0, rateLimit - rateUsed);
+    const free = Math.min(tenantRoom, Math.max(0, cap - load.in_flight), rateRoom);
+    const room = {
+      endpoint_id: load.endpoint_id,
+      tenant_id: load.tenant_id,
+      free: Math.max(0, free),
+      tenant_room: tenantRoom,
+      rate_limit: rateLimit,
+      rate_used: rateUsed,
+      rate_oldest: load.rate_oldest ?? null,
+    };
+    return free > 0 || rateRoom === 0 ? [room] : [];
   });
 }
 
@@ -248,7 +326,9 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
   const result = await sql.query<Omit<ClaimedDelivery, 'lease_until'>>(
     `WITH rooms AS (
        SELECT r.* FROM unnest($2::jsonb[]) AS room
-        CROSS JOIN LATERAL jsonb_to_record(room) AS r(endpoint_id uuid, tenant_id uuid, free int, tenant_room int)
+        CROSS JOIN LATERAL jsonb_to_record(room)
+             AS r(endpoint_id uuid, tenant_id uuid, free int, tenant_room int, rate_limit int, rate_used int,
+                  rate_oldest float8)
      ), locked AS MATERIALIZED (
        SELECT q.endpoint_id, q.leases FROM webhook_queues q WHERE q.endpoint_id IN (SELECT endpoint_id FROM rooms)
      ), live AS MATERIALIZED (
@@ -256,8 +336,9 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
               coalesce((SELECT jsonb_object_agg(l.key, l.value) FROM jsonb_each(k.leases) l
                          WHERE (l.value->>'u')::bigint > $6::bigint), '{}'::jsonb) AS leases,
               (SELECT min((l.value->>'u')::bigint) FROM jsonb_each(k.leases) l
-                WHERE (l.value->>'u')::bigint > $6::bigint) AS first_end
-         FROM locked k
+                WHERE (l.value->>'u')::bigint > $6::bigint) AS first_end,
+              rm.rate_limit, rm.rate_used, rm.rate_oldest
+         FROM locked k JOIN rooms rm ON rm.endpoint_id = k.endpoint_id
      ), candidates AS MATERIALIZED (
        SELECT c.id, r.endpoint_id, r.tenant_id, r.tenant_room, r.free, c.next_attempt_at, c.endpoint_turn
          FROM rooms r JOIN live lv ON lv.endpoint_id = r.endpoint_id
@@ -273,18 +354,32 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
      ), chosen AS MATERIALIZED (
        SELECT id, endpoint_id, tenant_turn, next_attempt_at FROM turns WHERE tenant_turn <= tenant_room
         ORDER BY tenant_turn, next_attempt_at, id LIMIT $5
+     ), rated AS MATERIALIZED (
+       -- An endpoint this claim leaves at its rate (in flight, ended within the second and chosen now make it) opens a
+       -- second after the oldest of them ends: its oldest logged end, or a second from now at the soonest.
+       SELECT lv.endpoint_id,
+              CASE WHEN lv.rate_limit IS NOT NULL
+                     AND lv.rate_used + (SELECT count(*) FROM chosen ch WHERE ch.endpoint_id = lv.endpoint_id) >= lv.rate_limit
+                   THEN to_timestamp((coalesce(lv.rate_oldest, $6::bigint) + $7::bigint) / 1000.0)
+              END AS throttled_until
+         FROM live lv
      ), leased AS (
        UPDATE webhook_queues q
           SET leases = lv.leases || coalesce(
                 (SELECT jsonb_object_agg(ch.id::text, jsonb_build_object('o', $3::text, 'u', $4::bigint))
                    FROM chosen ch WHERE ch.endpoint_id = lv.endpoint_id), '{}'::jsonb),
-              due_at = least(
+              due_at = CASE WHEN nx.due_at IS NULL THEN NULL ELSE greatest(nx.due_at, rt.throttled_until) END,
+              rate_limit = lv.rate_limit,
+              throttled_until = rt.throttled_until
+         FROM live lv
+         JOIN rated rt ON rt.endpoint_id = lv.endpoint_id
+        CROSS JOIN LATERAL (
+              SELECT least(
                 (SELECT min(c.next_attempt_at) FROM candidates c
                   WHERE c.endpoint_id = lv.endpoint_id AND c.id NOT IN (SELECT id FROM chosen)),
                 to_timestamp(least(lv.first_end,
                   CASE WHEN EXISTS (SELECT 1 FROM chosen ch WHERE ch.endpoint_id = lv.endpoint_id) THEN $4::bigint END)
-                  / 1000.0))
-         FROM live lv
+                  / 1000.0)) AS due_at) nx
         WHERE q.endpoint_id = lv.endpoint_id
      )
      SELECT d.id, d.event_id, d.endpoint_id, d.tenant_id, d.sandbox, d.event_type, d.body, d.attempts, d.resend_of,
@@ -302,6 +397,7 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
       claim.leaseUntil.getTime(),
       claim.limits.limit,
       claim.now.getTime(),
+      RATE_WINDOW_MS,
     ],
   );
   return result.rows.map((row) => ({ ...row, lease_until: claim.leaseUntil.getTime() }));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Queryable, Statement } from '../storage/postgres.js';
 import { inTransaction } from '../storage/transaction.js';
-import { SLOW_ATTEMPT_MS, SPEED_MEMORY_MS } from './claims.js';
+import { RATE_LOG_STEP_MS, RATE_WINDOW_MS, SLOW_ATTEMPT_MS, SPEED_MEMORY_MS } from './claims.js';
 import { deliveryStateCondition, type DeliveryFilter } from './delivery-state.js';
 
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
@@ -102,8 +102,23 @@ export function recordingStatement(owner: string, records: readonly AttemptRecor
         WHERE w.id = h.id AND w.status = 'pending'
         RETURNING w.id, w.endpoint_id, h.seq
      ), released AS (
-       UPDATE webhook_queues q SET leases = q.leases - h.ids
-         FROM (SELECT endpoint_id, array_agg(id::text) AS ids FROM held GROUP BY endpoint_id) h
+       -- An endpoint with a rate notes when each attempt ended (ms, rounded up to $6 ms): it counts against the rate
+       -- a second more (src/webhooks/claims.ts). Ends more than a second before this batch's last are dropped.
+       UPDATE webhook_queues q SET leases = q.leases - h.ids,
+              rate_log = CASE WHEN q.rate_limit IS NULL THEN q.rate_log ELSE
+                (SELECT coalesce(jsonb_object_agg(g.k, g.n), '{}'::jsonb)
+                   FROM (SELECT u.k, sum(u.n)::int AS n
+                           FROM (SELECT l.key AS k, l.value::int AS n FROM jsonb_each_text(q.rate_log) l
+                                  WHERE l.key::bigint > h.last_end - $5::bigint
+                                 UNION ALL
+                                 SELECT e.k, 1 FROM unnest(h.ends) AS e(k)) u
+                          GROUP BY u.k) g) END
+         FROM (SELECT hd.endpoint_id, array_agg(hd.id::text) AS ids, array_agg(hd.end_ms::text) AS ends,
+                      max(hd.end_ms) AS last_end
+                 FROM (SELECT hl.endpoint_id, hl.id,
+                              (ceil(extract(epoch FROM i.finished_at) * 1000 / $6::bigint) * $6::bigint)::bigint AS end_ms
+                         FROM held hl JOIN input i ON i.seq = hl.seq) hd
+                GROUP BY hd.endpoint_id) h
         WHERE q.endpoint_id = h.endpoint_id
      ), logged AS (
        INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, request_headers, response_status, response_headers, response_body, duration_ms, error)
@@ -135,7 +150,14 @@ export function recordingStatement(owner: string, records: readonly AttemptRecor
         RETURNING h.endpoint_id, h.consecutive_failures
      )
      SELECT d.id, health.consecutive_failures FROM d LEFT JOIN health ON health.endpoint_id = d.endpoint_id`,
-    values: [owner, attempts.map((a) => JSON.stringify(a)), SLOW_ATTEMPT_MS, SPEED_MEMORY_MS],
+    values: [
+      owner,
+      attempts.map((a) => JSON.stringify(a)),
+      SLOW_ATTEMPT_MS,
+      SPEED_MEMORY_MS,
+      RATE_WINDOW_MS,
+      RATE_LOG_STEP_MS,
+    ],
   };
 }
 
@@ -158,6 +180,8 @@ export interface DeliveryLogEntry {
   status: 'pending' | 'succeeded' | 'failed' | 'cancelled';
   attempts: number;
   next_attempt_at: string | null;
+  /** Due but held back by the endpoint's rate: when the rate next lets one of its deliveries go (else null). */
+  throttled_until: string | null;
   resend_of: string | null;
   superseded_by: string | null;
   created_at: string;
@@ -169,7 +193,7 @@ export interface DeliveryLogEntry {
 /** A delivery's row with its attempts (as JSON): the log entry before its times and body are put in the API's form. */
 type DeliveryRow = Omit<
   DeliveryLogEntry,
-  'event' | 'next_attempt_at' | 'created_at' | 'updated_at' | 'request_body'
+  'event' | 'next_attempt_at' | 'throttled_until' | 'created_at' | 'updated_at' | 'request_body'
 > & {
   event_type: string;
   next_attempt_at: Date | null;
@@ -177,6 +201,28 @@ type DeliveryRow = Omit<
   updated_at: Date;
   body: string;
 };
+
+/**
+ * Until when the endpoint's rate holds back its due deliveries, or null: the `throttled_until` its last claim wrote on
+ * its queue row, while it lies ahead (docs/decisions.md, "A per-endpoint rate").
+ */
+export async function endpointThrottledUntil(sql: Queryable, endpointId: string, now: Date): Promise<Date | null> {
+  const result = await sql.query<{ throttled_until: Date }>(
+    'SELECT throttled_until FROM webhook_queues WHERE endpoint_id = $1 AND throttled_until > $2',
+    [endpointId, now],
+  );
+  return result.rows[0]?.throttled_until ?? null;
+}
+
+/** A pending delivery due before the rate opens waits for it: the instant it waits for, as the API shows it. */
+export function throttledFor(
+  delivery: { status: string; next_attempt_at: Date | null },
+  until: Date | null,
+): string | null {
+  return until && delivery.status === 'pending' && delivery.next_attempt_at && delivery.next_attempt_at < until
+    ? until.toISOString()
+    : null;
+}
 
 /** The delivery log of one endpoint, newest first, within the retention window. `before` is the cursor (a delivery id). */
 export async function listDeliveries(
@@ -227,6 +273,7 @@ export async function listDeliveries(
     ],
   );
   const rows = result.rows.slice(0, options.limit);
+  const throttled = await endpointThrottledUntil(sql, endpointId, options.now);
   return {
     data: rows.map((d) => ({
       id: d.id,
@@ -235,6 +282,7 @@ export async function listDeliveries(
       status: d.status,
       attempts: d.attempts,
       next_attempt_at: d.next_attempt_at ? d.next_attempt_at.toISOString() : null,
+      throttled_until: throttledFor(d, throttled),
       resend_of: d.resend_of,
       superseded_by: d.superseded_by,
       created_at: d.created_at.toISOString(),

@@ -1,5 +1,5 @@
 import type { Queryable } from '../storage/postgres.js';
-import { DELIVERY_LOG_RETENTION_MS } from './deliveries.js';
+import { DELIVERY_LOG_RETENTION_MS, endpointThrottledUntil, throttledFor } from './deliveries.js';
 import { DELIVERY_STATES, deliveryState, type DeliveryStateKind } from './delivery-state.js';
 import { RETRY_DELAYS_MS } from './retry-schedule.js';
 import { payloadVersionOf, type PayloadVersion } from './versions/index.js';
@@ -20,6 +20,8 @@ export interface SequencedDelivery {
   state: SequencedState;
   attempts: number;
   next_attempt_at: string | null;
+  /** Due but held back by the endpoint's rate: when the rate next lets one of its deliveries go (else null). */
+  throttled_until: string | null;
   last_response_status: number | null;
   last_error: string | null;
   created_at: string;
@@ -89,6 +91,7 @@ export async function deliveriesBySequence(
       paused,
     ],
   );
+  const throttled = await endpointThrottledUntil(sql, where.endpointId, where.now);
   const data = result.rows.slice(0, where.limit).map((row) => ({
     id: row.id,
     event_id: row.event_id,
@@ -98,6 +101,7 @@ export async function deliveriesBySequence(
     state: stateOf(row),
     attempts: row.attempts,
     next_attempt_at: row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
+    throttled_until: throttledFor(row, throttled),
     last_response_status: row.last_response_status,
     last_error: row.last_error,
     created_at: row.created_at.toISOString(),

@@ -456,3 +456,98 @@ t.test('the delivery log is a list: sorts, a count, pages, a page size, CSV by r
   t.equal((await owner.get(`${elsewhere}/deliveries/${ids[0]}/resend`)).status, 404);
   t.equal((await owner.get(`${base}/deliveries/${randomUUID()}/resend`)).status, 404, 'a delivery of no endpoint');
 });
+
+t.test(
+  'the rate limit on the endpoint page: set, refused when not 1 to 1000, removed; by role; one workspace',
+  async (t) => {
+    const h = await consoleHarness(t);
+    const endpoint = await h.createEndpoint({ url: h.receiver.url('hooks.test'), events: ['lead.created'] });
+    const w = `/console/w/${h.ws.workspace.slug}/webhooks`;
+    const rateOfApi = async () =>
+      (
+        (await (await h.request('/v1/webhooks', { key: h.ws.live })).json()) as {
+          data: { rate_limit_per_second: unknown }[];
+        }
+      ).data[0]!.rate_limit_per_second;
+    const admin = await h.as('admin');
+    t.match(text((await admin.get(`${w}/${endpoint.id}`)).text), 'Rate limit no limit', 'no limit shown');
+    for (const typed of ['0', '1001', '2.5', 'five']) {
+      const refused = await admin.post(`${w}/${endpoint.id}/rate-limit`, { rate_limit_per_second: typed });
+      t.equal(refused.status, 400, `${typed} is refused`);
+      t.match(refused.text, /id="f-rate_limit_per_second-error"/, `${typed}: the field says why`);
+    }
+    t.equal(await rateOfApi(), null, 'nothing refused was kept');
+    const set = await admin.post(`${w}/${endpoint.id}/rate-limit`, { rate_limit_per_second: '5' });
+    t.equal(set.status, 303);
+    const shown = text((await admin.get(set.headers.get('location')!)).text);
+    t.match(shown, 'The rate limit is changed', 'the page says what it did');
+    t.match(shown, 'at most 5 deliveries a second');
+    t.equal(await rateOfApi(), 5, 'the API shows the rate set in the console');
+    t.equal((await admin.post(`${w}/${endpoint.id}/rate-limit`, { rate_limit_per_second: '' })).status, 303);
+    t.equal(await rateOfApi(), null, 'an empty field removes the limit');
+    const edit = await admin.get(`${w}/${endpoint.id}/edit`);
+    t.match(edit.text, /name="rate_limit_per_second"/, 'the change form has the rate too');
+    const refusedEdit = await admin.post(`${w}/${endpoint.id}/edit`, {
+      url: h.receiver.url('hooks.test'),
+      events: 'lead.created',
+      rate_limit_per_second: '0',
+    });
+    t.equal(refusedEdit.status, 400, 'the change form refuses a rate of 0');
+    t.match(refusedEdit.text, /id="f-rate_limit_per_second-error"/);
+    const edited = await admin.post(`${w}/${endpoint.id}/edit`, {
+      url: h.receiver.url('hooks.test'),
+      events: 'lead.created',
+      rate_limit_per_second: '12',
+    });
+    t.equal(edited.status, 303);
+    t.equal(await rateOfApi(), 12, 'the change form sets the rate');
+    t.match(
+      (await admin.get(`${w}/${endpoint.id}/edit`)).text,
+      /name="rate_limit_per_second"[^>]*value="12"|value="12"[^>]*name="rate_limit_per_second"/s,
+    );
+    await admin.post(`${w}/${endpoint.id}/rate-limit`, { rate_limit_per_second: '' });
+    const made = await admin.post(w, {
+      url: h.receiver.url('hooks.test', '/second'),
+      events: 'lead.created',
+      mode: 'test',
+      rate_limit_per_second: '3',
+    });
+    t.equal(made.status, 303, 'an endpoint made in the console with a rate');
+    const testEndpoints = (
+      (await (await h.request('/v1/webhooks', { key: h.ws.test })).json()) as {
+        data: { rate_limit_per_second: unknown }[];
+      }
+    ).data;
+    t.same(
+      testEndpoints.map((e) => e.rate_limit_per_second),
+      [3],
+      'made with its rate',
+    );
+
+    for (const role of ROLES) {
+      const client = await h.as(role);
+      const page = await client.get(`${w}/${endpoint.id}`);
+      const mayManage = can(role, 'webhooks.manage');
+      if (page.status === 200)
+        t.equal(page.text.includes('/rate-limit"'), mayManage, `${role}: the form shown only to who may manage`);
+      const tried = await client.post(`${w}/${endpoint.id}/rate-limit`, { rate_limit_per_second: '7' });
+      if (mayManage) t.equal(tried.status, 303, `${role} may change the rate`);
+      else t.equal(tried.status, 403, `${role} may not change the rate`);
+      if (mayManage) await client.post(`${w}/${endpoint.id}/rate-limit`, { rate_limit_per_second: '' });
+    }
+    t.equal(await rateOfApi(), null);
+
+    const other = await seedWorkspace(h, everyRole());
+    for (const user of other.workspace.settings.users) {
+      const account = await ensureAccount(h.pool, user, h.services.now());
+      await setPassword(h.pool, account.id, PASSWORD, h.services.now());
+    }
+    const stranger = new ConsoleClient(h);
+    await stranger.signIn(memberOf('admin'));
+    const foreign = await stranger.post(`/console/w/${other.workspace.slug}/webhooks/${endpoint.id}/rate-limit`, {
+      rate_limit_per_second: '1',
+    });
+    t.equal(foreign.status, 404, "another workspace's endpoint is not found there");
+    t.equal(await rateOfApi(), null, 'and nothing changed');
+  },
+);

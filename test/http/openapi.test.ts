@@ -68,6 +68,7 @@ const ADMIN_OPERATIONS: Record<string, string> = {
   [`GET ${WS}/documents/{id}/content`]: 'downloadDocument',
   [`POST ${WS}/documents/{id}/reject`]: 'rejectDocument',
   [`GET ${WS}/webhooks`]: 'listWorkspaceWebhookEndpoints',
+  [`PATCH ${WS}/webhooks/{id}`]: 'updateWorkspaceWebhookEndpoint',
   [`GET ${WS}/webhooks/{id}/deliveries`]: 'listWebhookDeliveries',
   [`POST ${WS}/webhooks/{id}/deliveries/{deliveryId}/resend`]: 'resendWebhookDelivery',
   [`POST ${WS}/webhooks/{id}/resume`]: 'resumeWebhookEndpoint',

@@ -98,6 +98,7 @@ t.test('rotation: the new secret signs, the old one stays valid for the overlap'
       previousSealedSecret: 'sealed-1',
       previousSecretValidUntil: new Date('2026-11-02T10:00:00.000Z'),
       payloadVersion: '2026-11-29',
+      rateLimitPerSecond: null,
     },
     'the state keeps both secrets and the end of the overlap',
   );

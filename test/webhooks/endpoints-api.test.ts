@@ -31,6 +31,7 @@ t.test(
       'paused_reason',
       'payload_version',
       'previous_secret_valid_until',
+      'rate_limit_per_second',
       'secret',
       'status',
       'updated_at',

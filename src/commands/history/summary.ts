@@ -66,6 +66,9 @@ const joined = (values: unknown[], otherwise = 'none'): string =>
     .filter((v) => v !== undefined)
     .join(', ') || otherwise;
 
+/** An endpoint's rate as "5 a second", or "no limit". */
+const rate = (value: unknown): string => (typeof value === 'number' ? `${value} a second` : 'no limit');
+
 /** An instant as "2026-11-26 15:40 UTC"; text that is no date as it is. */
 function time(value: unknown): string {
   const text = scalar(value);
@@ -322,6 +325,8 @@ const ENDPOINT_SUMMARIES: Record<EndpointEvent['type'], Summarize> = {
     `Signing secret rotated; the previous one stays valid until ${time(d.previous_secret_valid_until)}`,
   'webhook_endpoint.version_changed': (d) =>
     `Payload version changed from ${say(d.previous_payload_version)} to ${say(d.payload_version)}`,
+  'webhook_endpoint.rate_limit_changed': (d) =>
+    `Rate limit changed from ${rate(d.previous_rate_limit_per_second)} to ${rate(d.rate_limit_per_second)}`,
   'webhook.test': () => 'Test delivery sent',
 };
 

@@ -3,6 +3,7 @@ import { latestFailures, obsoletePauseNotices, recordNotices } from '../../webho
 import { composePauseNotice } from '../../webhooks/pause-notice.js';
 import {
   decideChange,
+  decideChangeRateLimit,
   decideChangeVersion,
   decideCreate,
   decideDelete,
@@ -42,6 +43,8 @@ export interface CreateEndpointInput {
   events: string[];
   /** The payload version its deliveries are rendered in; the current one when not given. */
   payload_version?: PayloadVersion;
+  /** The most deliveries a second it accepts (1..1000); null: no limit. Not given: none on creation, unchanged on a change. */
+  rate_limit_per_second?: number | null;
 }
 
 /** A lock-only stream name: creations in one workspace and mode queue on it, so the limit check cannot race. */
@@ -91,6 +94,7 @@ export async function createEndpoint(
         events: input.events,
         sealedSecret: services.secretBox.webhookSecrets.sealFor(id, secret),
         payloadVersion: input.payload_version ?? CURRENT_PAYLOAD_VERSION,
+        rateLimitPerSecond: input.rate_limit_per_second ?? null,
       });
       await tx.append(endpointStream(id), 'no_stream', events);
       await tx.sql.query(
@@ -148,7 +152,11 @@ export async function changeEndpoint(
       const version = input.payload_version
         ? decideChangeVersion(state, { payloadVersion: input.payload_version, firstVersion: FIRST_PAYLOAD_VERSION })
         : [];
-      await tx.append(endpointStream(id), 'any', [...events, ...version]);
+      const rate =
+        input.rate_limit_per_second !== undefined
+          ? decideChangeRateLimit(state, { rateLimitPerSecond: input.rate_limit_per_second })
+          : [];
+      await tx.append(endpointStream(id), 'any', [...events, ...version, ...rate]);
     }),
   );
   return toPublicEndpoint((await findEndpoint(services.pool, context.tenantId, id))!, services.now());
@@ -169,6 +177,32 @@ export async function changeEndpointVersion(
       const { state } = await load(tx, context, id);
       const events = decideChangeVersion(state, { payloadVersion: version, firstVersion: FIRST_PAYLOAD_VERSION });
       await tx.append(endpointStream(id), 'any', events);
+    }),
+  );
+  return toPublicEndpoint((await findEndpoint(services.pool, context.tenantId, id))!, services.now());
+}
+
+/**
+ * What an owner changes of an endpoint without touching its address or kinds: its payload version and its rate
+ * (null removes the rate), either or both. What is not given stays as it is.
+ */
+export async function updateEndpointSettings(
+  services: AppServices,
+  context: CommandContext,
+  id: string,
+  input: { payload_version?: PayloadVersion; rate_limit_per_second?: number | null },
+): Promise<PublicEndpoint> {
+  await domainErrors(() =>
+    runCommand(services.store, context, [endpointStream(id)], async (tx) => {
+      const { state } = await load(tx, context, id);
+      const version = input.payload_version
+        ? decideChangeVersion(state, { payloadVersion: input.payload_version, firstVersion: FIRST_PAYLOAD_VERSION })
+        : [];
+      const rate =
+        input.rate_limit_per_second !== undefined
+          ? decideChangeRateLimit(state, { rateLimitPerSecond: input.rate_limit_per_second })
+          : [];
+      await tx.append(endpointStream(id), 'any', [...version, ...rate]);
     }),
   );
   return toPublicEndpoint((await findEndpoint(services.pool, context.tenantId, id))!, services.now());

@@ -13,6 +13,7 @@ import {
   resumeEndpoint,
   rotateEndpointSecret,
   sendTestEvent,
+  updateEndpointSettings,
   type CreateEndpointInput,
 } from '../../commands/webhooks/endpoints.js';
 import { WebhookEndpointCreate } from '../../http/schemas/webhook.js';
@@ -87,9 +88,24 @@ const EndpointForm = Type.Object({
   description: Type.Optional(Text(1000)),
   events: Type.Optional(Type.Union([Text(60), Type.Array(Text(60), { maxItems: 40 })])),
   mode: Type.Optional(Text(10)),
+  rate_limit_per_second: Type.Optional(Text(20)),
 });
 type EndpointFormBody = Static<typeof EndpointForm>;
 const VersionForm = Type.Object({ _csrf: Type.Optional(Text(200)), payload_version: Type.Optional(Text(20)) });
+const RateForm = Type.Object({ _csrf: Type.Optional(Text(200)), rate_limit_per_second: Type.Optional(Text(20)) });
+
+/** An endpoint's rate in words. */
+const rateWords = (rate: number | null) =>
+  rate === null ? 'no limit' : `at most ${rate} deliver${rate === 1 ? 'y' : 'ies'} a second`;
+
+/** The rate as typed in the form: a whole number from 1 to 1000, or nothing for no limit; a string says what is wrong. */
+function rateOf(text: string | undefined): number | null | string {
+  const typed = (text ?? '').trim();
+  if (typed === '') return null;
+  if (!/^[0-9]+$/.test(typed)) return 'Type a whole number from 1 to 1000, or leave it empty for no limit.';
+  const rate = Number(typed);
+  return rate >= 1 && rate <= 1000 ? rate : 'Type a whole number from 1 to 1000, or leave it empty for no limit.';
+}
 const RotateForm = Type.Object({ _csrf: Type.Optional(Text(200)), password: Type.Optional(Text(1000)) });
 const SinceQuery = Type.Object({ since: Type.Optional(Text(40)) });
 const SinceForm = Type.Object({ _csrf: Type.Optional(Text(200)), since: Type.Optional(Text(40)) });
@@ -101,6 +117,7 @@ const OUTCOMES: Record<string, (n: number) => string> = {
   created: () => 'The endpoint is created.',
   changed: () => 'The endpoint is changed.',
   version: () => 'The payload version is changed: deliveries made from now on are in it.',
+  rate: () => 'The rate limit is changed: the endpoint’s deliveries keep to it from now on.',
   disabled: () => 'The endpoint is disabled: what comes for it waits until it is resumed.',
   resumed: () => 'The endpoint is active again; what waited is being sent.',
   test: () => 'A test event is on its way.',
@@ -220,10 +237,12 @@ async function endpointPage(
         <dd>${eventKindList(p.events)}</dd>
         <dt>Payload version</dt>
         <dd>${versionWords(p.payload_version)} (<a href="/docs/payload-versions">what each version changed</a>)</dd>
+        <dt>Rate limit</dt>
+        <dd>${rateWords(p.rate_limit_per_second)}</dd>
       </dl>
       ${p.previous_secret_valid_until ? html`<p>The previous secret keeps signing beside the new one until ${when(p.previous_secret_valid_until, timeZoneOf(view.workspace))}.</p>` : ''}
       ${paused ? await pausedSection(services, view, row, base) : ''}
-      ${actionsSection(services, view, o, base, p.payload_version)} ${log.section}`,
+      ${actionsSection(services, view, o, base, p.payload_version, p.rate_limit_per_second)} ${log.section}`,
   );
   return { status: log.status, body };
 }
@@ -282,6 +301,7 @@ function actionsSection(
   o: EndpointPageOptions,
   base: string,
   version: string,
+  rate: number | null,
 ) {
   const errors = o.errors ?? {};
   const csrf = csrfField(view.signedIn.csrf);
@@ -304,6 +324,7 @@ function actionsSection(
         : ''
     }
     ${may('webhooks.manage') ? versionForm(view, base, version, o.errors?.payload_version) : ''}
+    ${may('webhooks.manage') ? rateForm(view, base, rate, o.errors?.rate_limit_per_second) : ''}
     ${
       may('webhooks.test')
         ? html`<form method="post" action="${base}/test">${csrf}<button type="submit">Send a test event</button></form>`
@@ -334,6 +355,22 @@ function versionForm(view: MemberView, base: string, current: string, error?: st
       error,
     })}
     <button type="submit">Change the payload version</button>
+  </form>`;
+}
+
+/** Sets or removes the most deliveries a second the endpoint receives. */
+function rateForm(view: MemberView, base: string, current: number | null, error?: string): Html {
+  return html`<form method="post" action="${base}/rate-limit">
+    ${csrfField(view.signedIn.csrf)}
+    ${field({
+      name: 'rate_limit_per_second',
+      label: 'Most deliveries a second (1 to 1000; empty for no limit)',
+      type: 'number',
+      value: current === null ? '' : String(current),
+      hint: 'Counted over any one second until each delivery was answered; what waits for it is not a failure.',
+      error,
+    })}
+    <button type="submit">Change the rate limit</button>
   </form>`;
 }
 
@@ -421,6 +458,13 @@ function endpointForm(
       )}
       ${o.errors.events ? html`<p class="error" id="events-error">${o.errors.events}</p>` : ''}
     </fieldset>
+    ${field({
+      name: 'rate_limit_per_second',
+      label: 'Most deliveries a second (1 to 1000; empty for no limit)',
+      type: 'number',
+      value: o.values.rate_limit_per_second ?? '',
+      error: o.errors.rate_limit_per_second,
+    })}
     ${o.errors.form ? notice(o.errors.form, 'alert') : ''}
     <button type="submit">${o.submit}</button>
   </form>`;
@@ -434,9 +478,11 @@ function endpointInput(body: EndpointFormBody): CreateEndpointInput | { errors: 
     description: description === '' ? null : description,
     events: [...new Set([body.events ?? []].flat())],
   };
-  if (Value.Check(WebhookEndpointCreate, input)) return input;
-  const errors: Errors = {};
-  for (const problem of Value.Errors(WebhookEndpointCreate, input)) {
+  const rate = rateOf(body.rate_limit_per_second);
+  if (Value.Check(WebhookEndpointCreate, input) && typeof rate !== 'string')
+    return { ...input, rate_limit_per_second: rate };
+  const errors: Errors = typeof rate === 'string' ? { rate_limit_per_second: rate } : {};
+  for (const problem of Value.Check(WebhookEndpointCreate, input) ? [] : Value.Errors(WebhookEndpointCreate, input)) {
     const about = problem.instancePath.split('/')[1] ?? 'form';
     errors[about] ??=
       about === 'url'
@@ -599,7 +645,12 @@ function registerChange(app: TypedApp, services: AppServices): void {
     async (request, reply) => {
       const view = viewOf(request);
       const { row } = await endpointOf(services, view, request.params.id);
-      const values = { url: row.url, description: row.description ?? '', events: [...row.events] };
+      const values = {
+        url: row.url,
+        description: row.description ?? '',
+        events: [...row.events],
+        rate_limit_per_second: row.rate_limit_per_second === null ? '' : String(row.rate_limit_per_second),
+      };
       return sendPage(reply, formFor(view, row, values, {}));
     },
   );
@@ -644,6 +695,24 @@ function registerVersionChange(app: TypedApp, services: AppServices): void {
       }
       await changeEndpointVersion(services, context, row.id, version);
       return backTo(reply, `${baseOf(view)}/${row.id}`, 'version');
+    },
+  );
+}
+
+function registerRateChange(app: TypedApp, services: AppServices): void {
+  app.post(
+    '/w/:slug/webhooks/:id/rate-limit',
+    { schema: { params: EndpointParams, body: RateForm }, config: { console: { operation: 'webhooks.manage' } } },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const { row, context } = await endpointOf(services, view, request.params.id);
+      const rate = rateOf(request.body.rate_limit_per_second);
+      if (typeof rate === 'string') {
+        const shown = await endpointPage(services, view, row, {}, { errors: { rate_limit_per_second: rate } });
+        return sendPage(reply, shown.body, 400);
+      }
+      await updateEndpointSettings(services, context, row.id, { rate_limit_per_second: rate });
+      return backTo(reply, `${baseOf(view)}/${row.id}`, 'rate');
     },
   );
 }
@@ -845,6 +914,7 @@ export function registerWebhookPages(app: TypedApp, services: AppServices): void
   registerEndpointPage(app, services);
   registerChange(app, services);
   registerVersionChange(app, services);
+  registerRateChange(app, services);
   registerDisableAndDelete(app, services);
   registerEndpointActions(app, services);
   registerDeliveryActions(app, services);

@@ -10,6 +10,7 @@ export const ENDPOINT_EVENTS = {
   resumed: 'webhook_endpoint.resumed',
   secretRotated: 'webhook_endpoint.secret_rotated',
   versionChanged: 'webhook_endpoint.version_changed',
+  rateLimitChanged: 'webhook_endpoint.rate_limit_changed',
   test: 'webhook.test',
 } as const;
 
@@ -23,6 +24,8 @@ export type EndpointCreated = {
     sealed_secret: string;
     /** The payload version it receives; absent on endpoints created before versions existed (the first one). */
     payload_version?: string;
+    /** The most deliveries a second it accepts; absent or null: no limit. */
+    rate_limit_per_second?: number | null;
   };
 };
 /** Staff changed where the endpoint receives, what it is described as, or which kinds it subscribes to. */
@@ -51,6 +54,11 @@ export type EndpointVersionChanged = {
   type: typeof ENDPOINT_EVENTS.versionChanged;
   data: { endpoint_id: string; payload_version: string; previous_payload_version: string };
 };
+/** The owner set or removed the most deliveries a second the endpoint accepts (null: no limit). */
+export type EndpointRateLimitChanged = {
+  type: typeof ENDPOINT_EVENTS.rateLimitChanged;
+  data: { endpoint_id: string; rate_limit_per_second: number | null; previous_rate_limit_per_second: number | null };
+};
 export type EndpointTestSent = {
   type: typeof ENDPOINT_EVENTS.test;
   data: { endpoint_id: string; payload: Record<string, unknown> };
@@ -65,6 +73,7 @@ export type EndpointEvent =
   | EndpointResumed
   | EndpointSecretRotated
   | EndpointVersionChanged
+  | EndpointRateLimitChanged
   | EndpointTestSent;
 
 /** An endpoint event read from the log: its type checked, its data as decide wrote it for that type. */
@@ -84,6 +93,8 @@ export interface EndpointState {
   previousSecretValidUntil: Date | null;
   /** The payload version it receives; null for an endpoint created before versions existed (the first one). */
   payloadVersion: string | null;
+  /** The most deliveries a second it accepts; null: no limit. */
+  rateLimitPerSecond: number | null;
 }
 
 export class EndpointNotFoundError extends Error {
@@ -101,6 +112,7 @@ export function evolve(state: EndpointState | null, event: EndpointEvent): Endpo
         previousSealedSecret: null,
         previousSecretValidUntil: null,
         payloadVersion: event.data.payload_version ?? null,
+        rateLimitPerSecond: event.data.rate_limit_per_second ?? null,
       };
     case ENDPOINT_EVENTS.changed:
       return state;
@@ -121,6 +133,8 @@ export function evolve(state: EndpointState | null, event: EndpointEvent): Endpo
       );
     case ENDPOINT_EVENTS.versionChanged:
       return state && { ...state, payloadVersion: event.data.payload_version };
+    case ENDPOINT_EVENTS.rateLimitChanged:
+      return state && { ...state, rateLimitPerSecond: event.data.rate_limit_per_second };
     case ENDPOINT_EVENTS.test:
       return state;
     default: {
@@ -148,6 +162,8 @@ export interface CreateEndpoint {
   sealedSecret: string;
   /** Checked by the command against the versions there are. */
   payloadVersion: string;
+  /** The most deliveries a second it accepts (1..1000, checked by the schema); null or absent: no limit. */
+  rateLimitPerSecond?: number | null;
 }
 
 export function decideCreate(state: EndpointState | null, command: CreateEndpoint): EndpointCreated[] {
@@ -162,6 +178,7 @@ export function decideCreate(state: EndpointState | null, command: CreateEndpoin
         events: command.events,
         sealed_secret: command.sealedSecret,
         payload_version: command.payloadVersion,
+        ...(command.rateLimitPerSecond != null ? { rate_limit_per_second: command.rateLimitPerSecond } : {}),
       },
     },
   ];
@@ -200,6 +217,25 @@ export function decideChangeVersion(
     {
       type: ENDPOINT_EVENTS.versionChanged,
       data: { endpoint_id: endpoint.id, payload_version: command.payloadVersion, previous_payload_version: previous },
+    },
+  ];
+}
+
+/** Sets or removes (null) the endpoint's rate; nothing when it is that already. */
+export function decideChangeRateLimit(
+  state: EndpointState | null,
+  command: { rateLimitPerSecond: number | null },
+): EndpointRateLimitChanged[] {
+  const endpoint = existing(state);
+  if (endpoint.rateLimitPerSecond === command.rateLimitPerSecond) return [];
+  return [
+    {
+      type: ENDPOINT_EVENTS.rateLimitChanged,
+      data: {
+        endpoint_id: endpoint.id,
+        rate_limit_per_second: command.rateLimitPerSecond,
+        previous_rate_limit_per_second: endpoint.rateLimitPerSecond,
+      },
     },
   ];
 }
@@ -262,6 +298,7 @@ export type EndpointCommand =
   | ({ type: 'create' } & CreateEndpoint)
   | ({ type: 'change' } & ChangeEndpoint)
   | { type: 'change_version'; payloadVersion: string; firstVersion: string }
+  | { type: 'change_rate_limit'; rateLimitPerSecond: number | null }
   | { type: 'delete' }
   | { type: 'pause'; reason: string; consecutiveFailures: number }
   | { type: 'resume' }
@@ -277,6 +314,8 @@ export function decide(state: EndpointState | null, command: EndpointCommand): E
       return decideChange(state, command);
     case 'change_version':
       return decideChangeVersion(state, command);
+    case 'change_rate_limit':
+      return decideChangeRateLimit(state, command);
     case 'delete':
       return decideDelete(state);
     case 'pause':

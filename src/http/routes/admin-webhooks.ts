@@ -5,6 +5,7 @@ import {
   resumeEndpoint,
   rotateEndpointSecret,
   sendTestEvent,
+  updateEndpointSettings,
 } from '../../commands/webhooks/endpoints.js';
 import { findEndpoint, listAllEndpoints, toPublicEndpoint } from '../../projections/webhook-endpoints.js';
 import { listDeliveries } from '../../webhooks/deliveries.js';
@@ -23,6 +24,7 @@ import {
   ResendAnswer,
   ResendRequest,
   TestAnswer,
+  WebhookEndpointUpdate,
 } from '../schemas/webhook.js';
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../typed-app.js';
@@ -34,10 +36,12 @@ const ROUTE = { tags: ['webhooks'] };
 
 /**
  * The workspace UI's webhook operations, for staff (authenticated by the admin interface's hook, recorded as the
- * actor): endpoints of both modes, the delivery log, resend, resume, secret rotation and webhook.test.
+ * actor): endpoints of both modes, their payload version and rate, the delivery log, resend, resume, secret rotation
+ * and webhook.test.
  */
 export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices): void {
   registerListEndpoints(app, services);
+  registerUpdateEndpoint(app, services);
   registerListDeliveries(app, services);
   registerResendDelivery(app, services);
   registerResumeEndpoint(app, services);
@@ -77,6 +81,31 @@ function registerListEndpoints(app: TypedApp, services: AppServices): void {
           ...toPublicEndpoint(row, now),
           mode: row.sandbox ? ('test' as const) : ('live' as const),
         })),
+      };
+    },
+  );
+}
+
+/** PATCH …/webhooks/{id}: the payload version and the rate, as PATCH /v1/webhooks/{id} changes them, in either mode. */
+function registerUpdateEndpoint(app: TypedApp, services: AppServices): void {
+  app.patch(
+    `${BASE}/:id`,
+    {
+      schema: {
+        ...ROUTE,
+        operationId: 'updateWorkspaceWebhookEndpoint',
+        summary:
+          "Change an endpoint's payload version (deliveries made from now on are rendered in it) or its rate (`rate_limit_per_second`, null for no limit); what the body leaves out stays as it is",
+        params: AdminEndpointParams,
+        body: WebhookEndpointUpdate,
+        response: { 200: answer(AdminWebhookEndpoint, 'The endpoint as it now is'), ...ERRORS },
+      },
+    },
+    async (request) => {
+      const { row, context } = await endpointOf(services, request, request.params);
+      return {
+        ...(await updateEndpointSettings(services, context, row.id, request.body)),
+        mode: row.sandbox ? ('test' as const) : ('live' as const),
       };
     },
   );

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { contextFromRequest } from '../../commands/run-command.js';
-import { changeEndpointVersion, createEndpoint, deleteEndpoint } from '../../commands/webhooks/endpoints.js';
+import { createEndpoint, deleteEndpoint, updateEndpointSettings } from '../../commands/webhooks/endpoints.js';
 import { listEndpoints, toPublicEndpoint } from '../../projections/webhook-endpoints.js';
 import { answer, errorResponses } from '../schemas/error.js';
 import {
@@ -26,7 +26,10 @@ export function registerWebhookRoutes(app: TypedApp, services: AppServices): voi
   registerWebhookTestRoute(app, services);
 }
 
-/** PATCH /v1/webhooks/{id}: the owner moves the endpoint to another payload version (upgrade, or back). */
+/**
+ * PATCH /v1/webhooks/{id}: the owner moves the endpoint to another payload version (upgrade, or back), or sets or
+ * removes its rate; what the body leaves out stays as it is.
+ */
 function registerUpdateEndpoint(app: TypedApp, services: AppServices): void {
   app.patch(
     '/v1/webhooks/:id',
@@ -35,7 +38,7 @@ function registerUpdateEndpoint(app: TypedApp, services: AppServices): void {
         tags: ['webhooks'],
         operationId: 'updateWebhookEndpoint',
         summary:
-          "Change a webhook endpoint's payload version: deliveries made from now on are rendered in it; those already made, their retries and resends keep theirs",
+          "Change a webhook endpoint's payload version (deliveries made from now on are rendered in it; those already made, their retries and resends keep theirs) or its rate (`rate_limit_per_second`, null for no limit)",
         params: WebhookIdParams,
         body: WebhookEndpointUpdate,
         response: {
@@ -47,12 +50,7 @@ function registerUpdateEndpoint(app: TypedApp, services: AppServices): void {
     },
     async (request) =>
       // The command finds the endpoint in the key's mode only: a test key cannot change a live endpoint.
-      changeEndpointVersion(
-        services,
-        contextFromRequest(request, services.now()),
-        request.params.id,
-        request.body.payload_version,
-      ),
+      updateEndpointSettings(services, contextFromRequest(request, services.now()), request.params.id, request.body),
   );
 }
 

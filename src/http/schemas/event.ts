@@ -100,6 +100,10 @@ export const SequencedDelivery = Type.Object(
     }),
     attempts: Type.Integer({ minimum: 0 }),
     next_attempt_at: NullableDateTime,
+    throttled_until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description:
+        "due but held back by the endpoint's rate (`rate_limit_per_second`): the earliest time the rate lets its next delivery go. The state stays queued or retrying; a held delivery is not an attempt and not a failure. Null otherwise",
+    }),
     last_response_status: Type.Union([Type.Integer(), Type.Null()]),
     last_error: Type.Union([Type.String(), Type.Null()]),
     created_at: Type.String({ format: 'date-time' }),

@@ -9,6 +9,12 @@ export const PayloadVersionField = StringEnum(PAYLOAD_VERSIONS, {
     'the payload version its deliveries are rendered in, a date; new endpoints get the newest. The versions and what each changed: /docs/payload-versions',
 });
 
+/** An endpoint's rate: the most deliveries a second it accepts, or null for no limit (Svix's `rate_limit`). */
+export const RateLimitField = Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], {
+  description:
+    'the most deliveries a second the endpoint accepts, 1 to 1000, counted over any one-second window across every worker; null: no limit. Deliveries the rate holds back wait (status pending, `throttled_until`), they are not attempts and not failures',
+});
+
 const DateTime = Type.String({ format: 'date-time' });
 const NullableDateTime = Type.Union([DateTime, Type.Null()]);
 
@@ -19,6 +25,7 @@ export const WebhookEndpoint = Type.Object(
     description: Type.Union([Type.String(), Type.Null()]),
     events: Type.Array(StringEnum(EVENT_KINDS), { description: 'subscribed event kinds' }),
     payload_version: PayloadVersionField,
+    rate_limit_per_second: RateLimitField,
     status: StringEnum(['active', 'paused'] as const),
     consecutive_failures: Type.Integer(),
     paused_reason: Type.Union([Type.String(), Type.Null()]),
@@ -52,6 +59,7 @@ export const WebhookEndpointCreate = Type.Object(
       }),
     ),
     payload_version: Type.Optional(PayloadVersionField),
+    rate_limit_per_second: Type.Optional(RateLimitField),
   },
   { additionalProperties: false },
 );
@@ -68,11 +76,12 @@ export const WebhookEndpointCreated = Type.Object(
   { additionalProperties: false },
 );
 
-/** PATCH /v1/webhooks/{id}: what an owner changes through the API (today: the payload version). */
+/** PATCH /v1/webhooks/{id}: what an owner changes through the API (the payload version, the rate); one at least. */
 export const WebhookEndpointUpdate = Type.Object(
-  { payload_version: PayloadVersionField },
-  { additionalProperties: false },
+  { payload_version: Type.Optional(PayloadVersionField), rate_limit_per_second: Type.Optional(RateLimitField) },
+  { additionalProperties: false, minProperties: 1 },
 );
+export type WebhookEndpointUpdate = Static<typeof WebhookEndpointUpdate>;
 
 export const WebhookEndpointList = Type.Object({ data: Type.Array(WebhookEndpoint) }, { additionalProperties: false });
 
@@ -126,6 +135,10 @@ export const DeliveryLogEntry = Type.Object(
     status: StringEnum(['pending', 'succeeded', 'failed', 'cancelled'] as const),
     attempts: Type.Integer(),
     next_attempt_at: NullableDateTime,
+    throttled_until: Type.Union([DateTime, Type.Null()], {
+      description:
+        "pending and due, but held back by the endpoint's rate (`rate_limit_per_second`): the earliest time the rate lets the endpoint's next delivery go. Not an attempt and not a failure; null otherwise",
+    }),
     resend_of: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
     superseded_by: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
       description: "the manual resend whose success ended this delivery's retries (status cancelled)",

@@ -470,6 +470,13 @@ const EVERY_EVENT: { event: AnyEvent; says: string | RegExp }[] = [
   },
   {
     event: {
+      type: ENDPOINT_EVENTS.rateLimitChanged,
+      data: { endpoint_id: 'e1', rate_limit_per_second: 5, previous_rate_limit_per_second: null },
+    },
+    says: 'Rate limit changed from no limit to 5 a second',
+  },
+  {
+    event: {
       type: ENDPOINT_EVENTS.secretRotated,
       data: {
         endpoint_id: 'e1',

@@ -30,6 +30,8 @@ export interface DeliveryRow {
   request_body: string;
   log: DeliveryLogAttempt[];
   endpoint_paused: boolean;
+  /** Due but held back by the endpoint's rate until then (its queue row's `throttled_until`), else null. */
+  throttled_until: Date | null;
 }
 
 export const DELIVERY_LOG_FILTERS = ['state', 'event', 'since'] as const;
@@ -167,6 +169,9 @@ export function deliveryLog(endpoint: LogEndpoint): ListSpec<DeliveryRow> {
     from: 'webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.tenant_id = d.tenant_id',
     select: `d.id, d.event_id, d.event_type AS event, d.status, d.attempts, d.next_attempt_at, d.superseded_by,
       d.created_at, d.updated_at, d.body AS request_body, ${PAUSED} AS endpoint_paused,
+      (SELECT q.throttled_until FROM webhook_queues q
+        WHERE q.endpoint_id = d.endpoint_id AND d.status = 'pending' AND q.throttled_until > now()
+          AND d.next_attempt_at < q.throttled_until) AS throttled_until,
       coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'attempted_at', a.attempted_at,
                   'request_headers', a.request_headers, 'response_status', a.response_status,
                   'response_headers', a.response_headers, 'response_body', a.response_body,
@@ -210,9 +215,17 @@ export function deliveryLog(endpoint: LogEndpoint): ListSpec<DeliveryRow> {
         sort: { sql: STATE_RANK, type: 'integer' },
         cell: (r, ctx) => {
           const state = stateOf(r);
-          return html`<span class="badge state-${state.kind}">${stateWords(state, ctx.zone)}</span>`;
+          return html`<span class="badge state-${state.kind}">${stateWords(state, ctx.zone)}</span>${
+              r.throttled_until
+                ? html` (held back by the endpoint’s rate until ${when(r.throttled_until, ctx.zone)})`
+                : ''
+            }`;
         },
-        text: (r, ctx) => stateText(stateOf(r), ctx.zone),
+        text: (r, ctx) =>
+          stateText(stateOf(r), ctx.zone) +
+          (r.throttled_until
+            ? ` (held back by the endpoint’s rate until ${csvTime(r.throttled_until, ctx.zone) || '—'})`
+            : ''),
       },
       {
         key: 'attempts',
