@@ -46,6 +46,7 @@ import * as roomForHotUpdates from './0190-room-for-hot-updates.js';
 import * as attemptsWithoutForeignKey from './0230-attempts-without-foreign-key.js';
 import * as endpointDeliveryQueues from './0200-endpoint-delivery-queues.js';
 import * as payloadVersions from './0280-payload-versions.js';
+import * as webhookReplays from './0290-webhook-replays.js';
 import * as leadImports from './0177-lead-imports.js';
 import * as memberNotifications from './0185-member-notifications.js';
 import * as leadBoardColumns from './0174-lead-board-columns.js';
@@ -124,4 +125,5 @@ export const migrations: Migration[] = [
   { version: 221, ...leadRowsJoinedById },
   { version: 240, ...leadBodiesReserialised },
   { version: 280, ...payloadVersions },
+  { version: 290, ...webhookReplays },
 ];
