@@ -68,8 +68,7 @@ const invalid = (fields: Record<string, string>) =>
 export function replayWindow(request: ReplayRequest, endpoint: Pick<EndpointRow, 'events'>, now: Date): Window {
   const since = new Date(request.since);
   const oldest = new Date(now.getTime() - REPLAY_MAX_AGE_MS);
-  if (since < oldest)
-    throw invalid({ since: `must be within the last 30 days (not before ${oldest.toISOString()})` });
+  if (since < oldest) throw invalid({ since: `must be within the last 30 days (not before ${oldest.toISOString()})` });
   if (since >= now) throw invalid({ since: 'must be before now' });
   let until = now;
   if (request.until !== undefined) {
@@ -130,7 +129,8 @@ export async function replayedOriginals(
 /**
  * Queues a resend of each original, in the order given: same event id, body and payload version, the same sequence
  * number (the event's number for this endpoint), a new delivery id. The n-th comes due n / 50 seconds from now, so a
- * large replay reaches the receiver oldest first at a bounded rate, as a resumed endpoint's backlog does.
+ * large replay reaches the receiver oldest first at a bounded rate, as a resumed endpoint's backlog does; its creation
+ * time is n microseconds after now, so the delivery log, ordered by creation, lists them in event order too.
  */
 async function queueResends(sql: Queryable, originals: readonly string[], now: Date): Promise<number> {
   if (originals.length === 0) return 0;
@@ -139,7 +139,8 @@ async function queueResends(sql: Queryable, originals: readonly string[], now: D
                                      next_attempt_at, resend_of, created_at, updated_at, sequence, previous_event_id,
                                      payload_version)
      SELECT gen_random_uuid(), o.event_id, o.endpoint_id, o.tenant_id, o.sandbox, o.event_type, o.body, 'pending',
-            $2::timestamptz + make_interval(secs => (c.turn - 1) / $3::double precision), o.id, $2, $2, o.sequence,
+            $2::timestamptz + make_interval(secs => (c.turn - 1) / $3::double precision), o.id,
+            $2::timestamptz + make_interval(secs => (c.turn - 1) / 1e6), $2, o.sequence,
             o.previous_event_id, o.payload_version
        FROM unnest($1::uuid[]) WITH ORDINALITY AS c(id, turn) JOIN webhook_deliveries o ON o.id = c.id
       ORDER BY c.turn`,
@@ -217,7 +218,10 @@ export async function replayEndpointEvents(
   if (!taken.allowed) throw new ReplayRateLimitedError(taken.retryAfterSeconds, REPLAY_RATE.capacity);
   // The endpoint's stream is held, so a deletion either comes first (not found) or waits for the replay, then cancels
   // what it queued; the key's lock makes a concurrent repeat wait and read this answer.
-  const locks = [...(idempotencyKey === null ? [] : [operationKeyLock(scope, idempotencyKey)]), endpointStream(endpointId)];
+  const locks = [
+    ...(idempotencyKey === null ? [] : [operationKeyLock(scope, idempotencyKey)]),
+    endpointStream(endpointId),
+  ];
   return runCommand(services.store, context, locks, async (tx): Promise<ReplayAnswer> => {
     const again = await earlier(tx.sql);
     if (again) return again;
