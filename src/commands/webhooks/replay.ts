@@ -67,12 +67,15 @@ const invalid = (fields: Record<string, string>) =>
  */
 export function replayWindow(request: ReplayRequest, endpoint: Pick<EndpointRow, 'events'>, now: Date): Window {
   const since = new Date(request.since);
+  // The HTTP schema checks the form already; the CLI's options arrive as typed.
+  if (Number.isNaN(since.getTime())) throw invalid({ since: 'must be a time in RFC 3339 form' });
   const oldest = new Date(now.getTime() - REPLAY_MAX_AGE_MS);
   if (since < oldest) throw invalid({ since: `must be within the last 30 days (not before ${oldest.toISOString()})` });
   if (since >= now) throw invalid({ since: 'must be before now' });
   let until = now;
   if (request.until !== undefined) {
     const given = new Date(request.until);
+    if (Number.isNaN(given.getTime())) throw invalid({ until: 'must be a time in RFC 3339 form' });
     if (given <= since) throw invalid({ until: 'must be after since' });
     if (given < now) until = given;
   }
