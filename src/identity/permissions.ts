@@ -65,7 +65,7 @@ export const PERMISSIONS = {
   'webhooks.replay': rule(
     'Replay an endpoint’s events of a time window (at most 30 days back), or only those that failed since a time',
     ADMINS,
-    { console: true, admin: ['replayWebhookEvents'], cli: ['webhook replay'] },
+    { console: true, admin: ['replayWorkspaceWebhookEvents'], cli: ['webhook replay'] },
   ),
   'webhooks.test': rule('Send a webhook.test event', ADMINS, {
     console: true,

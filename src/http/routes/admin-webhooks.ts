@@ -214,7 +214,7 @@ function registerReplay(app: TypedApp, services: AppServices): void {
     {
       schema: {
         ...ROUTE,
-        operationId: 'replayWebhookEvents',
+        operationId: 'replayWorkspaceWebhookEvents',
         summary:
           'Send the events of a time window (at most 30 days back) to this endpoint again, as POST /v1/webhooks/{id}/replay does',
         params: AdminEndpointParams,
