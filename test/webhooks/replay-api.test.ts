@@ -2,7 +2,9 @@ import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { seedWorkspace } from '../support/app.js';
 import { operationKeyLock } from '../../src/commands/idempotency.js';
-import { REPLAY_OPERATION, REPLAY_RATE } from '../../src/commands/webhooks/replay.js';
+import { REPLAY_MAX_DELIVERIES, REPLAY_OPERATION, REPLAY_RATE } from '../../src/commands/webhooks/replay.js';
+import { runCommand } from '../../src/commands/run-command.js';
+import { fanOutBatch } from '../../src/subscribers/webhook-fanout.js';
 import { signatureHeader } from '../../src/webhooks/signing.js';
 import { resourcePayload, webhookHarness, type Harness } from './support/harness.js';
 import { sleep, waitFor, type ReceivedRequest } from './support/receiver.js';
@@ -320,4 +322,57 @@ t.test('the OpenAPI document describes the route, its body and its answer', asyn
   t.ok(operation!.responses['202'], 'its answer');
   for (const status of ['400', '404', '409', '429']) t.ok(operation!.responses[status], `and its ${status}`);
   t.match(operation!.description, /10,000/, 'the cap is stated');
+});
+
+t.test('a window of more than 10,000 deliveries is refused whole; a narrower one is queued', async (t) => {
+  t.setTimeout(300_000);
+  const h = await webhookHarness(t);
+  const endpoint = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded'] });
+  const since = new Date(Date.now() - 1000);
+  // Two transactions of one stream: 5,001 events, then 5,000 a moment later (no delivery worker: they stay queued).
+  const stream = `webhook-test-resource-${endpoint.id}`;
+  const times: Date[] = [];
+  for (const n of [5_001, REPLAY_MAX_DELIVERIES - 5_000]) {
+    await sleep(5);
+    const now = h.services.now();
+    times.push(now);
+    const context = {
+      tenantId: h.ws.workspace.id,
+      sandbox: false,
+      metadata: { actor: { type: 'system' as const, name: 'replay cap test' }, correlation_id: 'replay-cap' },
+      now,
+    };
+    await runCommand(h.services.store, context, [stream], (tx) =>
+      tx.append(
+        stream,
+        'any',
+        Array.from({ length: n }, () => ({ type: 'document.uploaded', data: { payload: resourcePayload() } })),
+      ),
+    );
+  }
+  await fanOutBatch(h.pool, h.services.personalData, h.services.now());
+  await waitFor(
+    async () => {
+      await fanOutBatch(h.pool, h.services.personalData, h.services.now(), 2000);
+      const made = await h.pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1',
+        [endpoint.id],
+      );
+      return made.rows[0]!.n > REPLAY_MAX_DELIVERIES || undefined;
+    },
+    'the fan-out made every delivery',
+    PATIENCE_MS,
+  );
+
+  const refused = await replay(h, endpoint.id, { since: since.toISOString() });
+  t.equal(refused.status, 400);
+  const body = (await refused.json()) as Refused;
+  t.equal(body.error, 'replay_too_large');
+  t.match(body.message, /10,000/, 'the cap is said');
+  t.equal((await resendsOf(h, endpoint.id)).length, 0, 'nothing queued');
+
+  const narrower = await replay(h, endpoint.id, { since: since.toISOString(), until: times[1]!.toISOString() });
+  t.equal(narrower.status, 202, 'the first transaction’s events alone');
+  t.equal(((await narrower.json()) as Summary).queued, 5_001);
+  t.equal((await resendsOf(h, endpoint.id)).length, 5_001);
 });
