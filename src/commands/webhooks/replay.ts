@@ -106,12 +106,15 @@ export async function replayedOriginals(
         AND d.created_at >= $4
         AND e.tenant_id = $2 AND e.sandbox = $3 AND e.created_at >= $4 AND e.created_at < $5
         AND d.event_type = ANY ($6::text[])
+        -- The event's resends are read by the index of resends (0047), never by the endpoint's whole log.
         AND (NOT $7::boolean OR (
-              EXISTS (SELECT 1 FROM webhook_deliveries f
-                       WHERE f.event_id = d.event_id AND f.endpoint_id = d.endpoint_id
-                         AND (f.status = 'failed' OR (f.status = 'pending' AND f.attempts > 0)))
+              NOT (d.status = 'succeeded' OR (d.status = 'pending' AND d.attempts = 0))
+          AND ((d.status = 'failed' OR (d.status = 'pending' AND d.attempts > 0))
+               OR EXISTS (SELECT 1 FROM webhook_deliveries f
+                           WHERE f.event_id = d.event_id AND f.endpoint_id = d.endpoint_id AND f.resend_of IS NOT NULL
+                             AND (f.status = 'failed' OR (f.status = 'pending' AND f.attempts > 0))))
           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries s
-                           WHERE s.event_id = d.event_id AND s.endpoint_id = d.endpoint_id
+                           WHERE s.event_id = d.event_id AND s.endpoint_id = d.endpoint_id AND s.resend_of IS NOT NULL
                              AND (s.status = 'succeeded' OR (s.status = 'pending' AND s.attempts = 0)))))
       ORDER BY e.tx_id, e.position
       LIMIT $8`,
