@@ -376,3 +376,54 @@ t.test('a window of more than 10,000 deliveries is refused whole; a narrower one
   t.equal(((await narrower.json()) as Summary).queued, 5_001);
   t.equal((await resendsOf(h, endpoint.id)).length, 5_001);
 });
+
+t.test('only_failed replays the events whose deliveries failed, once each until they succeed', async (t) => {
+  const h = await webhookHarness(t);
+  let down = true;
+  h.receiver.reply = (r) =>
+    down && r.body.includes('"document.rejected"') ? { status: 503, body: 'down' } : { status: 200, body: 'ok' };
+  const endpoint = await h.createEndpoint({
+    url: h.receiver.url(),
+    events: ['document.uploaded', 'document.rejected'],
+  });
+  await h.startWorkers();
+  const since = new Date(Date.now() - 1000).toISOString();
+  const failing = [];
+  for (const kind of ['document.rejected', 'document.uploaded', 'document.rejected']) {
+    const event = await h.appendEvent(kind, resourcePayload());
+    if (kind === 'document.rejected') failing.push(event.id);
+  }
+  await waitFor(
+    async () => {
+      const tried = await h.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND attempts > 0 AND status <> 'succeeded'",
+        [endpoint.id],
+      );
+      return tried.rows[0]!.n === 2 || undefined;
+    },
+    'the two document.rejected deliveries failed their first attempt',
+    PATIENCE_MS,
+  );
+  down = false;
+  const first = await replay(h, endpoint.id, { since, only_failed: true });
+  t.equal(first.status, 202);
+  t.match(await first.json(), { queued: 2, only_failed: true });
+  t.same(
+    (await resendsOf(h, endpoint.id)).map((d) => d.event_id),
+    failing,
+    'the failed events, in order; the delivered one is not sent again',
+  );
+  await waitFor(
+    async () => {
+      const done = await h.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND resend_of IS NOT NULL AND status = 'succeeded'",
+        [endpoint.id],
+      );
+      return done.rows[0]!.n === 2 || undefined;
+    },
+    'the replayed deliveries succeed',
+    PATIENCE_MS,
+  );
+  const second = await replay(h, endpoint.id, { since, only_failed: true });
+  t.match(await second.json(), { queued: 0 }, 'nothing failed any more');
+});
