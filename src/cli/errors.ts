@@ -129,6 +129,8 @@ export function commandErrorSentence(error: CommandError): string {
       return `Refused (validation_failed): the webhook URL is refused: ${error.reason}`;
     case 'webhook_limit':
       return `Refused (webhook_limit): the workspace has reached its limit of ${error.limit} webhook endpoints${error.sandbox ? ' in test mode' : ''}`;
+    case 'replay_rate_limited':
+      return `Refused (rate_limited): too many replays of this endpoint; retry in ${error.retryAfterSeconds} s`;
     default: {
       const unknown: never = error;
       throw new Error(`Unknown refusal ${String(unknown)}`);

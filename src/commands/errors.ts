@@ -75,6 +75,19 @@ export class WebhookLimitError extends Error {
   }
 }
 
+/** Too many replays of one endpoint's events in a short time: a token bucket per endpoint (src/ratelimit). */
+export class ReplayRateLimitedError extends Error {
+  readonly refusal = 'replay_rate_limited';
+  readonly retryAfterSeconds: number;
+  readonly limit: number;
+  constructor(retryAfterSeconds: number, limit: number) {
+    super(`Too many replays of this endpoint; retry in ${retryAfterSeconds} s`);
+    this.retryAfterSeconds = retryAfterSeconds;
+    this.limit = limit;
+    this.name = 'ReplayRateLimitedError';
+  }
+}
+
 /** Every refusal a command may throw: the domain's broken rules and the commands' own. */
 export type CommandError =
   | Refusal
@@ -84,7 +97,8 @@ export type CommandError =
   | CaptchaUnavailableError
   | IdempotencyKeyReusedError
   | WebhookUrlRefusedError
-  | WebhookLimitError;
+  | WebhookLimitError
+  | ReplayRateLimitedError;
 
 const COMMAND_ERRORS = [
   Refusal,
@@ -95,6 +109,7 @@ const COMMAND_ERRORS = [
   IdempotencyKeyReusedError,
   WebhookUrlRefusedError,
   WebhookLimitError,
+  ReplayRateLimitedError,
 ];
 
 export function isCommandError(error: unknown): error is CommandError {

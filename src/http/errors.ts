@@ -147,6 +147,14 @@ export function commandErrorAnswer(error: CommandError): ApiError {
         'webhook_limit',
         `This workspace has reached its limit of ${error.limit} webhook endpoints${error.sandbox ? ' in test mode' : ''}`,
       );
+    case 'replay_rate_limited':
+      return new ApiError(
+        429,
+        'rate_limited',
+        `Too many replays of this endpoint (at most ${error.limit} an hour); retry in ${error.retryAfterSeconds} s`,
+        { scope: 'webhook_replay', retry_after: error.retryAfterSeconds },
+        { 'retry-after': String(error.retryAfterSeconds) },
+      );
     default: {
       const unknown: never = error;
       throw new Error(`Unknown refusal ${String(unknown)}`);

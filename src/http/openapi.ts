@@ -40,7 +40,8 @@ const PUBLIC_TAGS = [
   {
     name: 'webhooks',
     description:
-      'Endpoints that receive signed webhook deliveries when leads and applications change (Growth and Enterprise plans).',
+      'Endpoints that receive signed webhook deliveries when leads and applications change (Growth and Enterprise plans); ' +
+      'a test event on demand, and a replay that sends an endpoint the events of a time window (at most 30 days back) again.',
   },
   {
     name: 'events',
@@ -79,7 +80,7 @@ const ADMIN_TAGS = [
   {
     name: 'webhooks',
     description:
-      'Webhook endpoints of both modes, their delivery log, resend, resume, secret rotation and webhook.test.',
+      'Webhook endpoints of both modes, their delivery log, resend, replay, resume, secret rotation and webhook.test.',
   },
   {
     name: 'invoices',

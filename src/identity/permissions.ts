@@ -65,7 +65,11 @@ export const PERMISSIONS = {
     admin: ['resendWebhookDelivery'],
     cli: ['webhook resend'],
   }),
-  'webhooks.retry_failed': rule('Retry every failed delivery of an endpoint since a time', ADMINS, { console: true }),
+  'webhooks.replay': rule(
+    'Replay an endpoint’s events of a time window (at most 30 days back), or only those that failed since a time',
+    ADMINS,
+    { console: true, admin: ['replayWorkspaceWebhookEvents'], cli: ['webhook replay'] },
+  ),
   'webhooks.test': rule('Send a webhook.test event', ADMINS, {
     console: true,
     admin: ['sendWebhookTest'],

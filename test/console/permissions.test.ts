@@ -28,7 +28,7 @@ function consoleRequests(
     'webhooks.view': { path: `${w}/webhooks` },
     'webhooks.manage': { path: `${w}/webhooks/new` },
     'webhooks.resend': { path: `${endpoint}/deliveries/${randomUUID()}/resend`, form: {} },
-    'webhooks.retry_failed': { path: `${endpoint}/retry-failed`, form: { since: '2026-11-01T00:00' } },
+    'webhooks.replay': { path: `${endpoint}/retry-failed`, form: { since: '2026-11-01T00:00' } },
     'webhooks.test': { path: `${endpoint}/test`, form: {} },
     'webhooks.resume': { path: `${endpoint}/resume`, form: {} },
     'webhooks.rotate_secret': { path: `${endpoint}/rotate-secret`, form: {} },

@@ -112,6 +112,36 @@ t.test(
       t.equal(body.trim().split(/\r?\n/).length, 2, 'the ticked row only');
     });
 
+    await t.test('"retry failed since" previews and runs the replay of the failed events', async (t) => {
+      await page.goto(`${w}/${endpoint.id}`);
+      // A day back in any zone the workspace may have: after the window's 30-day bound, before every event.
+      await page.fill('#f-since', new Date(Date.now() - 86_400_000).toISOString().slice(0, 16));
+      await page.click('button:has-text("Preview")');
+      await page.waitForURL(/retry-failed\?since=/);
+      t.match(
+        await page.textContent('main [role="status"]'),
+        `${PAUSE_THRESHOLD} failing deliveries since`,
+        'the preview counts the failed events (the seeded rows carry no event)',
+      );
+      await accessible(t, page, 'retry failed preview');
+      await page.click(`button:has-text("Retry ${PAUSE_THRESHOLD} deliveries")`);
+      await page.waitForSelector(`text=${PAUSE_THRESHOLD} failing deliveries are being sent again.`);
+      await accessible(t, page, 'retry failed done');
+      const replays = await h.pool.query<{ only_failed: boolean; queued: number; actor: { type: string } }>(
+        'SELECT only_failed, queued, actor FROM webhook_replays WHERE endpoint_id = $1',
+        [endpoint.id],
+      );
+      t.equal(replays.rows.length, 1, 'one replay, the same operation as POST /v1/webhooks/{id}/replay');
+      t.equal(replays.rows[0]!.only_failed, true);
+      t.equal(replays.rows[0]!.queued, PAUSE_THRESHOLD);
+      t.equal(replays.rows[0]!.actor.type, 'user', 'recorded with the member as its actor');
+      const resends = await h.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND resend_of IS NOT NULL AND status = 'pending'",
+        [endpoint.id],
+      );
+      t.equal(resends.rows[0]!.n, PAUSE_THRESHOLD, 'waiting for the paused endpoint, as the replay said');
+    });
+
     await t.test('add, change, disable and delete an endpoint; the deleted one keeps its log', async (t) => {
       await page.goto(w);
       await page.click('a:has-text("Add an endpoint")');

@@ -88,6 +88,26 @@ t.test('a receiver whose certificate names another host: failures shown as failu
   t.match(text((await owner.get(retried.headers.get('location')!)).text), `${PAUSE_THRESHOLD} failing deliveries`);
   const again = text((await owner.get(`${w}/${endpoint.id}/retry-failed?since=${since}`)).text);
   t.match(again, '0 failing deliveries since', 'each is retried once: a second preview counts none');
+  const replays = await h.pool.query<{ only_failed: boolean; queued: number; kinds: string[] | null }>(
+    'SELECT only_failed, queued, kinds FROM webhook_replays WHERE endpoint_id = $1',
+    [endpoint.id],
+  );
+  t.same(
+    replays.rows,
+    [{ only_failed: true, queued: PAUSE_THRESHOLD, kinds: null }],
+    'the retry is one replay of the failed events (POST /v1/webhooks/{id}/replay with only_failed)',
+  );
+  const tooOld = new Date(Date.now() - 40 * 86_400_000).toISOString().slice(0, 16);
+  const refused = await owner.get(`${w}/${endpoint.id}/retry-failed?since=${tooOld}`);
+  t.equal(refused.status, 400, 'more than 30 days back, as the replay refuses it');
+  t.match(text(refused.text), /The time must be within the last 30 days/, 'said next to the time');
+  const refusedPost = await owner.post(`${w}/${endpoint.id}/retry-failed`, { since: tooOld });
+  t.equal(refusedPost.status, 400);
+  t.equal(
+    (await h.pool.query('SELECT 1 FROM webhook_replays WHERE endpoint_id = $1', [endpoint.id])).rows.length,
+    1,
+    'a refused retry queues and records nothing',
+  );
 
   const payload = (await owner.get(`${w}/${endpoint.id}`)).text;
   t.match(payload, /<pre>\{\n {2}&quot;id&quot;: /, 'the payload is indented');

@@ -28,6 +28,7 @@ const PUBLIC_OPERATIONS: Record<string, string> = {
   'GET /v1/events/{id}': 'getEvent',
   'GET /v1/webhooks/{id}/deliveries': 'listWebhookDeliveriesBySequence',
   'POST /v1/webhooks/{id}/test': 'sendWebhookEndpointTest',
+  'POST /v1/webhooks/{id}/replay': 'replayWebhookEvents',
 };
 
 const WS = '/admin/v1/workspaces/{workspace}';
@@ -74,6 +75,7 @@ const ADMIN_OPERATIONS: Record<string, string> = {
   [`POST ${WS}/webhooks/{id}/resume`]: 'resumeWebhookEndpoint',
   [`POST ${WS}/webhooks/{id}/rotate-secret`]: 'rotateWebhookSecret',
   [`POST ${WS}/webhooks/{id}/test`]: 'sendWebhookTest',
+  [`POST ${WS}/webhooks/{id}/replay`]: 'replayWorkspaceWebhookEvents',
 };
 
 function operationIds(document: OpenApiDocument): Record<string, string | undefined> {

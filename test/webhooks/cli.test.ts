@@ -88,3 +88,75 @@ t.test('the CLI lists endpoints and deliveries, resends, rotates, tests and resu
     'the staff member is recorded as the actor',
   );
 });
+
+t.test('the CLI replays a window of an endpoint’s events, and refuses what the API refuses', async (t) => {
+  const h = await webhookHarness(t);
+  const cli = (...args: string[]) => runCli(h.services.config.databaseUrl!, args, { RUN_WORKERS: 'false' });
+  const slug = h.ws.workspace.slug;
+  const live = await h.createEndpoint({ url: h.receiver.url(), events: ['document.uploaded', 'document.rejected'] });
+  await h.startWorkers();
+  const since = new Date(Date.now() - 1000).toISOString();
+  const uploaded = await h.appendEvent('document.uploaded', resourcePayload());
+  const rejected = await h.appendEvent('document.rejected', resourcePayload());
+  await waitFor(
+    () => h.receiver.forEvent(rejected.id).length === 1 && h.receiver.forEvent(uploaded.id).length === 1,
+    'delivered',
+  );
+
+  const replayed = await cli(
+    '--json',
+    'webhook',
+    'replay',
+    slug,
+    live.id,
+    '--since',
+    since,
+    '--kinds',
+    'document.rejected',
+    '--as',
+    'asha@northstar.example',
+  );
+  t.equal(replayed.code, 0, replayed.stderr);
+  t.match(JSON.parse(replayed.stdout), { endpoint_id: live.id, queued: 1, kinds: ['document.rejected'] });
+  await waitFor(() => h.receiver.forEvent(rejected.id).length === 2, 'the replayed event arrives again');
+  t.equal(h.receiver.forEvent(uploaded.id).length, 1, 'the other kind is not replayed');
+  const recorded = await h.pool.query<{ actor: { email?: string } }>(
+    'SELECT actor FROM webhook_replays WHERE endpoint_id = $1',
+    [live.id],
+  );
+  t.equal(recorded.rows[0]?.actor.email, 'asha@northstar.example', 'the member is recorded as the actor');
+
+  const old = await cli(
+    'webhook',
+    'replay',
+    slug,
+    live.id,
+    '--since',
+    new Date(Date.now() - 40 * 86_400_000).toISOString(),
+    '--as',
+    'asha@northstar.example',
+  );
+  t.equal(old.code, 2, 'more than 30 days back is refused');
+  t.match(old.stderr, /validation_failed.*since/);
+  const garbled = await cli(
+    'webhook',
+    'replay',
+    slug,
+    live.id,
+    '--since',
+    'last week',
+    '--as',
+    'asha@northstar.example',
+  );
+  t.equal(garbled.code, 2);
+  t.match(garbled.stderr, /since/);
+  const stranger = await cli('webhook', 'replay', slug, live.id, '--since', since, '--as', 'nobody@example.org');
+  t.equal(stranger.code, 2, 'only active members the table allows');
+
+  const admin = await h.admin('POST', `/webhooks/${live.id}/replay`, { since, only_failed: true });
+  t.equal(admin.status, 202, 'the admin interface replays too');
+  t.match(await admin.json(), { endpoint_id: live.id, only_failed: true, queued: 0 }, 'nothing failed: none queued');
+  const badAdmin = await h.admin('POST', `/webhooks/${live.id}/replay`, { since, kinds: ['lead.created'] });
+  t.equal(badAdmin.status, 400);
+  t.match(await badAdmin.json(), { error: 'validation_failed', fields: { kinds: String } });
+});

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { staffContext } from '../../commands/run-command.js';
 import { resumeEndpoint, rotateEndpointSecret, sendTestEvent } from '../../commands/webhooks/endpoints.js';
+import { replayEndpointEvents } from '../../commands/webhooks/replay.js';
 import type { Operation } from '../../identity/permissions.js';
 import type { AppServices } from '../../bootstrap.js';
 import {
@@ -46,7 +47,7 @@ async function onEndpoint<T>(
 export function registerWebhookVerbs(program: Command, json: () => boolean): void {
   const webhook = program
     .command('webhook')
-    .description('webhook endpoints: delivery log, resend, resume, secret rotation, test events');
+    .description('webhook endpoints: delivery log, resend, replay, resume, secret rotation, test events');
 
   webhook
     .command('list <workspace>')
@@ -135,6 +136,50 @@ export function registerWebhookVerbs(program: Command, json: () => boolean): voi
         `New secret for ${rotated.endpoint.id}:\n\n  ${rotated.secret}\n\nStore it now: it is shown only this once. The previous secret stays valid until ${rotated.endpoint.previous_secret_valid_until}.`,
     );
   });
+
+  asOption(
+    webhook
+      .command('replay <workspace> <endpointId>')
+      .description(
+        'send the events of a time window (at most 30 days back) to the endpoint again, in order: same event ids, new delivery ids',
+      )
+      .requiredOption('--since <dateTime>', 'events created at or after this time (RFC 3339)')
+      .option('--until <dateTime>', 'and before this time (RFC 3339); default now')
+      .option('--kinds <kinds>', 'only these kinds, comma-separated (each one the endpoint subscribes to)')
+      .option('--only-failed', 'only events whose deliveries to the endpoint failed'),
+  ).action(
+    async (
+      idOrSlug: string,
+      endpointId: string,
+      o: { as: string; since: string; until?: string; kinds?: string; onlyFailed?: boolean },
+    ) => {
+      const request = {
+        since: o.since,
+        ...(o.until !== undefined ? { until: o.until } : {}),
+        ...(o.kinds !== undefined
+          ? {
+              kinds: o.kinds
+                .split(',')
+                .map((k) => k.trim())
+                .filter(Boolean),
+            }
+          : {}),
+        only_failed: o.onlyFailed ?? false,
+      };
+      const { replayed: _replayed, ...summary } = await onEndpoint(
+        idOrSlug,
+        endpointId,
+        o.as,
+        'webhooks.replay',
+        (s, row, context) => replayEndpointEvents(s, context, row.id, request, null),
+      );
+      output(
+        json(),
+        summary,
+        () => `Replay ${summary.id}: ${summary.queued} deliveries queued (${summary.since} to ${summary.until})`,
+      );
+    },
+  );
 
   asOption(
     webhook.command('test <workspace> <endpointId>').description('send a webhook.test event to the endpoint'),

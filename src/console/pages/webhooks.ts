@@ -2,7 +2,8 @@ import type { FastifyReply } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import type { AppServices } from '../../bootstrap.js';
-import { WebhookLimitError, WebhookUrlRefusedError } from '../../commands/errors.js';
+import { isCommandError, WebhookLimitError, WebhookUrlRefusedError } from '../../commands/errors.js';
+import { previewReplay, replayEndpointEvents, type ReplayRequest } from '../../commands/webhooks/replay.js';
 import { staffContext } from '../../commands/run-command.js';
 import {
   changeEndpoint,
@@ -33,13 +34,12 @@ import {
   type DeliveryLogEntry,
 } from '../../webhooks/deliveries.js';
 import { allow, allowRecent, ConsoleRefusal, needsPassword, sendPage, type MemberView } from '../context.js';
-import { actorOf } from '../forms.js';
+import { actorOf, refusalErrors } from '../forms.js';
 import { html, table, type Html } from '../html.js';
 import { choice, csrfField, field, notice, page, signInAgain } from '../layout.js';
 import { confirmPage } from './confirm.js';
 import { keepOneTimeSecret } from '../one-time-secret.js';
 import {
-  failingSince,
   findDeletedEndpoint,
   findDelivery,
   listDeletedEndpoints,
@@ -306,12 +306,7 @@ function actionsSection(
   const errors = o.errors ?? {};
   const csrf = csrfField(view.signedIn.csrf);
   const may = (operation: Parameters<typeof can>[1]) => can(view.role, operation);
-  if (
-    !may('webhooks.test') &&
-    !may('webhooks.rotate_secret') &&
-    !may('webhooks.retry_failed') &&
-    !may('webhooks.manage')
-  )
+  if (!may('webhooks.test') && !may('webhooks.rotate_secret') && !may('webhooks.replay') && !may('webhooks.manage'))
     return '';
   return html`<section aria-labelledby="actions">
     <h2 id="actions">Actions</h2>
@@ -339,7 +334,7 @@ function actionsSection(
           </form>`
         : ''
     }
-    ${may('webhooks.retry_failed') ? retryForms(o, base, csrf, timeZoneOf(view.workspace)) : ''}
+    ${may('webhooks.replay') ? retryForms(o, base, csrf, timeZoneOf(view.workspace)) : ''}
   </section>`;
 }
 
@@ -866,15 +861,20 @@ function registerDeliveryActions(app: TypedApp, services: AppServices): void {
     '/w/:slug/webhooks/:id/retry-failed',
     {
       schema: { params: EndpointParams, querystring: SinceQuery },
-      config: { console: { operation: 'webhooks.retry_failed' } },
+      config: { console: { operation: 'webhooks.replay' } },
     },
     async (request, reply) => {
       const view = viewOf(request);
-      const { row } = await endpointOf(services, view, request.params.id);
+      const { row, context } = await endpointOf(services, view, request.params.id);
       const since = momentOf(request.query.since ?? '', timeZoneOf(view.workspace));
       if (!(since instanceof Date))
         return sendPage(reply, (await endpointPage(services, view, row, {}, { errors: { since } })).body, 400);
-      const count = (await failingSince(services.pool, row.id, since)).length;
+      let count: number;
+      try {
+        ({ count } = await previewReplay(services, context, row.id, retryFailedRequest(since)));
+      } catch (error) {
+        return retryRefused(services, view, row, reply, error);
+      }
       return sendPage(
         reply,
         (await endpointPage(services, view, row, {}, { preview: { since: request.query.since!, count } })).body,
@@ -886,20 +886,44 @@ function registerDeliveryActions(app: TypedApp, services: AppServices): void {
     '/w/:slug/webhooks/:id/retry-failed',
     {
       schema: { params: EndpointParams, body: SinceForm },
-      config: { console: { operation: 'webhooks.retry_failed' } },
+      config: { console: { operation: 'webhooks.replay' } },
     },
     async (request, reply) => {
       const view = viewOf(request);
-      const { row } = await endpointOf(services, view, request.params.id);
+      const { row, context } = await endpointOf(services, view, request.params.id);
       const since = momentOf(request.body.since ?? '', timeZoneOf(view.workspace));
       if (!(since instanceof Date))
         return sendPage(reply, (await endpointPage(services, view, row, {}, { errors: { since } })).body, 400);
-      let resent = 0;
-      for (const id of await failingSince(services.pool, row.id, since))
-        if (await resendDelivery(services.pool, row.id, id, services.now())) resent += 1;
-      return backTo(reply, `${baseOf(view)}/${row.id}`, 'retried', resent);
+      let queued: number;
+      try {
+        ({ queued } = await replayEndpointEvents(services, context, row.id, retryFailedRequest(since), null));
+      } catch (error) {
+        return retryRefused(services, view, row, reply, error);
+      }
+      return backTo(reply, `${baseOf(view)}/${row.id}`, 'retried', queued);
     },
   );
+}
+
+/**
+ * "Retry failed since" is the replay (POST /v1/webhooks/{id}/replay) of the events whose deliveries failed, from that
+ * time to now: the same operation, its window and kinds checked the same way.
+ */
+const retryFailedRequest = (since: Date): ReplayRequest => ({ since: since.toISOString(), only_failed: true });
+
+/** A replay's refusal (the window, the cap, the rate limit) next to the form's time. */
+async function retryRefused(
+  services: AppServices,
+  view: MemberView,
+  row: EndpointRow,
+  reply: FastifyReply,
+  error: unknown,
+) {
+  if (!isCommandError(error)) throw error;
+  const { status, errors } = refusalErrors(error, { since: 'since', until: 'since' }, 'since', {
+    since: 'the time',
+  });
+  return sendPage(reply, (await endpointPage(services, view, row, {}, { errors })).body, status);
 }
 
 /** The webhook pages: the endpoints, each endpoint's state and log, and what staff do with them. */

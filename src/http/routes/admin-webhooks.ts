@@ -7,6 +7,7 @@ import {
   sendTestEvent,
   updateEndpointSettings,
 } from '../../commands/webhooks/endpoints.js';
+import { replayEndpointEvents } from '../../commands/webhooks/replay.js';
 import { findEndpoint, listAllEndpoints, toPublicEndpoint } from '../../projections/webhook-endpoints.js';
 import { listDeliveries } from '../../webhooks/deliveries.js';
 import { staffOf } from '../admin-auth.js';
@@ -21,6 +22,8 @@ import {
   AdminWebhookEndpointList,
   DeliveryList,
   DeliveryListQuery,
+  ReplayBody,
+  ReplaySummary,
   ResendAnswer,
   ResendRequest,
   TestAnswer,
@@ -36,8 +39,8 @@ const ROUTE = { tags: ['webhooks'] };
 
 /**
  * The workspace UI's webhook operations, for staff (authenticated by the admin interface's hook, recorded as the
- * actor): endpoints of both modes, their payload version and rate, the delivery log, resend, resume, secret rotation
- * and webhook.test.
+ * actor): endpoints of both modes, their payload version and rate, the delivery log, resend, resume, secret rotation,
+ * webhook.test and replay.
  */
 export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices): void {
   registerListEndpoints(app, services);
@@ -47,6 +50,7 @@ export function registerAdminWebhookRoutes(app: TypedApp, services: AppServices)
   registerResumeEndpoint(app, services);
   registerRotateSecret(app, services);
   registerSendTest(app, services);
+  registerReplay(app, services);
 }
 
 /** Finds the endpoint in the staff member's workspace; the command context takes the endpoint's mode. */
@@ -228,6 +232,38 @@ function registerSendTest(app: TypedApp, services: AppServices): void {
     async (request, reply) => {
       const { row, context } = await endpointOf(services, request, request.params);
       return reply.status(202).send(await sendTestEvent(services, context, row.id));
+    },
+  );
+}
+
+/** POST …/webhooks/{id}/replay: the API's replay (POST /v1/webhooks/{id}/replay), for staff, on either mode's endpoint. */
+function registerReplay(app: TypedApp, services: AppServices): void {
+  app.post(
+    `${BASE}/:id/replay`,
+    {
+      schema: {
+        ...ROUTE,
+        operationId: 'replayWorkspaceWebhookEvents',
+        summary:
+          'Send the events of a time window (at most 30 days back) to this endpoint again, as POST /v1/webhooks/{id}/replay does',
+        params: AdminEndpointParams,
+        body: ReplayBody,
+        response: {
+          202: answer(ReplaySummary, 'The deliveries are queued, in event order'),
+          ...adminErrorResponses(400, 401, 403, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { row, context } = await endpointOf(services, request, request.params);
+      const { replayed: _replayed, ...summary } = await replayEndpointEvents(
+        services,
+        context,
+        row.id,
+        request.body,
+        null,
+      );
+      return reply.status(202).send(summary);
     },
   );
 }

@@ -14,16 +14,18 @@ import {
 import type { AppServices } from '../../bootstrap.js';
 import type { TypedApp } from '../typed-app.js';
 import { registerWebhookTestRoute } from './webhook-test.js';
+import { registerWebhookReplayRoute } from './webhook-replay.js';
 
 const AUTH = { keys: 'secret', scope: 'webhooks:manage', feature: 'webhooks' } as const;
 
-/** GET, POST, PATCH and DELETE /v1/webhooks and POST /v1/webhooks/{id}/test. A test-mode key manages test endpoints (sandbox events only), a live key live ones. */
+/** GET, POST, PATCH and DELETE /v1/webhooks, POST /v1/webhooks/{id}/test and POST /v1/webhooks/{id}/replay. A test-mode key manages test endpoints (sandbox events only), a live key live ones. */
 export function registerWebhookRoutes(app: TypedApp, services: AppServices): void {
   registerListEndpoints(app, services);
   registerCreateEndpoint(app, services);
   registerUpdateEndpoint(app, services);
   registerDeleteEndpoint(app, services);
   registerWebhookTestRoute(app, services);
+  registerWebhookReplayRoute(app, services);
 }
 
 /**

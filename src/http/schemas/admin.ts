@@ -14,6 +14,7 @@ const ADMIN_ERRORS: Record<number, string> = {
   413: '`document_too_large`: the file is larger than its document type allows',
   415: "`unsupported_content_type`: the file's bytes are not a content type its document type allows",
   422: '`document_infected`: the virus scan found a signature; the file was refused and deleted, the attempt recorded',
+  429: '`rate_limited` with `scope` and `retry_after` (and `Retry-After`): too many replays of this endpoint',
 };
 
 export const adminErrorResponses = (...statuses: number[]) => describedErrors(ADMIN_ERRORS, statuses);

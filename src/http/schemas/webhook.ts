@@ -180,3 +180,52 @@ export const ResendAnswer = Type.Object(
   { additionalProperties: false },
 );
 export const TestAnswer = Type.Object({ event_id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
+
+/** The body of a replay: a window of event times, optionally some of the endpoint's kinds, optionally only the failed. */
+export const ReplayBody = Type.Object(
+  {
+    since: Type.String({
+      format: 'date-time',
+      description: 'replay events created at or after this instant (RFC 3339); at most 30 days ago',
+    }),
+    until: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'and before this instant (RFC 3339), after `since`; default (and at most) now',
+      }),
+    ),
+    kinds: Type.Optional(
+      Type.Array(StringEnum(EVENT_KINDS), {
+        minItems: 1,
+        maxItems: EVENT_KINDS.length,
+        description: 'only these kinds, each one the endpoint subscribes to; default every kind it subscribes to',
+      }),
+    ),
+    only_failed: Type.Optional(
+      Type.Boolean({
+        description:
+          'only events whose deliveries to this endpoint failed (for good, or their last attempt did) and none ' +
+          'succeeded or is queued: what the console’s "retry failed since" sends',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ReplaySummary = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'the replay' }),
+    endpoint_id: Type.String({ format: 'uuid' }),
+    since: DateTime,
+    until: DateTime,
+    kinds: Type.Array(Type.String(), { description: 'the kinds replayed' }),
+    only_failed: Type.Boolean(),
+    queued: Type.Integer({
+      minimum: 0,
+      maximum: 10_000,
+      description: 'deliveries queued: one per event of the window, in event order',
+    }),
+    created_at: DateTime,
+  },
+  { additionalProperties: false },
+);

@@ -49,6 +49,7 @@ import * as payloadVersions from './0280-payload-versions.js';
 import * as leadNamesInLeadOrder from './0320-lead-names-in-lead-order.js';
 import * as oneIdempotencyStore from './0330-one-idempotency-store.js';
 import * as endpointRateLimits from './0300-endpoint-rate-limits.js';
+import * as webhookReplays from './0290-webhook-replays.js';
 import * as leadImports from './0177-lead-imports.js';
 import * as memberNotifications from './0185-member-notifications.js';
 import * as leadBoardColumns from './0174-lead-board-columns.js';
@@ -130,4 +131,5 @@ export const migrations: Migration[] = [
   { version: 320, ...leadNamesInLeadOrder },
   { version: 330, ...oneIdempotencyStore },
   { version: 300, ...endpointRateLimits },
+  { version: 290, ...webhookReplays },
 ];
