@@ -5,6 +5,7 @@ import type { Queryable } from '../storage/postgres.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../events/event-rows.js';
 import type { PersonalDataKeys } from '../events/personal-data.js';
 import type pg from 'pg';
+import type { LeadListQuery } from '../schemas/lead.js';
 import { waitForLeadWrites } from '../intake/sync-gate.js';
 
 /** The public Lead, from this workspace and mode only. */
@@ -76,8 +77,16 @@ export async function captureLookup(
   return { duplicate: { lead: leadFromPayload(row.body), matchedOn } };
 }
 
+/**
+ * The filters of GET /v1/leads: every parameter of LeadListQuery but the paging ones, each a required key (undefined
+ * when not given). A parameter added to the schema does not compile until the route passes it and listLeads reads it.
+ */
+export type ListFilters = {
+  [K in Exclude<keyof LeadListQuery, 'cursor' | 'limit'>]-?: LeadListQuery[K] | undefined;
+};
+
 export interface ListOptions {
-  updatedSince?: Date;
+  filters: ListFilters;
   after?: { updatedAt: Date; id: string };
   limit: number;
   now: Date;
@@ -100,6 +109,9 @@ export interface LeadPage {
  * it sorts after everything served (docs/architecture.md, "Sync never misses a change").
  */
 export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolean, o: ListOptions): Promise<LeadPage> {
+  const { updated_since, ...unread } = o.filters;
+  const everyFilterRead: Record<string, never> = unread;
+  void everyFilterRead;
   await waitForLeadWrites(pool, tenantId, sandbox);
   // One row more than the page tells whether another follows; the stored body is exactly the public Lead (the
   // projection writes nothing else), so it is passed on as it is. The page's last row gives the next cursor.
@@ -127,7 +139,7 @@ export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolea
     [
       tenantId,
       sandbox,
-      o.updatedSince ?? null,
+      updated_since === undefined ? null : new Date(updated_since),
       o.after?.updatedAt ?? null,
       o.after?.id ?? null,
       o.now,

@@ -205,6 +205,8 @@ export const LeadListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+export type LeadListQuery = Static<typeof LeadListQuery>;
+
 export const LeadIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
 
 export const IdempotencyHeaders = Type.Object({

@@ -128,7 +128,7 @@ function registerListLeads(app: TypedApp, services: AppServices): void {
       if (cursor !== undefined && !after)
         throw validationFailed({ cursor: 'is not a cursor this service gave for this workspace and mode' });
       const page = await listLeads(services.pool, auth.workspace.id, auth.sandbox, {
-        updatedSince: updated_since ? new Date(updated_since) : undefined,
+        filters: { updated_since },
         after,
         limit,
         now: services.now(),
