@@ -154,7 +154,7 @@ async function main(): Promise<void> {
     // Leads a minute apart from 2026-01-01, so each listing's updated_since starts a full page.
     if (ROUTE === 'list')
       await seedLeads(db.pool, workspace, LEADS, (i) => seededSubmission(i), Date.UTC(2026, 0, 1), 'profile');
-    if (ROUTE === 'list') await db.pool.query('VACUUM (ANALYZE) leads');
+    if (ROUTE === 'list') await db.pool.query('VACUUM (ANALYZE) leads, lead_order');
     const logger = LOG_LEVEL === 'silent' ? false : loggerOptions(LOG_LEVEL, createWriteStream('/dev/null'));
     const app = await buildApp(services, { logger });
     await app.listen({ host: '127.0.0.1', port: 0 });
