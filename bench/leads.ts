@@ -793,7 +793,9 @@ async function main(): Promise<void> {
     const autovacuum = (await pool.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]!.autovacuum;
     let listing = asLeft;
     if (autovacuum !== 'on') {
-      console.log('  (autovacuum is off on this server: VACUUM (ANALYZE) leads and lead_order, as autovacuum would, then again)');
+      console.log(
+        '  (autovacuum is off on this server: VACUUM (ANALYZE) leads and lead_order, as autovacuum would, then again)',
+      );
       await pool.query('VACUUM (ANALYZE) leads, lead_order');
       listing = await listSteps();
     }
