@@ -126,7 +126,7 @@ export interface paths {
     delete: operations['deleteWebhookEndpoint'];
     options?: never;
     head?: never;
-    /** Change a webhook endpoint's payload version: deliveries made from now on are rendered in it; those already made, their retries and resends keep theirs */
+    /** Change a webhook endpoint's payload version (deliveries made from now on are rendered in it; those already made, their retries and resends keep theirs) or its rate (`rate_limit_per_second`, null for no limit) */
     patch: operations['updateWebhookEndpoint'];
     trace?: never;
   };
@@ -141,6 +141,26 @@ export interface paths {
     put?: never;
     /** Send a webhook.test event to this endpoint (to it alone, whatever kinds it subscribes to) */
     post: operations['sendWebhookEndpointTest'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/{id}/replay': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send the events of a time window (at most 30 days back) to this endpoint again
+     * @description Queues a delivery of each event of the workspace and mode created in [`since`, `until`) that this endpoint was sent (of the kinds it subscribes to, or those named in `kinds`; with `only_failed`, only those whose deliveries failed), in event order: the same event id, body, payload version and sequence number as the first delivery, a new delivery id, due 50 a second. At most 10,000 deliveries per replay (400 `replay_too_large` above) and 10 replays an hour per endpoint (429 `rate_limited`, scope `webhook_replay`). A paused endpoint keeps them waiting until it is resumed. With an `Idempotency-Key`, a repeat within 24 hours with the same body answers the first summary and queues nothing.
+     */
+    post: operations['replayWebhookEvents'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1445,6 +1465,8 @@ export interface components {
        * @enum {string}
        */
       payload_version: '2026-11-22' | '2026-11-29';
+      /** @description the most deliveries a second the endpoint accepts, 1 to 1000, counted over any one-second window across every worker; null: no limit. Deliveries the rate holds back wait (status pending, `throttled_until`), they are not attempts and not failures */
+      rate_limit_per_second: number | null;
       /** @enum {string} */
       status: 'active' | 'paused';
       consecutive_failures: number;
@@ -4047,6 +4069,8 @@ export interface operations {
            * @enum {string}
            */
           payload_version?: '2026-11-22' | '2026-11-29';
+          /** @description the most deliveries a second the endpoint accepts, 1 to 1000, counted over any one-second window across every worker; null: no limit. Deliveries the rate holds back wait (status pending, `throttled_until`), they are not attempts and not failures */
+          rate_limit_per_second?: number | null;
         };
       };
     };
@@ -4085,6 +4109,8 @@ export interface operations {
              * @enum {string}
              */
             payload_version: '2026-11-22' | '2026-11-29';
+            /** @description the most deliveries a second the endpoint accepts, 1 to 1000, counted over any one-second window across every worker; null: no limit. Deliveries the rate holds back wait (status pending, `throttled_until`), they are not attempts and not failures */
+            rate_limit_per_second: number | null;
             /** @enum {string} */
             status: 'active' | 'paused';
             consecutive_failures: number;
@@ -4791,7 +4817,9 @@ export interface operations {
            * @description the payload version its deliveries are rendered in, a date; new endpoints get the newest. The versions and what each changed: /docs/payload-versions
            * @enum {string}
            */
-          payload_version: '2026-11-22' | '2026-11-29';
+          payload_version?: '2026-11-22' | '2026-11-29';
+          /** @description the most deliveries a second the endpoint accepts, 1 to 1000, counted over any one-second window across every worker; null: no limit. Deliveries the rate holds back wait (status pending, `throttled_until`), they are not attempts and not failures */
+          rate_limit_per_second?: number | null;
         };
       };
     };
@@ -5165,6 +5193,444 @@ export interface operations {
           'application/json': {
             /** Format: uuid */
             event_id: string;
+          };
+        };
+      };
+      /** @description The request is invalid: `validation_failed` with `fields`, or a business-rule code such as `consent_required`; `invalid_request`: not valid HTTP/1.1 (a missing Host, a malformed path or header); `validation_failed` for a control character in a header; `invalid_json`: the body is empty, not UTF-8 or not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `invalid_api_key`: the key is missing, unknown, revoked or expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `tenant_suspended`: the workspace is suspended */
+      402: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `insufficient_scope` (with `required`), `ip_not_allowed`, `origin_not_allowed` or `plan_feature_unavailable` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `not_found`: nothing with this id in the workspace and mode of the key; `not_found`: a path segment is not a well-formed id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `request_timeout`: the request did not arrive in time */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description The resource is in a state that refuses the operation, for example `lead_locked` or `webhook_limit` */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `payload_too_large`: the body is larger than this service reads */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `uri_too_long`: a path segment is longer than 100 characters */
+      414: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `unsupported_media_type`: a body type, charset or Content-Encoding this operation does not take */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `expectation_failed`: an `Expect` header other than `100-continue` */
+      417: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `rate_limited` (with `scope`, `retry_after` and `Retry-After`) or `quota_exceeded` */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `headers_too_large`: the request line and headers are larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `internal_error`: something went wrong on our side; quote the `request_id` */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+      /** @description `overloaded` or `service_unavailable` (the database cannot be reached; both with `Retry-After`) or `shutting_down`: retry in a moment */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description snake_case error code */
+            error: string;
+            message: string;
+            /** @description field name to problem; with validation_failed */
+            fields?: {
+              [key: string]: string;
+            };
+            /** @description with rate_limited */
+            scope?: string;
+            /** @description seconds; with rate_limited */
+            retry_after?: number;
+            /** @description with insufficient_scope */
+            required?: string;
+            request_id: string;
+          };
+        };
+      };
+    };
+  };
+  replayWebhookEvents: {
+    parameters: {
+      query?: never;
+      header?: {
+        'idempotency-key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: date-time
+           * @description replay events created at or after this instant (RFC 3339); at most 30 days ago
+           */
+          since: string;
+          /**
+           * Format: date-time
+           * @description and before this instant (RFC 3339), after `since`; default (and at most) now
+           */
+          until?: string;
+          /** @description only these kinds, each one the endpoint subscribes to; default every kind it subscribes to */
+          kinds?: (
+            | 'lead.created'
+            | 'lead.updated'
+            | 'lead.assigned'
+            | 'lead.converted'
+            | 'lead.lost'
+            | 'application.stage_changed'
+            | 'application.module_updated'
+            | 'application.outcome'
+            | 'document.uploaded'
+            | 'document.rejected'
+            | 'invoice.issued'
+            | 'payment.received'
+            | 'refund.paid'
+            | 'task.overdue'
+            | 'webhook.test'
+          )[];
+          /** @description only events whose deliveries to this endpoint failed (for good, or their last attempt did) and none succeeded or is queued: what the console’s "retry failed since" sends */
+          only_failed?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The deliveries are queued; they show in the delivery log. A repeat with the same Idempotency-Key answers the first summary with `Idempotent-Replayed: true` and queues nothing. */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * Format: uuid
+             * @description the replay
+             */
+            id: string;
+            /** Format: uuid */
+            endpoint_id: string;
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+            /** @description the kinds replayed */
+            kinds: string[];
+            only_failed: boolean;
+            /** @description deliveries queued: one per event of the window, in event order */
+            queued: number;
+            /** Format: date-time */
+            created_at: string;
           };
         };
       };
@@ -6169,6 +6635,8 @@ export interface operations {
               state: 'succeeded' | 'retrying' | 'failed' | 'waiting' | 'queued' | 'cancelled';
               attempts: number;
               next_attempt_at: string | null;
+              /** @description due but held back by the endpoint's rate (`rate_limit_per_second`): the earliest time the rate lets its next delivery go. The state stays queued or retrying; a held delivery is not an attempt and not a failure. Null otherwise */
+              throttled_until: string | null;
               last_response_status: number | null;
               last_error: string | null;
               /** Format: date-time */
