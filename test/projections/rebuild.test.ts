@@ -185,7 +185,7 @@ async function buildHistory(t: Test, f: AppFixture): Promise<string[]> {
     json: { url: 'https://93.184.216.34/crm', events: ['lead.created', 'application.outcome'] },
   });
   t.equal(endpoint.status, 201);
-  // Changed, paused after failures, resumed, its secret rotated, a test event sent, its payload version changed.
+  // Changed, paused after failures, resumed, its secret rotated, a test event sent, its payload version and rate changed.
   const endpointId = ((await endpoint.json()) as { id: string }).id;
   const staff = staffContext(ws.workspace.id, false, author, new Date());
   await changeEndpoint(app.services, staff, endpointId, {
@@ -203,6 +203,12 @@ async function buildHistory(t: Test, f: AppFixture): Promise<string[]> {
     json: { payload_version: '2026-11-22' },
   });
   t.equal(moved.status, 200, 'the endpoint moved to another payload version');
+  const rated = await app.request(`/v1/webhooks/${endpointId}`, {
+    method: 'PATCH',
+    key: ws.live,
+    json: { rate_limit_per_second: 20 },
+  });
+  t.equal(rated.status, 200, 'the endpoint given a rate');
   const second = await app.request('/v1/webhooks', {
     method: 'POST',
     key: ws.live,
