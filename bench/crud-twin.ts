@@ -4,7 +4,7 @@
  *
  * A plain fastify app that authenticates the key against an in-memory map, validates the body with the service's own
  * LeadCreate schema, normalises it and decides the new lead with the service's own domain rules (so both write the
- * same row), then in one transaction inserts that row into `twin_leads` (the `leads` read model's columns and indexes)
+ * same row), then in one transaction inserts that row into `twin_leads` (the lead read model's columns and indexes)
  * and one webhook row into `twin_outbox`. No event log, no sealing, no locks, no duplicate lookup, no idempotency, no
  * rate limits: a duplicate person is left to the unique indexes (409).
  */
@@ -24,13 +24,30 @@ import type { Workspace } from '../src/workspaces/workspace.js';
 
 /**
  * `LIKE … INCLUDING ALL` copies every index of `leads` whatever its method, expression or predicate: the primary key,
- * the unique phone and email ones, the sync, filter and partial ones and the GIN trigram index (sameIndexes checks it
- * on every run). It copies no foreign key, and the twin needs none: `leads` has none (a read model, its tenant checked
- * by the writer). The outbox holds what a relay would send: the lead.created body the service's deliveries carry.
+ * the unique phone and email ones and the GIN trigram indexes. Since migration 220 the indexes over what changes
+ * (sync, filters, board, follow-ups, name order) sit on `lead_order`, a narrow row per lead kept by triggers: a plain
+ * CRUD service would keep them on its one table, so the twin gets the columns they read (generated from the body, as
+ * `leads` generates its own) and each of them but lead_order's primary key (sameIndexes checks it on every run). It
+ * copies no foreign key, and the twin needs none: `leads` has none (a read model, its tenant checked by the writer).
+ * The outbox holds what a relay would send: the lead.created body the service's deliveries carry.
  */
 export async function createTwinTables(sql: pg.Pool): Promise<void> {
   await sql.query(`
     CREATE TABLE twin_leads (LIKE leads INCLUDING ALL);
+    ALTER TABLE twin_leads
+      ADD COLUMN source_key text GENERATED ALWAYS AS (body->'source'->>'key') STORED,
+      ADD COLUMN follow_up_at text GENERATED ALWAYS AS (body->>'next_follow_up_at') STORED,
+      ADD COLUMN sort_name text GENERATED ALWAYS AS (lower(coalesce(body->>'full_name', ''))) STORED;
+    DO $$
+    DECLARE d record;
+    BEGIN
+      FOR d IN SELECT indexname, indexdef FROM pg_indexes
+                WHERE schemaname = current_schema() AND tablename = 'lead_order' AND indexname <> 'lead_order_pkey'
+      LOOP
+        EXECUTE replace(replace(d.indexdef, '.lead_order ', '.twin_leads '),
+                        'INDEX ' || d.indexname || ' ', 'INDEX twin_' || d.indexname || ' ');
+      END LOOP;
+    END $$;
     CREATE TABLE twin_outbox (
       id          uuid PRIMARY KEY,
       tenant_id   uuid NOT NULL,
@@ -41,13 +58,18 @@ export async function createTwinTables(sql: pg.Pool): Promise<void> {
   await sameIndexes(sql);
 }
 
-/** Refuses to run when `twin_leads` lacks an index of `leads` (compared by method, columns, uniqueness and predicate). */
+/**
+ * Refuses to run when `twin_leads` lacks an index of `leads` or `lead_order` (but the latter's primary key), or has
+ * one more (compared by method, columns, uniqueness and predicate).
+ */
 async function sameIndexes(sql: pg.Pool): Promise<void> {
   const { rows } = await sql.query<{ table: string; shapes: string[] }>(
-    `SELECT tablename AS table,
+    `SELECT CASE WHEN tablename = 'twin_leads' THEN 'twin_leads' ELSE 'leads' END AS table,
             array_agg((indexdef LIKE 'CREATE UNIQUE%')::text || ' ' || substring(indexdef FROM ' USING (.*)$')) AS shapes
-       FROM pg_indexes WHERE schemaname = current_schema() AND tablename IN ('leads', 'twin_leads')
-      GROUP BY tablename`,
+       FROM pg_indexes
+      WHERE schemaname = current_schema() AND tablename IN ('leads', 'lead_order', 'twin_leads')
+        AND indexname <> 'lead_order_pkey'
+      GROUP BY 1`,
   );
   const shapes = (table: string) => [...(rows.find((r) => r.table === table)?.shapes ?? [])].sort().join('\n');
   if (shapes('leads') !== shapes('twin_leads'))
