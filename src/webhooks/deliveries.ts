@@ -103,13 +103,14 @@ export function recordingStatement(owner: string, records: readonly AttemptRecor
         RETURNING w.id, w.endpoint_id, h.seq
      ), released AS (
        -- An endpoint with a rate notes when each attempt ended (ms, rounded up to $6 ms): it counts against the rate
-       -- a second more (src/webhooks/claims.ts). Ends more than a second before this batch's last are dropped.
+       -- a second more (src/webhooks/claims.ts). Ends more than a second and a step before this batch's last are
+       -- dropped: the last is rounded up too, so an end a second before it may still count (seed 1110241799).
        UPDATE webhook_queues q SET leases = q.leases - h.ids,
               rate_log = CASE WHEN q.rate_limit IS NULL THEN q.rate_log ELSE
                 (SELECT coalesce(jsonb_object_agg(g.k, g.n), '{}'::jsonb)
                    FROM (SELECT u.k, sum(u.n)::int AS n
                            FROM (SELECT l.key AS k, l.value::int AS n FROM jsonb_each_text(q.rate_log) l
-                                  WHERE l.key::bigint > h.last_end - $5::bigint
+                                  WHERE l.key::bigint > h.last_end - $5::bigint - $6::bigint
                                  UNION ALL
                                  SELECT e.k, 1 FROM unnest(h.ends) AS e(k)) u
                           GROUP BY u.k) g) END

@@ -215,6 +215,9 @@ t.test(
         },
       ),
       25,
+      // 1110241799: an end rounded up to the next 10 ms was pruned from the rate's log by a later end in the same
+      // second while it still counted, so a claim took one more than the rate allowed.
+      [1110241799],
     );
   },
 );
