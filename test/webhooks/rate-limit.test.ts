@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import t from 'tap';
-import { seedWorkspace, TEST_ENCRYPTION_KEY } from '../support/app.js';
-import { TYPESCRIPT_ARGS } from '../support/typescript.js';
+import { seedWorkspace } from '../support/app.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
+import { spawnWorkerProcess } from './support/worker-child.js';
 import { waitFor, type ReceivedRequest } from './support/receiver.js';
 
 // An endpoint's rate (`rate_limit_per_second`): the claim never hands it more deliveries than its rate in any one
@@ -11,7 +9,6 @@ import { waitFor, type ReceivedRequest } from './support/receiver.js';
 // "A per-endpoint rate").
 
 const KIND = 'document.uploaded';
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 t.test('the rate is set on creation and by PATCH, validated, and only in its own workspace and mode', async (t) => {
   const h = await webhookHarness(t);
@@ -163,21 +160,7 @@ t.test(
     });
 
     // Workers in two processes (this one's, twice, and a child's): the rate is kept in the claim, across all of them.
-    const child = spawn(process.execPath, [...TYPESCRIPT_ARGS, 'test/webhooks/support/worker-process.ts'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: h.services.config.databaseUrl!,
-        SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-        WEBHOOK_TEST_CA: h.pki.caFile,
-        WEBHOOK_ALLOW_LOOPBACK: 'true',
-        LOG_LEVEL: 'silent',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    t.teardown(() => {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    });
+    const child = spawnWorkerProcess(t, h);
     await new Promise<void>((ready, failed) => {
       child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && ready());
       child.once('exit', (code) => failed(new Error(`the worker process exited (${code})`)));

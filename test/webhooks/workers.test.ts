@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process';
 import fc from 'fast-check';
-import path from 'node:path';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { createServices } from '../../src/bootstrap.js';
@@ -9,14 +7,11 @@ import { startWorkers } from '../../src/subscribers/index.js';
 import { DeliveryWorker } from '../../src/subscribers/webhook-delivery-worker.js';
 import { DeliveryClient } from '../../src/webhooks/delivery-client.js';
 import { configureWebhookRuntime } from '../../src/webhooks/runtime.js';
-import { TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { liveLeaseRows } from './support/endpoint-rows.js';
 import { resourcePayload, webhookHarness, type Harness } from './support/harness.js';
+import { spawnWorkerProcess } from './support/worker-child.js';
 import { waitFor } from './support/receiver.js';
 import { checkProperty } from '../support/properties.js';
-import { TYPESCRIPT_ARGS } from '../support/typescript.js';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 t.test(
   'two sets of workers on separate connection pools, as two processes have, never send a delivery twice',
@@ -94,21 +89,7 @@ t.test(
     for (let i = 0; i < 20; i++)
       events.push(await h.appendEvent('document.uploaded', resourcePayload(`file-${i}.pdf`)));
 
-    const child = spawn(process.execPath, [...TYPESCRIPT_ARGS, 'test/webhooks/support/worker-process.ts'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: h.services.config.databaseUrl!,
-        SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-        WEBHOOK_TEST_CA: h.pki.caFile,
-        WEBHOOK_ALLOW_LOOPBACK: 'true',
-        LOG_LEVEL: 'silent',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    t.teardown(() => {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    });
+    const child = spawnWorkerProcess(t, h);
     await waitFor(
       () => h.receiver.requests.length >= 20,
       'the child worker sent every event (five are hanging)',
