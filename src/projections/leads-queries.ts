@@ -78,6 +78,31 @@ export async function captureLookup(
 }
 
 /**
+ * For each person (a phone and an email), the id of the lead `captureLookup` would find, or null: one statement for a
+ * batch of captures, read before their transaction to know which lead streams it must lock.
+ */
+export async function captureLookupIds(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  persons: readonly { phone: string | null; email: string | null }[],
+): Promise<(string | null)[]> {
+  if (persons.length === 0) return [];
+  const result = await sql.query<{ ord: string; id: string | null }>(
+    `SELECT p.ord, found.id FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS p(phone, email, ord)
+     LEFT JOIN LATERAL (
+       SELECT id, created_at FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND phone = p.phone
+       UNION ALL
+       SELECT id, created_at FROM leads WHERE tenant_id = $1 AND sandbox = $2 AND email = p.email
+       ORDER BY created_at, id LIMIT 1
+     ) found ON true
+     ORDER BY p.ord`,
+    [tenantId, sandbox, persons.map((p) => p.phone), persons.map((p) => p.email)],
+  );
+  return result.rows.map((r) => r.id);
+}
+
+/**
  * The filters of GET /v1/leads: every parameter of LeadListQuery but the paging ones, each a required key (undefined
  * when not given). A parameter added to the schema does not compile until the route passes it and listLeads reads it.
  */

@@ -41,15 +41,15 @@ t.test('a worker that stops mid-import (its lease lapses) is taken over; each le
   const importPath = uploaded.location!;
   await checkProposed(c, importPath);
 
-  // The first worker hangs before its 21st row, as a process that stopped answering: its lease (600 ms) lapses.
+  // The first worker (ten rows to a transaction) hangs before its 21st row, as a process that stopped answering: its
+  // lease (600 ms) lapses.
   let release!: () => void;
   const hung = new Promise<void>((resolve) => (release = resolve));
-  let seen = 0;
   startJobWorker(t, f.app, {
     leaseMs: 600,
-    beforeItem: async () => {
-      seen += 1;
-      if (seen === 21) await hung;
+    itemsPerTransaction: 10,
+    beforeItem: async (_job, seq) => {
+      if (seq === 21) await hung;
     },
   });
   t.equal((await c.post(`${importPath}/start`, {})).status, 303);

@@ -53,6 +53,8 @@ export interface CaptureInput {
   context: (now: Date) => CommandContext;
   now: () => Date;
   record?: CaptureRecord;
+  /** The new lead's id, when the caller orders several captures' ids (a CSV import's rows): else a new one. */
+  leadId?: string;
 }
 
 export interface CaptureAnswer extends StoredAnswer {
@@ -86,11 +88,20 @@ export function identityLocks(
  * lead takes its slot of the monthly quota in the same transaction (`consumeQuota`), before its events are written.
  */
 export async function captureLead(services: Pick<AppServices, 'store'>, input: CaptureInput): Promise<CaptureAnswer> {
-  const capture = prepareCapture(input);
+  const step = captureStep(input);
   const context = input.context(input.now());
-  return runLeadWrite({ store: services.store, now: input.now }, context, captureLocks(capture), (tx) =>
-    writeCapture(tx, capture),
-  );
+  return runLeadWrite({ store: services.store, now: input.now }, context, step.locks, step.write);
+}
+
+/** A capture as one step of a lead write another command opens (a CSV import's batch): the locks it needs and its write. */
+export interface CaptureStep {
+  locks: string[];
+  write(tx: StoreTransaction): Promise<CaptureAnswer>;
+}
+
+export function captureStep(input: CaptureInput): CaptureStep {
+  const capture = prepareCapture(input);
+  return { locks: captureLocks(capture), write: (tx) => writeCapture(tx, capture) };
 }
 
 /** What a capture settles before its transaction: the new lead's id, the mode, the key's scope, quota and source. */
@@ -111,7 +122,7 @@ function prepareCapture(input: CaptureInput): Capture {
   const source = leadSource(workspace, key);
   return {
     input,
-    leadId: newId(),
+    leadId: input.leadId ?? newId(),
     sandbox,
     tenantId: workspace.id,
     keyScope: idempotencyScope(workspace.id, key),

@@ -4,13 +4,15 @@ import { Refusal } from '../../domain/refusal.js';
 import type { StoreTransaction } from '../../events/event-store.js';
 import { can } from '../../identity/permissions.js';
 import type { StoredAnswer } from '../../intake/idempotency.js';
-import { importedRow, recordImportedRow, rowBody } from '../../intake/import/store.js';
-import { defineJobKind, type JobItemWork, type JobKind, type TypedJob } from '../../jobs/kinds.js';
+import { importedRow, recordImportedRow, rowBodies, rowBody } from '../../intake/import/store.js';
+import { defineJobKind, type JobBatchWork, type JobItemWork, type JobKind, type TypedJob } from '../../jobs/kinds.js';
+import { newId } from '../../shared/ids.js';
 import { findWorkspace } from '../../workspaces/repository.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { refusalReason } from '../bulk/refusal-reason.js';
 import { staffContext } from '../run-command.js';
-import { captureLead, type CaptureRecord, type CaptureChannel } from './capture-lead.js';
+import { captureLead, type CaptureRecord, type CaptureChannel, type CaptureInput } from './capture-lead.js';
+import { importInWaves } from './import-waves.js';
 import { acceptedSubmission } from './submit-lead.js';
 
 /** The job kind of a CSV import: one item per row that passed the preview's checks. */
@@ -93,10 +95,14 @@ function rowRecord(job: ImportJob, item: JobItemWork<{ row: number }>, now: () =
   };
 }
 
-/** One row of an upload made a lead (or an enquiry) through the capture command, as the member, from `import`. */
-async function importRow(services: ImportServices, job: ImportJob, item: JobItemWork<{ row: number }>) {
-  const workspace = await importerNow(services, job);
-  const body = await rowBody(services.pool, job.tenantId, job.params.import_id, item.input.row);
+/** The capture of one row as the member, from `import`, with its row → lead record; a refusal of its row as thrown. */
+function rowCapture(
+  services: ImportServices,
+  job: ImportJob,
+  workspace: Workspace,
+  item: JobItemWork<{ row: number }>,
+  body: Record<string, unknown> | undefined,
+): CaptureInput {
   if (!body)
     throw new Refusal('not_found', 'row_gone', 'The uploaded file’s rows are no longer kept: upload the file again');
   // The body passed POST /v1/leads' schema when the rows were checked (it has not changed since); the capture's own
@@ -105,7 +111,7 @@ async function importRow(services: ImportServices, job: ImportJob, item: JobItem
     { body, schemaProblems: {}, workspace, keyKind: IMPORT_CHANNEL.kind },
     services.now(),
   );
-  await captureLead(services, {
+  return {
     workspace,
     key: IMPORT_CHANNEL,
     submission,
@@ -114,7 +120,43 @@ async function importRow(services: ImportServices, job: ImportJob, item: JobItem
     context: (at) => staffContext(job.tenantId, false, job.actor, at),
     now: services.now,
     record: rowRecord(job, item, services.now),
+  };
+}
+
+/** One row of an upload made a lead (or an enquiry) through the capture command, as the member, from `import`. */
+async function importRow(services: ImportServices, job: ImportJob, item: JobItemWork<{ row: number }>) {
+  const workspace = await importerNow(services, job);
+  const body = await rowBody(services.pool, job.tenantId, job.params.import_id, item.input.row);
+  await captureLead(services, rowCapture(services, job, workspace, item, body));
+}
+
+/**
+ * Several rows in few transactions: the member's role asked once, the rows' bodies read in one statement, then the
+ * rows captured in waves (import-waves.ts) of rows that share no person and no existing lead, one transaction each.
+ */
+async function importRows(services: ImportServices, job: ImportJob, batch: JobBatchWork<{ row: number }>) {
+  const workspace = await importerNow(services, job);
+  const rows = batch.items.map((item) => item.input.row);
+  const bodies = await rowBodies(services.pool, job.tenantId, job.params.import_id, rows);
+  // Leads made in one transaction share their creation time: ids rising in row order keep "the earliest created"
+  // lead of a person the one its first row made, as when rows are captured one at a time.
+  const leadIds = batch.items.map(() => newId()).sort();
+  const captures = batch.items.map((item, i) => {
+    try {
+      const capture = rowCapture(services, job, workspace, item, bodies.get(item.input.row));
+      return { item, capture: { ...capture, leadId: leadIds[i]! } };
+    } catch (error) {
+      const reason = refusalReason(error);
+      if (reason === undefined) throw error;
+      return { item, refused: reason };
+    }
   });
+  await importInWaves(
+    services,
+    () => staffContext(job.tenantId, false, job.actor, services.now()),
+    job.tenantId,
+    captures,
+  );
 }
 
 export function leadImportKinds(services: ImportServices): JobKind<unknown, unknown>[] {
@@ -124,6 +166,7 @@ export function leadImportKinds(services: ImportServices): JobKind<unknown, unkn
       params: ImportParams,
       input: RowItem,
       run: (job, item) => importRow(services, job, item),
+      runBatch: (job, batch) => importRows(services, job, batch),
       refusalReason,
     }),
   ];

@@ -430,6 +430,21 @@ export async function rowBody(
   return found.rows[0]?.body ?? undefined;
 }
 
+/** `rowBody` of several rows in one statement, by row number (a row whose upload is gone is missing). */
+export async function rowBodies(
+  sql: Queryable,
+  tenantId: string,
+  importId: string,
+  rowNos: readonly number[],
+): Promise<Map<number, Record<string, unknown>>> {
+  const found = await sql.query<{ row_no: number; body: Record<string, unknown> | null }>(
+    `SELECT r.row_no, r.body FROM lead_import_rows r JOIN lead_imports i ON i.id = r.import_id
+     WHERE r.import_id = $1 AND r.row_no = ANY($2::int[]) AND i.tenant_id = $3`,
+    [importId, rowNos, tenantId],
+  );
+  return new Map(found.rows.flatMap((r) => (r.body ? [[r.row_no, r.body] as const] : [])));
+}
+
 /** The lead a row of a file (by its SHA-256) made in an earlier import of the workspace, if any. */
 export async function importedRow(
   sql: Queryable,
