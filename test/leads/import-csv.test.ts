@@ -126,3 +126,25 @@ t.test(
     );
   },
 );
+
+t.test('a large file read slowly leaves no waiting listener behind on the parser', async (t) => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+  process.on('warning', onWarning);
+  t.teardown(() => void process.off('warning', onWarning));
+  // Many chunks, a consumer slower than the parser: the feeding loop waits for the parser to drain again and again.
+  const line = 'Person,+91 98765 43210,person@example.com,Pune,' + 'x'.repeat(200) + '\r\n';
+  const chunks = Array.from({ length: 400 }, () => Buffer.from(line.repeat(40)));
+  const csv = readCsv(Readable.from(chunks));
+  let records = 0;
+  for await (const record of csv.records) {
+    records += record.cells.length > 0 ? 1 : 0;
+    if (records % 500 === 0) await new Promise((r) => setImmediate(r));
+  }
+  await new Promise((r) => setImmediate(r));
+  t.equal(records, 16_000);
+  t.same(
+    warnings.filter((w) => w.startsWith('MaxListenersExceededWarning')),
+    [],
+  );
+});

@@ -59,7 +59,7 @@ export function readCsv(file: Readable): ReadCsv {
         bytes += chunk.length;
         if (parser.destroyed) continue;
         try {
-          if (!parser.write(decoder.decode(chunk))) await Promise.race([once(parser, 'drain'), once(parser, 'close')]);
+          if (!parser.write(decoder.decode(chunk))) await drainedOrClosed(parser);
         } catch (error) {
           parser.destroy(error as Error);
         }
@@ -78,6 +78,19 @@ export function readCsv(file: Readable): ReadCsv {
       return { sha256: digest, bytes };
     },
   };
+}
+
+/** Until the parser takes more input or is closed; the wait that loses is called off, so no listener is left behind. */
+async function drainedOrClosed(parser: ReturnType<typeof parse>): Promise<void> {
+  const loser = new AbortController();
+  try {
+    await Promise.race([
+      once(parser, 'drain', { signal: loser.signal }),
+      once(parser, 'close', { signal: loser.signal }),
+    ]);
+  } finally {
+    loser.abort();
+  }
 }
 
 async function* recordsOf(
