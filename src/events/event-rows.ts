@@ -27,7 +27,12 @@ export const COLUMNS =
 export const QUALIFIED_COLUMNS = `events.id, events.stream_id, events.revision, events.type, events.tenant_id,
   events.sandbox, events.data, events.metadata, events.created_at, events.tx_id::text AS tx_id_text, events.position`;
 export const OPENED_COLUMNS = `${QUALIFIED_COLUMNS}, k.wrapped_key AS personal_key, k.erased_at AS personal_erased_at`;
-export const WITH_KEYS = 'events LEFT JOIN personal_data_keys k ON k.stream_id = events.stream_id';
+// Each event's key looked up by its stream (one probe of the primary key an event): every read is a page or a
+// stream, so the LIMIT of the events ends the walk. A plain join let the planner hash every key row of the database
+// for each page (52 ms at 44,000 keys against 7.9 ms looked up, bench:soak on 2026-11-29), growing with the table.
+export const WITH_KEYS = `events LEFT JOIN LATERAL (
+    SELECT wrapped_key, erased_at FROM personal_data_keys WHERE personal_data_keys.stream_id = events.stream_id LIMIT 1
+  ) k ON true`;
 
 export interface KeyedEventRow extends EventRow {
   /** The stream's stored key value (a seed, or a wrapped key); null when the stream has none or its person was erased. */
