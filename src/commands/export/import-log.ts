@@ -266,9 +266,17 @@ async function insertKeys(
     if (e.personalKey) byStream.set(e.streamId, { tenant: e.tenantId, key: e.personalKey, at: e.createdAt });
   if (byStream.size === 0) return;
   const rows = [...byStream.entries()];
+  // A stream's key rides on each of its event lines, so most batches meet rows written by an earlier one: a row that
+  // would be written again as it is is left out (read, not rewritten: the import wrote each key row twice before).
   await sql.query(
     `INSERT INTO personal_data_keys (stream_id, tenant_id, person_id, wrapped_key, created_at, erased_at)
-     SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::timestamptz[])
+     SELECT r.* FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::timestamptz[])
+            AS r(stream_id, tenant_id, person_id, wrapped_key, created_at, erased_at)
+      WHERE NOT EXISTS (
+        SELECT 1 FROM personal_data_keys k
+         WHERE k.stream_id = r.stream_id AND k.tenant_id = r.tenant_id
+           AND k.wrapped_key IS NOT DISTINCT FROM (CASE WHEN k.erased_at IS NULL THEN r.wrapped_key END)
+           AND k.erased_at IS NOT DISTINCT FROM coalesce(k.erased_at, r.erased_at))
      ON CONFLICT (stream_id) DO UPDATE
         SET wrapped_key = CASE WHEN personal_data_keys.erased_at IS NULL THEN EXCLUDED.wrapped_key END,
             erased_at = coalesce(personal_data_keys.erased_at, EXCLUDED.erased_at)
