@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { seedWorkspace } from '../support/app.js';
 import { signatureHeader } from '../../src/webhooks/signing.js';
+import { eachNotFound, foreignReaches } from './support/foreign-keys.js';
 import { webhookHarness, type Harness } from './support/harness.js';
 import { sleep, waitFor, type ReceivedRequest } from './support/receiver.js';
 
@@ -118,17 +119,7 @@ t.test('keys reach only their own workspace and mode; scope and kind as for the 
   await h.startWorkers();
   const other = await seedWorkspace(h, { slug: 'other-consultancy', name: 'Other' });
 
-  for (const [why, id, key] of [
-    ["another workspace's live key", live.id, other.live],
-    ["another workspace's test key", test.id, other.test],
-    ['a test key for a live endpoint', live.id, h.ws.test],
-    ['a live key for a test endpoint', test.id, h.ws.live],
-    ['an id that names nothing', '0b6f3c5e-8a1d-4c2b-9e7f-1a2b3c4d5e6f', h.ws.live],
-  ] as const) {
-    const response = await ping(h, id, key);
-    t.equal(response.status, 404, why);
-    t.equal(((await response.json()) as { error: string }).error, 'not_found', why);
-  }
+  await eachNotFound(t, foreignReaches(h, { live: live.id, test: test.id }, other), (id, key) => ping(h, id, key));
   const malformed = await ping(h, 'not-a-uuid', h.ws.live);
   t.equal(malformed.status, 404, 'a malformed id is not found, as on every path of the API');
 

@@ -6,6 +6,7 @@ import { REPLAY_MAX_DELIVERIES, REPLAY_OPERATION, REPLAY_RATE } from '../../src/
 import { runCommand } from '../../src/commands/run-command.js';
 import { fanOutBatch } from '../../src/subscribers/webhook-fanout.js';
 import { signatureHeader } from '../../src/webhooks/signing.js';
+import { eachNotFound, foreignReaches } from './support/foreign-keys.js';
 import { resourcePayload, webhookHarness, type Harness } from './support/harness.js';
 import { sleep, waitFor, type ReceivedRequest } from './support/receiver.js';
 
@@ -251,17 +252,9 @@ t.test('another workspace, the other mode, a deleted endpoint: 404 and nothing q
   await h.appendEvent('document.uploaded', resourcePayload());
   await waitFor(() => at(h, '/hooks').length >= 1 || undefined, 'the first delivery arrives', PATIENCE_MS);
   const other = await seedWorkspace(h, { slug: 'other-consultancy', name: 'Other' });
-  for (const [why, id, key] of [
-    ["another workspace's live key", live.id, other.live],
-    ["another workspace's test key", test.id, other.test],
-    ['a test key for a live endpoint', live.id, h.ws.test],
-    ['a live key for a test endpoint', test.id, h.ws.live],
-    ['an id that names nothing', '0b6f3c5e-8a1d-4c2b-9e7f-1a2b3c4d5e6f', h.ws.live],
-  ] as const) {
-    const response = await replay(h, id, { since }, key, `k-${why.length}`);
-    t.equal(response.status, 404, why);
-    t.equal(((await response.json()) as Refused).error, 'not_found', why);
-  }
+  await eachNotFound(t, foreignReaches(h, { live: live.id, test: test.id }, other), (id, key, why) =>
+    replay(h, id, { since }, key, `k-${why.length}`),
+  );
   const { value: readOnly } = await h.ws.key({ mode: 'live', scopes: ['leads:read'] });
   t.equal((await replay(h, live.id, { since }, readOnly)).status, 403, 'without webhooks:manage');
   t.equal((await replay(h, live.id, { since }, h.ws.publicLive)).status, 403, 'a public key');

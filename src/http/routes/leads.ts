@@ -8,6 +8,7 @@ import { leadOutcome, type Metrics } from '../../observability/metrics.js';
 import { findLeadJson, listLeads } from '../../projections/leads-queries.js';
 import { leadJson } from '../../schemas/lead-json.js';
 import { fieldsFromValidation, notFound, validationFailed } from '../errors.js';
+import { idempotencyKeyOf, markReplayed } from '../idempotency-header.js';
 import { answer, errorResponses } from '../schemas/error.js';
 import {
   IdempotencyHeaders,
@@ -44,7 +45,7 @@ const OUTCOME_LABELS = {
 
 function send(reply: FastifyReply, answer: CaptureAnswer, metrics: Metrics) {
   metrics.leads.inc(OUTCOME_LABELS[leadOutcome(answer)]);
-  if (answer.replayed) reply.header('idempotent-replayed', 'true');
+  markReplayed(reply, answer.replayed);
   return reply.status(answer.status).send(answer.body);
 }
 
@@ -80,7 +81,6 @@ function registerCreateLead(app: TypedApp, services: AppServices): void {
     },
     async (request, reply) => {
       const auth = request.auth!;
-      const header = request.headers['idempotency-key'];
       const answer = await submitLead(services, {
         workspace: auth.workspace,
         key: auth.key,
@@ -91,7 +91,7 @@ function registerCreateLead(app: TypedApp, services: AppServices): void {
         },
         body: request.body,
         schemaProblems: bodyProblems(request),
-        idempotencyKey: typeof header === 'string' ? header : null,
+        idempotencyKey: idempotencyKeyOf(request),
         context: (at) => contextFromRequest(request, at),
         log: request.log,
       });

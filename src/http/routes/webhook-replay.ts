@@ -1,6 +1,7 @@
 import { contextFromRequest } from '../../commands/run-command.js';
 import { replayEndpointEvents } from '../../commands/webhooks/replay.js';
 import { IdempotencyHeaders } from '../../schemas/lead.js';
+import { idempotencyKeyOf, markReplayed } from '../idempotency-header.js';
 import { answer, errorResponses } from '../schemas/error.js';
 import { ReplayBody, ReplaySummary, WebhookIdParams } from '../schemas/webhook.js';
 import type { AppServices } from '../../bootstrap.js';
@@ -41,15 +42,14 @@ export function registerWebhookReplayRoute(app: TypedApp, services: AppServices)
       config: { auth: { keys: 'secret', scope: 'webhooks:manage', feature: 'webhooks' } },
     },
     async (request, reply) => {
-      const header = request.headers['idempotency-key'];
       const { replayed, ...summary } = await replayEndpointEvents(
         services,
         contextFromRequest(request, services.now()),
         request.params.id,
         request.body,
-        typeof header === 'string' ? header : null,
+        idempotencyKeyOf(request),
       );
-      if (replayed) reply.header('idempotent-replayed', 'true');
+      markReplayed(reply, replayed);
       return reply.status(202).send(summary);
     },
   );

@@ -1,6 +1,7 @@
 import { contextFromRequest } from '../../commands/run-command.js';
 import { pingEndpoint } from '../../commands/webhooks/ping.js';
 import { IdempotencyHeaders } from '../../schemas/lead.js';
+import { idempotencyKeyOf, markReplayed } from '../idempotency-header.js';
 import { answer, errorResponses } from '../schemas/error.js';
 import { TestAnswer, WebhookIdParams } from '../schemas/webhook.js';
 import type { AppServices } from '../../bootstrap.js';
@@ -33,14 +34,13 @@ export function registerWebhookTestRoute(app: TypedApp, services: AppServices): 
       config: { auth: { keys: 'secret', scope: 'webhooks:manage', feature: 'webhooks' } },
     },
     async (request, reply) => {
-      const header = request.headers['idempotency-key'];
       const sent = await pingEndpoint(
         services,
         contextFromRequest(request, services.now()),
         request.params.id,
-        typeof header === 'string' ? header : null,
+        idempotencyKeyOf(request),
       );
-      if (sent.replayed) reply.header('idempotent-replayed', 'true');
+      markReplayed(reply, sent.replayed);
       return reply.status(202).send({ event_id: sent.event_id });
     },
   );
