@@ -1,9 +1,8 @@
-import { createCipheriv, createDecipheriv, createSecretKey } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject } from 'node:crypto';
 import { randomFromPool } from '../shared/random-pool.js';
 import { KEY_NONCE_BYTES, type PurposeBox, type SecretBox } from '../shared/secret-box.js';
 import { extractPersonal, restorePersonal, type Location } from './personal-fields.js';
 import { parseJsonText } from '../shared/json-text.js';
-import { ownBytes } from '../shared/own-bytes.js';
 
 /*
  * Crypto-shredding of personal data in the event log (docs/architecture.md, "Personal data and erasure"). Each stream
@@ -40,7 +39,7 @@ function additionalData(place: EventPlace): Buffer {
 }
 
 /** The data as stored: personal values sealed under `_personal` (or `data` itself when it holds none). */
-export function sealEvent(place: EventPlace, data: Record<string, unknown>, key: Buffer): Record<string, unknown> {
+export function sealEvent(place: EventPlace, data: Record<string, unknown>, key: KeyObject): Record<string, unknown> {
   const { clear, values } = extractPersonal(place.type, data);
   if (values.length === 0) return data;
   const iv = randomFromPool(12);
@@ -75,16 +74,14 @@ export function isSealed(data: Record<string, unknown>): boolean {
 export function openEvent(
   place: EventPlace,
   stored: Record<string, unknown>,
-  key: Buffer | null,
+  key: KeyObject | null,
 ): Record<string, unknown> {
   const envelope = envelopeOf(stored);
   if (!envelope) return stored;
   const { [SEALED_FIELD]: _sealed, ...clear } = stored;
   if (key === null) return clear;
   const raw = Buffer.from(envelope.sealed, 'base64');
-  // Through a KeyObject: Node 24 takes 50–130 µs to take a Buffer key, against about 20 µs for this (a replay opens
-  // every sealed event of the log: bench/million.ts).
-  const decipher = createDecipheriv('aes-256-gcm', createSecretKey(key), raw.subarray(0, 12));
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
   decipher.setAAD(additionalData(place));
   decipher.setAuthTag(raw.subarray(12, 28));
   const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
@@ -119,7 +116,9 @@ const KEY_BYTES = 32;
  * cannot outlive an erasure.
  */
 export class PersonalDataKeys {
-  private readonly keys = new Map<string, Buffer>();
+  // KeyObjects, made once per key: Node 24 takes a Buffer as an AES key the slow way (16 µs a cipher against 4 µs; a
+  // replay opens every sealed event of the log, and a capture seals twice: bench/million.ts, bench:leads).
+  private readonly keys = new Map<string, KeyObject>();
 
   private readonly box: PurposeBox;
   private readonly derived?: DerivedFormats;
@@ -159,17 +158,18 @@ export class PersonalDataKeys {
   }
 
   /** A new data key and what its key row stores (the key, wrapped). */
-  newKey(): { key: Buffer; stored: string } {
-    const key = randomFromPool(KEY_BYTES);
-    return { key, stored: this.box.seal(key.toString('base64')) };
+  newKey(): { key: KeyObject; stored: string } {
+    const bytes = randomFromPool(KEY_BYTES);
+    return { key: createSecretKey(bytes), stored: this.box.seal(bytes.toString('base64')) };
   }
 
   /** The data key a key row's stored value wraps. */
-  keyOf(stored: string): Buffer {
+  keyOf(stored: string): KeyObject {
     const cached = this.keys.get(stored);
     if (cached) return cached;
-    const key = ownBytes(Buffer.from(this.box.open(stored), 'base64'));
-    if (key.length !== KEY_BYTES) throw new Error('A personal data key is not 32 bytes');
+    const bytes = Buffer.from(this.box.open(stored), 'base64');
+    if (bytes.length !== KEY_BYTES) throw new Error('A personal data key is not 32 bytes');
+    const key = createSecretKey(bytes);
     if (this.keys.size >= CACHE_LIMIT) this.keys.clear();
     this.keys.set(stored, key);
     return key;

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { PgCode, pgConstraint, pgErrorCode, type Statement, type Writer } from '../storage/postgres.js';
 import { newId } from '../shared/ids.js';
 import type { StoreTransaction } from './event-store.js';
@@ -83,7 +84,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
   readonly appended: RecordedEvent[] = [];
   private readonly locked = new Set<string>();
   /** Data keys of streams this transaction read or created (by stream), so an append after a read costs no query. */
-  private readonly streamKeys = new Map<string, Buffer | 'erased' | 'none'>();
+  private readonly streamKeys = new Map<string, KeyObject | 'erased' | 'none'>();
   private now: Date;
 
   readonly sql: Writer;
@@ -149,7 +150,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
    * key now; an application stream of that time has no person to file a key under and stays in plaintext (null).
    * An erased person's stream takes no personal data any more.
    */
-  private async existingStreamKey(streamId: string, events: NewEvent[]): Promise<Buffer | null> {
+  private async existingStreamKey(streamId: string, events: NewEvent[]): Promise<KeyObject | null> {
     if (!this.streamKeys.has(streamId)) {
       const result = await this.sql.query<{ wrapped_key: string | null }>(
         'SELECT wrapped_key FROM personal_data_keys WHERE stream_id = $1',
@@ -167,7 +168,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
       if (events.some((e) => saysPersonalData(e.type, e.data))) throw new ErasedStreamError(streamId);
       return null;
     }
-    if (key instanceof Buffer) return key;
+    if (typeof key === 'object') return key;
     return this.createKey(streamId, this.personOf(streamId, undefined));
   }
 
@@ -183,7 +184,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
   }
 
   /** A new data key for a stream, filed under its person. */
-  private async createKey(streamId: string, person: string | null): Promise<Buffer | null> {
+  private async createKey(streamId: string, person: string | null): Promise<KeyObject | null> {
     const made = this.makeKey(streamId, person);
     if (made)
       await this.sql.query(insertKeyRow('$1', '$2', '$3', '$4', '$5'), [
@@ -197,7 +198,7 @@ export class PostgresStoreTransaction implements StoreTransaction {
   }
 
   /** A new data key for a stream filed under `person` (null: no keys, or no person to file it under), not yet written. */
-  private makeKey(streamId: string, person: string | null): { key: Buffer; stored: string } | null {
+  private makeKey(streamId: string, person: string | null): { key: KeyObject; stored: string } | null {
     if (!this.keys || person === null) return null;
     const made = this.keys.newKey();
     this.streamKeys.set(streamId, made.key);
@@ -205,7 +206,12 @@ export class PostgresStoreTransaction implements StoreTransaction {
   }
 
   /** The data each event is stored with: its personal values sealed under the stream's key where it has any. */
-  private stored(streamId: string, ids: string[], events: NewEvent[], key: Buffer | null): Record<string, unknown>[] {
+  private stored(
+    streamId: string,
+    ids: string[],
+    events: NewEvent[],
+    key: KeyObject | null,
+  ): Record<string, unknown>[] {
     if (key === null) return events.map((e) => e.data);
     const { tenantId } = this.baseContext;
     return events.map((e, i) => sealEvent({ tenantId, streamId, id: ids[i]!, type: e.type }, e.data, key));

@@ -191,19 +191,23 @@ t.test('data keys: stored wrapped in one format, never in the clear; another mas
   const keys = PersonalDataKeys.of(box);
   const { key, stored } = keys.newKey();
   t.match(stored, /^v2:/, 'the row stores the key wrapped with the person-key box');
-  t.equal(key.length, 32);
-  t.notMatch(stored, new RegExp(key.toString('base64').slice(0, 16).replace(/[+/]/g, '.')), 'not the key itself');
+  t.equal(key.symmetricKeySize, 32);
+  t.notMatch(
+    stored,
+    new RegExp(key.export().toString('base64').slice(0, 16).replace(/[+/]/g, '.')),
+    'not the key itself',
+  );
   const fresh = PersonalDataKeys.of(box);
-  t.same(fresh.keyOf(stored), key, 'another process unwraps the same key');
+  t.ok(fresh.keyOf(stored).equals(key), 'another process unwraps the same key');
   t.equal(fresh.cached, 1);
-  t.same(fresh.keyOf(stored), key, 'from its cache the second time');
+  t.ok(fresh.keyOf(stored).equals(key), 'from its cache the second time');
   const otherBox = new SecretBox(Buffer.alloc(32, 1));
   const other = PersonalDataKeys.of(otherBox);
   t.throws(() => other.keyOf(stored), 'another SECRET_ENCRYPTION_KEY opens no key');
   t.throws(() => keys.keyOf('s2:' + randomBytes(12).toString('base64')), 'a derived format is no longer read');
   const made = Array.from({ length: 200 }, () => keys.newKey());
   t.equal(new Set([stored, ...made.map((m) => m.stored)]).size, 201, 'every row is its own');
-  t.equal(new Set(made.map((m) => m.key.toString('hex'))).size, 200, 'and every key');
+  t.equal(new Set(made.map((m) => m.key.export().toString('hex'))).size, 200, 'and every key');
   t.ok(
     made.every((m) => fresh.keyOf(m.stored).equals(m.key)),
     'each unwrapped again gives the key handed out',
@@ -219,8 +223,8 @@ t.test(
     const s1 = keys.inOneFormat('s1:' + seed.toString('base64'));
     const s2 = keys.inOneFormat('s2:' + nonce.toString('base64'));
     t.match(s1, /^v2:/);
-    t.same(keys.keyOf(s1), box.personKeySeeds.derive(seed), 'the seed’s key, wrapped');
-    t.same(keys.keyOf(s2), box.personKeyNonces.derive(nonce), 'the nonce’s key, wrapped');
+    t.same(keys.keyOf(s1).export(), box.personKeySeeds.derive(seed), 'the seed’s key, wrapped');
+    t.same(keys.keyOf(s2).export(), box.personKeyNonces.derive(nonce), 'the nonce’s key, wrapped');
     const { stored } = keys.newKey();
     t.equal(keys.inOneFormat(stored), stored, 'a wrapped key is left as it is');
     t.throws(
@@ -253,7 +257,7 @@ t.test('data keys wrapped before seeds (v2:) still open, and only with their mas
   const wrapped = box.personKeys.seal(key.toString('base64'));
   t.ok(wrapped.startsWith('v2:'));
   const keys = PersonalDataKeys.of(box);
-  t.same(keys.keyOf(wrapped), key, 'unwrapped with the person-key purpose');
+  t.same(keys.keyOf(wrapped).export(), key, 'unwrapped with the person-key purpose');
   const otherBox = new SecretBox(Buffer.alloc(32, 1));
   t.throws(() => PersonalDataKeys.of(otherBox).keyOf(wrapped), 'another master key cannot');
   t.throws(() => box.webhookSecrets.open(wrapped), 'nor another purpose');

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createSecretKey, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
 import fc from 'fast-check';
 import t from 'tap';
 import { personOfNewStream } from '../../src/domain/streams.js';
@@ -22,9 +22,9 @@ const box = new SecretBox(Buffer.alloc(32, 5));
 
 /** Makes keys as the version before seeds did: a random key wrapped with the person-key box (`v2:`). */
 class WrappedKeys extends PersonalDataKeys {
-  override newKey(): { key: Buffer; stored: string } {
+  override newKey(): { key: KeyObject; stored: string } {
     const key = randomBytes(32);
-    return { key, stored: box.personKeys.seal(key.toString('base64')) };
+    return { key: createSecretKey(key), stored: box.personKeys.seal(key.toString('base64')) };
   }
 }
 
@@ -146,7 +146,7 @@ t.test(
         personOf: personOfNewStream,
         personal: new (class extends PersonalDataKeys {
           override newKey() {
-            return { key, stored };
+            return { key: createSecretKey(key), stored };
           }
         })(box.personKeys),
       });
