@@ -56,6 +56,8 @@ interface Sample {
   /** The minute's latencies, sorted (a window's p99 is read from several minutes' together). */
   latencies: number[];
   rss: number;
+  /** V8's heap in use and memory held outside it (Buffers), MiB: where an RSS that grows has gone. */
+  heap: { used: number; external: number };
   pool: { total: number; idle: number; waiting: number };
   /** Connections checked out, the mean of a reading each second over the minute, and the most callers waiting. */
   poolUse: { inUse: number; waitingMax: number };
@@ -164,8 +166,11 @@ async function main(): Promise<void> {
   const autovacuum = (await admin.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]!.autovacuum;
 
   const api = { authorization: `Bearer ${key.value}`, 'content-type': 'application/json' };
+  // The leads updates and pages pick from: the last RECENT_LEADS made, so that the bench's own memory stays flat too.
+  const RECENT_LEADS = 10_000;
   const ids: string[] = [];
   let seq = 0;
+  let created = 0;
   const run = async (kind: OpKind): Promise<void> => {
     const n = ++seq;
     const someLead = () => ids[Math.floor(Math.random() * ids.length)];
@@ -185,7 +190,7 @@ async function main(): Promise<void> {
             consent: true,
           }),
         });
-        if (response.status === 201) ids.push(((await response.json()) as { id: string }).id);
+        if (response.status === 201) ids[created++ % RECENT_LEADS] = ((await response.json()) as { id: string }).id;
         else if (!refusals.has(kind)) console.log(`a creation refused: ${await response.text()}`);
         else await response.arrayBuffer();
         return check(kind, response, [200, 201]);
@@ -292,6 +297,10 @@ async function main(): Promise<void> {
       p99: percentile(sorted, 99),
       latencies: sorted,
       rss: process.memoryUsage().rss / 1024 / 1024,
+      heap: {
+        used: process.memoryUsage().heapUsed / 1024 / 1024,
+        external: process.memoryUsage().external / 1024 / 1024,
+      },
       pool: { total: db.pool.totalCount, idle: db.pool.idleCount, waiting: db.pool.waitingCount },
       poolUse: poolUse.take(),
       backlog: Number(backlog.rows[0]!.due),
@@ -399,7 +408,7 @@ function printSample(s: Sample): void {
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
   const sizes = s.tables.map((t) => `${t.name} ${mb(t.bytes)}+${mb(t.indexBytes)} MiB (${t.dead} dead)`).join('; ');
   console.log(
-    `${(s.at / 60_000).toFixed(1).padStart(5)} min  ops ${String(s.ops).padStart(6)}  errors ${s.errors}  p99 ${s.p99.toFixed(1).padStart(7)} ms  RSS ${s.rss.toFixed(0)} MiB  pool ${s.pool.total} (in use ${s.poolUse.inUse.toFixed(1)} on average, up to ${s.poolUse.waitingMax} waiting)  delivery backlog ${s.backlog} due, ${s.retriesWaiting} retries waiting  receiver answered ${s.acked}\n         ${sizes}`,
+    `${(s.at / 60_000).toFixed(1).padStart(5)} min  ops ${String(s.ops).padStart(6)}  errors ${s.errors}  p99 ${s.p99.toFixed(1).padStart(7)} ms  RSS ${s.rss.toFixed(0)} MiB (heap ${s.heap.used.toFixed(0)}, external ${s.heap.external.toFixed(0)})  pool ${s.pool.total} (in use ${s.poolUse.inUse.toFixed(1)} on average, up to ${s.poolUse.waitingMax} waiting)  delivery backlog ${s.backlog} due, ${s.retriesWaiting} retries waiting  receiver answered ${s.acked}\n         ${sizes}`,
   );
 }
 
