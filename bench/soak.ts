@@ -53,8 +53,9 @@ interface Sample {
   ops: number;
   errors: number;
   p99: number;
-  /** The minute's latencies, sorted (a window's p99 is read from several minutes' together). */
+  /** The minute's latencies, sorted (a window's p99 is read from several minutes' together), and by kind of op. */
   latencies: number[];
+  byKind: Map<OpKind, number[]>;
   rss: number;
   /** V8's heap in use and memory held outside it (Buffers), MiB: where an RSS that grows has gone. */
   heap: { used: number; external: number };
@@ -264,7 +265,8 @@ async function main(): Promise<void> {
 
   // 2. The soak: the mix at `rate`, open loop (each op starts at its time, whether or not the earlier ones ended).
   const samples: Sample[] = [];
-  let window: { latencies: number[]; errors: number; ops: number } = { latencies: [], errors: 0, ops: 0 };
+  const newWindow = () => ({ latencies: [] as number[], byKind: new Map<OpKind, number[]>(), errors: 0, ops: 0 });
+  let window = newWindow();
   const started = performance.now();
   const end = started + MINUTES * 60_000;
   const inFlight = new Set<Promise<void>>();
@@ -296,6 +298,7 @@ async function main(): Promise<void> {
       errors: w.errors,
       p99: percentile(sorted, 99),
       latencies: sorted,
+      byKind: w.byKind,
       rss: process.memoryUsage().rss / 1024 / 1024,
       heap: {
         used: process.memoryUsage().heapUsed / 1024 / 1024,
@@ -321,7 +324,7 @@ async function main(): Promise<void> {
     while (nextSample <= end + 1) {
       await new Promise((r) => setTimeout(r, Math.max(0, nextSample - performance.now())));
       const taken = window;
-      window = { latencies: [], errors: 0, ops: 0 };
+      window = newWindow();
       samples.push(await sample(taken, performance.now() - started));
       printSample(samples.at(-1)!);
       nextSample += SAMPLE_SECONDS * 1000;
@@ -333,9 +336,16 @@ async function main(): Promise<void> {
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     const t0 = performance.now();
-    const op = run(pickOp(i++))
+    const kind = pickOp(i++);
+    const op = run(kind)
       .then(
-        () => void window.latencies.push(performance.now() - t0),
+        () => {
+          const took = performance.now() - t0;
+          window.latencies.push(took);
+          const ofKind = window.byKind.get(kind) ?? [];
+          ofKind.push(took);
+          window.byKind.set(kind, ofKind);
+        },
         () => void window.errors++,
       )
       .finally(() => {
@@ -369,6 +379,14 @@ async function main(): Promise<void> {
   const meanInUse = (part: Sample[]) => part.reduce((sum, s) => sum + s.poolUse.inUse, 0) / part.length;
   console.log(
     `  (p99 and the pool's use: minutes ${(head[0]!.at / 60_000).toFixed(0)}–${(head.at(-1)!.at / 60_000).toFixed(0)} against ${(tail[0]!.at / 60_000).toFixed(0)}–${(tail.at(-1)!.at / 60_000).toFixed(0)}; the pool opens connections up to ${POOL_SIZE} and keeps them, src/storage/postgres.ts: ${first.pool.total} -> ${last.pool.total} open; most callers waiting in a minute ${Math.max(...inWindow.map((s) => s.poolUse.waitingMax))})`,
+  );
+  const p99OfKind = (part: Sample[], kind: OpKind) =>
+    percentile(
+      part.flatMap((s) => s.byKind.get(kind) ?? []).sort((a, b) => a - b),
+      99,
+    );
+  console.log(
+    `  (p99 by kind of op over the same minutes: ${MIX.map(([kind]) => `${kind} ${p99OfKind(head, kind).toFixed(1)} -> ${p99OfKind(tail, kind).toFixed(1)} ms`).join(', ')})`,
   );
   const verdicts: [string, number, number, number][] = [
     ['RSS (MiB)', first.rss, last.rss, 0],
@@ -406,9 +424,13 @@ async function main(): Promise<void> {
 
 function printSample(s: Sample): void {
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+  const kinds = MIX.map(([kind]) => {
+    const sorted = (s.byKind.get(kind) ?? []).sort((a, b) => a - b);
+    return `${kind} ${percentile(sorted, 99).toFixed(1)}`;
+  }).join(', ');
   const sizes = s.tables.map((t) => `${t.name} ${mb(t.bytes)}+${mb(t.indexBytes)} MiB (${t.dead} dead)`).join('; ');
   console.log(
-    `${(s.at / 60_000).toFixed(1).padStart(5)} min  ops ${String(s.ops).padStart(6)}  errors ${s.errors}  p99 ${s.p99.toFixed(1).padStart(7)} ms  RSS ${s.rss.toFixed(0)} MiB (heap ${s.heap.used.toFixed(0)}, external ${s.heap.external.toFixed(0)})  pool ${s.pool.total} (in use ${s.poolUse.inUse.toFixed(1)} on average, up to ${s.poolUse.waitingMax} waiting)  delivery backlog ${s.backlog} due, ${s.retriesWaiting} retries waiting  receiver answered ${s.acked}\n         ${sizes}`,
+    `${(s.at / 60_000).toFixed(1).padStart(5)} min  ops ${String(s.ops).padStart(6)}  errors ${s.errors}  p99 ${s.p99.toFixed(1).padStart(7)} ms (${kinds})  RSS ${s.rss.toFixed(0)} MiB (heap ${s.heap.used.toFixed(0)}, external ${s.heap.external.toFixed(0)})  pool ${s.pool.total} (in use ${s.poolUse.inUse.toFixed(1)} on average, up to ${s.poolUse.waitingMax} waiting)  delivery backlog ${s.backlog} due, ${s.retriesWaiting} retries waiting  receiver answered ${s.acked}\n         ${sizes}`,
   );
 }
 
