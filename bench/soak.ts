@@ -371,22 +371,18 @@ async function main(): Promise<void> {
   const ends = Math.max(1, Math.min(5, Math.floor(inWindow.length / 4)));
   const head = inWindow.slice(0, ends);
   const tail = inWindow.slice(-ends);
-  const p99Of = (part: Sample[]) =>
+  // The p99 of several minutes' latencies together: all of them, or one kind of op's.
+  const p99Of = (part: Sample[], kind?: OpKind) =>
     percentile(
-      part.flatMap((s) => s.latencies).sort((a, b) => a - b),
+      part.flatMap((s) => (kind ? (s.byKind.get(kind) ?? []) : s.latencies)).sort((a, b) => a - b),
       99,
     );
   const meanInUse = (part: Sample[]) => part.reduce((sum, s) => sum + s.poolUse.inUse, 0) / part.length;
   console.log(
     `  (p99 and the pool's use: minutes ${(head[0]!.at / 60_000).toFixed(0)}–${(head.at(-1)!.at / 60_000).toFixed(0)} against ${(tail[0]!.at / 60_000).toFixed(0)}–${(tail.at(-1)!.at / 60_000).toFixed(0)}; the pool opens connections up to ${POOL_SIZE} and keeps them, src/storage/postgres.ts: ${first.pool.total} -> ${last.pool.total} open; most callers waiting in a minute ${Math.max(...inWindow.map((s) => s.poolUse.waitingMax))})`,
   );
-  const p99OfKind = (part: Sample[], kind: OpKind) =>
-    percentile(
-      part.flatMap((s) => s.byKind.get(kind) ?? []).sort((a, b) => a - b),
-      99,
-    );
   console.log(
-    `  (p99 by kind of op over the same minutes: ${MIX.map(([kind]) => `${kind} ${p99OfKind(head, kind).toFixed(1)} -> ${p99OfKind(tail, kind).toFixed(1)} ms`).join(', ')})`,
+    `  (p99 by kind of op over the same minutes: ${MIX.map(([kind]) => `${kind} ${p99Of(head, kind).toFixed(1)} -> ${p99Of(tail, kind).toFixed(1)} ms`).join(', ')})`,
   );
   const verdicts: [string, number, number, number][] = [
     ['RSS (MiB)', first.rss, last.rss, 0],
