@@ -23,7 +23,15 @@ import { buildApp } from '../src/http/app.js';
 import { startWorkers } from '../src/subscribers/index.js';
 import { configureWebhookRuntime } from '../src/webhooks/runtime.js';
 import { makeTestPki } from '../test/webhooks/support/tls.js';
-import { benchDatabase, consoleCookie, consoleOwner, unlimitedWorkspace } from './support.js';
+import fs from 'node:fs';
+import {
+  benchDatabase,
+  consoleCookie,
+  consoleOwner,
+  postgresCpuBetween,
+  postgresCpuMs,
+  unlimitedWorkspace,
+} from './support.js';
 
 type OpKind = 'create' | 'update' | 'list' | 'console';
 /** The mix, as weights: creations, updates, listings, console pages. */
@@ -66,6 +74,77 @@ interface Sample {
   retriesWaiting: number;
   acked: number;
   tables: { name: string; bytes: number; indexBytes: number; live: number; dead: number }[];
+  /** Where the minute's time went: what a p99 that grows shares with every request. */
+  machine: MachineMinute;
+}
+
+/** CPU and PostgreSQL's own work over one sample. */
+interface MachineMinute {
+  /** CPU ms per op: this process (service, workers, load), the service's PostgreSQL backends, the bench's VACUUM. */
+  nodeMsPerOp: number;
+  postgresMsPerOp: number | null;
+  vacuumCpuMs: number | null;
+  /** How long the bench's VACUUM (ANALYZE) took before this sample, ms. */
+  vacuumMs: number;
+  /** The whole machine: the share of its CPU busy, and stolen by the host, %. */
+  busy: number;
+  steal: number;
+  /** Checkpoints that ended and the buffers they wrote. */
+  checkpoints: number;
+  checkpointBuffers: number;
+  /** The service's active backends, summed over a reading each second, by what they waited on (CPU: none). */
+  waits: { counts: Map<string, number>; readings: number };
+}
+
+/** The machine's CPU ticks so far (/proc/stat's first line): busy, stolen and all. */
+function hostTicks(): { busy: number; steal: number; total: number } {
+  const ticks = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = ticks as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return { busy: user + nice + system + irq + softirq, steal, total: ticks.reduce((a, b) => a + b, 0) };
+}
+
+/** Samples the service's active backends each second by wait event, on a connection of its own. */
+function waitReadings(
+  client: pg.Client,
+  excludePid: number,
+): { take(): { counts: Map<string, number>; readings: number }; stop(): void } {
+  let counts = new Map<string, number>();
+  let readings = 0;
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    client
+      .query<{ wait: string; n: string }>(
+        `SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') AS wait, count(*) AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND state = 'active' AND pid NOT IN (pg_backend_pid(), $1) GROUP BY 1`,
+        [excludePid],
+      )
+      .then((r) => {
+        readings++;
+        for (const { wait, n } of r.rows) counts.set(wait, (counts.get(wait) ?? 0) + Number(n));
+      })
+      .catch(() => undefined)
+      .finally(() => (busy = false));
+  }, 1000);
+  return {
+    take() {
+      const taken = { counts, readings };
+      counts = new Map();
+      readings = 0;
+      return taken;
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 function pickOp(i: number): OpKind {
@@ -165,6 +244,9 @@ async function main(): Promise<void> {
   await admin.connect();
   await admin.query("SET vacuum_cost_delay = '2ms'");
   const autovacuum = (await admin.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]!.autovacuum;
+  const adminPid = (await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const watcher = new pg.Client({ connectionString: db.url });
+  await watcher.connect();
 
   const api = { authorization: `Bearer ${key.value}`, 'content-type': 'application/json' };
   // The leads updates and pages pick from: the last RECENT_LEADS made, so that the bench's own memory stays flat too.
@@ -270,8 +352,50 @@ async function main(): Promise<void> {
   const started = performance.now();
   const end = started + MINUTES * 60_000;
   const inFlight = new Set<Promise<void>>();
+  const checkpointsSoFar = async () =>
+    (
+      await admin.query<{ n: string; buffers: string }>(
+        'SELECT checkpoints_timed + checkpoints_req AS n, buffers_checkpoint AS buffers FROM pg_stat_bgwriter',
+      )
+    ).rows[0]!;
+  let before = {
+    node: process.cpuUsage(),
+    pg: postgresCpuMs(),
+    host: hostTicks(),
+    checkpoints: await checkpointsSoFar(),
+  };
   const sample = async (w: typeof window, at: number): Promise<Sample> => {
+    const pgAtSample = postgresCpuMs();
+    const vacuumStarted = performance.now();
     if (autovacuum !== 'on') await admin.query(`VACUUM (ANALYZE) ${TABLES.join(', ')}`);
+    const vacuumMs = performance.now() - vacuumStarted;
+    const now = {
+      node: process.cpuUsage(),
+      pg: postgresCpuMs(),
+      host: hostTicks(),
+      checkpoints: await checkpointsSoFar(),
+    };
+    // The bench's VACUUM backend apart from the service's: its CPU from the sample's start to the VACUUM's end.
+    const ofAdmin = (m: Map<string, number> | null) =>
+      [...(m ?? new Map<string, number>())].filter(([k]) => k.startsWith(`${adminPid}:`));
+    const vacuumCpuMs =
+      pgAtSample && now.pg ? postgresCpuBetween(new Map(ofAdmin(pgAtSample)), new Map(ofAdmin(now.pg))) : null;
+    const allPgMs = before.pg && now.pg ? postgresCpuBetween(before.pg, now.pg) : null;
+    const adminMs = before.pg && now.pg ? postgresCpuBetween(new Map(ofAdmin(before.pg)), new Map(ofAdmin(now.pg))) : 0;
+    const ops = Math.max(1, w.ops);
+    const ticks = (k: 'busy' | 'steal') => now.host[k] - before.host[k];
+    const machine: MachineMinute = {
+      nodeMsPerOp: (now.node.user + now.node.system - before.node.user - before.node.system) / 1000 / ops,
+      postgresMsPerOp: allPgMs === null ? null : (allPgMs - adminMs) / ops,
+      vacuumCpuMs,
+      vacuumMs,
+      busy: (ticks('busy') / Math.max(1, now.host.total - before.host.total)) * 100,
+      steal: (ticks('steal') / Math.max(1, now.host.total - before.host.total)) * 100,
+      checkpoints: Number(now.checkpoints.n) - Number(before.checkpoints.n),
+      checkpointBuffers: Number(now.checkpoints.buffers) - Number(before.checkpoints.buffers),
+      waits: waits.take(),
+    };
+    before = now;
     await admin.query('SELECT pg_stat_clear_snapshot()');
     const tables = await admin.query<{
       name: string;
@@ -309,6 +433,7 @@ async function main(): Promise<void> {
       backlog: Number(backlog.rows[0]!.due),
       retriesWaiting: Number(backlog.rows[0]!.waiting),
       acked: answered.seen,
+      machine,
       tables: tables.rows.map((r) => ({
         name: r.name,
         bytes: Number(r.bytes),
@@ -319,6 +444,7 @@ async function main(): Promise<void> {
     };
   };
   const poolUse = poolReadings(db.pool);
+  const waits = waitReadings(watcher, adminPid);
   const sampler = (async () => {
     let nextSample = started + SAMPLE_SECONDS * 1000;
     while (nextSample <= end + 1) {
@@ -358,6 +484,7 @@ async function main(): Promise<void> {
   await Promise.all(inFlight);
   await sampler;
   poolUse.stop();
+  waits.stop();
   await workers.stop();
   await app.close();
 
@@ -383,6 +510,14 @@ async function main(): Promise<void> {
   );
   console.log(
     `  (p99 by kind of op over the same minutes: ${MIX.map(([kind]) => `${kind} ${p99Of(head, kind).toFixed(1)} -> ${p99Of(tail, kind).toFixed(1)} ms`).join(', ')})`,
+  );
+  // Not judged, but what a p99 that grows shares with every request: CPU a op, the machine, the bench's VACUUM.
+  const meanOf = (part: Sample[], f: (m: MachineMinute) => number | null) =>
+    part.reduce((sum, s) => sum + (f(s.machine) ?? NaN), 0) / part.length;
+  const ofEnds = (f: (m: MachineMinute) => number | null, digits: number) =>
+    `${meanOf(head, f).toFixed(digits)} -> ${meanOf(tail, f).toFixed(digits)}`;
+  console.log(
+    `  (over the same minutes: CPU a op Node ${ofEnds((m) => m.nodeMsPerOp, 3)} ms, PostgreSQL ${ofEnds((m) => m.postgresMsPerOp, 3)} ms; the machine ${ofEnds((m) => m.busy, 0)}% busy, ${ofEnds((m) => m.steal, 1)}% stolen; the bench's VACUUM ${ofEnds((m) => m.vacuumMs / 1000, 1)} s a sample; checkpoints ${ofEnds((m) => m.checkpoints, 1)} a sample)`,
   );
   const verdicts: [string, number, number, number][] = [
     ['RSS (MiB)', first.rss, last.rss, 0],
@@ -414,6 +549,7 @@ async function main(): Promise<void> {
   console.log(allFlat ? '\nevery figure ends flat' : '\nat least one figure grows');
   receiver.disconnect();
   await admin.end();
+  await watcher.end();
   await db.close();
   pki.cleanup();
 }
@@ -425,8 +561,15 @@ function printSample(s: Sample): void {
     return `${kind} ${percentile(sorted, 99).toFixed(1)}`;
   }).join(', ');
   const sizes = s.tables.map((t) => `${t.name} ${mb(t.bytes)}+${mb(t.indexBytes)} MiB (${t.dead} dead)`).join('; ');
+  const m = s.machine;
+  const active = [...m.waits.counts.values()].reduce((a, b) => a + b, 0);
+  const waits = [...m.waits.counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 4)
+    .map(([wait, n]) => `${wait} ${((n / Math.max(1, active)) * 100).toFixed(0)}%`)
+    .join(', ');
   console.log(
-    `${(s.at / 60_000).toFixed(1).padStart(5)} min  ops ${String(s.ops).padStart(6)}  errors ${s.errors}  p99 ${s.p99.toFixed(1).padStart(7)} ms (${kinds})  RSS ${s.rss.toFixed(0)} MiB (heap ${s.heap.used.toFixed(0)}, external ${s.heap.external.toFixed(0)})  pool ${s.pool.total} (in use ${s.poolUse.inUse.toFixed(1)} on average, up to ${s.poolUse.waitingMax} waiting)  delivery backlog ${s.backlog} due, ${s.retriesWaiting} retries waiting  receiver answered ${s.acked}\n         ${sizes}`,
+    `${(s.at / 60_000).toFixed(1).padStart(5)} min  ops ${String(s.ops).padStart(6)}  errors ${s.errors}  p99 ${s.p99.toFixed(1).padStart(7)} ms (${kinds})  RSS ${s.rss.toFixed(0)} MiB (heap ${s.heap.used.toFixed(0)}, external ${s.heap.external.toFixed(0)})  pool ${s.pool.total} (in use ${s.poolUse.inUse.toFixed(1)} on average, up to ${s.poolUse.waitingMax} waiting)  delivery backlog ${s.backlog} due, ${s.retriesWaiting} retries waiting  receiver answered ${s.acked}\n         ${sizes}\n         CPU a op: Node ${m.nodeMsPerOp.toFixed(3)} ms, PostgreSQL ${m.postgresMsPerOp?.toFixed(3) ?? '?'} ms; machine ${m.busy.toFixed(0)}% busy, ${m.steal.toFixed(1)}% stolen; VACUUM ${(m.vacuumMs / 1000).toFixed(1)} s (${m.vacuumCpuMs === null ? '?' : (m.vacuumCpuMs / 1000).toFixed(1)} s CPU); ${m.checkpoints} checkpoints (${m.checkpointBuffers} buffers); active backends ${(active / Math.max(1, m.waits.readings)).toFixed(1)} on average: ${waits || 'none'}`,
   );
 }
 
