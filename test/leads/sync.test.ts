@@ -194,7 +194,7 @@ t.test('a list waits for the lead writes in flight of its workspace and mode, th
     answered = true;
     return p;
   });
-  t.not(await waitingOn(f, 'pg_advisory_xact_lock('), null, 'the list waits for the write in flight');
+  t.not(await waitingOn(f, 'pg_advisory_xact_lock_shared('), null, 'the list waits for the write in flight');
   t.notOk(answered, 'and has not answered');
   t.same((await page(f, '')).data, [], "the other mode's list does not wait");
   const other = await seedWorkspace(f);
@@ -210,29 +210,74 @@ t.test('a list waits for the lead writes in flight of its workspace and mode, th
   );
 });
 
-t.test('a lead write waiting behind a list gets a time after the list’s', async (t) => {
+t.test('a lead write begun while a list waits neither waits for the list nor is served by it', async (t) => {
   const clock = new TestClock();
   const f = await leadsFixture(t, { now: clock.now });
   const held = await heldCapture(f);
   clock.advance(1);
-  const listing = page(f, '', f.test);
-  if ((await waitingOn(f, 'pg_advisory_xact_lock(')) === null) throw new Error('the list never waited');
-  // Asks for the gate behind the waiting list, with a clock that has not moved since the list read its time.
-  const behind = f.post(leadBody(), { key: f.test });
-  if ((await waitingOn(f, 'pg_advisory_xact_lock_shared(')) === null) throw new Error('the write never waited');
-  clock.advance(5);
-  const released = clock.now().getTime();
+  let served = false;
+  const listing = page(f, '', f.test).then((p) => {
+    served = true;
+    return p;
+  });
+  if ((await waitingOn(f, 'pg_advisory_xact_lock_shared(')) === null) throw new Error('the list never waited');
+  // A write that takes the gate after the list looked, with a clock that has not moved since the list read its time.
+  const during = await f.post(leadBody(), { key: f.test });
+  t.equal(during.status, 201, 'the write committed while the list still waited');
+  t.notOk(served, 'the list was still waiting for the earlier write');
   await held.release();
-  await held.answer;
-  const served = await listing;
-  const created = await behind;
-  t.equal(created.status, 201);
-  t.equal(served.data.length, 1, 'the list served the write it waited for');
-  const lead = (await f.get(`/v1/leads/${String(created.body.id)}`, f.test)).body;
-  t.ok(
-    Date.parse(String(lead.updated_at)) >= released,
-    'the write that waited read its time once the list was done, later than anything the list served',
+  const first = await held.answer;
+  t.same(
+    (await listing).data.map((l) => l.id),
+    [first.body.id],
+    'the list served the write it waited for, not the one that took the gate after it looked',
   );
+  const lead = (await f.get(`/v1/leads/${String(during.body.id)}`, f.test)).body;
+  t.ok(
+    Date.parse(String(lead.updated_at)) >= clock.now().getTime(),
+    'the later write read a time no earlier than the list’s, so the next list serves it',
+  );
+  clock.advance(1);
+  t.same(
+    (await page(f, '', f.test)).data.map((l) => l.id),
+    [first.body.id, during.body.id],
+    'and the next list serves both in order',
+  );
+});
+
+t.test('the gate at the SQL level: a list waits for the holders it found, and for no later one', async (t) => {
+  const f = await leadsFixture(t);
+  const { leadWriteGate, waitForLeadWrites } = await import('../../src/intake/sync-gate.js');
+  const gate = leadWriteGate(f.workspace.id, false);
+  const writer = async () => {
+    const client = await f.pool.connect();
+    await client.query('BEGIN');
+    await client.query(gate.text, gate.values);
+    return {
+      pid: (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid,
+      async end() {
+        await client.query('COMMIT');
+        client.release();
+      },
+    };
+  };
+  const earlier = await writer();
+  let listed = false;
+  const list = waitForLeadWrites(f.pool, f.workspace.id, false).then(() => (listed = true));
+  if ((await waitingOn(f, 'pg_advisory_xact_lock_shared(')) === null) throw new Error('the list never waited');
+  const later = await writer();
+  t.pass('a write takes the gate while a list waits: no write queues behind a list');
+  await later.end();
+  t.notOk(listed, 'the list still waits for the earlier write after the later one ended');
+  const otherMode = leadWriteGate(f.workspace.id, true);
+  const other = await f.pool.connect();
+  await other.query('BEGIN');
+  await other.query(otherMode.text, otherMode.values);
+  await earlier.end();
+  await list;
+  t.ok(listed, 'and ends once the earlier write ended, whatever the other mode holds');
+  await other.query('COMMIT');
+  other.release();
 });
 
 t.test('a client syncing with updated_since misses no change while leads are updated during its walk', async (t) => {
@@ -308,7 +353,7 @@ t.test('a list takes the gate in a statement of its own before the one that read
   const f = await leadsFixture(t);
   const sent = recordSql(t);
   await page(f, '');
-  const gate = sent.findIndex((s) => s.text.includes('pg_advisory_xact_lock('));
+  const gate = sent.findIndex((s) => s.text.includes('pg_locks'));
   t.ok(gate >= 0, 'the list takes the gate');
   t.match(sent[gate + 1]?.text ?? '', /FROM lead_order/, 'and reads the rows in the next statement, a newer snapshot');
   t.notOk(
