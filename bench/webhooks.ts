@@ -23,6 +23,7 @@ import { configureWebhookRuntime } from '../src/webhooks/runtime.js';
 import { demoDefinition } from '../test/support/app.js';
 import { makeTestPki } from '../test/webhooks/support/tls.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
+import { createDeliveryTwinTables, runDeliveryTwin } from './delivery-twin.js';
 import { benchDatabase, postgresCpuMs, printHotShare, withCpuCost, WRITTEN_TABLES, type CpuCost } from './support.js';
 
 const now = () => performance.timeOrigin + performance.now();
@@ -95,6 +96,9 @@ async function main(): Promise<void> {
   const NOISY_RATE = Number(process.env.BENCH_NOISY_RATE ?? 200);
   const NOISY_SLOW_RATE = Number(process.env.BENCH_NOISY_SLOW_RATE ?? 10);
   const NOISY_BACKLOG = Number(process.env.BENCH_NOISY_BACKLOG ?? 2_000);
+  // The durable twin's loops and rows a transaction: 64 in flight, the service's cap for a proven fast endpoint.
+  const TWIN_LOOPS = Number(process.env.BENCH_TWIN_LOOPS ?? 8);
+  const TWIN_BATCH = Number(process.env.BENCH_TWIN_BATCH ?? 8);
 
   const pki = makeTestPki();
   const receiver: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
@@ -261,6 +265,19 @@ async function main(): Promise<void> {
   }
   await vacuumLikeAutovacuum();
 
+  // 3b. The durable twin from the largest backlog: the same delivery rows and attempts written by the simplest queue
+  // (bench/delivery-twin.ts), signed and sent to the same receiver; what any delivery that writes them costs.
+  const TWIN_BACKLOG = Number(process.env.BENCH_TWIN_BACKLOG ?? Math.max(...BACKLOGS));
+  await createDeliveryTwinTables(db.pool);
+  const twinBackends = backendCpu(db.pool);
+  const twin = await withCpuCost(
+    () =>
+      runDeliveryTwin(db.pool, { url, ca: pki.ca, backlog: TWIN_BACKLOG, body, loops: TWIN_LOOPS, batch: TWIN_BATCH }),
+    (r) => r.delivered,
+  );
+  const twinBackendsMs = (await twinBackends.stop()) / twin.delivered;
+  acked.clear();
+
   // Loads at a steady rate, and the commit -> acknowledgement times of the first stream's events.
   const steady = async (
     seconds: number,
@@ -400,10 +417,15 @@ async function main(): Promise<void> {
     `plain HTTPS POST loop, ${CONCURRENCY} concurrent, keep-alive   ${(baselineCount / baselineSeconds).toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms   n=${baselineCount}`,
   );
   const baselineRate = baselineCount / baselineSeconds;
+  const twinRate = twin.delivered / twin.seconds;
+  console.log(
+    `durable twin (${TWIN_BACKLOG} rows inserted 500 a statement; ${TWIN_LOOPS} loops, each locking ${TWIN_BATCH} due rows, sending them signed, updating them and appending their attempts in one transaction)   ${twinRate.toFixed(0).padStart(6)} deliveries/s   ${(twinRate / baselineRate).toFixed(2)} × the plain loop\n` +
+      `  per delivery: CPU of this process ${twin.cpu.node.toFixed(3)} ms; of PostgreSQL: ${twinBackendsMs.toFixed(3)} ms in this database's backends, ${twin.cpu.postgres === null ? 'n/a (not local)' : `${twin.cpu.postgres.toFixed(3)} ms`} in all the server's processes`,
+  );
   for (const r of throughputs) {
     const rate = r.backlog / r.seconds;
     console.log(
-      `webhook deliveries (fan-out + signed delivery + log) from a ${String(r.backlog).padStart(6)} backlog   ${rate.toFixed(0).padStart(6)} deliveries/s   ${(rate / baselineRate).toFixed(2)} × the plain loop (goal ≥ 0.5)\n` +
+      `webhook deliveries (fan-out + signed delivery + log) from a ${String(r.backlog).padStart(6)} backlog   ${rate.toFixed(0).padStart(6)} deliveries/s   ${(rate / baselineRate).toFixed(2)} × the plain loop (goal ≥ 0.5), ${(rate / twinRate).toFixed(2)} × the durable twin\n` +
         `  of which: fanned out at ${(r.backlog / r.phases.fanout).toFixed(0)} /s, first attempts started at ${(r.backlog / r.phases.claim).toFixed(0)} /s; ${r.claims.claimed} claims leased deliveries, ${r.claims.empty} found none\n` +
         `  per delivery: CPU of this process ${r.cpu.node.toFixed(3)} ms; of PostgreSQL: ${r.ownBackendsMs.toFixed(3)} ms in this database's backends, ${r.cpu.postgres === null ? 'n/a (not local)' : `${r.cpu.postgres.toFixed(3)} ms`} in all the server's processes; WAL ${r.walPerDelivery.toFixed(0)} B (the server's, all databases)\n` +
         `  webhook_deliveries rows written per delivery: ${r.writes.perDelivery.toFixed(2)} (${r.writes.inserted} inserted, ${r.writes.updated} updated, ${r.writes.hotShare} of the updates HOT)`,
