@@ -24,6 +24,7 @@ import { startWorkers } from '../src/subscribers/index.js';
 import { configureWebhookRuntime } from '../src/webhooks/runtime.js';
 import { makeTestPki } from '../test/webhooks/support/tls.js';
 import fs from 'node:fs';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import {
   benchDatabase,
   consoleCookie,
@@ -92,6 +93,8 @@ interface MachineMinute {
   /** Checkpoints that ended and the buffers they wrote. */
   checkpoints: number;
   checkpointBuffers: number;
+  /** This process's stalls: the event loop's longest delay and its p99, and V8's collection pauses (all, longest), ms. */
+  stalls: { loopMax: number; loopP99: number; gcMs: number; gcMax: number };
   /** The service's active backends, summed over a reading each second, by what they waited on (CPU: none). */
   waits: { counts: Map<string, number>; readings: number };
 }
@@ -110,6 +113,37 @@ function hostTicks(): { busy: number; steal: number; total: number } {
     number,
   ];
   return { busy: user + nice + system + irq + softirq, steal, total: ticks.reduce((a, b) => a + b, 0) };
+}
+
+/** This process's event-loop delay and V8's collection pauses since the last `take`: a stall every request shares. */
+function stallReadings(): {
+  take(): { loopMax: number; loopP99: number; gcMs: number; gcMax: number };
+  stop(): void;
+} {
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  let gcMs = 0;
+  let gcMax = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gcMs += entry.duration;
+      gcMax = Math.max(gcMax, entry.duration);
+    }
+  });
+  gc.observe({ entryTypes: ['gc'] });
+  return {
+    take() {
+      const taken = { loopMax: loop.max / 1e6, loopP99: loop.percentile(99) / 1e6, gcMs, gcMax };
+      loop.reset();
+      gcMs = 0;
+      gcMax = 0;
+      return taken;
+    },
+    stop() {
+      loop.disable();
+      gc.disconnect();
+    },
+  };
 }
 
 /** Samples the service's active backends each second by wait event, on a connection of its own. */
@@ -393,6 +427,7 @@ async function main(): Promise<void> {
       steal: (ticks('steal') / Math.max(1, now.host.total - before.host.total)) * 100,
       checkpoints: Number(now.checkpoints.n) - Number(before.checkpoints.n),
       checkpointBuffers: Number(now.checkpoints.buffers) - Number(before.checkpoints.buffers),
+      stalls: stalls.take(),
       waits: waits.take(),
     };
     before = now;
@@ -445,6 +480,7 @@ async function main(): Promise<void> {
   };
   const poolUse = poolReadings(db.pool);
   const waits = waitReadings(watcher, adminPid);
+  const stalls = stallReadings();
   const sampler = (async () => {
     let nextSample = started + SAMPLE_SECONDS * 1000;
     while (nextSample <= end + 1) {
@@ -485,6 +521,7 @@ async function main(): Promise<void> {
   await sampler;
   poolUse.stop();
   waits.stop();
+  stalls.stop();
   await workers.stop();
   await app.close();
 
@@ -517,7 +554,7 @@ async function main(): Promise<void> {
   const ofEnds = (f: (m: MachineMinute) => number | null, digits: number) =>
     `${meanOf(head, f).toFixed(digits)} -> ${meanOf(tail, f).toFixed(digits)}`;
   console.log(
-    `  (over the same minutes: CPU a op Node ${ofEnds((m) => m.nodeMsPerOp, 3)} ms, PostgreSQL ${ofEnds((m) => m.postgresMsPerOp, 3)} ms; the machine ${ofEnds((m) => m.busy, 0)}% busy, ${ofEnds((m) => m.steal, 1)}% stolen; the bench's VACUUM ${ofEnds((m) => m.vacuumMs / 1000, 1)} s a sample; checkpoints ${ofEnds((m) => m.checkpoints, 1)} a sample)`,
+    `  (over the same minutes: CPU a op Node ${ofEnds((m) => m.nodeMsPerOp, 3)} ms, PostgreSQL ${ofEnds((m) => m.postgresMsPerOp, 3)} ms; the machine ${ofEnds((m) => m.busy, 0)}% busy, ${ofEnds((m) => m.steal, 1)}% stolen; the bench's VACUUM ${ofEnds((m) => m.vacuumMs / 1000, 1)} s a sample; checkpoints ${ofEnds((m) => m.checkpoints, 1)} a sample; the event loop's longest delay ${ofEnds((m) => m.stalls.loopMax, 0)} ms, GC pauses ${ofEnds((m) => m.stalls.gcMs, 0)} ms a sample)`,
   );
   const verdicts: [string, number, number, number][] = [
     ['RSS (MiB)', first.rss, last.rss, 0],
@@ -569,7 +606,7 @@ function printSample(s: Sample): void {
     .map(([wait, n]) => `${wait} ${((n / Math.max(1, active)) * 100).toFixed(0)}%`)
     .join(', ');
   console.log(
-    `${(s.at / 60_000).toFixed(1).padStart(5)} min  ops ${String(s.ops).padStart(6)}  errors ${s.errors}  p99 ${s.p99.toFixed(1).padStart(7)} ms (${kinds})  RSS ${s.rss.toFixed(0)} MiB (heap ${s.heap.used.toFixed(0)}, external ${s.heap.external.toFixed(0)})  pool ${s.pool.total} (in use ${s.poolUse.inUse.toFixed(1)} on average, up to ${s.poolUse.waitingMax} waiting)  delivery backlog ${s.backlog} due, ${s.retriesWaiting} retries waiting  receiver answered ${s.acked}\n         ${sizes}\n         CPU a op: Node ${m.nodeMsPerOp.toFixed(3)} ms, PostgreSQL ${m.postgresMsPerOp?.toFixed(3) ?? '?'} ms; machine ${m.busy.toFixed(0)}% busy, ${m.steal.toFixed(1)}% stolen; VACUUM ${(m.vacuumMs / 1000).toFixed(1)} s (${m.vacuumCpuMs === null ? '?' : (m.vacuumCpuMs / 1000).toFixed(1)} s CPU); ${m.checkpoints} checkpoints (${m.checkpointBuffers} buffers); active backends ${(active / Math.max(1, m.waits.readings)).toFixed(1)} on average: ${waits || 'none'}`,
+    `${(s.at / 60_000).toFixed(1).padStart(5)} min  ops ${String(s.ops).padStart(6)}  errors ${s.errors}  p99 ${s.p99.toFixed(1).padStart(7)} ms (${kinds})  RSS ${s.rss.toFixed(0)} MiB (heap ${s.heap.used.toFixed(0)}, external ${s.heap.external.toFixed(0)})  pool ${s.pool.total} (in use ${s.poolUse.inUse.toFixed(1)} on average, up to ${s.poolUse.waitingMax} waiting)  delivery backlog ${s.backlog} due, ${s.retriesWaiting} retries waiting  receiver answered ${s.acked}\n         ${sizes}\n         CPU a op: Node ${m.nodeMsPerOp.toFixed(3)} ms, PostgreSQL ${m.postgresMsPerOp?.toFixed(3) ?? '?'} ms; machine ${m.busy.toFixed(0)}% busy, ${m.steal.toFixed(1)}% stolen; VACUUM ${(m.vacuumMs / 1000).toFixed(1)} s (${m.vacuumCpuMs === null ? '?' : (m.vacuumCpuMs / 1000).toFixed(1)} s CPU); ${m.checkpoints} checkpoints (${m.checkpointBuffers} buffers); active backends ${(active / Math.max(1, m.waits.readings)).toFixed(1)} on average: ${waits || 'none'}; event loop delay p99 ${m.stalls.loopP99.toFixed(0)} ms, max ${m.stalls.loopMax.toFixed(0)} ms; GC pauses ${m.stalls.gcMs.toFixed(0)} ms, the longest ${m.stalls.gcMax.toFixed(0)} ms`,
   );
 }
 
