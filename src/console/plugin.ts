@@ -7,7 +7,16 @@ import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../bootstrap.js';
 import { isCommandError } from '../commands/errors.js';
-import { ApiError, commandErrorAnswer, handleError, validationFailed } from '../http/errors.js';
+import {
+  ApiError,
+  commandErrorAnswer,
+  handleError,
+  overloaded,
+  serviceUnavailable,
+  validationFailed,
+} from '../http/errors.js';
+import { databaseOutage, databaseUnreachable } from '../storage/outage.js';
+import { poolTimedOut } from '../storage/postgres.js';
 import type { TypedApp } from '../http/typed-app.js';
 import { csrfTokenMatches, resumeSession } from '../identity/sessions.js';
 import { ConsoleRefusal, frameOf, formOf, sendPage, SESSION_COOKIE, sessionCsrf } from './context.js';
@@ -230,6 +239,27 @@ async function ownFormPage(
  * Any error as a page in words: a refusal's own, a command's refusal, an unreadable form, or a failure logged. A JSON
  * request's is the Error body instead.
  */
+/**
+ * A refusal to try again later, as the API answers it (src/http/errors.ts): the service shedding load or a pool
+ * checkout that timed out (overloaded), or the database out of reach (logged once per outage). Null for anything else.
+ */
+function unavailableAnswer(error: Error, request: FastifyRequest): ApiError | null {
+  if (error instanceof ApiError && error.statusCode === 503) return error;
+  if (poolTimedOut(error)) return overloaded();
+  if (!databaseUnreachable(error)) return null;
+  if (databaseOutage.failed())
+    request.log.error({ err: error }, 'the database cannot be reached: answering 503 until a connection is made');
+  return serviceUnavailable();
+}
+
+/** What a page says for each of those refusals: nothing to fix but the moment; a save may need checking. */
+const UNAVAILABLE_MESSAGES: Record<string, string> = {
+  overloaded:
+    'The service is too busy to answer right now. Try again in a moment; if you were saving something, check first whether it was saved.',
+  service_unavailable:
+    'The service cannot reach its database for a moment. Try again in a few seconds; if you were saving something, check first whether it was saved.',
+};
+
 async function consoleError(
   error: FastifyError | Error,
   request: FastifyRequest,
@@ -248,6 +278,11 @@ async function consoleError(
   if (validation) return invalidPage(request, reply, fieldErrors(request, validation, validationContext));
   if (statusCode && statusCode < 500)
     return errorPage(request, reply, statusCode, 'The form could not be read; nothing was done.');
+  const unavailable = unavailableAnswer(error, request);
+  if (unavailable) {
+    reply.headers(unavailable.headers);
+    return errorPage(request, reply, 503, UNAVAILABLE_MESSAGES[unavailable.code] ?? unavailable.message);
+  }
   request.log.error({ err: error }, 'console page failed');
   return errorPage(
     request,
