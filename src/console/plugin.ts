@@ -236,10 +236,6 @@ async function ownFormPage(
 }
 
 /**
- * Any error as a page in words: a refusal's own, a command's refusal, an unreadable form, or a failure logged. A JSON
- * request's is the Error body instead.
- */
-/**
  * A refusal to try again later, as the API answers it (src/http/errors.ts): the service shedding load or a pool
  * checkout that timed out (overloaded), or the database out of reach (logged once per outage). Null for anything else.
  */
@@ -260,6 +256,10 @@ const UNAVAILABLE_MESSAGES: Record<string, string> = {
     'The service cannot reach its database for a moment. Try again in a few seconds; if you were saving something, check first whether it was saved.',
 };
 
+/**
+ * Any error as a page in words: a refusal's own, a command's refusal, an unreadable form, or a failure logged. A JSON
+ * request's is the Error body instead.
+ */
 async function consoleError(
   error: FastifyError | Error,
   request: FastifyRequest,

@@ -254,7 +254,6 @@ t.test('the gate at the SQL level: a list waits for the holders it found, and fo
     await client.query('BEGIN');
     await client.query(gate.text, gate.values);
     return {
-      pid: (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid,
       async end() {
         await client.query('COMMIT');
         client.release();
