@@ -36,11 +36,18 @@ interface PendingList {
   ended: boolean;
 }
 
-const within = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
-  Promise.race([
-    promise,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen in ${ms} ms`)), ms)),
-  ]);
+/** `promise`, or a failure naming `what` after `ms` (a bound on how long a failure takes to show, not a timing). */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not happen in ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 t.test('the lead-sync gate under random interleavings of writes and lists', async (t) => {
   const f = await leadsFixture(t);
@@ -80,7 +87,7 @@ t.test('the lead-sync gate under random interleavings of writes and lists', asyn
           const client = await connect();
           await client.query('BEGIN');
           const gate = leadWriteGate(tenant, false);
-          await within(client.query(gate.text, gate.values), 2_000, 'a write taking the gate while lists wait');
+          await within(client.query(gate.text, gate.values), 10_000, 'a write taking the gate while lists wait');
           const writer = { id: ++nextId, client, commitSent: false };
           await client.query('INSERT INTO gate_probe (id) VALUES ($1)', [writer.id]);
           open.push(writer);
@@ -104,13 +111,13 @@ t.test('the lead-sync gate under random interleavings of writes and lists', asyn
           });
           lists.push(list);
           // The next step only once the list's statement has read pg_locks: waiting on a lock, or done.
-          if (holders.length > 0) await within(waitingOnLock(pid), 2_000, 'a list waiting at the gate');
+          if (holders.length > 0) await within(waitingOnLock(pid), 10_000, 'a list waiting at the gate');
         }
         // A list whose holders have all committed ends; one with a holder in flight must not have.
         await new Promise((resolve) => setTimeout(resolve, 5));
         for (const list of lists) {
           if (list.holders.every((w) => w.commitSent)) {
-            const wrong = await within(list.done, 2_000, 'a list ending');
+            const wrong = await within(list.done, 10_000, 'a list ending');
             if (wrong) throw new Error(wrong);
           } else if (list.ended) throw new Error('a list ended while a write it found was in flight');
         }
@@ -120,7 +127,7 @@ t.test('the lead-sync gate under random interleavings of writes and lists', asyn
       throw error;
     }
     for (const writer of [...open]) await commit(writer);
-    const wrong = (await within(Promise.all(lists.map((l) => l.done)), 5_000, 'every list ending')).find(Boolean);
+    const wrong = (await within(Promise.all(lists.map((l) => l.done)), 20_000, 'every list ending')).find(Boolean);
     if (wrong) throw new Error(wrong);
   };
 
