@@ -6,7 +6,8 @@ import { readAllWith } from '../events/postgres-event-store.js';
 import type { GlobalPosition, StoredEvent } from '../events/types.js';
 import { can, type Role } from '../identity/permissions.js';
 import { withTransaction, type Queryable } from '../storage/postgres.js';
-import { findWorkspace } from '../workspaces/repository.js';
+import { findWorkspacesById } from '../workspaces/repository.js';
+import type { Workspace } from '../workspaces/workspace.js';
 
 export const NOTIFICATIONS_SUBSCRIPTION = 'member-notifications';
 /** The channel new notifications are announced on, so a mailer in any process sends the at-once ones. */
@@ -37,8 +38,16 @@ export async function recordNotificationsBatch(
     if (at === 'busy') return { events: 0, recorded: 0, busy: true };
     const events = await readAllWith(sql, at, batchSize, true, keys);
     if (events.length === 0) return { events: 0, recorded: 0, busy: false };
-    let recorded = 0;
-    for (const event of events) recorded += await recordEvent(sql, event, now);
+    const news = events.filter((event) => isNews(event, now));
+    // Each workspace read once per batch and the intents written in one statement: a round trip per event cost each
+    // delivery 0.12 ms of this process and 0.15 ms of PostgreSQL at a 100,000 backlog (bench:webhooks, 2026-11-29).
+    const workspaces = await findWorkspacesById(
+      sql,
+      news.map((event) => event.tenantId),
+    );
+    const told: ToldIntent[] = [];
+    for (const event of news) told.push(...(await intentsOfEvent(sql, event, workspaces.get(event.tenantId))));
+    const recorded = await insertToldIntents(sql, told, now);
     await sql.query(
       'UPDATE subscription_checkpoints SET tx_id = $2::xid8, position = $3, updated_at = $4 WHERE name = $1',
       [NOTIFICATIONS_SUBSCRIPTION, events.at(-1)!.position.txId, events.at(-1)!.position.position, now],
@@ -62,11 +71,24 @@ const actorUserId = (event: StoredEvent): string | null => {
   return actor.type === 'user' && typeof actor.user_id === 'string' ? actor.user_id : null;
 };
 
-async function recordEvent(sql: Queryable, event: StoredEvent, now: Date): Promise<number> {
-  if (!NOTIFYING_TYPES.includes(event.type)) return 0;
-  if (now.getTime() - event.createdAt.getTime() > STALE_MS) return 0;
-  const workspace = await findWorkspace(sql, event.tenantId);
-  if (!workspace) return 0;
+/** An event members may be told of: of a notifying type, and not older than a day when read. */
+const isNews = (event: StoredEvent, now: Date): boolean =>
+  NOTIFYING_TYPES.includes(event.type) && now.getTime() - event.createdAt.getTime() <= STALE_MS;
+
+/** An intent with the event it came from: its workspace, mode and time. */
+interface ToldIntent {
+  intent: NotificationIntent;
+  tenantId: string;
+  sandbox: boolean;
+  happenedAt: Date;
+}
+
+async function intentsOfEvent(
+  sql: Queryable,
+  event: StoredEvent,
+  workspace: Workspace | undefined,
+): Promise<ToldIntent[]> {
+  if (!workspace) return [];
   const previousAssignee = event.type === 'task.changed' ? await assigneeBefore(sql, event) : undefined;
   const intents = intentsOf(
     { id: event.id, type: event.type, sandbox: event.sandbox, data: event.data, actorUserId: actorUserId(event) },
@@ -76,7 +98,12 @@ async function recordEvent(sql: Queryable, event: StoredEvent, now: Date): Promi
       previousAssignee,
     },
   );
-  return insertIntents(sql, event.tenantId, event.sandbox, intents, event.createdAt, now);
+  return intents.map((intent) => ({
+    intent,
+    tenantId: event.tenantId,
+    sandbox: event.sandbox,
+    happenedAt: event.createdAt,
+  }));
 }
 
 /** A task's assignee before this change: the last task.created or task.changed of its stream before it. */
@@ -99,22 +126,32 @@ export async function insertIntents(
   happenedAt: Date,
   now: Date,
 ): Promise<number> {
-  if (intents.length === 0) return 0;
+  return insertToldIntents(
+    sql,
+    intents.map((intent) => ({ intent, tenantId, sandbox, happenedAt })),
+    now,
+  );
+}
+
+/** Writes the intents of a batch of events in one statement, those that are new; how many were written. */
+async function insertToldIntents(sql: Queryable, told: readonly ToldIntent[], now: Date): Promise<number> {
+  if (told.length === 0) return 0;
   const inserted = await sql.query(
     `INSERT INTO member_notifications (id, tenant_id, user_id, kind, subject_id, sandbox, dedupe, happened_at, created_at)
-     SELECT i.id, $2, i.user_id, i.kind, i.subject_id, $3, i.dedupe, $4, $5
-       FROM unnest($1::uuid[], $6::text[], $7::text[], $8::uuid[], $9::text[]) AS i(id, user_id, kind, subject_id, dedupe)
+     SELECT i.id, i.tenant_id, i.user_id, i.kind, i.subject_id, i.sandbox, i.dedupe, i.happened_at, $1
+       FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::boolean[], $8::text[], $9::timestamptz[])
+            AS i(id, tenant_id, user_id, kind, subject_id, sandbox, dedupe, happened_at)
      ON CONFLICT (tenant_id, user_id, dedupe) DO NOTHING`,
     [
-      intents.map(() => randomUUID()),
-      tenantId,
-      sandbox,
-      happenedAt,
       now,
-      intents.map((i) => i.userId),
-      intents.map((i) => i.kind),
-      intents.map((i) => i.subjectId),
-      intents.map((i) => i.dedupe),
+      told.map(() => randomUUID()),
+      told.map((t) => t.tenantId),
+      told.map((t) => t.intent.userId),
+      told.map((t) => t.intent.kind),
+      told.map((t) => t.intent.subjectId),
+      told.map((t) => t.sandbox),
+      told.map((t) => t.intent.dedupe),
+      told.map((t) => t.happenedAt),
     ],
   );
   return inserted.rowCount ?? 0;

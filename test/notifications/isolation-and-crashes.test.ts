@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import t from 'tap';
 import { insertIntents, recordNotificationsBatch } from '../../src/notifications/record.js';
 import { claimAtOnce } from '../../src/notifications/outbox.js';
@@ -169,3 +170,90 @@ t.test('a crash between the event and the mail: nothing lost, nothing recorded t
   t.equal(copies.length, 2, 'at least once: a second copy');
   t.equal(rawHeader(copies[0]!, 'message-id'), rawHeader(copies[1]!, 'message-id'), 'with the same Message-ID');
 });
+
+t.test(
+  'one batch of news from two workspaces: each member told of their own workspace’s leads, the workspaces read once',
+  async (t) => {
+    const clock = new TestClock(new Date('2026-11-01T10:00:00.000Z'));
+    const f = await notifyFixture(t, clock);
+    const ws = f.ws.workspace;
+    const other = await seedWorkspace(f.app, {
+      users: [
+        { name: 'Elsewhere owner', email: 'owner@elsewhere.example', role: 'owner', branch: 'DEL' },
+        { name: 'Elsewhere counsellor', email: 'counsellor@elsewhere.example', role: 'counsellor', branch: 'DEL' },
+      ],
+    });
+    const captureIn = async (key: string, phone: string) => {
+      const response = await f.app.request('/v1/leads', {
+        method: 'POST',
+        key,
+        json: { consent: true, full_name: 'Batch Person', phone },
+      });
+      t.equal(response.status, 201);
+      return ((await response.json()) as { id: string }).id;
+    };
+    // Interleaved, so the batch holds both workspaces' events in turn.
+    const ours: string[] = [];
+    const theirs: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      ours.push(await captureIn(f.ws.live, `+91981110007${i}`));
+      theirs.push(await captureIn(other.live, `+91981110008${i}`));
+    }
+    // Every statement the batch sends, counted on the pool's clients while it runs.
+    const statements: string[] = [];
+    let counting = false;
+    const patched = new WeakSet<pg.PoolClient>();
+    f.app.pool.on('acquire', (client) => {
+      if (patched.has(client)) return;
+      patched.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const first = args[0];
+        if (counting) statements.push(typeof first === 'string' ? first : String((first as { text?: string }).text));
+        return query(...args);
+      };
+    });
+    let result = { events: 0, recorded: 0, busy: false };
+    for (let tries = 0; tries < 400 && result.events < 6; tries += 1) {
+      statements.length = 0;
+      await f.app.pool.query(
+        `UPDATE subscription_checkpoints SET tx_id = '0', position = 0 WHERE name = 'member-notifications'`,
+      );
+      counting = true;
+      result = await recordNotificationsBatch(f.app.pool, f.app.services.personalData, clock.now());
+      counting = false;
+      if (result.events < 6) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    t.ok(result.events >= 6, 'one batch read all six leads');
+    const rows = await f.app.pool.query<{ tenant_id: string; user_id: string; subject_id: string }>(
+      `SELECT tenant_id, user_id, subject_id FROM member_notifications WHERE kind = 'lead_assigned'`,
+    );
+    const counsellorOf = (workspace: typeof ws, email: string) =>
+      workspace.settings.users.find((u) => u.email === email)!.id;
+    const toldIn = (tenant: string) =>
+      rows.rows
+        .filter((r) => r.tenant_id === tenant)
+        .map((r) => ({ user: r.user_id, lead: r.subject_id }))
+        .sort((a, b) => a.lead.localeCompare(b.lead));
+    t.same(
+      toldIn(ws.id),
+      ours
+        .map((lead) => ({ user: counsellorOf(ws, memberOf('counsellor')), lead }))
+        .sort((a, b) => a.lead.localeCompare(b.lead)),
+      'this workspace’s counsellor, of its three leads',
+    );
+    t.same(
+      toldIn(other.workspace.id),
+      theirs
+        .map((lead) => ({ user: counsellorOf(other.workspace, 'counsellor@elsewhere.example'), lead }))
+        .sort((a, b) => a.lead.localeCompare(b.lead)),
+      'the other workspace’s counsellor, of its three',
+    );
+    t.equal(statements.filter((s) => /FROM workspaces/.test(s)).length, 1, 'the workspaces read in one statement');
+    t.equal(
+      statements.filter((s) => /INSERT INTO member_notifications/.test(s)).length,
+      1,
+      'the notifications written in one statement',
+    );
+  },
+);
