@@ -20,6 +20,7 @@ import type { CommandContext } from '../src/events/types.js';
 import { webhookEndpointsProjection } from '../src/projections/webhook-endpoints.js';
 import { startWorkers } from '../src/subscribers/index.js';
 import { configureWebhookRuntime } from '../src/webhooks/runtime.js';
+import { DEFAULT_FAST_ENDPOINT_IN_FLIGHT, DEFAULT_PER_TENANT_IN_FLIGHT } from '../src/webhooks/claims.js';
 import { demoDefinition } from '../test/support/app.js';
 import { makeTestPki } from '../test/webhooks/support/tls.js';
 import { applyDefinition } from '../src/workspaces/repository.js';
@@ -77,6 +78,32 @@ async function claimCounts(services: AppServices): Promise<{ claimed: number; em
   return { claimed: count('claimed'), empty: count('empty') };
 }
 
+/** Sums and counts of the worker's histograms of a slot's phases: its claim, its attempt, its outcome's recording. */
+async function slotPhases(services: AppServices) {
+  const read = async (histogram: { get(): Promise<{ values: { metricName?: string; value: number }[] }> }) => {
+    const values = (await histogram.get()).values;
+    const total = (suffix: string) =>
+      values.filter((v) => v.metricName?.endsWith(suffix)).reduce((sum, v) => sum + v.value, 0);
+    return { sum: total('_sum'), count: total('_count') };
+  };
+  const m = services.metrics;
+  return {
+    claim: await read(m.deliveryClaimDuration),
+    attempt: await read(m.deliveryDuration),
+    recording: await read(m.deliveryRecordingDelay),
+  };
+}
+type SlotPhases = Awaited<ReturnType<typeof slotPhases>>;
+
+/** Mean ms of each phase between two readings, and how many claims and attempts they cover. */
+function slotPhasesSince(before: SlotPhases, after: SlotPhases) {
+  const mean = (key: keyof SlotPhases) => {
+    const count = after[key].count - before[key].count;
+    return { ms: count === 0 ? 0 : ((after[key].sum - before[key].sum) * 1000) / count, count };
+  };
+  return { claim: mean('claim'), attempt: mean('attempt'), recording: mean('recording') };
+}
+
 async function main(): Promise<void> {
   const BASELINE_REQUESTS = Number(process.env.BENCH_BASELINE_REQUESTS ?? 20_000);
   // The backlogs the throughput is measured from, one after the other (BENCH_BACKLOGS=1000,20000 on a busy machine).
@@ -91,6 +118,12 @@ async function main(): Promise<void> {
     ...(process.env.BENCH_FAST_ENDPOINT ? { fastEndpointConcurrency: Number(process.env.BENCH_FAST_ENDPOINT) } : {}),
     ...(process.env.BENCH_PER_TENANT ? { perTenantConcurrency: Number(process.env.BENCH_PER_TENANT) } : {}),
   };
+  // The slots the throughput step's one fast endpoint may hold at once: its cap, its tenant's and the worker's.
+  const fastCap = Math.min(
+    Number(process.env.BENCH_FAST_ENDPOINT ?? process.env.BENCH_PER_ENDPOINT ?? DEFAULT_FAST_ENDPOINT_IN_FLIGHT),
+    Number(process.env.BENCH_PER_TENANT ?? DEFAULT_PER_TENANT_IN_FLIGHT),
+    CONCURRENCY,
+  );
   const NOISY_SECONDS = Number(process.env.BENCH_NOISY_SECONDS ?? 30);
   const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
   const NOISY_RATE = Number(process.env.BENCH_NOISY_RATE ?? 200);
@@ -222,6 +255,7 @@ async function main(): Promise<void> {
     await vacuumLikeAutovacuum();
     acked.clear();
     const claimsBefore = await claimCounts(services);
+    const phasesBefore = await slotPhases(services);
     const writesBefore = await deliveryWrites(db.pool);
     const walAtStart = await walPosition(db.pool);
     const throughputStart = now();
@@ -241,6 +275,7 @@ async function main(): Promise<void> {
     await throughputWorkers.stop();
     const walPerDelivery = (await walSince(db.pool, walAtStart)) / backlog;
     const claimsAfter = await claimCounts(services);
+    const slot = slotPhasesSince(phasesBefore, await slotPhases(services));
     // How fast the fan-out alone turned the backlog into deliveries, and how fast the claims took them.
     const phases = (
       await db.pool.query<{ fanout: number; claim: number }>(
@@ -259,6 +294,7 @@ async function main(): Promise<void> {
       walPerDelivery,
       phases,
       claims: { claimed: claimsAfter.claimed - claimsBefore.claimed, empty: claimsAfter.empty - claimsBefore.empty },
+      slot,
       writes: writesSince(writesBefore, await deliveryWrites(db.pool), backlog),
       statements: await statements.read(backlog),
     });
@@ -428,7 +464,8 @@ async function main(): Promise<void> {
       `webhook deliveries (fan-out + signed delivery + log) from a ${String(r.backlog).padStart(6)} backlog   ${rate.toFixed(0).padStart(6)} deliveries/s   ${(rate / baselineRate).toFixed(2)} × the plain loop (goal ≥ 0.5), ${(rate / twinRate).toFixed(2)} × the durable twin\n` +
         `  of which: fanned out at ${(r.backlog / r.phases.fanout).toFixed(0)} /s, first attempts started at ${(r.backlog / r.phases.claim).toFixed(0)} /s; ${r.claims.claimed} claims leased deliveries, ${r.claims.empty} found none\n` +
         `  per delivery: CPU of this process ${r.cpu.node.toFixed(3)} ms; of PostgreSQL: ${r.ownBackendsMs.toFixed(3)} ms in this database's backends, ${r.cpu.postgres === null ? 'n/a (not local)' : `${r.cpu.postgres.toFixed(3)} ms`} in all the server's processes; WAL ${r.walPerDelivery.toFixed(0)} B (the server's, all databases)\n` +
-        `  webhook_deliveries rows written per delivery: ${r.writes.perDelivery.toFixed(2)} (${r.writes.inserted} inserted, ${r.writes.updated} updated, ${r.writes.hotShare} of the updates HOT)`,
+        `  webhook_deliveries rows written per delivery: ${r.writes.perDelivery.toFixed(2)} (${r.writes.inserted} inserted, ${r.writes.updated} updated, ${r.writes.hotShare} of the updates HOT)\n` +
+        `  a slot's time (the worker's histograms): its claim ${r.slot.claim.ms.toFixed(1)} ms (mean of ${r.slot.claim.count} claims), the attempt ${r.slot.attempt.ms.toFixed(1)} ms, from the attempt's end to its outcome written ${r.slot.recording.ms.toFixed(1)} ms; ${fastCap} slots ÷ ${(r.slot.claim.ms + r.slot.attempt.ms + r.slot.recording.ms).toFixed(1)} ms = ${((fastCap * 1000) / Math.max(0.001, r.slot.claim.ms + r.slot.attempt.ms + r.slot.recording.ms)).toFixed(0)} /s at most`,
     );
     for (const s of r.statements) console.log(`    ${s}`);
   }
@@ -473,6 +510,8 @@ interface Throughput {
   walPerDelivery: number;
   phases: { fanout: number; claim: number };
   claims: { claimed: number; empty: number };
+  /** Where an in-flight slot's time went: the claim that leased it, the attempt, the wait until its outcome was written. */
+  slot: ReturnType<typeof slotPhasesSince>;
   writes: ReturnType<typeof writesSince>;
   statements: string[];
 }

@@ -11,6 +11,8 @@ export interface MetricSources {
 }
 
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** For the delivery queue's own steps, which take a few milliseconds when all is well. */
+const QUEUE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
 
 /**
  * The service's Prometheus metrics, in a registry of its own (so two apps in one process, as in tests, do not share
@@ -60,6 +62,20 @@ export class Metrics {
     name: 'webhook_delivery_claims_total',
     help: 'Claims of due webhook deliveries, by result (claimed: leased at least one; empty: found none to lease)',
     labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  // A delivery holds one of its endpoint's in-flight slots from its claim to its outcome's recording: with the
+  // attempt's duration, these two say where a slot's time goes (docs/benchmarks.md, bench:webhooks).
+  readonly deliveryClaimDuration = new Histogram({
+    name: 'webhook_delivery_claim_duration_seconds',
+    help: 'Time one claim of due webhook deliveries took, waiting for its locks included',
+    buckets: QUEUE_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly deliveryRecordingDelay = new Histogram({
+    name: 'webhook_delivery_recording_seconds',
+    help: 'Time from the end of a webhook delivery attempt until its outcome was written, waiting for the worker’s previous write included',
+    buckets: QUEUE_BUCKETS,
     registers: [this.registry],
   });
   readonly loadShed = new Counter({
@@ -120,9 +136,15 @@ export class Metrics {
     this.deliveryDuration.observe({ outcome }, durationMs / 1000);
   }
 
-  /** One claim of due deliveries and how many it leased. */
-  recordClaim(leased: number): void {
+  /** One claim of due deliveries, how many it leased and how long it took. */
+  recordClaim(leased: number, durationMs: number): void {
     this.deliveryClaims.inc({ result: leased > 0 ? 'claimed' : 'empty' });
+    this.deliveryClaimDuration.observe(durationMs / 1000);
+  }
+
+  /** The time from an attempt's end until its outcome was written (or its write failed). */
+  recordRecordingDelay(ms: number): void {
+    this.deliveryRecordingDelay.observe(ms / 1000);
   }
 
   /** Connects the gauges to what they read; until then they report nothing. */

@@ -172,8 +172,9 @@ export class DeliveryWorker {
   private async pump(): Promise<void> {
     while (this.running && this.inFlight < this.concurrency) {
       const free = this.concurrency - this.inFlight;
+      const began = performance.now();
       const claimed = await this.claim(free);
-      this.services.metrics.recordClaim(claimed.length);
+      this.services.metrics.recordClaim(claimed.length, performance.now() - began);
       for (const delivery of claimed) this.send(delivery);
       if (claimed.length < free) return;
     }
@@ -286,10 +287,12 @@ export class DeliveryWorker {
       error: result.error,
       leaseUntil: delivery.lease_until,
     };
+    const ended = performance.now();
     await new Promise<void>((done) => {
       this.finished.push({ record, delivery, done });
       this.write();
     });
+    this.services.metrics.recordRecordingDelay(performance.now() - ended);
   }
 
   private write(): void {

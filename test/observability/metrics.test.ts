@@ -108,4 +108,6 @@ t.test('after traffic, the scrape counts requests, leads, 429s and shows the gau
   t.equal(types.get('webhook_deliveries_total'), 'counter');
   t.equal(types.get('webhook_delivery_duration_seconds'), 'histogram');
   t.equal(types.get('webhook_delivery_claims_total'), 'counter');
+  t.equal(types.get('webhook_delivery_claim_duration_seconds'), 'histogram');
+  t.equal(types.get('webhook_delivery_recording_seconds'), 'histogram');
 });

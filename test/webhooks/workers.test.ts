@@ -166,6 +166,44 @@ t.test(
 );
 
 t.test(
+  "a slot's time is measured: each claim's, and each attempt's wait until its outcome is written (a held queue row counts)",
+  async (t) => {
+    const h = await webhookHarness(t);
+    const endpoint = await h.createEndpoint({
+      url: h.receiver.url('127.0.0.1', '/slots'),
+      events: ['document.uploaded'],
+    });
+    h.receiver.reply = () => ({ status: 200, body: 'ok', delayMs: 200 });
+    const metrics = h.services.metrics;
+    const totals = async (histogram: typeof metrics.deliveryClaimDuration) => {
+      const values = (await histogram.get()).values;
+      const of = (suffix: string) => values.find((v) => v.metricName?.endsWith(suffix))?.value ?? 0;
+      return { sum: of('_sum'), count: of('_count') };
+    };
+    const workers = await h.startWorkers();
+    t.teardown(() => workers.stop());
+    await h.appendEvent('document.uploaded', resourcePayload());
+    await waitFor(async () => h.receiver.requests.length === 1, 'the attempt reaches the receiver');
+    // While the receiver takes its 200 ms, another transaction takes the endpoint's queue row, which the recording
+    // of the outcome must lock: the outcome cannot be written until it lets go, a second later.
+    const holder = await h.pool.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM webhook_queues WHERE endpoint_id = $1 FOR UPDATE', [endpoint.id]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await holder.query('COMMIT');
+    holder.release();
+    await waitFor(async () => (await totals(metrics.deliveryRecordingDelay)).count === 1, 'the outcome written');
+    const recording = await totals(metrics.deliveryRecordingDelay);
+    t.ok(recording.sum >= 0.5, `the wait for the held row is counted (${recording.sum.toFixed(3)} s)`);
+    const claims = (await metrics.deliveryClaims.get()).values.reduce((sum, v) => sum + v.value, 0);
+    const claimTimes = await totals(metrics.deliveryClaimDuration);
+    t.equal(claimTimes.count, claims, 'every claim has its time');
+    t.ok(claimTimes.sum > 0, 'claims take time');
+    t.match(await metrics.text(), /webhook_delivery_recording_seconds_bucket\{le="0.001"\} 0/);
+  },
+);
+
+t.test(
   'no wake-up is lost: whatever the timing of wake-ups and claims, what was due at a wake-up is sent',
   async (t) => {
     // The worker coalesces wake-ups (one claim per event-loop turn, and those arriving during a claim into one more):
