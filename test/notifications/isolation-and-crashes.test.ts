@@ -9,16 +9,20 @@ import { memberOf } from '../identity/support.js';
 import { seedWorkspace, TestClock } from '../support/app.js';
 import { capture, caughtUp, mailTo, notifyFixture, pausedEndpoint, quiet, rawHeader } from './support.js';
 
-t.test('nobody is mailed about another workspace or what their role may not see, checked at send time', async (t) => {
-  const clock = new TestClock(new Date('2026-11-01T10:00:00.000Z'));
-  const f = await notifyFixture(t, clock);
-  const ws = f.ws.workspace;
-  const other = await seedWorkspace(f.app, {
+/** A second workspace on the same server, with an owner and a counsellor of its own. */
+const otherWorkspace = (f: Awaited<ReturnType<typeof notifyFixture>>) =>
+  seedWorkspace(f.app, {
     users: [
       { name: 'Elsewhere owner', email: 'owner@elsewhere.example', role: 'owner', branch: 'DEL' },
       { name: 'Elsewhere counsellor', email: 'counsellor@elsewhere.example', role: 'counsellor', branch: 'DEL' },
     ],
   });
+
+t.test('nobody is mailed about another workspace or what their role may not see, checked at send time', async (t) => {
+  const clock = new TestClock(new Date('2026-11-01T10:00:00.000Z'));
+  const f = await notifyFixture(t, clock);
+  const ws = f.ws.workspace;
+  const other = await otherWorkspace(f);
   const user = (email: string) => ws.settings.users.find((u) => u.email === email)!;
   const elsewhere = other.workspace.settings.users[1]!;
   const leadId = await capture(f, { full_name: 'Jaspreet Dhillon', phone: '+919811100050' });
@@ -177,12 +181,7 @@ t.test(
     const clock = new TestClock(new Date('2026-11-01T10:00:00.000Z'));
     const f = await notifyFixture(t, clock);
     const ws = f.ws.workspace;
-    const other = await seedWorkspace(f.app, {
-      users: [
-        { name: 'Elsewhere owner', email: 'owner@elsewhere.example', role: 'owner', branch: 'DEL' },
-        { name: 'Elsewhere counsellor', email: 'counsellor@elsewhere.example', role: 'counsellor', branch: 'DEL' },
-      ],
-    });
+    const other = await otherWorkspace(f);
     const captureIn = async (key: string, phone: string) => {
       const response = await f.app.request('/v1/leads', {
         method: 'POST',
