@@ -6,17 +6,17 @@ import { claimAtOnce } from '../../src/notifications/outbox.js';
 import { smtpTransport } from '../../src/shared/smtp.js';
 import { NotificationMailer } from '../../src/subscribers/notification-mailer.js';
 import { memberOf } from '../identity/support.js';
-import { seedWorkspace, TestClock } from '../support/app.js';
-import { capture, caughtUp, mailTo, notifyFixture, pausedEndpoint, quiet, rawHeader } from './support.js';
-
-/** A second workspace on the same server, with an owner and a counsellor of its own. */
-const otherWorkspace = (f: Awaited<ReturnType<typeof notifyFixture>>) =>
-  seedWorkspace(f.app, {
-    users: [
-      { name: 'Elsewhere owner', email: 'owner@elsewhere.example', role: 'owner', branch: 'DEL' },
-      { name: 'Elsewhere counsellor', email: 'counsellor@elsewhere.example', role: 'counsellor', branch: 'DEL' },
-    ],
-  });
+import { TestClock } from '../support/app.js';
+import {
+  capture,
+  caughtUp,
+  mailTo,
+  notifyFixture,
+  otherWorkspace,
+  pausedEndpoint,
+  quiet,
+  rawHeader,
+} from './support.js';
 
 t.test('nobody is mailed about another workspace or what their role may not see, checked at send time', async (t) => {
   const clock = new TestClock(new Date('2026-11-01T10:00:00.000Z'));

@@ -5,7 +5,7 @@ import { smtpTransport } from '../../src/shared/smtp.js';
 import { NotificationMailer } from '../../src/subscribers/notification-mailer.js';
 import { NotificationRecorder } from '../../src/subscribers/notification-recorder.js';
 import { consoleFixture } from '../console/support.js';
-import type { TestClock } from '../support/app.js';
+import { seedWorkspace, type TestClock } from '../support/app.js';
 import { TestSmtpServer, type ReceivedMail } from '../support/smtp.js';
 
 export const quiet = { info() {}, warn() {}, error() {} };
@@ -27,6 +27,15 @@ export async function notifyFixture(t: Test, clock: TestClock) {
   };
   return { ...f, smtp, recorder, mailer, pump };
 }
+
+/** A second workspace on the same server, with an owner and a counsellor (branch DEL) of its own. */
+export const otherWorkspace = (f: Fixture) =>
+  seedWorkspace(f.app, {
+    users: [
+      { name: 'Elsewhere owner', email: 'owner@elsewhere.example', role: 'owner', branch: 'DEL' },
+      { name: 'Elsewhere counsellor', email: 'counsellor@elsewhere.example', role: 'counsellor', branch: 'DEL' },
+    ],
+  });
 
 export function newMailer(f: Fixture, smtp: TestSmtpServer) {
   return new NotificationMailer(
