@@ -7,16 +7,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppServices } from '../bootstrap.js';
 import { isCommandError } from '../commands/errors.js';
-import {
-  ApiError,
-  commandErrorAnswer,
-  handleError,
-  overloaded,
-  serviceUnavailable,
-  validationFailed,
-} from '../http/errors.js';
-import { databaseOutage, databaseUnreachable } from '../storage/outage.js';
-import { poolTimedOut } from '../storage/postgres.js';
+import { ApiError, commandErrorAnswer, handleError, storageUnavailable, validationFailed } from '../http/errors.js';
 import type { TypedApp } from '../http/typed-app.js';
 import { csrfTokenMatches, resumeSession } from '../identity/sessions.js';
 import { ConsoleRefusal, frameOf, formOf, sendPage, SESSION_COOKIE, sessionCsrf } from './context.js';
@@ -235,17 +226,10 @@ async function ownFormPage(
   return sendPage(reply, form, 400);
 }
 
-/**
- * A refusal to try again later, as the API answers it (src/http/errors.ts): the service shedding load or a pool
- * checkout that timed out (overloaded), or the database out of reach (logged once per outage). Null for anything else.
- */
+/** A refusal to try again later, as the API answers it: a shed request's, or a failure of the storage's. */
 function unavailableAnswer(error: Error, request: FastifyRequest): ApiError | null {
   if (error instanceof ApiError && error.statusCode === 503) return error;
-  if (poolTimedOut(error)) return overloaded();
-  if (!databaseUnreachable(error)) return null;
-  if (databaseOutage.failed())
-    request.log.error({ err: error }, 'the database cannot be reached: answering 503 until a connection is made');
-  return serviceUnavailable();
+  return storageUnavailable(error, request);
 }
 
 /** What a page says for each of those refusals: nothing to fix but the moment; a save may need checking. */

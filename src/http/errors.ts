@@ -258,6 +258,19 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; message: str
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', message: 'The body is not valid JSON' },
 };
 
+/**
+ * The refusal to try again later for a failure of the storage, or null for any other error: a pool checkout that
+ * timed out (overloaded) or the database out of reach (service_unavailable, logged once per outage, not once per
+ * request: thousands are refused while a server restarts). The API's and the console's error handlers both use it.
+ */
+export function storageUnavailable(error: Error, request: FastifyRequest): ApiError | null {
+  if (poolTimedOut(error)) return overloaded();
+  if (!databaseUnreachable(error)) return null;
+  if (databaseOutage.failed())
+    request.log.error({ err: error }, 'the database cannot be reached: answering 503 until a connection is made');
+  return serviceUnavailable();
+}
+
 /** Maps anything thrown during a request to the Error body, never leaking internals. */
 export function handleError(
   thrown: FastifyError | ApiError | Error,
@@ -293,13 +306,8 @@ export function handleError(
   if (status !== undefined && status >= 400 && status < 500) {
     return reply.status(status).send(errorBody(request, 'invalid_request', 'The request could not be understood'));
   }
-  if (poolTimedOut(error)) return handleError(overloaded(), request, reply);
-  if (databaseUnreachable(error)) {
-    // Once per outage, not once per request: thousands are refused while a server restarts.
-    if (databaseOutage.failed())
-      request.log.error({ err: error }, 'the database cannot be reached: answering 503 until a connection is made');
-    return handleError(serviceUnavailable(), request, reply);
-  }
+  const unavailable = storageUnavailable(error, request);
+  if (unavailable) return handleError(unavailable, request, reply);
   request.log.error({ err: error }, 'unhandled error');
   return reply
     .status(500)
