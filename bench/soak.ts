@@ -53,6 +53,7 @@ const TABLES = [
   'webhook_deliveries',
   'webhook_delivery_attempts',
   'webhook_queues',
+  'webhook_leases',
   'webhook_endpoint_health',
   'subscription_checkpoints',
 ];
@@ -570,7 +571,8 @@ async function main(): Promise<void> {
     if (!a || !b) continue;
     // Tables that keep what the traffic adds grow with it: their size per live row says whether they bloat.
     const perRow = (t: typeof a) => (t.bytes + t.indexBytes) / Math.max(1, t.live);
-    if (table === 'webhook_queues' || table === 'webhook_endpoint_health' || table === 'subscription_checkpoints')
+    const fewRows = ['webhook_queues', 'webhook_leases', 'webhook_endpoint_health', 'subscription_checkpoints'];
+    if (fewRows.includes(table))
       verdicts.push([`${table} size (KiB)`, (a.bytes + a.indexBytes) / 1024, (b.bytes + b.indexBytes) / 1024, 64]);
     else verdicts.push([`${table} bytes per live row (table + indexes)`, perRow(a), perRow(b), 0]);
   }

@@ -234,7 +234,7 @@ async function main(): Promise<void> {
   const vacuumLikeAutovacuum = async () => {
     if (autovacuum === 'on') return;
     await db.pool.query(
-      'VACUUM (ANALYZE) webhook_deliveries, webhook_delivery_attempts, webhook_endpoint_health, webhook_queues',
+      'VACUUM (ANALYZE) webhook_deliveries, webhook_delivery_attempts, webhook_endpoint_health, webhook_queues, webhook_leases',
     );
   };
 
@@ -437,8 +437,8 @@ async function main(): Promise<void> {
   const held = await db.pool.query<{ path: string; in_flight: string; failed: string; succeeded: string }>(
     `SELECT substring(e.url from '[^/]*$') AS path,
             count(*) FILTER (WHERE d.status = 'pending' AND EXISTS (
-              SELECT 1 FROM webhook_queues q WHERE q.endpoint_id = d.endpoint_id AND q.leases ? d.id::text
-                AND (q.leases -> d.id::text ->> 'u')::bigint > extract(epoch FROM now()) * 1000)) AS in_flight,
+              SELECT 1 FROM webhook_leases l
+               WHERE l.delivery_id = d.id AND l.lease_until > extract(epoch FROM now()) * 1000)) AS in_flight,
             count(*) FILTER (WHERE d.attempts > 0 AND d.status <> 'succeeded') AS failed,
             count(*) FILTER (WHERE d.status = 'succeeded') AS succeeded
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
@@ -495,7 +495,12 @@ async function main(): Promise<void> {
     console.log(
       `  noisy endpoint /${r.path}: ${r.in_flight} in flight at the end, ${r.succeeded} succeeded, ${r.failed} failed at least once`,
     );
-  await printHotShare('the whole run', db.pool, [...WRITTEN_TABLES, 'webhook_queues', 'webhook_delivery_attempts']);
+  await printHotShare('the whole run', db.pool, [
+    ...WRITTEN_TABLES,
+    'webhook_queues',
+    'webhook_leases',
+    'webhook_delivery_attempts',
+  ]);
   receiver.disconnect();
   await db.close();
   pki.cleanup();

@@ -5,8 +5,9 @@ import type { Queryable } from '../storage/postgres.js';
 /*
  * Claiming due webhook deliveries: fair between endpoints and tenants, and reading only what it touches whatever
  * PostgreSQL's statistics say or how large the backlog is (test/webhooks/fairness.test.ts, stale-statistics.test.ts).
- * The leases live on the endpoints' queue rows (webhook_queues, migration 200), never on the deliveries: a delivery's
- * row is written when fanned out and with each attempt's outcome only. Recording what was sent, the delivery log and
+ * The leases are rows of their own (webhook_leases, migration 340), never columns of the deliveries nor of the
+ * endpoints' queue rows: a delivery's row is written when fanned out and with each attempt's outcome only, and the
+ * recording of an attempt does not wait for the claims of its endpoint. Recording what was sent, the delivery log and
  * resends are in deliveries.ts.
  */
 
@@ -129,8 +130,8 @@ export async function claimDueDeliveries(
  * The claim's steps, in one READ COMMITTED transaction. The first locks the tenants with an endpoint queue due
  * (skipping those another worker holds); each later statement takes its snapshot once those locks are held, so it
  * sees every lease committed by an earlier holder, and no other worker adds leases for these tenants until COMMIT: two
- * workers never claim for one tenant at once, and both caps hold across processes. The leases are written on the
- * endpoints' queue rows (webhook_queues, migration 200), never on the deliveries (docs/architecture.md, "Work queues").
+ * workers never claim for one tenant at once, and both caps hold across processes. The leases are rows of
+ * webhook_leases, never written on the deliveries (docs/architecture.md, "Work queues").
  */
 export async function claimIn(sql: Queryable, claim: Claim): Promise<ClaimedDelivery[]> {
   const tenants = await lockTenantsWithDueQueues(sql, claim.now);
@@ -177,15 +178,15 @@ async function lockQueues(sql: Queryable, rooms: readonly Room[]): Promise<void>
 
 /**
  * The next deliveries of the endpoint `ep`, oldest due first, at most `limit` (an SQL expression), leaving out those
- * whose lease on its queue row (`live`, a jsonb object keyed by delivery id) is live: all of them while it is active,
+ * under a lease (`held`, an array of delivery ids): all of them while it is active,
  * only its webhook.test deliveries while it is paused. Two branches, of which the endpoint's status switches one off
  * before it reads anything: a paused endpoint keeps its backlog until it is resumed. Each branch's ORDER BY is its
  * partial index's own order (endpoint_id, next_attempt_at, id; test deliveries have an index of their own, 0046), so
  * it is one short index scan whatever PostgreSQL's statistics say: it reads the endpoint's leased deliveries and the
  * few it returns, never the rest of its backlog. Not bounded by the time: the first one not due says when it is.
  */
-function nextDeliveriesOfEp(limit: string, live: string): string {
-  const queued = `d.status = 'pending' AND d.next_attempt_at IS NOT NULL AND NOT (${live} ? d.id::text)`;
+function nextDeliveriesOfEp(limit: string, held: string): string {
+  const queued = `d.status = 'pending' AND d.next_attempt_at IS NOT NULL AND d.id <> ALL (${held})`;
   return `(SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
             WHERE ep.status = 'active' AND d.endpoint_id = ep.id AND ${queued}
             ORDER BY d.next_attempt_at, d.id LIMIT ${limit})
@@ -195,9 +196,9 @@ function nextDeliveriesOfEp(limit: string, live: string): string {
             ORDER BY d.next_attempt_at, d.id LIMIT ${limit})`;
 }
 
-/** The number of live leases in a queue row's `leases` (SQL, given the row and the claim's instant in ms). */
-const liveLeaseCount = (leases: string, nowMs: string) =>
-  `(SELECT count(*)::int FROM jsonb_each(${leases}) l WHERE (l.value->>'u')::bigint > ${nowMs})`;
+/** The number of an endpoint's live leases (SQL, given its id and the claim's instant in ms). */
+const liveLeaseCount = (endpointId: string, nowMs: string) =>
+  `(SELECT count(*)::int FROM webhook_leases l WHERE l.endpoint_id = ${endpointId} AND l.lease_until > ${nowMs})`;
 
 /**
  * Step 1: takes a transaction-scoped advisory lock per tenant with an endpoint queue due, skipping tenants another
@@ -241,16 +242,17 @@ export interface EndpointLoad {
 
 /**
  * Step 2: the endpoints of the locked tenants with a queue due, and their load. The live leases of each tenant are
- * counted from its queue rows (one per endpoint that had work), never from the deliveries. An endpoint with a rate has
+ * counted from its endpoints' lease rows (webhook_leases, migration 340), never from the deliveries. An endpoint with a rate has
  * its last second's attempt ends counted from its queue row's `rate_log` (at most one entry per 10 ms).
  */
 async function endpointLoads(sql: Queryable, tenants: string[], claim: Claim): Promise<EndpointLoad[]> {
   const leasedLongAgo = claim.leaseUntil.getTime() - SLOW_ATTEMPT_MS;
   const result = await sql.query<EndpointLoad>(
     `WITH queues AS MATERIALIZED (
-       SELECT q.endpoint_id, q.tenant_id, q.due_at, q.rate_log, ${liveLeaseCount('q.leases', '$3::bigint')} AS n,
-              EXISTS (SELECT 1 FROM jsonb_each(q.leases) l
-                       WHERE (l.value->>'u')::bigint > $3::bigint AND (l.value->>'u')::bigint < $4::bigint) AS hanging
+       SELECT q.endpoint_id, q.tenant_id, q.due_at, q.rate_log, ${liveLeaseCount('q.endpoint_id', '$3::bigint')} AS n,
+              EXISTS (SELECT 1 FROM webhook_leases l
+                       WHERE l.endpoint_id = q.endpoint_id AND l.lease_until > $3::bigint AND l.lease_until < $4::bigint)
+                AS hanging
          FROM webhook_queues q WHERE q.tenant_id = ANY ($2::uuid[])
      )
      SELECT q.endpoint_id, q.tenant_id, q.n AS in_flight,
@@ -318,9 +320,9 @@ export function roomsOf(loads: readonly EndpointLoad[], limits: ClaimLimits): Ro
 /**
  * Step 4: leases the oldest due deliveries of each endpoint, up to its room, in turns: each endpoint's deliveries are
  * numbered over its own candidates, each tenant's over its endpoints' turns, and the slots go by tenant turn, so each
- * tenant's n-th delivery comes before any tenant's n+1-th. The leases go on the endpoints' queue rows, with expired
- * leases dropped; each row's `due_at` becomes when it next has something to claim: its first delivery not leased, or
- * its first lease to end.
+ * tenant's n-th delivery comes before any tenant's n+1-th. Each lease is a row of webhook_leases (migration 340), and
+ * the endpoints' leases that ran out are dropped; each queue row's `due_at` becomes when it next has something to
+ * claim: its first delivery not leased, or its first lease to end.
  */
 async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim): Promise<ClaimedDelivery[]> {
   const result = await sql.query<Omit<ClaimedDelivery, 'lease_until'>>(
@@ -329,16 +331,32 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
         CROSS JOIN LATERAL jsonb_to_record(room)
              AS r(endpoint_id uuid, tenant_id uuid, free int, tenant_room int, rate_limit int, rate_used int,
                   rate_oldest float8)
-     ), locked AS MATERIALIZED (
-       SELECT q.endpoint_id, q.leases FROM webhook_queues q WHERE q.endpoint_id IN (SELECT endpoint_id FROM rooms)
+     ), seen AS MATERIALIZED (
+       SELECT l.endpoint_id, l.delivery_id, l.lease_until FROM webhook_leases l
+        WHERE l.endpoint_id IN (SELECT endpoint_id FROM rooms)
+     ), pruned AS (
+       -- Leases that ran out go. One a recording holds at this moment (its attempt being written) is left to it, and
+       -- its delivery is not claimed now: the next claim finds it recorded, or its lease gone.
+       DELETE FROM webhook_leases l
+        USING (SELECT o.delivery_id, o.lease_until FROM webhook_leases o
+                WHERE o.endpoint_id IN (SELECT endpoint_id FROM rooms) AND o.lease_until <= $6::bigint
+                  FOR UPDATE SKIP LOCKED) o
+        WHERE l.delivery_id = o.delivery_id AND l.lease_until = o.lease_until
+        RETURNING l.delivery_id, l.lease_until
      ), live AS MATERIALIZED (
-       SELECT k.endpoint_id,
-              coalesce((SELECT jsonb_object_agg(l.key, l.value) FROM jsonb_each(k.leases) l
-                         WHERE (l.value->>'u')::bigint > $6::bigint), '{}'::jsonb) AS leases,
-              (SELECT min((l.value->>'u')::bigint) FROM jsonb_each(k.leases) l
-                WHERE (l.value->>'u')::bigint > $6::bigint) AS first_end,
+       SELECT rm.endpoint_id,
+              coalesce((SELECT array_agg(s.delivery_id) FROM seen s
+                         WHERE s.endpoint_id = rm.endpoint_id
+                           AND NOT EXISTS (SELECT 1 FROM pruned p
+                                            WHERE p.delivery_id = s.delivery_id AND p.lease_until = s.lease_until)),
+                       '{}'::uuid[]) AS held,
+              -- The first lease to end, or a lapsed one a recording holds: the endpoint is due again then.
+              (SELECT min(s.lease_until) FROM seen s
+                WHERE s.endpoint_id = rm.endpoint_id
+                  AND NOT EXISTS (SELECT 1 FROM pruned p
+                                   WHERE p.delivery_id = s.delivery_id AND p.lease_until = s.lease_until)) AS first_end,
               rm.rate_limit, rm.rate_used, rm.rate_oldest
-         FROM locked k JOIN rooms rm ON rm.endpoint_id = k.endpoint_id
+         FROM rooms rm
      ), candidates AS MATERIALIZED (
        SELECT c.id, r.endpoint_id, r.tenant_id, r.tenant_room, r.free, c.next_attempt_at, c.endpoint_turn
          FROM rooms r JOIN live lv ON lv.endpoint_id = r.endpoint_id
@@ -346,7 +364,7 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
         CROSS JOIN LATERAL (SELECT e.id, e.status FROM webhook_endpoints e WHERE e.id = r.endpoint_id OFFSET 0) AS ep
         CROSS JOIN LATERAL (
               SELECT n.id, n.next_attempt_at, row_number() OVER (ORDER BY n.next_attempt_at, n.id) AS endpoint_turn
-                FROM (${nextDeliveriesOfEp('r.free + 1', 'lv.leases')}) AS n) c
+                FROM (${nextDeliveriesOfEp('r.free + 1', 'lv.held')}) AS n) c
      ), turns AS MATERIALIZED (
        SELECT id, endpoint_id, tenant_room, next_attempt_at,
               row_number() OVER (PARTITION BY tenant_id ORDER BY endpoint_turn, next_attempt_at, id) AS tenant_turn
@@ -364,11 +382,11 @@ async function leaseInTurns(sql: Queryable, rooms: readonly Room[], claim: Claim
               END AS throttled_until
          FROM live lv
      ), leased AS (
+       INSERT INTO webhook_leases (delivery_id, lease_until, endpoint_id, owner)
+       SELECT ch.id, $4::bigint, ch.endpoint_id, $3::text FROM chosen ch
+     ), queued AS (
        UPDATE webhook_queues q
-          SET leases = lv.leases || coalesce(
-                (SELECT jsonb_object_agg(ch.id::text, jsonb_build_object('o', $3::text, 'u', $4::bigint))
-                   FROM chosen ch WHERE ch.endpoint_id = lv.endpoint_id), '{}'::jsonb),
-              due_at = CASE WHEN nx.due_at IS NULL THEN NULL ELSE greatest(nx.due_at, rt.throttled_until) END,
+          SET due_at = CASE WHEN nx.due_at IS NULL THEN NULL ELSE greatest(nx.due_at, rt.throttled_until) END,
               rate_limit = lv.rate_limit,
               throttled_until = rt.throttled_until
          FROM live lv

@@ -85,15 +85,23 @@ export function recordingStatement(owner: string, records: readonly AttemptRecor
                 response_body text, duration_ms int, ok boolean, lease_until bigint)
      ), targets AS MATERIALIZED (
        SELECT w.id, w.endpoint_id, i.seq, i.lease_until FROM input i JOIN webhook_deliveries w ON w.id = i.id
-     ), locked AS MATERIALIZED (
-       -- The queue rows in endpoint order, as the claims lock them, so the two never deadlock.
-       SELECT q.endpoint_id, q.leases FROM webhook_queues q
-        WHERE q.endpoint_id IN (SELECT endpoint_id FROM targets) ORDER BY q.endpoint_id FOR UPDATE
+     ), rated AS MATERIALIZED (
+       -- The queue rows of the endpoints with a rate, whose log of attempt ends this statement writes: locked first,
+       -- in endpoint order, as the claims lock them, so the two never deadlock. Other queue rows are not touched.
+       SELECT q.endpoint_id FROM webhook_queues q
+        WHERE q.endpoint_id IN (SELECT endpoint_id FROM targets) AND q.rate_limit IS NOT NULL
+        ORDER BY q.endpoint_id FOR UPDATE
+     ), ended AS MATERIALIZED (
+       -- The attempt sent under the very lease still there (delivery, end and owner) ends it; one sent under an
+       -- earlier lease that lapsed, and was dropped or claimed again, is not recorded (webhook_leases, migration 340).
+       DELETE FROM webhook_leases l USING (SELECT DISTINCT t.id, t.lease_until FROM targets t) t
+        WHERE l.delivery_id = t.id AND l.lease_until = t.lease_until AND l.owner = $1
+          AND (SELECT count(*) FROM rated) >= 0 -- after the rated queue rows are locked
+        RETURNING l.delivery_id, l.lease_until
      ), held AS MATERIALIZED (
-       -- The attempt sent under the very lease the row holds (owner and end): one sent under an earlier lease of the
-       -- same worker, which lapsed and was claimed again, is not recorded. At most one attempt per delivery.
-       SELECT DISTINCT ON (t.id) t.id, t.endpoint_id, t.seq FROM targets t JOIN locked k ON k.endpoint_id = t.endpoint_id
-        WHERE k.leases -> t.id::text ->> 'o' = $1 AND (k.leases -> t.id::text ->> 'u')::bigint = t.lease_until
+       -- At most one attempt per delivery.
+       SELECT DISTINCT ON (t.id) t.id, t.endpoint_id, t.seq
+         FROM targets t JOIN ended e ON e.delivery_id = t.id AND e.lease_until = t.lease_until
         ORDER BY t.id, t.seq
      ), d AS (
        UPDATE webhook_deliveries w SET attempts = i.attempt, status = i.status, next_attempt_at = i.next_attempt_at,
@@ -105,20 +113,20 @@ export function recordingStatement(owner: string, records: readonly AttemptRecor
        -- An endpoint with a rate notes when each attempt ended (ms, rounded up to $6 ms): it counts against the rate
        -- a second more (src/webhooks/claims.ts). Ends more than a second and a step before this batch's last are
        -- dropped: the last is rounded up too, so an end a second before it may still count (seed 1110241799).
-       UPDATE webhook_queues q SET leases = q.leases - h.ids,
-              rate_log = CASE WHEN q.rate_limit IS NULL THEN q.rate_log ELSE
+       UPDATE webhook_queues q SET rate_log =
                 (SELECT coalesce(jsonb_object_agg(g.k, g.n), '{}'::jsonb)
                    FROM (SELECT u.k, sum(u.n)::int AS n
                            FROM (SELECT l.key AS k, l.value::int AS n FROM jsonb_each_text(q.rate_log) l
                                   WHERE l.key::bigint > h.last_end - $5::bigint - $6::bigint
                                  UNION ALL
                                  SELECT e.k, 1 FROM unnest(h.ends) AS e(k)) u
-                          GROUP BY u.k) g) END
-         FROM (SELECT hd.endpoint_id, array_agg(hd.id::text) AS ids, array_agg(hd.end_ms::text) AS ends,
+                          GROUP BY u.k) g)
+         FROM (SELECT hd.endpoint_id, array_agg(hd.end_ms::text) AS ends,
                       max(hd.end_ms) AS last_end
                  FROM (SELECT hl.endpoint_id, hl.id,
                               (ceil(extract(epoch FROM i.finished_at) * 1000 / $6::bigint) * $6::bigint)::bigint AS end_ms
-                         FROM held hl JOIN input i ON i.seq = hl.seq) hd
+                         FROM held hl JOIN input i ON i.seq = hl.seq
+                        WHERE hl.endpoint_id IN (SELECT endpoint_id FROM rated)) hd
                 GROUP BY hd.endpoint_id) h
         WHERE q.endpoint_id = h.endpoint_id
      ), logged AS (
@@ -434,19 +442,22 @@ export async function purgeDeliveries(pool: pg.Pool, now: Date): Promise<{ purge
   await sql.query(
     'DELETE FROM webhook_queues q WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = q.endpoint_id)',
   );
+  // Leases a crashed worker left on an endpoint since deleted: no claim of that endpoint will drop them.
+  await sql.query(
+    'DELETE FROM webhook_leases l WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = l.endpoint_id)',
+  );
   return { purged, cancelled: cancelled.rowCount ?? 0 };
 }
 
 /**
- * Deliveries due and not leased, and deliveries leased (being sent), for metrics. The leases are read from the
- * endpoints' queue rows; every pending delivery has a next attempt time, and saying so lets the count read the
+ * Deliveries due and not leased, and deliveries leased (being sent), for metrics. The leases are read from their
+ * own rows (webhook_leases); every pending delivery has a next attempt time, and saying so lets the count read the
  * pending-deliveries index (migration 0045).
  */
 export async function deliveryBacklog(sql: Queryable, now: Date): Promise<{ due: number; inFlight: number }> {
   const result = await sql.query<{ due: number; in_flight: number }>(
     `WITH leased AS MATERIALIZED (
-       SELECT l.key::uuid AS id FROM webhook_queues q CROSS JOIN LATERAL jsonb_each(q.leases) l
-        WHERE (l.value->>'u')::bigint > $2::bigint
+       SELECT l.delivery_id AS id FROM webhook_leases l WHERE l.lease_until > $2::bigint
      )
      SELECT (SELECT count(*) FROM webhook_deliveries d
               WHERE d.status = 'pending' AND d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= $1

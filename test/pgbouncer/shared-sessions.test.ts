@@ -4,7 +4,7 @@ import { createPool } from '../../src/storage/postgres.js';
 import { recordAttempts, type AttemptRecord } from '../../src/webhooks/deliveries.js';
 import { freshDatabase } from '../support/db.js';
 import { pgbouncerSkipReason, startPgBouncer } from '../support/pgbouncer.js';
-import { insertEndpointRow, leaseOnQueue } from '../webhooks/support/endpoint-rows.js';
+import { insertEndpointRow, leaseAsAnotherClaim } from '../webhooks/support/endpoint-rows.js';
 
 // Behind a transaction pooler, consecutive statements of one client connection may run on different server sessions,
 // and statements of different client connections on the same one. With one server connection and four client
@@ -50,7 +50,7 @@ t.test('attempts recorded from four client connections sharing one server sessio
     [endpoint, tenant, AT],
   );
   const ids = leased.rows.map((r) => r.id);
-  await leaseOnQueue(direct, endpoint, ids, OWNER, LEASE_UNTIL);
+  await leaseAsAnotherClaim(direct, endpoint, ids, OWNER, LEASE_UNTIL);
   // Two rounds of four at once: each client connection sends the statement twice, on whichever session is free.
   for (const round of [ids.slice(0, 8), ids.slice(8)]) {
     const batches = [0, 2, 4, 6].map((i) => round.slice(i, i + 2).map(succeeded));

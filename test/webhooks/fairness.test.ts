@@ -11,7 +11,7 @@ import { seedWorkspace } from '../support/app.js';
 import { freshDatabase } from '../support/db.js';
 import { faultInjector } from '../support/fault-injection.js';
 import { checkProperty } from '../support/properties.js';
-import { clearWebhookRows, insertEndpointRow, leaseOnQueue, liveLeaseRows } from './support/endpoint-rows.js';
+import { clearWebhookRows, insertEndpointRow, leaseAsAnotherClaim, liveLeaseRows } from './support/endpoint-rows.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
 import { sleep, waitFor } from './support/receiver.js';
 
@@ -48,9 +48,9 @@ async function insertDeliveries(
      RETURNING id`,
     [endpointId, tenantId, dueFrom, count],
   );
-  // In flight: leased by another worker on the endpoint's queue row, as its claim would have.
+  // In flight: leased by another worker, as its claim would have.
   if (options.leased)
-    await leaseOnQueue(
+    await leaseAsAnotherClaim(
       pool,
       endpointId,
       inserted.rows.map((row) => row.id),

@@ -5,7 +5,7 @@ import { migrate } from '../../src/storage/migrate.js';
 import { migrations } from '../../src/storage/migrations/index.js';
 import type { Queryable } from '../../src/storage/postgres.js';
 import { claimDueDeliveries, claimIn, type ClaimedDelivery } from '../../src/webhooks/claims.js';
-import { recordAttempts, type AttemptRecord } from '../../src/webhooks/deliveries.js';
+import { recordAttempts, recordingStatement, type AttemptRecord } from '../../src/webhooks/deliveries.js';
 import { freshDatabase, serverUrl } from '../support/db.js';
 import { insertEndpointRow, liveLeaseRows } from './support/endpoint-rows.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
@@ -139,7 +139,11 @@ t.test('attempts recorded while a claim of the same endpoint is held at each poi
     await queueDeliveries(pool, endpointId, tenantId, 6);
     const first = await claimDueDeliveries(pool, 'first', NOW, LEASE_UNTIL, { limit: 2, perEndpoint: 8 });
     const held = await heldClaim(pool, 'held', point, { limit: 50, perEndpoint: 8 });
-    const { claimed, result: recorded } = await whileHeld(held, () =>
+    const {
+      claimed,
+      result: recorded,
+      finishedWhileHeld,
+    } = await whileHeld(held, () =>
       recordAttempts(
         pool,
         'first',
@@ -147,6 +151,9 @@ t.test('attempts recorded while a claim of the same endpoint is held at each poi
       ),
     );
     t.equal(recorded.size, 2, `held before statement ${point}: both attempts recorded`);
+    // The leases are rows of their own (migration 340): an endpoint without a rate has its attempts recorded without
+    // waiting for its claims, which once took turns with them on its queue row.
+    t.ok(finishedWhileHeld, `held before statement ${point}: the recording did not wait for the claim`);
     t.equal(claimed.length, 4, `held before statement ${point}: the claim took the other four`);
     t.notOk(
       claimed.some((d) => first.some((f) => f.id === d.id)),
@@ -159,6 +166,62 @@ t.test('attempts recorded while a claim of the same endpoint is held at each poi
       `held before statement ${point}: the recorded leases are gone, the claim's kept`,
     );
   }
+});
+
+t.test(
+  'a lapsed lease whose attempt is being recorded: a claim then neither waits for it nor sends it again',
+  async (t) => {
+    const pool = await setUp(t);
+    const { tenantId, endpointId } = await oneEndpoint(pool);
+    const ids = await queueDeliveries(pool, endpointId, tenantId, 3);
+    const [slow] = await claimDueDeliveries(pool, 'slow', NOW, LEASE_UNTIL, { limit: 1, perEndpoint: 4 });
+    // Its worker records the attempt after the lease ran out, and is held before COMMIT: its lease row is locked.
+    const recorder = await pool.connect();
+    t.teardown(() => recorder.release());
+    await recorder.query('BEGIN');
+    const { text, values } = recordingStatement('slow', [succeeded(slow!)]);
+    await recorder.query(text, values);
+    const later = new Date(LEASE_UNTIL.getTime() + 1_000);
+    const leaseLater = new Date(later.getTime() + 15_000);
+    const claiming = claimDueDeliveries(pool, 'other', later, leaseLater, { limit: 10, perEndpoint: 4 });
+    const early = await Promise.race([
+      claiming.then(() => true),
+      new Promise((r) => setTimeout(() => r(false), 2_000)),
+    ]);
+    await recorder.query('COMMIT');
+    const claimed = await claiming;
+    t.ok(early, 'the claim did not wait for the recording');
+    t.same(
+      claimed.map((d) => d.id).sort(),
+      ids.filter((id) => id !== slow!.id).sort(),
+      'it took the two others and left the one being recorded',
+    );
+    const after = await claimDueDeliveries(pool, 'third', later, leaseLater, { limit: 10, perEndpoint: 4 });
+    t.same(after, [], 'once recorded, it is not claimed again');
+    const row = await pool.query<{ status: string; attempts: number }>(
+      'SELECT status, attempts FROM webhook_deliveries WHERE id = $1',
+      [slow!.id],
+    );
+    t.same(row.rows, [{ status: 'succeeded', attempts: 1 }], 'recorded under its lapsed lease, once');
+  },
+);
+
+t.test('a lapsed lease dropped by a claim first: the late attempt is not recorded, the new claim’s is', async (t) => {
+  const pool = await setUp(t);
+  const { tenantId, endpointId } = await oneEndpoint(pool);
+  await queueDeliveries(pool, endpointId, tenantId, 1);
+  const [slow] = await claimDueDeliveries(pool, 'slow', NOW, LEASE_UNTIL, { limit: 1, perEndpoint: 4 });
+  const later = new Date(LEASE_UNTIL.getTime() + 1_000);
+  const [again] = await claimDueDeliveries(pool, 'other', later, new Date(later.getTime() + 15_000), {
+    limit: 1,
+    perEndpoint: 4,
+  });
+  t.equal(again?.id, slow!.id, 'claimed again once its lease ran out');
+  const late = await recordAttempts(pool, 'slow', [succeeded(slow!)]);
+  t.equal(late.size, 0, 'the attempt under the lapsed lease is not recorded');
+  const recorded = await recordAttempts(pool, 'other', [succeeded(again!)]);
+  t.equal(recorded.size, 1, 'the attempt under the new lease is');
+  t.same(await liveLeaseRows(pool, NOW), [], 'no lease left');
 });
 
 function succeeded(delivery: Pick<ClaimedDelivery, 'id' | 'lease_until'>): AttemptRecord {
@@ -267,7 +330,7 @@ t.test('a backlog queued before the upgrade, leases included, is delivered after
   const applied = await migrate(pool);
   t.ok(applied.includes(200) && applied.every((version) => version >= 200), 'the upgrade (200 and any after it)');
   const leased = await liveLeaseRows(pool, now);
-  t.equal(leased.length, 3, 'the old worker’s live leases moved onto the queue row');
+  t.equal(leased.length, 3, 'the old worker’s live leases kept (as lease rows since migration 340)');
   t.ok(leased.every((row) => row.owner === 'old-worker' && row.endpoint_id === endpoints[0]));
   // Workers after the upgrade: claims and outcomes until nothing is pending.
   const sent: ClaimedDelivery[] = [];

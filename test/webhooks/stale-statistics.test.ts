@@ -6,7 +6,7 @@ import type { Test } from 'tap';
 import { claimIn } from '../../src/webhooks/claims.js';
 import { recordingStatement } from '../../src/webhooks/deliveries.js';
 import { checkProperty } from '../support/properties.js';
-import { clearWebhookRows, insertEndpointRow, leaseOnQueue, liveLeaseRows } from './support/endpoint-rows.js';
+import { clearWebhookRows, insertEndpointRow, leaseAsAnotherClaim, liveLeaseRows } from './support/endpoint-rows.js';
 import { BODY, NOW, connection, explainingEach, literalText, rolledBack, rowsRead } from './support/plan-reads.js';
 
 // The claim and the recording of attempts must read what they touch (the deliveries claimed or recorded, and those in
@@ -96,9 +96,9 @@ async function writeBacklog(
         ).rows.map((row) => row.id);
   const insertLeased = async (count: number, from: number, to = { endpointId, tenantId }) => {
     const ids = await insert(count, 'pending', from, to);
-    // Leased by another worker on the endpoint's queue row, as its claim would have.
+    // Leased by another worker, as its claim would have.
     if (ids.length > 0)
-      await leaseOnQueue(pool, to.endpointId, ids, 'another-worker', new Date(NOW.getTime() + 60_000));
+      await leaseAsAnotherClaim(pool, to.endpointId, ids, 'another-worker', new Date(NOW.getTime() + 60_000));
   };
   const paused = { endpointId: pausedId, tenantId: pausedTenantId };
   await writeIdleEndpoints(pool, backlog.idle);
@@ -169,7 +169,7 @@ async function claimReads(t: Test, prepared: boolean): Promise<void> {
         return {
           deliveries: ok ? total('deliveries') : Number.POSITIVE_INFINITY,
           endpoints: total('endpoints'),
-          // The second step counts the leases on the endpoints' queue rows.
+          // The second step counts the endpoints' lease rows.
           countingLeases: reads[1]?.deliveries ?? Number.POSITIVE_INFINITY,
         };
       });
@@ -183,7 +183,7 @@ async function claimReads(t: Test, prepared: boolean): Promise<void> {
       // up again to lease it. Per test delivery of the paused endpoint, as many. Reading every due or delivered row
       // (a hash of the backlog, a scan of the log) or the paused endpoint's held backlog is thousands.
       const deliveriesBound = 6 * backlog.inFlight + 2 * backlog.inFlightElsewhere + 4 * limit + 16;
-      // The locked tenants' leases are counted from their endpoints' queue rows: no delivery is read for that.
+      // The locked tenants' leases are counted from their lease rows: no delivery is read for that.
       const countingBound = 0;
       // Endpoints: one per delivery claimed (the lease returns its URL and secret), up to one per lease counted
       // against a tenant's cap, and a few for each endpoint with something pending; reading the idle ones (every
@@ -219,7 +219,7 @@ t.test('recording attempts reads the deliveries recorded, not the backlog, on a 
       );
       for (const endpoint of new Set(leased.rows.map((row) => row.endpoint_id))) {
         const ids = leased.rows.filter((row) => row.endpoint_id === endpoint).map((row) => row.id);
-        await leaseOnQueue(client, endpoint, ids, OWNER, new Date(NOW.getTime() + 15_000));
+        await leaseAsAnotherClaim(client, endpoint, ids, OWNER, new Date(NOW.getTime() + 15_000));
       }
       const { values } = recordingStatement(
         OWNER,

@@ -166,7 +166,7 @@ t.test(
 );
 
 t.test(
-  "a slot's time is measured: each claim's, and each attempt's wait until its outcome is written (a held queue row counts)",
+  "a slot's time is measured: each claim's, and each attempt's wait until its outcome is written (a held row counts)",
   async (t) => {
     const h = await webhookHarness(t);
     const endpoint = await h.createEndpoint({
@@ -184,11 +184,11 @@ t.test(
     t.teardown(() => workers.stop());
     await h.appendEvent('document.uploaded', resourcePayload());
     await waitFor(async () => h.receiver.requests.length === 1, 'the attempt reaches the receiver');
-    // While the receiver takes its 200 ms, another transaction takes the endpoint's queue row, which the recording
-    // of the outcome must lock: the outcome cannot be written until it lets go, a second later.
+    // While the receiver takes its 200 ms, another transaction takes the delivery's row, which the recording of the
+    // outcome must lock: the outcome cannot be written until it lets go, a second later.
     const holder = await h.pool.connect();
     await holder.query('BEGIN');
-    await holder.query('SELECT 1 FROM webhook_queues WHERE endpoint_id = $1 FOR UPDATE', [endpoint.id]);
+    await holder.query('SELECT 1 FROM webhook_deliveries WHERE endpoint_id = $1 FOR UPDATE', [endpoint.id]);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     await holder.query('COMMIT');
     holder.release();

@@ -24,12 +24,12 @@ export async function insertEndpointRow(
 /** Empties the endpoint and delivery tables between a property's runs (one fresh state per generated case). */
 export async function clearWebhookRows(sql: pg.ClientBase | pg.Pool): Promise<void> {
   await sql.query(
-    'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_queues, webhook_endpoint_health, webhook_endpoints',
+    'TRUNCATE webhook_delivery_attempts, webhook_deliveries, webhook_queues, webhook_leases, webhook_endpoint_health, webhook_endpoints',
   );
 }
 
-/** Leases deliveries of an endpoint to `owner` until `until` on its queue row, as a claim by another worker would. */
-export async function leaseOnQueue(
+/** Leases deliveries of an endpoint to `owner` until `until` (lease rows), as a claim by another worker would. */
+export async function leaseAsAnotherClaim(
   sql: pg.ClientBase | pg.Pool,
   endpointId: string,
   deliveryIds: readonly string[],
@@ -37,15 +37,13 @@ export async function leaseOnQueue(
   until: Date,
 ): Promise<void> {
   await sql.query(
-    `UPDATE webhook_queues SET leases = leases || (SELECT jsonb_object_agg(id, jsonb_build_object('o', $3::text, 'u', $4::bigint))
-                                                     FROM unnest($2::text[]) AS id)
-      WHERE endpoint_id = $1`,
+    `INSERT INTO webhook_leases (delivery_id, lease_until, endpoint_id, owner)
+     SELECT id, $4::bigint, $1, $3::text FROM unnest($2::uuid[]) AS id`,
     [endpointId, deliveryIds, owner, until.getTime()],
   );
 }
 
-/** The deliveries under a live lease at `at`, with their endpoint and tenant, read from the endpoints' queue rows. */
-/** A live lease on a queue row, with its delivery's attempts and the lease's end (ms since the epoch). */
+/** A live lease, with its delivery's attempts and the lease's end (ms since the epoch). */
 interface LeaseRow {
   id: string;
   endpoint_id: string;
@@ -55,12 +53,12 @@ interface LeaseRow {
   lease_until: number;
 }
 
+/** The deliveries under a live lease at `at`, with their endpoint and tenant. */
 export async function liveLeaseRows(sql: pg.ClientBase | pg.Pool, at: Date): Promise<LeaseRow[]> {
   const rows = await sql.query<LeaseRow>(
-    `SELECT d.id, q.endpoint_id, q.tenant_id, l.value->>'o' AS owner, d.attempts, (l.value->>'u')::float8 AS lease_until
-       FROM webhook_queues q CROSS JOIN LATERAL jsonb_each(q.leases) l
-       JOIN webhook_deliveries d ON d.id = l.key::uuid
-      WHERE (l.value->>'u')::bigint > $1::bigint AND d.status = 'pending'`,
+    `SELECT d.id, l.endpoint_id, d.tenant_id, l.owner, d.attempts, l.lease_until::float8 AS lease_until
+       FROM webhook_leases l JOIN webhook_deliveries d ON d.id = l.delivery_id
+      WHERE l.lease_until > $1::bigint AND d.status = 'pending'`,
     [at.getTime()],
   );
   return rows.rows;
