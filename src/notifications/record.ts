@@ -45,8 +45,13 @@ export async function recordNotificationsBatch(
       sql,
       news.map((event) => event.tenantId),
     );
-    const told: ToldIntent[] = [];
-    for (const event of news) told.push(...(await intentsOfEvent(sql, event, workspaces.get(event.tenantId))));
+    const assignees = await assigneesBefore(
+      sql,
+      news.filter((event) => event.type === 'task.changed'),
+    );
+    const told = news.flatMap((event) =>
+      intentsOfEvent(event, workspaces.get(event.tenantId), assignees.get(event.id)),
+    );
     const recorded = await insertToldIntents(sql, told, now);
     await sql.query(
       'UPDATE subscription_checkpoints SET tx_id = $2::xid8, position = $3, updated_at = $4 WHERE name = $1',
@@ -83,15 +88,22 @@ interface ToldIntent {
   happenedAt: Date;
 }
 
-async function intentsOfEvent(
-  sql: Queryable,
+/** What one event tells whom; `previousAssignee` is a task.changed's assignee before it (assigneesBefore). */
+function intentsOfEvent(
   event: StoredEvent,
   workspace: Workspace | undefined,
-): Promise<ToldIntent[]> {
+  previousAssignee: string | null | undefined,
+): ToldIntent[] {
   if (!workspace) return [];
-  const previousAssignee = event.type === 'task.changed' ? await assigneeBefore(sql, event) : undefined;
   const intents = intentsOf(
-    { id: event.id, type: event.type, sandbox: event.sandbox, data: event.data, actorUserId: actorUserId(event) },
+    {
+      id: event.id,
+      type: event.type,
+      streamId: event.streamId,
+      sandbox: event.sandbox,
+      data: event.data,
+      actorUserId: actorUserId(event),
+    },
     {
       users: workspace.settings.users,
       mayOversee: (role) => can(role as Role, 'webhooks.resume'),
@@ -106,15 +118,21 @@ async function intentsOfEvent(
   }));
 }
 
-/** A task's assignee before this change: the last task.created or task.changed of its stream before it. */
-async function assigneeBefore(sql: Queryable, event: StoredEvent): Promise<string | null> {
-  const result = await sql.query<{ user_id: string | null }>(
-    `SELECT data->'assignee'->>'user_id' AS user_id FROM events
-      WHERE stream_id = $1 AND revision < $2 AND type IN ('task.created', 'task.changed')
-      ORDER BY revision DESC LIMIT 1`,
-    [event.streamId, event.revision],
+/**
+ * Each task.changed's task assignee before it (the last task.created or task.changed of its stream before it), by
+ * event id, in one statement for the batch: two changes of one task in a batch each get the one before their own.
+ */
+async function assigneesBefore(sql: Queryable, changes: readonly StoredEvent[]): Promise<Map<string, string | null>> {
+  if (changes.length === 0) return new Map();
+  const result = await sql.query<{ id: string; user_id: string | null }>(
+    `SELECT c.id, (SELECT e.data->'assignee'->>'user_id' FROM events e
+                    WHERE e.stream_id = c.stream_id AND e.revision < c.revision
+                      AND e.type IN ('task.created', 'task.changed')
+                    ORDER BY e.revision DESC LIMIT 1) AS user_id
+       FROM unnest($1::text[], $2::text[], $3::int[]) AS c(id, stream_id, revision)`,
+    [changes.map((event) => event.id), changes.map((event) => event.streamId), changes.map((event) => event.revision)],
   );
-  return result.rows[0]?.user_id ?? null;
+  return new Map(result.rows.map((row) => [row.id, row.user_id]));
 }
 
 /** Writes the intents that are new (the unique key drops a replay's); how many were written. */

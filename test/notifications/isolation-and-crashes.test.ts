@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import t from 'tap';
 import { insertIntents, recordNotificationsBatch } from '../../src/notifications/record.js';
 import { claimAtOnce } from '../../src/notifications/outbox.js';
@@ -16,6 +15,7 @@ import {
   pausedEndpoint,
   quiet,
   rawHeader,
+  statementCounter,
 } from './support.js';
 
 t.test('nobody is mailed about another workspace or what their role may not see, checked at send time', async (t) => {
@@ -199,28 +199,16 @@ t.test(
       theirs.push(await captureIn(other.live, `+91981110008${i}`));
     }
     // Every statement the batch sends, counted on the pool's clients while it runs.
-    const statements: string[] = [];
-    let counting = false;
-    const patched = new WeakSet<pg.PoolClient>();
-    f.app.pool.on('acquire', (client) => {
-      if (patched.has(client)) return;
-      patched.add(client);
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const first = args[0];
-        if (counting) statements.push(typeof first === 'string' ? first : String((first as { text?: string }).text));
-        return query(...args);
-      };
-    });
+    const counted = statementCounter(f.app.pool);
     let result = { events: 0, recorded: 0, busy: false };
+    let statements: string[] = [];
     for (let tries = 0; tries < 400 && result.events < 6; tries += 1) {
-      statements.length = 0;
       await f.app.pool.query(
         `UPDATE subscription_checkpoints SET tx_id = '0', position = 0 WHERE name = 'member-notifications'`,
       );
-      counting = true;
-      result = await recordNotificationsBatch(f.app.pool, f.app.services.personalData, clock.now());
-      counting = false;
+      ({ result, statements } = await counted(() =>
+        recordNotificationsBatch(f.app.pool, f.app.services.personalData, clock.now()),
+      ));
       if (result.events < 6) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     t.ok(result.events >= 6, 'one batch read all six leads');

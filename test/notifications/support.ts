@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { Test } from 'tap';
 import { createEndpoint, pauseEndpoint } from '../../src/commands/webhooks/endpoints.js';
 import { staffContext } from '../../src/commands/run-command.js';
@@ -103,4 +104,33 @@ export async function caughtUp(f: Fixture, pass: () => Promise<void>, ms = 90_00
     if (Date.now() > end) throw new Error('the notifications subscriber did not catch up');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * Counts the statements sent on the pool's clients while `run` runs (each client patched once, on acquire): what a
+ * batch costs in round trips.
+ */
+export function statementCounter(pool: pg.Pool) {
+  const statements: string[] = [];
+  let counting = false;
+  const patched = new WeakSet<pg.PoolClient>();
+  pool.on('acquire', (client) => {
+    if (patched.has(client)) return;
+    patched.add(client);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const first = args[0];
+      if (counting) statements.push(typeof first === 'string' ? first : String((first as { text?: string }).text));
+      return query(...args);
+    };
+  });
+  return async <T>(run: () => Promise<T>): Promise<{ result: T; statements: string[] }> => {
+    statements.length = 0;
+    counting = true;
+    try {
+      return { result: await run(), statements: [...statements] };
+    } finally {
+      counting = false;
+    }
+  };
 }

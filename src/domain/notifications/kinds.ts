@@ -3,6 +3,7 @@
  * gone overdue, their lead's follow-up due, and for owners and admins an endpoint paused. Plain data and functions: the
  * subscriber (src/notifications) reads the events and writes what these decide.
  */
+import { streamOf } from '../streams.js';
 
 export const NOTIFICATION_KINDS = [
   'lead_assigned',
@@ -33,6 +34,8 @@ export interface Listener {
 export interface NotifiableEvent {
   id: string;
   type: string;
+  /** Its stream (`task-<id>`…): a task.changed names its task only there. */
+  streamId: string;
   sandbox: boolean;
   data: Record<string, unknown>;
   /** The member who caused it, if a member did: nobody is told of what they did themselves. */
@@ -75,7 +78,9 @@ export function intentsOf(
     case 'task.changed': {
       const now = idOf(event.data.assignee, 'user_id');
       if (now === (context.previousAssignee ?? null)) return [];
-      return toMember(now, 'task_assigned', idOf(event.data, 'task_id'), `event:${event.id}`);
+      // Its data holds the task as it now is, not the task's id (2026-11-30: reassigned tasks told nobody).
+      const task = streamOf(event.streamId);
+      return toMember(now, 'task_assigned', task?.kind === 'task' ? task.id : null, `event:${event.id}`);
     }
     case 'task.overdue': {
       const taskId = idOf(payload, 'id');
