@@ -132,41 +132,58 @@ t.test('a delivery queued while a claim is held at each point is claimed then or
   }
 });
 
-t.test('attempts recorded while a claim of the same endpoint is held at each point', async (t) => {
-  const pool = await setUp(t);
-  for (const point of POINTS) {
-    const { tenantId, endpointId } = await oneEndpoint(pool);
-    await queueDeliveries(pool, endpointId, tenantId, 6);
-    const first = await claimDueDeliveries(pool, 'first', NOW, LEASE_UNTIL, { limit: 2, perEndpoint: 8 });
-    const held = await heldClaim(pool, 'held', point, { limit: 50, perEndpoint: 8 });
-    const {
-      claimed,
-      result: recorded,
-      finishedWhileHeld,
-    } = await whileHeld(held, () =>
-      recordAttempts(
-        pool,
-        'first',
-        first.map((d) => succeeded(d)),
-      ),
-    );
-    t.equal(recorded.size, 2, `held before statement ${point}: both attempts recorded`);
-    // The leases are rows of their own (migration 340): an endpoint without a rate has its attempts recorded without
-    // waiting for its claims, which once took turns with them on its queue row.
-    t.ok(finishedWhileHeld, `held before statement ${point}: the recording did not wait for the claim`);
-    t.equal(claimed.length, 4, `held before statement ${point}: the claim took the other four`);
-    t.notOk(
-      claimed.some((d) => first.some((f) => f.id === d.id)),
-      `held before statement ${point}: nothing in flight claimed again`,
-    );
-    const leases = (await liveLeaseRows(pool, NOW)).filter((row) => row.endpoint_id === endpointId);
-    t.same(
-      leases.map((row) => row.id).sort(),
-      claimed.map((d) => d.id).sort(),
-      `held before statement ${point}: the recorded leases are gone, the claim's kept`,
-    );
-  }
-});
+for (const rated of [false, true])
+  t.test(
+    `attempts recorded while a claim of the same endpoint${rated ? ' (with a rate)' : ''} is held at each point`,
+    async (t) => {
+      const pool = await setUp(t);
+      for (const point of POINTS) {
+        const { tenantId, endpointId } = await oneEndpoint(pool);
+        if (rated)
+          await pool.query('UPDATE webhook_endpoints SET rate_limit_per_second = 100 WHERE id = $1', [endpointId]);
+        await queueDeliveries(pool, endpointId, tenantId, 6);
+        const first = await claimDueDeliveries(pool, 'first', NOW, LEASE_UNTIL, { limit: 2, perEndpoint: 8 });
+        const held = await heldClaim(pool, 'held', point, { limit: 50, perEndpoint: 8 });
+        const {
+          claimed,
+          result: recorded,
+          finishedWhileHeld,
+        } = await whileHeld(held, () =>
+          recordAttempts(
+            pool,
+            'first',
+            first.map((d) => succeeded(d)),
+          ),
+        );
+        t.equal(recorded.size, 2, `held before statement ${point}: both attempts recorded`);
+        if (rated) {
+          // The recording writes the rate's log on the queue row the claim locks (from its third statement): it
+          // waits for the claim there, never the other way round, so neither deadlocks.
+          const log = await pool.query<{ ends: number }>(
+            `SELECT (SELECT sum(l.value::int) FROM jsonb_each_text(rate_log) l)::int AS ends FROM webhook_queues
+              WHERE endpoint_id = $1`,
+            [endpointId],
+          );
+          t.equal(log.rows[0]?.ends, 2, `held before statement ${point}: both ends in the rate's log`);
+        } else {
+          // The leases are rows of their own (migration 340): an endpoint without a rate has its attempts recorded
+          // without waiting for its claims, which once took turns with them on its queue row.
+          t.ok(finishedWhileHeld, `held before statement ${point}: the recording did not wait for the claim`);
+        }
+        t.equal(claimed.length, 4, `held before statement ${point}: the claim took the other four`);
+        t.notOk(
+          claimed.some((d) => first.some((f) => f.id === d.id)),
+          `held before statement ${point}: nothing in flight claimed again`,
+        );
+        const leases = (await liveLeaseRows(pool, NOW)).filter((row) => row.endpoint_id === endpointId);
+        t.same(
+          leases.map((row) => row.id).sort(),
+          claimed.map((d) => d.id).sort(),
+          `held before statement ${point}: the recorded leases are gone, the claim's kept`,
+        );
+      }
+    },
+  );
 
 t.test(
   'a lapsed lease whose attempt is being recorded: a claim then neither waits for it nor sends it again',
