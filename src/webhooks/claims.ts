@@ -178,9 +178,9 @@ async function lockQueues(sql: Queryable, rooms: readonly Room[]): Promise<void>
 
 /**
  * The next deliveries of the endpoint `ep`, oldest due first, at most `limit` (an SQL expression), leaving out those
- * under a lease (`held`, an array of delivery ids): all of them while it is active,
- * only its webhook.test deliveries while it is paused. Two branches, of which the endpoint's status switches one off
- * before it reads anything: a paused endpoint keeps its backlog until it is resumed. Each branch's ORDER BY is its
+ * under a lease (`held`, an array of delivery ids): all of them while it is active, only its webhook.test deliveries
+ * while it is paused. Two branches, of which the endpoint's status switches one off before it reads anything: a
+ * paused endpoint keeps its backlog until it is resumed. Each branch's ORDER BY is its
  * partial index's own order (endpoint_id, next_attempt_at, id; test deliveries have an index of their own, 0046), so
  * it is one short index scan whatever PostgreSQL's statistics say: it reads the endpoint's leased deliveries and the
  * few it returns, never the rest of its backlog. Not bounded by the time: the first one not due says when it is.
@@ -242,8 +242,8 @@ export interface EndpointLoad {
 
 /**
  * Step 2: the endpoints of the locked tenants with a queue due, and their load. The live leases of each tenant are
- * counted from its endpoints' lease rows (webhook_leases, migration 340), never from the deliveries. An endpoint with a rate has
- * its last second's attempt ends counted from its queue row's `rate_log` (at most one entry per 10 ms).
+ * counted from its endpoints' lease rows (webhook_leases, migration 340), never from the deliveries. An endpoint with
+ * a rate has its last second's attempt ends counted from its queue row's `rate_log` (at most one entry per 10 ms).
  */
 async function endpointLoads(sql: Queryable, tenants: string[], claim: Claim): Promise<EndpointLoad[]> {
   const leasedLongAgo = claim.leaseUntil.getTime() - SLOW_ATTEMPT_MS;

@@ -12,8 +12,9 @@ import { resourcePayload, webhookHarness } from './support/harness.js';
 import { waitFor } from './support/receiver.js';
 
 // Two workers at once on one endpoint's queue, with one held inside its claim's transaction at each point (before
-// each of its statements and before COMMIT) while the other claims, records, or a delivery is queued; a delivery row
-// written twice on the happy path; a backlog queued before the queue rows existed, delivered after the upgrade.
+// each of its statements and before COMMIT) while the other claims, records, or a delivery is queued; a lapsed lease
+// whose attempt is being recorded (held before COMMIT) while a claim runs, and one a claim dropped first; a delivery
+// row written twice on the happy path; a backlog queued before the queue rows existed, delivered after the upgrade.
 
 const NOW = new Date('2026-11-20T10:00:00.000Z');
 const LEASE_UNTIL = new Date(NOW.getTime() + 15_000);
