@@ -33,17 +33,32 @@ export async function startService(
   });
   log.info({ database: db.kind === 'external' ? 'DATABASE_URL' : `embedded in ${config.dataDir}` }, 'database ready');
   const services = await createServices(config, db);
-  await services.keys.listen(services.direct.url);
   let ready = false;
+  let workers: { stop(): Promise<void> } = { stop: async () => undefined };
+  const release = async () => {
+    await workers.stop();
+    await services.rateLimits.close();
+    await services.keys.close();
+    await db.close();
+  };
   const app = await buildApp(services, {
     isReady: () => ready,
     logger: loggerOptions(config.logLevel, pino.destination(2)),
   });
-  // Every route's validators and serializers, compiled before the first request (src/http/schema-compilation.ts).
-  await compileEverySchema(app);
-  if (beforeListen) await beforeListen(services, log);
-  const workers = config.runWorkers ? await startWorkers(services, log) : { stop: async () => undefined };
-  const url = await app.listen({ host: config.host, port: config.port });
+  let url: string;
+  try {
+    await services.keys.listen(services.direct.url);
+    // Every route's validators and serializers, compiled before the first request (src/http/schema-compilation.ts).
+    await compileEverySchema(app);
+    if (beforeListen) await beforeListen(services, log);
+    if (config.runWorkers) workers = await startWorkers(services, log);
+    url = await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    // A start that fails (a port in use, say) lets go of what it opened, so the process ends with its sentence.
+    await app.close();
+    await release();
+    throw error;
+  }
   ready = true;
 
   let stopping: Promise<void> | undefined;
@@ -57,10 +72,7 @@ export async function startService(
       }, 30_000);
       force.unref();
       await app.close();
-      await workers.stop();
-      await services.rateLimits.close();
-      await services.keys.close();
-      await db.close();
+      await release();
       log.info('stopped');
     })());
   process.once('SIGINT', () => void stop('SIGINT'));

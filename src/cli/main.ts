@@ -2,9 +2,16 @@
 import { debugRequested, reportFailure } from './errors.js';
 import { buildProgram } from './program.js';
 
+/** How long a failed command may take to let go of what it opened before it is made to exit. */
+const EXIT_GRACE_MS = 2_000;
+
 // The one error path: every failure of every command ends here as a sentence (see errors.ts).
 buildProgram()
   .parseAsync(process.argv)
   .catch((error: unknown) => {
-    process.exit(reportFailure(error, debugRequested(process.argv, process.env)));
+    process.exitCode = reportFailure(error, debugRequested(process.argv, process.env));
+    // Out through the event loop, not process.exit(): that tears V8's worker threads down with the isolate alive, and
+    // a compile job there waiting for a garbage collection hangs the process for good (nodejs/node#54918, seen in CI
+    // 2026-11-30). Should the failure leave a handle open, the unreferenced timer ends it.
+    setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
   });

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,10 +38,7 @@ export function cliArgs(): string[] {
  */
 export function toolEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const options = (base.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o && !o.includes('@tapjs/'));
-  const env = { ...base };
-  if (options.length > 0) env.NODE_OPTIONS = options.join(' ');
-  else delete env.NODE_OPTIONS;
-  return env;
+  return { ...base, NODE_OPTIONS: [...options, reportOptions()].join(' ') };
 }
 
 /** Starts the real command-line tool (built, or from source; see cliArgs) against the given database. */
@@ -107,19 +104,110 @@ export function runCli(
   return collect(spawnCli(databaseUrl, args, env, input));
 }
 
-export function collect(child: ChildProcess & { stdout: Readable; stderr: Readable }): Promise<CliResult> {
+/**
+ * How long one run of the tool may take before it is reported as hung: far beyond any run's time on a loaded CI
+ * machine (a few seconds), and well inside tap's 180 s for a file, so a hang names its command instead of timing the
+ * whole file out.
+ */
+const RUN_DEADLINE_MS = 120_000;
+
+/** The signal a started tool writes a Node diagnostic report on (its stacks and open handles): see hungRunReport. */
+const REPORT_SIGNAL = 'SIGUSR2';
+const REPORT_DIR = os.tmpdir();
+
+/** The options that let a hung tool be asked what it is waiting on, added to the tool's NODE_OPTIONS. */
+function reportOptions(): string {
+  return `--report-on-signal --report-signal=${REPORT_SIGNAL} --report-directory=${REPORT_DIR} --report-exclude-env`;
+}
+
+export function collect(
+  child: ChildProcess & { stdout: Readable; stderr: Readable },
+  deadlineMs = RUN_DEADLINE_MS,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
+    let hung = false;
+    const deadline = setTimeout(() => {
+      hung = true;
+      void hungRunReport(child).then((report) =>
+        reject(
+          new Error(
+            `${child.spawnargs.slice(1).join(' ')} still running after ${deadlineMs / 1000} s; ` +
+              `stdout: ${stdout || '(none)'}\nstderr: ${stderr || '(none)'}\n${report}`,
+          ),
+        ),
+      );
+    }, deadlineMs);
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    child.on('error', (error) => {
+      clearTimeout(deadline);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(deadline);
+      if (!hung) resolve({ code: code ?? 1, stdout, stderr });
+    });
   });
+}
+
+/**
+ * Asks a hung tool for a diagnostic report (what its JavaScript is doing and which handles keep it alive), kills it,
+ * and returns the report's telling parts. A shell between us and the tool (pipeCli) answers nothing: then only the
+ * kill.
+ */
+async function hungRunReport(child: ChildProcess): Promise<string> {
+  const before = new Set(fs.readdirSync(REPORT_DIR));
+  child.kill(REPORT_SIGNAL);
+  let written: string | undefined;
+  for (let waited = 0; waited < 5_000 && !written; waited += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+    written = fs
+      .readdirSync(REPORT_DIR)
+      .find((f) => !before.has(f) && f.startsWith('report.') && f.includes(`.${child.pid}.`));
+  }
+  if (!written) {
+    // No JavaScript ran to write it: the process is stuck outside its event loop (at exit, say). Its threads' stacks
+    // say where, from gdb where the machine has it.
+    const stacks = threadStacks(child.pid!);
+    child.kill('SIGKILL');
+    return `it wrote no diagnostic report${stacks}`;
+  }
+  child.kill('SIGKILL');
+  await new Promise((r) => setTimeout(r, 200)); // the report is written in one go; let it finish
+  const file = path.join(REPORT_DIR, written);
+  const report = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+    javascriptStack?: { message?: string; stack?: string[] };
+    libuv?: Array<{ type: string; is_active: boolean; is_referenced?: boolean; [key: string]: unknown }>;
+  };
+  fs.rmSync(file, { force: true });
+  const handles = (report.libuv ?? []).filter((h) => h.type !== 'loop' && h.is_active && h.is_referenced !== false);
+  return [
+    `its JavaScript: ${report.javascriptStack?.message ?? ''}`,
+    ...(report.javascriptStack?.stack ?? []).slice(0, 15),
+    'the handles that keep it alive:',
+    ...handles.map((h) => JSON.stringify(h)),
+  ].join('\n');
 }
 
 export async function runCliJson<T>(databaseUrl: string, args: string[]): Promise<T> {
   const result = await runCli(databaseUrl, ['--json', ...args]);
   if (result.code !== 0) throw new Error(`visa-crm ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
   return JSON.parse(result.stdout) as T;
+}
+
+/** Each thread's innermost frames of a stuck process, by gdb (empty when the machine has none). */
+function threadStacks(pid: number): string {
+  if (!fs.existsSync('/usr/bin/gdb')) return '';
+  const gdb = spawnSync('/usr/bin/gdb', ['-p', String(pid), '-batch', '-ex', 'thread apply all bt 12'], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  // Thread names and Node's, V8's and libuv's frames; the C library's waits under them say nothing more.
+  const frames = (gdb.stdout ?? '')
+    .split('\n')
+    .filter((line) => /^Thread |^#\d+ .*\b(node|v8|uv)(::|_)/.test(line))
+    .map((line) => line.slice(0, 160));
+  return frames.length > 0 ? `; its threads:\n${frames.slice(0, 80).join('\n')}` : '';
 }
