@@ -5,8 +5,8 @@
  * the first 20 cards of each) and the header's search box (two name words in the other order, one common surname, a
  * phone typed with its national prefix), each as the page over HTTP (signed in, p99) beside its database reads
  * alone; then a bulk assignment of BULK leads (1,000 unless set) run as a job to its end.
- * The counted lead lists (a page and its count, sorted several ways) too. STEPS=board (any part of the steps'
- * labels) runs only the steps it names. `npm run bench:console-records`.
+ * The counted lead lists (a page and its count, sorted several ways, and filtered by a common and a rare stage)
+ * too. STEPS=board (any part of the steps' labels) runs only the steps it names. `npm run bench:console-records`.
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
@@ -174,6 +174,9 @@ async function main(): Promise<void> {
       ['counted lead list by name', { sort: 'name', dir: 'asc' }],
       ['counted lead list by name, one filter', { sort: 'name', dir: 'asc', visa_type: 'work' }],
       ['counted lead list, 200 a page, by creation', { sort: 'created', dir: 'desc', size: '200' }],
+      // A common stage (an eighth of the leads: counted to the cap) and a rare one (the one converted lead).
+      ['counted lead list, one common stage', { stage: 'new' }],
+      ['counted lead list, one rare stage', { stage: 'converted' }],
     ];
     const steps: [string, (i: number) => Promise<unknown>, (i: number) => Promise<unknown>][] = [
       [

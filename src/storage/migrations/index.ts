@@ -51,6 +51,7 @@ import * as oneIdempotencyStore from './0330-one-idempotency-store.js';
 import * as endpointRateLimits from './0300-endpoint-rate-limits.js';
 import * as webhookReplays from './0290-webhook-replays.js';
 import * as webhookLeaseRows from './0340-webhook-lease-rows.js';
+import * as leadRowsLeftJoin from './0350-lead-rows-left-join.js';
 import * as leadImports from './0177-lead-imports.js';
 import * as memberNotifications from './0185-member-notifications.js';
 import * as leadBoardColumns from './0174-lead-board-columns.js';
@@ -134,4 +135,5 @@ export const migrations: Migration[] = [
   { version: 300, ...endpointRateLimits },
   { version: 290, ...webhookReplays },
   { version: 340, ...webhookLeaseRows },
+  { version: 350, ...leadRowsLeftJoin },
 ];
