@@ -11,7 +11,7 @@ buildProgram()
   .catch((error: unknown) => {
     process.exitCode = reportFailure(error, debugRequested(process.argv, process.env));
     // Out through the event loop, not process.exit(): that tears V8's worker threads down with the isolate alive, and
-    // a compile job there waiting for a garbage collection hangs the process for good (nodejs/node#54918, seen in CI
-    // 2026-11-30). Should the failure leave a handle open, the unreferenced timer ends it.
+    // a compile job there waiting for a garbage collection hangs the process for good (nodejs/node#54918, met by the
+    // suites on 2026-11-30). Should the failure leave a handle open, the unreferenced timer ends it.
     setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
   });

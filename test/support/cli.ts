@@ -130,14 +130,16 @@ export function collect(
     let hung = false;
     const deadline = setTimeout(() => {
       hung = true;
-      void hungRunReport(child).then((report) =>
-        reject(
-          new Error(
-            `${child.spawnargs.slice(1).join(' ')} still running after ${deadlineMs / 1000} s; ` +
-              `stdout: ${stdout || '(none)'}\nstderr: ${stderr || '(none)'}\n${report}`,
+      void hungRunReport(child)
+        .catch((error: unknown) => `its diagnostic report could not be read: ${String(error)}`)
+        .then((report) =>
+          reject(
+            new Error(
+              `${child.spawnargs.slice(1).join(' ')} still running after ${deadlineMs / 1000} s; ` +
+                `stdout: ${stdout || '(none)'}\nstderr: ${stderr || '(none)'}\n${report}`,
+            ),
           ),
-        ),
-      );
+        );
     }, deadlineMs);
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -160,14 +162,16 @@ export function collect(
 async function hungRunReport(child: ChildProcess): Promise<string> {
   const before = new Set(fs.readdirSync(REPORT_DIR));
   child.kill(REPORT_SIGNAL);
-  let written: string | undefined;
-  for (let waited = 0; waited < 5_000 && !written; waited += 100) {
+  let report: DiagnosticReport | undefined;
+  // Read once it parses: the file appears before the report is all written.
+  for (let waited = 0; waited < 5_000 && !report; waited += 100) {
     await new Promise((r) => setTimeout(r, 100));
-    written = fs
+    const written = fs
       .readdirSync(REPORT_DIR)
       .find((f) => !before.has(f) && f.startsWith('report.') && f.includes(`.${child.pid}.`));
+    if (written) report = parsedReport(path.join(REPORT_DIR, written));
   }
-  if (!written) {
+  if (!report) {
     // No JavaScript ran to write it: the process is stuck outside its event loop (at exit, say). Its threads' stacks
     // say where, from gdb where the machine has it.
     const stacks = threadStacks(child.pid!);
@@ -175,13 +179,6 @@ async function hungRunReport(child: ChildProcess): Promise<string> {
     return `it wrote no diagnostic report${stacks}`;
   }
   child.kill('SIGKILL');
-  await new Promise((r) => setTimeout(r, 200)); // the report is written in one go; let it finish
-  const file = path.join(REPORT_DIR, written);
-  const report = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-    javascriptStack?: { message?: string; stack?: string[] };
-    libuv?: Array<{ type: string; is_active: boolean; is_referenced?: boolean; [key: string]: unknown }>;
-  };
-  fs.rmSync(file, { force: true });
   const handles = (report.libuv ?? []).filter((h) => h.type !== 'loop' && h.is_active && h.is_referenced !== false);
   return [
     `its JavaScript: ${report.javascriptStack?.message ?? ''}`,
@@ -189,6 +186,23 @@ async function hungRunReport(child: ChildProcess): Promise<string> {
     'the handles that keep it alive:',
     ...handles.map((h) => JSON.stringify(h)),
   ].join('\n');
+}
+
+/** The parts of Node's diagnostic report read here. */
+interface DiagnosticReport {
+  javascriptStack?: { message?: string; stack?: string[] };
+  libuv?: Array<{ type: string; is_active: boolean; is_referenced?: boolean; [key: string]: unknown }>;
+}
+
+/** The report in a file, removed once read; undefined while it is still being written. */
+function parsedReport(file: string): DiagnosticReport | undefined {
+  try {
+    const report = JSON.parse(fs.readFileSync(file, 'utf8')) as DiagnosticReport;
+    fs.rmSync(file, { force: true });
+    return report;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function runCliJson<T>(databaseUrl: string, args: string[]): Promise<T> {

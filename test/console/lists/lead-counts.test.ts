@@ -1,11 +1,9 @@
 import t from 'tap';
-import type pg from 'pg';
 import { readQuery } from '../../../src/console/list/component.js';
 import { LEADS } from '../../../src/console/list/lists/leads.js';
 import { countMatching } from '../../../src/console/list/query.js';
-import type { Queryable } from '../../../src/storage/postgres.js';
 import { consoleFixture } from '../support.js';
-import { capture, copyLeads, viewAs } from './support.js';
+import { capture, copyLeads, recordingQueryable, viewAs } from './support.js';
 
 type Fixture = Awaited<ReturnType<typeof consoleFixture>>;
 
@@ -14,13 +12,7 @@ async function countAndPlan(f: Fixture, query: Record<string, string>) {
   const ctx = { view: viewAs(f.ws.workspace, 'owner'), zone: 'UTC', now: f.app.services.now() };
   const { where, errors } = readQuery(LEADS, ctx, query);
   if (Object.keys(errors).length) throw new Error(`refused: ${JSON.stringify(errors)}`);
-  const seen: { text: string; values?: unknown[] }[] = [];
-  const recording: Queryable = {
-    query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
-      seen.push({ text, values });
-      return f.app.pool.query<R>(text, values);
-    },
-  };
+  const { recording, seen } = recordingQueryable(f.app.pool);
   const count = await countMatching(recording, LEADS, where);
   const plan = await f.app.pool.query<{ 'QUERY PLAN': unknown }>(
     `EXPLAIN (FORMAT JSON) ${seen[0]!.text}`,

@@ -1,11 +1,9 @@
 import t from 'tap';
-import type pg from 'pg';
 import { readQuery } from '../../../src/console/list/component.js';
 import { LEADS } from '../../../src/console/list/lists/leads.js';
 import { readPage } from '../../../src/console/list/query.js';
-import type { Queryable } from '../../../src/storage/postgres.js';
 import { consoleFixture } from '../support.js';
-import { capture, copyLeads, viewAs } from './support.js';
+import { capture, copyLeads, recordingQueryable, viewAs } from './support.js';
 
 type Fixture = Awaited<ReturnType<typeof consoleFixture>>;
 
@@ -14,13 +12,7 @@ async function firstPage(f: Fixture, sort: string, dir: 'asc' | 'desc') {
   const ctx = { view: viewAs(f.ws.workspace, 'owner'), zone: 'UTC', now: f.app.services.now() };
   const { params, where, errors } = readQuery(LEADS, ctx, { sort, dir, size: '25' });
   if (Object.keys(errors).length) throw new Error(`refused: ${JSON.stringify(errors)}`);
-  const seen: { text: string; values?: unknown[] }[] = [];
-  const recording: Queryable = {
-    query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
-      seen.push({ text, values });
-      return f.app.pool.query<R>(text, values);
-    },
-  };
+  const { recording, seen } = recordingQueryable(f.app.pool);
   const page = await readPage(recording, LEADS, where, params);
   return { names: page.rows.map((r) => r.body.full_name), statement: seen[0]! };
 }
