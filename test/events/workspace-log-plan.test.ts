@@ -10,7 +10,7 @@ import {
   readWorkspaceLogWith,
   streamHeadsAt,
 } from '../../src/events/workspace-log.js';
-import type { Queryable } from '../../src/storage/postgres.js';
+import { recordingQueryable } from '../support/sql-recorder.js';
 import { freshDatabase } from '../support/db.js';
 import { context } from '../support/event-store-scenarios.js';
 
@@ -76,13 +76,7 @@ t.test('export, count, heads and verify read only the workspace asked for', asyn
   await pool.query('VACUUM ANALYZE events');
   await untilBehindEveryRunningTransaction(pool, small);
 
-  const sent: { text: string; values: unknown[] }[] = [];
-  const recording: Queryable = {
-    query: (text: string, values: unknown[] = []) => {
-      sent.push({ text, values });
-      return pool.query(text, values);
-    },
-  } as Queryable;
+  const { recording, seen: sent } = recordingQueryable(pool);
   const page = await readWorkspaceLogWith(recording, small, START_OF_LOG, 500);
   t.equal(page.length, 4, 'the small workspace has its 4 events');
   t.equal(await countWorkspaceEventsAfter(recording, small, START_OF_LOG), 4);

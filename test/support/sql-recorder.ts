@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Test } from 'tap';
+import type { Queryable } from '../../src/storage/postgres.js';
 
 /** A statement as it went to the server. */
 export interface SentStatement {
@@ -54,4 +55,25 @@ export function transactionAt(sent: readonly SentStatement[], index: number): Se
 /** Every transaction recorded, each as its statements. */
 export function transactions(sent: readonly SentStatement[]): SentStatement[][] {
   return sent.flatMap((s, i) => (s.text === 'BEGIN' ? [transactionAt(sent, i)] : []));
+}
+
+/** A statement as sent: its text and values. */
+export interface Statement {
+  text: string;
+  values?: unknown[];
+}
+
+/**
+ * A Queryable over a pool that keeps each statement it is given, for a test to read the plans of one function's
+ * statements (recordSql records every statement of the process instead).
+ */
+export function recordingQueryable(pool: pg.Pool): { recording: Queryable; seen: Statement[] } {
+  const seen: Statement[] = [];
+  const recording: Queryable = {
+    query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
+      seen.push({ text, values });
+      return pool.query<R>(text, values);
+    },
+  };
+  return { recording, seen };
 }

@@ -3,7 +3,8 @@ import { readQuery } from '../../../src/console/list/component.js';
 import { LEADS } from '../../../src/console/list/lists/leads.js';
 import { readPage } from '../../../src/console/list/query.js';
 import { consoleFixture } from '../support.js';
-import { capture, copyLeads, recordingQueryable, viewAs } from './support.js';
+import { recordingQueryable } from '../../support/sql-recorder.js';
+import { capture, copyLeads, viewAs } from './support.js';
 
 type Fixture = Awaited<ReturnType<typeof consoleFixture>>;
 

@@ -1,7 +1,5 @@
-import type pg from 'pg';
 import type { Role } from '../../../src/identity/permissions.js';
 import type { MemberView } from '../../../src/console/context.js';
-import type { Queryable } from '../../../src/storage/postgres.js';
 import type { TestApp } from '../../support/app.js';
 import type { Workspace } from '../../../src/workspaces/workspace.js';
 import { memberOf } from '../../identity/support.js';
@@ -109,22 +107,4 @@ export async function endpointWithDeliveries(
   const { id } = (await response.json()) as { id: string };
   await seedDeliveries(app.pool, { tenantId: ws.workspace.id, endpointId: id, n, now: app.services.now() });
   return id;
-}
-
-/** A statement as sent: its text and values. */
-export interface Statement {
-  text: string;
-  values?: unknown[];
-}
-
-/** A Queryable over the pool that keeps each statement it is sent, for a test to read its plan. */
-export function recordingQueryable(pool: TestApp['pool']): { recording: Queryable; seen: Statement[] } {
-  const seen: Statement[] = [];
-  const recording: Queryable = {
-    query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
-      seen.push({ text, values });
-      return pool.query<R>(text, values);
-    },
-  };
-  return { recording, seen };
 }
