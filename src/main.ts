@@ -83,6 +83,6 @@ export async function startService(
 if (import.meta.url === `file://${process.argv[1]}`) {
   startService(loadConfig()).catch((error: unknown) => {
     console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
+    process.exitCode = 1;
   });
 }

@@ -22,8 +22,11 @@ export function buildProgram(): Command {
     .description('visa-crm-api: run the service and do what the workspace UI does')
     .option('--json', 'print JSON, for scripts: one JSON document alone on stdout')
     .option('--debug', 'on failure, also print the stack trace (or set DEBUG)');
-  // Before the commands are added: they inherit the help settings of their parent when created.
+  // Before the commands are added: they inherit the help settings of their parent when created, and the exit override.
   markRequiredOptions(program);
+  // Commander's own exits (--help, an unknown option or command, a missing argument) throw instead of calling
+  // process.exit(), so they leave through main.ts's one exit path (nodejs/node#54918, see there).
+  program.exitOverride();
   const json = () => Boolean(program.opts<{ json?: boolean }>().json);
 
   registerServiceVerbs(program, json);

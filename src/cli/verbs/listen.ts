@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import { kindsOf } from '../../webhooks/event-feed.js';
 import { configFolder, stableSecret } from '../listen-secrets.js';
 import { listen, ListenRefusal, type ListenOutcome } from '../listener.js';
@@ -143,7 +143,9 @@ export function registerListenVerbs(program: Command): void {
         '(VISA_CRM_CONFIG_DIR, else visa-crm under XDG_CONFIG_HOME or ~/.config) is used, made on the first run',
     )
     // Commander's own refusals (an unknown option, a missing value or --forward-to) exit 2 as the others do.
-    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
+    .exitOverride((error) => {
+      throw new CommanderError(error.exitCode === 0 ? 0 : 2, error.code, error.message);
+    })
     .action(async (o: ListenFlags) => {
       const flags = checkedFlags(o);
       const { secret, origin } = signingSecret(flags);
