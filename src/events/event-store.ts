@@ -41,14 +41,18 @@ export interface EventStore {
 export interface StoreTransaction {
   readonly context: CommandContext;
   /**
-   * The transaction's SQL connection, for read-model queries and writes that must commit with the events. BEGIN,
-   * the opening and the stream locks have run before the command's work starts.
+   * The transaction's SQL connection, for read-model queries and writes that must commit with the events. The
+   * server runs them after BEGIN, the opening and the stream locks.
    */
   readonly sql: Queryable;
   /** The same connection as `sql`, for a command's trailing writes (quota counters, markers, projections). */
   readonly writes: Writer;
-  /** True once BEGIN and the `opening` statement have been answered (always, inside the command's work). */
-  readonly opened: boolean;
+  /**
+   * Settles once BEGIN, the `opening` statement and the stream locks have been answered (rejecting with the first
+   * failure). The work starts before that, its statements queued behind them on the server; what must follow them on
+   * this side (a lead write reading its clock once it holds the gate) awaits this.
+   */
+  whenOpened(): Promise<void>;
   /** Sets the time the events appended from now on carry (for commands that read their clock after their first query). */
   setTime(now: Date): void;
   readStream(streamId: string): Promise<StoredEvent[]>;

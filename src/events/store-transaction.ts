@@ -1,5 +1,12 @@
 import type { KeyObject } from 'node:crypto';
-import { PgCode, pgConstraint, pgErrorCode, type Statement, type Writer } from '../storage/postgres.js';
+import {
+  PgCode,
+  pgConstraint,
+  pgErrorCode,
+  type OpenedWriter,
+  type Statement,
+  type Writer,
+} from '../storage/postgres.js';
 import { newId } from '../shared/ids.js';
 import type { StoreTransaction } from './event-store.js';
 import { chainFrom, contentDigest, GENESIS, type ChainedContent } from './chain.js';
@@ -87,12 +94,12 @@ export class PostgresStoreTransaction implements StoreTransaction {
   private readonly streamKeys = new Map<string, KeyObject | 'erased' | 'none'>();
   private now: Date;
 
-  readonly sql: Writer;
+  readonly sql: OpenedWriter;
   private readonly baseContext: CommandContext;
   private readonly keys?: PersonalDataKeys;
   private readonly personOf: PersonOfStream;
   constructor(
-    sql: Writer,
+    sql: OpenedWriter,
     baseContext: CommandContext,
     streams: string[],
     /** Seals personal values with per-stream keys (personal-data.ts); absent: events are stored as given. */
@@ -117,9 +124,8 @@ export class PostgresStoreTransaction implements StoreTransaction {
     return this.sql;
   }
 
-  /** BEGIN and the opening statement have run before the command's work is called. */
-  get opened(): boolean {
-    return true;
+  whenOpened(): Promise<void> {
+    return this.sql.whenOpened();
   }
 
   setTime(now: Date): void {

@@ -13,6 +13,11 @@ export interface Writer extends Queryable {
   send(text: string, values?: unknown[]): void;
 }
 
+/** A transaction's writer, whose BEGIN and opening statements may still be in flight when its work starts. */
+export interface OpenedWriter extends Writer {
+  whenOpened(): Promise<void>;
+}
+
 /** A statement and its parameters. */
 export interface Statement {
   text: string;

@@ -30,6 +30,7 @@ export class CommitOutcomeUnknown extends Error {
 export class Transaction implements Writer {
   private failure: unknown = undefined;
   private readonly sent: Promise<unknown>[] = [];
+  private opening: Promise<void> = Promise.resolve();
 
   private readonly client: pg.PoolClient;
   private readonly named;
@@ -71,6 +72,22 @@ export class Transaction implements Writer {
   get failed(): unknown {
     return this.failure;
   }
+
+  /**
+   * Settles once BEGIN and the opening statements have been answered (rejecting with the first failure). On a
+   * pipelining client the work starts before that, its statements queued behind them; what must follow the opening
+   * on this side (reading the clock after a lock is held) waits for this.
+   */
+  whenOpened(): Promise<void> {
+    return this.opening;
+  }
+
+  /** Set by inTransaction to BEGIN and the opening in flight. */
+  opens(opening: Promise<void>): void {
+    // Observed here: a work that fails first (with the same error) leaves it to inTransaction, which awaits it too.
+    opening.catch(() => undefined);
+    this.opening = opening;
+  }
 }
 
 /**
@@ -101,8 +118,10 @@ export interface TransactionOptions {
 /**
  * Runs `work` in one READ COMMITTED transaction on a connection from the pool: BEGIN, then `opening` (statements the
  * transaction runs first), then `work`, then COMMIT. On any failure it rolls back. On a pool whose clients pipeline
- * (`createPool`), BEGIN and the opening are sent together, one round trip rather than one each, and the writes `work`
- * sent without waiting (`tx.send`) leave with COMMIT: if one of them failed, its error is reported, not the commit.
+ * (`createPool`), BEGIN, the opening and the statements `work` sends in its first turn leave together, one round trip
+ * rather than one each (`work` starts before the opening is answered: `tx.whenOpened()` waits for it), and the writes
+ * `work` sent without waiting (`tx.send`) leave with COMMIT: if one of them failed, its error is reported, not the
+ * commit.
  *
  * A connection on which a statement failed (or whose ROLLBACK failed) is destroyed with pg's `release(error)`, never
  * returned to the pool: whatever state the failure left it in cannot reach the next caller.
@@ -122,8 +141,12 @@ export async function inTransaction<T>(
     let commitSent = false;
     let unfit: Error | undefined;
     try {
-      await begin(tx, client, options.opening ?? []);
+      tx.opens(begin(tx, client, options.opening ?? []));
+      // On a pipelining client the work's first statements leave with BEGIN and the opening (one round trip; the
+      // server runs them in order); one statement at a time, BEGIN must be answered before anything else is sent.
+      if (!client.pipeline) await tx.whenOpened();
       const result = await work(tx);
+      await tx.whenOpened();
       // A statement failed though `work` went on: the server would answer COMMIT with ROLLBACK.
       if (tx.failed !== undefined) throw tx.failed;
       commitSent = true;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 
@@ -17,7 +17,12 @@ t.test('the suites run on the Node that engines names', async (t) => {
   const [x, y, z] = low!.split('.').map(Number);
   t.ok(a! > x! || (a === x && (b! > y! || (b === y && c! >= z!))), `${process.version} is at least ${low}`);
   t.ok(a! < Number(high), `${process.version} is below ${high}`);
-  t.equal(process.execPath, path.join(ROOT, 'node_modules/node/bin/node'), "the project's own Node");
+  // Both resolved: node_modules may be a link (a worktree sharing another checkout's), and execPath is resolved.
+  t.equal(
+    realpathSync(process.execPath),
+    realpathSync(path.join(ROOT, 'node_modules/node/bin/node')),
+    "the project's own Node",
+  );
 });
 
 const older = ['/usr/bin/node', '/usr/local/bin/node'].find(

@@ -20,6 +20,58 @@ t.test('concurrent appends and a gap-free following reader', async (t) => {
 });
 
 t.test(
+  'the work starts before the opening is answered, its statements run after it, and shares its failure',
+  async (t) => {
+    const { pool } = await freshDatabase(t);
+    const store = new PostgresEventStore(pool, []);
+    const stream = `test-${randomUUID()}`;
+    const order: string[] = [];
+    // The opening sleeps on the server: the work must be running (its statement sent) before the answer comes back.
+    const opening = {
+      text: "SELECT pg_sleep(0.2), set_config('application_name', $1, true)",
+      values: ['vcrm-test-slow-opening'],
+    };
+    const seen = await store.transact(
+      context(),
+      [stream],
+      async (tx) => {
+        order.push('work started');
+        const opened = tx.whenOpened().then(() => order.push('opening answered'));
+        const row = (await tx.sql.query<{ name: string }>("SELECT current_setting('application_name') AS name"))
+          .rows[0]!;
+        await opened;
+        return row.name;
+      },
+      { opening },
+    );
+    t.same(order, ['work started', 'opening answered'], 'the work ran while the opening was on the server');
+    t.equal(seen, 'vcrm-test-slow-opening', "the work's statement ran after the opening, in the same transaction");
+
+    // A failing opening: the work's statement, sent behind it, fails with the opening's error, and so does the whole.
+    let workError: unknown;
+    await t.rejects(
+      store.transact(
+        context(),
+        [stream],
+        async (tx) => {
+          try {
+            await tx.sql.query('SELECT 1');
+          } catch (error) {
+            workError = error;
+            throw error;
+          }
+        },
+        { opening: { text: 'SELECT 1 / $1::int', values: [0] } },
+      ),
+      { code: '22012' },
+      'the opening refused (division by zero)',
+    );
+    t.match(workError, { code: '22012' }, "the work's statement reports the opening's failure, not its own refusal");
+    t.equal((await store.readStream(stream)).length, 0, 'nothing written');
+  },
+);
+
+t.test(
   'BEGIN, the opening statement and the locks run before the work; a new stream is written in one statement',
   async (t) => {
     const { pool } = await freshDatabase(t);
@@ -34,7 +86,6 @@ t.test(
       context(),
       [stream],
       async (tx) => {
-        t.ok(tx.opened, 'BEGIN and the opening have run before the work starts');
         const row = (
           await tx.sql.query<{ name: string; pid: number }>(
             'SELECT current_setting($1) AS name, pg_backend_pid() AS pid',
@@ -43,7 +94,7 @@ t.test(
         ).rows[0]!;
         seenInside.push(row.name);
         pid = row.pid;
-        t.ok(tx.opened);
+        await tx.whenOpened();
         return tx.append(stream, 'no_stream', [{ type: 'test.happened', data: { n: 1 } }]);
       },
       { opening },

@@ -353,16 +353,20 @@ t.test('named statements: each text prepared once per connection, under one name
 });
 
 t.test(
-  'the opening goes out with BEGIN; its first failure is the one reported, and the connection is destroyed',
+  "the opening goes out with BEGIN and the work's first statement; its first failure is the one reported, and the connection is destroyed",
   async (t) => {
     const pool = await setUp(t);
     t.equal(pool.totalCount, 1, 'one connection, idle');
     const sent = recordSql(t);
-    let ran = false;
+    let workError: unknown;
     const outcome = await inTransaction(
       pool,
-      async () => {
-        ran = true;
+      async (tx) => {
+        // Sent behind the opening before its answer came back (one write), then refused with its failure.
+        await tx.query('SELECT $1::text', ['from the work']).catch((error: unknown) => {
+          workError = error;
+          throw error;
+        });
       },
       {
         opening: [
@@ -372,11 +376,11 @@ t.test(
       },
     ).catch((error: { code?: string }) => error.code);
     t.equal(outcome, '22012', 'division by zero, not the aborted transaction of the statement after it');
-    t.notOk(ran, 'the work never ran');
+    t.match(workError, { code: '22012' }, "the work's statement got the opening's failure, not its own refusal");
     t.same(
       sent.map((s) => s.text),
-      ['BEGIN', 'SELECT 1 / $1::int', 'SELECT $1::int'],
-      'BEGIN and the opening were sent, and nothing after them',
+      ['BEGIN', 'SELECT 1 / $1::int', 'SELECT $1::int', 'SELECT $1::text'],
+      "BEGIN, the opening and the work's first statement were sent, and nothing after them (no COMMIT)",
     );
     t.equal(pool.totalCount, 0, 'the connection the failure happened on was destroyed, not returned');
   },

@@ -15,12 +15,12 @@ import {
   type StoredAnswer,
 } from '../../intake/idempotency.js';
 import type { LeadSubmission } from '../../domain/leads/submission.js';
-import { captureLookup } from '../../projections/leads-queries.js';
+import { captureLookup, type CaptureLookup } from '../../projections/leads-queries.js';
 import { monthlyLeadQuota } from '../../workspaces/plans.js';
 import { consumeQuota, LEADS_METRIC } from '../../workspaces/quota.js';
 import type { Workspace } from '../../workspaces/workspace.js';
 import { CaptchaFailedError, IdempotencyKeyReusedError } from '../errors.js';
-import { runLeadWrite } from './lead-write.js';
+import { runLeadWriteAfterReads } from './lead-write.js';
 import { newId } from '../../shared/ids.js';
 import { credentialedEmails } from '../../identity/members.js';
 import type { Queryable } from '../../storage/postgres.js';
@@ -88,9 +88,16 @@ export function identityLocks(
  * lead takes its slot of the monthly quota in the same transaction (`consumeQuota`), before its events are written.
  */
 export async function captureLead(services: Pick<AppServices, 'store'>, input: CaptureInput): Promise<CaptureAnswer> {
-  const step = captureStep(input);
+  const capture = prepareCapture(input);
   const context = input.context(input.now());
-  return runLeadWrite({ store: services.store, now: input.now }, context, step.locks, step.write);
+  // The capture's reads leave with BEGIN, the gate and the locks: one round trip before its writes and COMMIT.
+  return runLeadWriteAfterReads(
+    { store: services.store, now: input.now },
+    context,
+    captureLocks(capture),
+    (tx) => readCapture(tx, capture),
+    (tx, reads) => writeCapture(tx, capture, reads),
+  );
 }
 
 /** A capture as one step of a lead write another command opens (a CSV import's batch): the locks it needs and its write. */
@@ -101,7 +108,10 @@ export interface CaptureStep {
 
 export function captureStep(input: CaptureInput): CaptureStep {
   const capture = prepareCapture(input);
-  return { locks: captureLocks(capture), write: (tx) => writeCapture(tx, capture) };
+  return {
+    locks: captureLocks(capture),
+    write: async (tx) => writeCapture(tx, capture, await readCapture(tx, capture)),
+  };
 }
 
 /** What a capture settles before its transaction: the new lead's id, the mode, the key's scope, quota and source. */
@@ -150,14 +160,37 @@ async function membersWhoCanSignIn(sql: Queryable, workspace: Workspace): Promis
   return members.length === 0 ? new Set() : credentialedEmails(sql, members);
 }
 
-async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<CaptureAnswer> {
+/**
+ * What a capture reads before it decides, sent together and needing no transaction time (so they can leave with the
+ * transaction's opening): the Idempotency-Key's earlier answer, the person's existing lead, and who of the workspace can
+ * sign in (for a new lead's owner; read whatever the lookup finds, rather than after it, to save the round trip).
+ */
+interface CaptureReads {
+  earlier: StoredAnswer | undefined;
+  found: CaptureLookup;
+  canSignIn: ReadonlySet<string>;
+}
+
+async function readCapture(tx: StoreTransaction, capture: Capture): Promise<CaptureReads> {
   const { input } = capture;
   const { idempotency, submission } = input;
-  const earlier = (await earlierAnswer(tx, capture)) ?? (await input.record?.earlier(tx)) ?? null;
+  // An answer is looked up as of the request's time: the transaction's own is read only once the gate is held.
+  const [earlier, found, canSignIn] = await Promise.all([
+    idempotency ? findAnswer(tx.sql, capture.keyScope, idempotency.key, input.now()) : undefined,
+    captureLookup(tx.sql, capture.tenantId, capture.sandbox, submission.phone, submission.email),
+    membersWhoCanSignIn(tx.sql, input.workspace),
+  ]);
+  return { earlier, found, canSignIn };
+}
+
+async function writeCapture(tx: StoreTransaction, capture: Capture, reads: CaptureReads): Promise<CaptureAnswer> {
+  const { input } = capture;
+  const { idempotency, submission } = input;
+  const earlier = earlierAnswer(reads.earlier, input) ?? (await input.record?.earlier(tx)) ?? null;
   if (earlier) return { ...earlier, replayed: true };
   if (input.captcha && !input.captcha.ok) throw new CaptchaFailedError();
 
-  const found = await captureLookup(tx.sql, capture.tenantId, capture.sandbox, submission.phone, submission.email);
+  const { found } = reads;
   const now = tx.context.now;
   const decision = decideCapture({
     leadId: capture.leadId,
@@ -166,8 +199,8 @@ async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<Cap
     source: capture.source,
     consentSource: capture.consentSource,
     settings: input.workspace.settings,
-    // Only a new lead is assigned: who can sign in is read for it alone (one indexed read of staff_accounts).
-    canSignIn: found.duplicate ? undefined : await membersWhoCanSignIn(tx.sql, input.workspace),
+    // Only a new lead is assigned.
+    canSignIn: found.duplicate ? undefined : reads.canSignIn,
     now,
   });
   const answer =
@@ -180,10 +213,8 @@ async function writeCapture(tx: StoreTransaction, capture: Capture): Promise<Cap
 }
 
 /** The first answer given to this Idempotency-Key, refused when it answered another request. */
-async function earlierAnswer(tx: StoreTransaction, { input, keyScope }: Capture): Promise<StoredAnswer | null> {
-  if (!input.idempotency) return null;
-  const earlier = await findAnswer(tx.sql, keyScope, input.idempotency.key, tx.context.now);
-  if (!earlier) return null;
+function earlierAnswer(earlier: StoredAnswer | undefined, input: CaptureInput): StoredAnswer | null {
+  if (!input.idempotency || !earlier) return null;
   if (earlier.requestHash !== input.idempotency.requestHash) throw new IdempotencyKeyReusedError();
   return earlier;
 }

@@ -145,9 +145,7 @@ function appendingOnlyTo(tx: StoreTransaction, leads: ReadonlySet<string>): Stor
     get writes() {
       return tx.writes;
     },
-    get opened() {
-      return tx.opened;
-    },
+    whenOpened: () => tx.whenOpened(),
     get appended() {
       return tx.appended;
     },

@@ -14,10 +14,29 @@ export function runLeadWrite<T>(
   streams: string[],
   work: (tx: StoreTransaction) => Promise<T>,
 ): Promise<T> {
-  const gated = (tx: StoreTransaction): Promise<T> => {
+  return runLeadWriteAfterReads(services, context, streams, async () => undefined, work);
+}
+
+/**
+ * runLeadWrite for a command that reads before it decides: `read` is sent with BEGIN, the gate and the locks (one
+ * round trip; the server runs it after them, under the locks), and must not need the transaction's time, which is
+ * read only once the gate is answered. `work` then gets what it read.
+ */
+export function runLeadWriteAfterReads<R, T>(
+  services: { store: EventStore; now: () => Date },
+  context: CommandContext,
+  streams: string[],
+  read: (tx: StoreTransaction) => Promise<R>,
+  work: (tx: StoreTransaction, reads: R) => Promise<T>,
+): Promise<T> {
+  const gated = async (tx: StoreTransaction): Promise<T> => {
+    const reads = read(tx);
+    // Observed now: awaited below once the gate is answered; should the opening fail, they fail with it.
+    reads.catch(() => undefined);
+    await tx.whenOpened();
     const now = services.now();
     tx.setTime(now.getTime() < context.now.getTime() ? context.now : now);
-    return work(tx);
+    return work(tx, await reads);
   };
   return runCommand(services.store, context, streams, gated, {
     opening: leadWriteGate(context.tenantId, context.sandbox),
