@@ -181,6 +181,8 @@ async function begin(tx: Transaction, client: pg.PoolClient, opening: readonly S
 /** Ends a failed transaction; returns why the connection must be destroyed, or undefined when it is fit for reuse. */
 async function rollBack(tx: Transaction, error: unknown): Promise<Error | undefined> {
   if (error instanceof TransactionRolledBack) return error;
+  // A work that failed before the opening was answered: whether one of those statements failed decides the connection.
+  await tx.whenOpened().catch(() => undefined);
   if (tx.failed !== undefined) return asError(tx.failed);
   try {
     await tx.query('ROLLBACK');

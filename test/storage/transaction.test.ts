@@ -321,6 +321,27 @@ t.test('rolling back after the work throws returns a sound connection to the poo
   t.ok(again > 0);
 });
 
+t.test(
+  'a work that throws before its failing opening is answered: the connection is destroyed, not returned',
+  async (t) => {
+    const pool = await setUp(t);
+    await pool.query('SELECT 1'); // one idle connection
+    t.equal(pool.totalCount, 1);
+    await t.rejects(
+      inTransaction(
+        pool,
+        async () => {
+          throw new Error('a rule refused it at once');
+        },
+        { opening: [{ text: 'SELECT pg_sleep(0.1), 1 / $1::int', values: [0] }] },
+      ),
+      /a rule refused it at once/,
+      "the work's own refusal is reported",
+    );
+    t.equal(pool.totalCount, 0, 'the opening failed on it: the connection was destroyed once its answer came');
+  },
+);
+
 t.test('named statements: each text prepared once per connection, under one name everywhere', async (t) => {
   const pool = await setUp(t);
   const sent = recordSql(t);
