@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { errorCodes, type FastifyBodyParser, type FastifyRequest } from 'fastify';
+import { ApiError } from './errors.js';
 
 /** The most of a refused body that is read (in bytes, and in time once it is over the limit) before the answer. */
 export const LINGER_BYTES = 16 * 1024 * 1024;
@@ -28,7 +29,9 @@ export function readWithinLimit(limit: number, parse: FastifyBodyParser<Buffer>)
       payload.off('data', onData);
       payload.off('end', onEnd);
       payload.off('error', finish);
-      if (error) return done(error, undefined);
+      // The body's stream fails when the client goes before sending all of it ("aborted", ECONNRESET): the client's
+      // doing, answered (to no one) as a refused request, never read as the database being out of reach.
+      if (error) return done(bodyCutShort(), undefined);
       if (overSince !== undefined) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
       if (!Number.isNaN(declared) && received !== declared)
         return done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH(), undefined);
@@ -52,4 +55,8 @@ export function readWithinLimit(limit: number, parse: FastifyBodyParser<Buffer>)
     payload.on('end', onEnd);
     payload.on('error', finish);
   };
+}
+
+function bodyCutShort(): ApiError {
+  return new ApiError(400, 'invalid_request', 'The connection closed before the whole request body arrived');
 }

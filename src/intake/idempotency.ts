@@ -11,23 +11,62 @@ export interface StoredAnswer {
   body: Record<string, unknown>;
 }
 
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
-    );
-  }
-  return value;
+/** An array index as JavaScript orders an object's keys: such keys come first, in numeric order. */
+const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
+const isArrayIndex = (key: string) => ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1;
+
+/** An object's keys in the order its canonical form lists them: array indices numerically, then the rest sorted. */
+function canonicalKeys(object: object): string[] {
+  const keys = Object.keys(object).sort();
+  const indices = keys.filter(isArrayIndex).sort((a, b) => Number(a) - Number(b));
+  return indices.length === 0 ? keys : [...indices, ...keys.filter((k) => !isArrayIndex(k))];
 }
+
+/**
+ * A parsed JSON value's text with every object's keys in canonical order (what `JSON.stringify` writes for the same
+ * value rebuilt with sorted keys, so fingerprints stored before 2026-11-30 still match). Iterative: a body nested
+ * thousands deep (JSON.parse takes it) must not exhaust the stack, which the recursive form did (a 500 the fuzz suite
+ * found).
+ */
+function canonicalText(root: unknown): string {
+  let text = '';
+  // Work items: a value to write, or a piece of punctuation to write once the values before it are written.
+  const stack: ({ value: unknown; inArray: boolean } | string)[] = [{ value: root, inArray: false }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if (typeof item === 'string') {
+      text += item;
+      continue;
+    }
+    const { value, inArray } = item;
+    if (Array.isArray(value)) {
+      stack.push(']');
+      for (let i = value.length - 1; i >= 0; i--) {
+        stack.push({ value: value[i], inArray: true });
+        if (i > 0) stack.push(',');
+      }
+      text += '[';
+    } else if (value !== null && typeof value === 'object') {
+      // Members JSON leaves out (undefined, functions) are left out here too, commas with them.
+      const keys = canonicalKeys(value).filter((k) => writable((value as Record<string, unknown>)[k]));
+      stack.push('}');
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push({ value: (value as Record<string, unknown>)[keys[i]!], inArray: false });
+        stack.push(`${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:`);
+      }
+      text += '{';
+    } else {
+      text += writable(value) ? JSON.stringify(value) : inArray ? 'null' : '';
+    }
+  }
+  return text;
+}
+
+const writable = (value: unknown) => value !== undefined && typeof value !== 'function' && typeof value !== 'symbol';
 
 /** The fingerprint of a request body: the same JSON value gives the same hash whatever its key order or spacing. */
 export function requestHash(body: unknown): string {
-  return createHash('sha256')
-    .update(JSON.stringify(canonical(body)))
-    .digest('hex');
+  return createHash('sha256').update(canonicalText(body)).digest('hex');
 }
 
 /**
