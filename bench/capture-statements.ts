@@ -20,6 +20,7 @@ import { findKeyByValue } from '../src/keys/repository.js';
 import { copySeededLeads, createTwinTables, startCrudTwin } from './crud-twin.js';
 import {
   benchDatabase,
+  benchLeadBody,
   benchServices,
   plainPool,
   postgresCpuBetween,
@@ -53,19 +54,7 @@ function threadCpu(): Map<string, { name: string; ticks: number }> {
 let seq = 0;
 function leadBody(phase: string): string {
   seq += 1;
-  const n = String(seq).padStart(7, '0');
-  return JSON.stringify({
-    full_name: `Bench Person ${n}`,
-    phone: `7${phase}${n}`,
-    email: `bench-${phase}-${n}@example.com`,
-    city: seq % 2 ? 'Bengaluru' : 'Delhi',
-    visa_type: 'student',
-    country_interest: 'CA',
-    intake: '2027-01',
-    utm: { source: 'bench', campaign: 'load' },
-    message: 'Benchmark enquiry',
-    consent: true,
-  });
+  return JSON.stringify(benchLeadBody(seq, phase));
 }
 
 /** REQUESTS creations at CLIENTS at once; every answer must be 201. */

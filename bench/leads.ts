@@ -40,11 +40,11 @@ import { projections } from '../src/projections/index.js';
 import { buildApp } from '../src/http/app.js';
 import type { AppServices } from '../src/bootstrap.js';
 import { findKeyByValue, type KeyLookup } from '../src/keys/repository.js';
-import type { LeadCreateBody } from '../src/domain/leads/submission.js';
 import type { Workspace } from '../src/workspaces/workspace.js';
 import {
   addWal,
   benchDatabase,
+  benchLeadBody,
   benchServices,
   captureAsKey,
   plainPool,
@@ -268,19 +268,7 @@ function commandCaptures(
   let seq = 0;
   const capture = async () => {
     seq += 1;
-    const n = String(seq).padStart(7, '0');
-    const body: LeadCreateBody = {
-      full_name: `Bench Person ${n}`,
-      phone: `7${phase}${n}`,
-      email: `bench-${phase}-${n}@example.com`,
-      city: seq % 2 ? 'Bengaluru' : 'Delhi',
-      visa_type: 'student',
-      country_interest: 'CA',
-      intake: '2027-01',
-      utm: { source: 'bench', campaign: 'load' },
-      message: 'Benchmark enquiry',
-      consent: true,
-    };
+    const body = benchLeadBody(seq, phase);
     return captureAsKey(services, workspace, key, body, `bench_${seq}`);
   };
   return withCpuCost(

@@ -237,6 +237,23 @@ export async function unlimitedWorkspace(
   return { workspace, key };
 }
 
+/** The body a creation load posts for its n-th new person in load `phase` (two digits, so each load's people are new). */
+export function benchLeadBody(n: number, phase: string): LeadCreateBody {
+  const digits = String(n).padStart(7, '0');
+  return {
+    full_name: `Bench Person ${digits}`,
+    phone: `7${phase}${digits}`,
+    email: `bench-${phase}-${digits}@example.com`,
+    city: n % 2 ? 'Bengaluru' : 'Delhi',
+    visa_type: 'student',
+    country_interest: 'CA',
+    intake: '2027-01',
+    utm: { source: 'bench', campaign: 'load' },
+    message: 'Benchmark enquiry',
+    consent: true,
+  };
+}
+
 const SEED_BATCH = 5000;
 
 /** The i-th seeded lead's name and contact details: different for every i below a billion. */
