@@ -11,10 +11,11 @@ t.test('a saturated service answers 503 overloaded with Retry-After, quickly, in
   const ws = await seedWorkspace(api, { limits: { rate: { key: { capacity: 10_000, refill_per_second: 1000 } } } });
   // Every connection of the API pool is taken (as by long requests), and checkouts wait at most 300 ms.
   const pool = api.services.pool;
-  pool.options.connectionTimeoutMillis = 300;
   const held: pg.PoolClient[] = [];
-  for (let i = 0; i < (pool.options.max ?? 10); i++) held.push(await pool.connect());
   t.teardown(() => held.forEach((client) => client.release()));
+  for (let i = 0; i < (pool.options.max ?? 10); i++) held.push(await pool.connect());
+  // Set once every connection is held: opening the last ones on a loaded machine may take longer than 300 ms.
+  pool.options.connectionTimeoutMillis = 300;
 
   // A first wave waits for a connection: each answers 503 once its checkout times out.
   const firstWave = await Promise.all(
