@@ -408,7 +408,7 @@ t.test(
 );
 
 t.test(
-  'property: a pipelined opening with failures anywhere reports the first, commits nothing, and destroys its connection',
+  'property: a pipelined opening with failures anywhere, under any work, reports the first, commits nothing, and destroys its connection',
   async (t) => {
     const pool = await setUp(t);
     const FAILING = [
@@ -431,26 +431,36 @@ t.test(
     await checkProperty(
       t,
       'pipelined opening',
-      fc.asyncProperty(fc.array(statement, { maxLength: 6 }), async (opening) => {
-        id += 1;
-        const expected = opening.find((s) => s.code !== null)?.code ?? null;
-        const destroyedBefore = destroyed;
-        const outcome = await inTransaction(
-          pool,
-          (tx) => tx.query('INSERT INTO notes (id, body) VALUES ($1, $2)', [id, 'x']),
-          {
-            opening: opening.map(({ text, values }) => ({ text, values })),
-          },
-        ).then(
-          () => null,
-          (error: { code?: string }) => error.code ?? 'no code',
-        );
-        const stored = (await pool.query('SELECT 1 FROM notes WHERE id = $1', [id])).rowCount;
-        if (outcome !== expected) throw new Error(`reported ${outcome}, expected ${expected}`);
-        if (stored !== (expected === null ? 1 : 0)) throw new Error(`row stored ${stored} time(s)`);
-        if (destroyed - destroyedBefore !== (expected === null ? 0 : 1))
-          throw new Error(`${destroyed - destroyedBefore} connection(s) destroyed`);
-      }),
+      // The work starts with the opening in flight: it writes, or refuses at once before any statement (the opening's
+      // answer still decides the connection), or writes and then refuses.
+      fc.asyncProperty(
+        fc.array(statement, { maxLength: 6 }),
+        fc.constantFrom('insert', 'refuse at once', 'insert then refuse'),
+        async (opening, work) => {
+          id += 1;
+          const openingFailure = opening.find((s) => s.code !== null)?.code ?? null;
+          const refused = work !== 'insert';
+          const expected =
+            work === 'refuse at once' ? 'work refused' : (openingFailure ?? (refused ? 'work refused' : null));
+          const destroyedBefore = destroyed;
+          const outcome = await inTransaction(
+            pool,
+            async (tx) => {
+              if (work !== 'refuse at once') await tx.query('INSERT INTO notes (id, body) VALUES ($1, $2)', [id, 'x']);
+              if (refused) throw Object.assign(new Error('refused by the work'), { code: 'work refused' });
+            },
+            { opening: opening.map(({ text, values }) => ({ text, values })) },
+          ).then(
+            () => null,
+            (error: { code?: string }) => error.code ?? 'no code',
+          );
+          const stored = (await pool.query('SELECT 1 FROM notes WHERE id = $1', [id])).rowCount;
+          if (outcome !== expected) throw new Error(`reported ${outcome}, expected ${expected}`);
+          if (stored !== (expected === null ? 1 : 0)) throw new Error(`row stored ${stored} time(s)`);
+          if (destroyed - destroyedBefore !== (openingFailure === null ? 0 : 1))
+            throw new Error(`${destroyed - destroyedBefore} connection(s) destroyed`);
+        },
+      ),
       60,
       [194872180],
     );
