@@ -1,7 +1,7 @@
 import { idOfStream } from '../domain/streams.js';
 import type { Lead } from '../domain/leads/lead.js';
 import { leadFromPayload } from '../domain/leads/evolve.js';
-import type { Queryable } from '../storage/postgres.js';
+import { onOneConnection, type Queryable } from '../storage/postgres.js';
 import { OPENED_COLUMNS, toOpenedEvent, WITH_KEYS, type KeyedEventRow } from '../events/event-rows.js';
 import type { PersonalDataKeys } from '../events/personal-data.js';
 import type pg from 'pg';
@@ -137,17 +137,43 @@ export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolea
   const { updated_since, ...unread } = o.filters;
   const everyFilterRead: Record<string, never> = unread;
   void everyFilterRead;
-  await waitForLeadWrites(pool, tenantId, sandbox);
-  // One row more than the page tells whether another follows; the stored body is exactly the public Lead (the
-  // projection writes nothing else), so it is passed on as it is. The page's last row gives the next cursor.
-  // Unnamed, so that it is planned for its own values each time (a generic plan would not use `updated_since` as an
-  // index bound).
-  const result = await pool.query<{
-    json: string | null;
-    fetched: number;
-    last_ms: string | null;
-    last_id: string | null;
-  }>(
+  // The gate's statement and the page's leave together on one connection, one round trip: the server runs the page's
+  // (and takes its snapshot) only once the gate's has ended.
+  const result = await onOneConnection(pool, async (sql) => {
+    const gate = waitForLeadWrites(sql, tenantId, sandbox);
+    const page = readPage(sql, tenantId, sandbox, updated_since, o);
+    await Promise.all([gate, page]);
+    return page;
+  });
+  const row = result.rows[0]!;
+  const next =
+    row.fetched > o.limit && row.last_ms !== null && row.last_id !== null
+      ? { updatedAt: new Date(Number(row.last_ms)), id: row.last_id }
+      : null;
+  return { json: row.json ?? '', next };
+}
+
+interface PageRow {
+  json: string | null;
+  fetched: number;
+  last_ms: string | null;
+  last_id: string | null;
+}
+
+/**
+ * The page's one statement. One row more than the page tells whether another follows; the stored body is exactly the
+ * public Lead (the projection writes nothing else), so it is passed on as it is. The page's last row gives the next
+ * cursor. Unnamed, so that it is planned for its own values each time (a generic plan would not use `updated_since`
+ * as an index bound).
+ */
+function readPage(
+  sql: Queryable,
+  tenantId: string,
+  sandbox: boolean,
+  updated_since: string | undefined,
+  o: ListOptions,
+): Promise<pg.QueryResult<PageRow>> {
+  return sql.query<PageRow>(
     `SELECT string_agg(p.body::text, ',' ORDER BY p.n) FILTER (WHERE p.n <= $8) AS json,
             count(*)::int AS fetched,
             max(p.at_ms) FILTER (WHERE p.n = $8) AS last_ms,
@@ -172,12 +198,6 @@ export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolea
       o.limit,
     ],
   );
-  const row = result.rows[0]!;
-  const next =
-    row.fetched > o.limit && row.last_ms !== null && row.last_id !== null
-      ? { updatedAt: new Date(Number(row.last_ms)), id: row.last_id }
-      : null;
-  return { json: row.json ?? '', next };
 }
 
 export interface SandboxSubmission {

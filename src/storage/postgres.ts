@@ -57,6 +57,26 @@ export function createPool(connectionString: string, max = 10, acquireTimeoutMs?
 }
 
 /**
+ * Runs `work` on one pooled connection, outside any transaction. The statements it issues in one turn leave in one
+ * write (`BatchingClient`), one round trip, and the server runs them in order, each in an implicit transaction of its
+ * own: a statement's snapshot is taken once the one before it has ended. A connection on which a statement failed is
+ * destroyed, never returned to the pool, as pg-pool's own `query` does.
+ */
+export async function onOneConnection<T>(pool: pg.Pool, work: (sql: Queryable) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let failure: Error | undefined;
+  try {
+    if (client instanceof BatchingClient) client.holdWrites();
+    return await work(client);
+  } catch (error) {
+    failure = error instanceof Error ? error : new Error(String(error));
+    throw error;
+  } finally {
+    client.release(failure);
+  }
+}
+
+/**
  * Keeps a lost database connection from ending the process. An idle client losing its connection emits 'error' on
  * the pool (the next checkout reconnects). A checked-out one emits 'error' on itself as well as failing its query,
  * and pg-pool listens only while the client is idle: the query's caller gets the error, and the client, no longer

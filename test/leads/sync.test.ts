@@ -355,6 +355,7 @@ t.test('a list takes the gate in a statement of its own before the one that read
   const gate = sent.findIndex((s) => s.text.includes('pg_locks'));
   t.ok(gate >= 0, 'the list takes the gate');
   t.match(sent[gate + 1]?.text ?? '', /FROM lead_order/, 'and reads the rows in the next statement, a newer snapshot');
+  t.equal(sent[gate + 1]?.connection, sent[gate]!.connection, 'on the same connection (the two leave in one write)');
   t.notOk(
     sent.some((s) => s.text === 'BEGIN' && s.connection === sent[gate]!.connection),
     'outside any transaction, so the gate is released at once',

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import type pg from 'pg';
 import t, { type Test } from 'tap';
-import { createPool } from '../../src/storage/postgres.js';
+import { createPool, onOneConnection } from '../../src/storage/postgres.js';
 import { inTransaction, type Transaction } from '../../src/storage/transaction.js';
 import { freshDatabase } from '../support/db.js';
 import { checkProperty } from '../support/properties.js';
@@ -35,7 +35,7 @@ async function countingProxy(t: Test, databaseUrl: string): Promise<{ url: strin
   return { url: url.toString(), chunks };
 }
 
-async function setUp(t: Test): Promise<{ pool: pg.Pool; chunks: () => Promise<number> }> {
+async function setUp(t: Test): Promise<{ pool: pg.Pool; direct: pg.Pool; chunks: () => Promise<number> }> {
   const { pool: direct, url } = await freshDatabase(t, undefined, 2);
   await direct.query('CREATE TABLE notes (id integer PRIMARY KEY, body text NOT NULL)');
   await direct.query("INSERT INTO notes (id, body) VALUES (0, 'taken')");
@@ -43,7 +43,7 @@ async function setUp(t: Test): Promise<{ pool: pg.Pool; chunks: () => Promise<nu
   const pool = createPool(proxy.url, 1);
   t.teardown(() => pool.end());
   await pool.query('SELECT 1'); // the connection's start-up is not counted below
-  return { pool, chunks: proxy.chunks };
+  return { pool, direct, chunks: proxy.chunks };
 }
 
 const insert = (tx: Transaction, id: number) => tx.send('INSERT INTO notes (id, body) VALUES ($1, $2)', [id, 'x']);
@@ -144,3 +144,59 @@ t.test(
     );
   },
 );
+
+/** Resolves once a session other than the caller's waits for the advisory lock `key`. */
+async function waitsForLock(sql: pg.Pool, key: number): Promise<void> {
+  for (;;) {
+    const found = await sql.query(
+      "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted AND pid <> pg_backend_pid()",
+      [key],
+    );
+    if (found.rowCount) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+t.test(
+  "onOneConnection: one turn's statements leave in one write and each runs once the one before has ended",
+  async (t) => {
+    const { pool, direct, chunks } = await setUp(t);
+    // Another session holds the lock the first statement needs, so that statement is running when a row is committed.
+    const holder = await direct.connect();
+    t.teardown(() => holder.release());
+    await holder.query('SELECT pg_advisory_lock(8)');
+    const before = await chunks();
+    const run = onOneConnection(pool, (sql) =>
+      Promise.all([
+        sql.query('SELECT pg_advisory_xact_lock(8)'),
+        sql.query<{ n: number }>('SELECT count(*)::int AS n FROM notes'),
+        sql.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+        ),
+      ]),
+    );
+    await waitsForLock(direct, 8);
+    await holder.query("INSERT INTO notes (id, body) VALUES (1, 'committed while the first statement waited')");
+    await holder.query('SELECT pg_advisory_unlock(8)');
+    const [, notes, locks] = await run;
+    t.equal((await chunks()) - before, 1, 'the three statements left in one write');
+    t.equal(
+      notes.rows[0]!.n,
+      2,
+      'the second statement sees the row committed while the first ran: its snapshot is later',
+    );
+    t.equal(locks.rows[0]!.n, 0, "the first statement's lock was released at its end: no transaction spans them");
+  },
+);
+
+t.test('onOneConnection: a connection a statement failed on is destroyed, and the failure reported', async (t) => {
+  const { pool } = await setUp(t);
+  const pid = async () => (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const before = await pid();
+  await t.rejects(
+    onOneConnection(pool, (sql) => Promise.all([sql.query('SELECT 1 / 0'), sql.query('SELECT 1')])),
+    { message: /division by zero/ },
+  );
+  t.not(await pid(), before, 'the next statement runs on a new connection');
+  t.same((await onOneConnection(pool, (sql) => sql.query('SELECT 2 AS two'))).rows, [{ two: 2 }], 'which works');
+});
