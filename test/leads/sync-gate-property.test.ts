@@ -56,7 +56,7 @@ t.test('the lead-sync gate under random interleavings of writes and lists', asyn
   let nextId = 0;
   // Connections of their own, outside the app's pool: writers and waiting lists together may outnumber it.
   const connect = async () => {
-    const client = new pg.Client({ ...f.pool.options });
+    const client = new pg.Client({ ...f.pool.options, pipeline: true });
     await client.connect();
     return client;
   };
@@ -99,12 +99,17 @@ t.test('the lead-sync gate under random interleavings of writes and lists', asyn
           const client = await connect();
           const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
           const list: PendingList = { holders, ended: false, done: Promise.resolve(null) };
-          list.done = waitForLeadWrites(client, tenant, false).then(async () => {
+          // As GET /v1/leads does (listLeads): the read leaves with the gate's statement, in the same write, and the
+          // server runs it only once that statement has ended.
+          let early: number[] = [];
+          const gate = waitForLeadWrites(client, tenant, false).then(() => {
             list.ended = true;
-            const early = holders.filter((w) => !w.commitSent).map((w) => w.id);
-            const seen = await client.query<{ id: number }>('SELECT id FROM gate_probe WHERE id = ANY ($1)', [
-              holders.map((w) => w.id),
-            ]);
+            early = holders.filter((w) => !w.commitSent).map((w) => w.id);
+          });
+          const read = client.query<{ id: number }>('SELECT id FROM gate_probe WHERE id = ANY ($1)', [
+            holders.map((w) => w.id),
+          ]);
+          list.done = Promise.all([gate, read]).then(async ([, seen]) => {
             await client.end();
             if (early.length > 0) return `a list ended before writes ${early.join(', ')} committed`;
             return seen.rows.length === holders.length ? null : 'a list missed a write it waited for';
