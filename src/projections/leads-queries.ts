@@ -139,12 +139,9 @@ export async function listLeads(pool: pg.Pool, tenantId: string, sandbox: boolea
   void everyFilterRead;
   // The gate's statement and the page's leave together on one connection, one round trip: the server runs the page's
   // (and takes its snapshot) only once the gate's has ended.
-  const result = await onOneConnection(pool, async (sql) => {
-    const gate = waitForLeadWrites(sql, tenantId, sandbox);
-    const page = readPage(sql, tenantId, sandbox, updated_since, o);
-    await Promise.all([gate, page]);
-    return page;
-  });
+  const [, result] = await onOneConnection(pool, (sql) =>
+    Promise.all([waitForLeadWrites(sql, tenantId, sandbox), readPage(sql, tenantId, sandbox, updated_since, o)]),
+  );
   const row = result.rows[0]!;
   const next =
     row.fetched > o.limit && row.last_ms !== null && row.last_id !== null
