@@ -9,6 +9,11 @@
  * step on its stack, else to the innermost library or file), the functions with the most own time, and writes the
  * profile to PROFILE_OUT (default /tmp/profile-leads.cpuprofile, for DevTools). PROFILE_LOG=info logs requests as
  * production does (to /dev/null); the default, silent, is what bench:leads measures. Workers are off.
+ *
+ * PROFILE_HEAP=1 samples allocations instead (V8's sampling heap profiler, every 512 bytes, the collected objects
+ * kept): bytes allocated per request, by function and by src/ function with its callees, the profile written to
+ * PROFILE_OUT (default /tmp/profile-leads.heapprofile, for DevTools). Unlike CPU time, bytes per request hardly move
+ * with the machine's load, so an A/B of a change can be read from one run of each.
  */
 import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -19,7 +24,8 @@ import { benchDatabase, benchServices, seededSubmission, seedLeads, unlimitedWor
 
 const CLIENTS = Number(process.env.PROFILE_CLIENTS ?? 16);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
-const OUT = process.env.PROFILE_OUT ?? '/tmp/profile-leads.cpuprofile';
+const HEAP = process.env.PROFILE_HEAP === '1';
+const OUT = process.env.PROFILE_OUT ?? `/tmp/profile-leads.${HEAP ? 'heapprofile' : 'cpuprofile'}`;
 const LOG_LEVEL = process.env.PROFILE_LOG ?? 'silent';
 /** PROFILE_ROUTE=list profiles GET /v1/leads?limit=100 over PROFILE_LEADS (default 20,000) seeded leads instead. */
 const ROUTE = process.env.PROFILE_ROUTE === 'list' ? 'list' : 'create';
@@ -146,6 +152,56 @@ function attribute(profile: Profile, requests: number): void {
   for (const [fn, us] of own.sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${per(us)}  ${fn}`);
 }
 
+interface HeapNode {
+  callFrame: Frame;
+  selfSize: number;
+  children: HeapNode[];
+}
+interface HeapProfile {
+  head: HeapNode;
+}
+
+/** Bytes allocated per request, by allocating function and by src/ function with its callees. */
+function attributeHeap(profile: HeapProfile, requests: number): void {
+  const self = new Map<string, number>();
+  const total = new Map<string, number>();
+  const name = (f: Frame) =>
+    `${f.functionName || '(anonymous)'} ${f.url.replace(/.*\/(src|node_modules)\//, '$1/')}:${f.lineNumber}`;
+  let all = 0;
+  const walk = (node: HeapNode, stack: string[]): void => {
+    const here = [...stack, name(node.callFrame)];
+    all += node.selfSize;
+    self.set(here.at(-1)!, (self.get(here.at(-1)!) ?? 0) + node.selfSize);
+    for (const n of new Set(here)) total.set(n, (total.get(n) ?? 0) + node.selfSize);
+    for (const child of node.children) walk(child, here);
+  };
+  walk(profile.head, []);
+  const per = (b: number) => (b / requests).toFixed(0).padStart(8);
+  console.log(
+    `allocated per request: ${per(all)} B (${requests} requests)\n\nOwn allocations, top 40 (B per request):`,
+  );
+  for (const [fn, b] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${per(b)}  ${fn}`);
+  console.log('\nWith callees, src/ functions, top 40 (B per request):');
+  const own = [...total].filter(([fn]) => fn.includes(' src/'));
+  for (const [fn, b] of own.sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${per(b)}  ${fn}`);
+}
+
+/** The load under V8's sampling heap profiler (a sample every 512 bytes, objects the GC collected kept). */
+async function sampleAllocations(session: Session, run: () => Promise<{ done: number }>): Promise<void> {
+  await session.post('HeapProfiler.enable');
+  // Options of the DevTools protocol that Node's typings do not list yet.
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 512,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  } as never);
+  const result = await run();
+  const { profile } = (await session.post('HeapProfiler.stopSampling')) as { profile: HeapProfile };
+  writeFileSync(OUT, JSON.stringify(profile));
+  console.log(`${ROUTE}, ${CLIENTS} clients, ${SECONDS} s: ${result.done} answers; allocation profile in ${OUT}`);
+  attributeHeap(profile, result.done);
+}
+
 async function main(): Promise<void> {
   const db = await benchDatabase(20);
   try {
@@ -164,6 +220,13 @@ async function main(): Promise<void> {
 
     const session = new Session();
     session.connect();
+    if (HEAP) {
+      await sampleAllocations(session, () => load(port, headers, SECONDS * 1000, '02'));
+      session.disconnect();
+      await app.close();
+      await services.rateLimits.close();
+      return;
+    }
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: 200 });
     const cpu0 = process.cpuUsage();

@@ -186,6 +186,7 @@ t.test('the chain the database extends is the one the code computes, for any con
       const tenantId = randomUUID();
       const streams = [0, 1, 2].map(() => `prop-${randomUUID()}`);
       const revisions = new Map<string, number>();
+      const said = new Map<string, unknown[]>();
       for (const append of appends) {
         const stream = streams[append.stream]!;
         const current = revisions.get(stream);
@@ -194,7 +195,15 @@ t.test('the chain the database extends is the one the code computes, for any con
           tx.append(stream, current === undefined ? 'no_stream' : append.expected === 'any' ? 'any' : current, events),
         );
         revisions.set(stream, (current ?? -1) + events.length);
+        said.set(stream, [...(said.get(stream) ?? []), ...append.data]);
       }
+      // Each event's data is stored as said (the appends send them as one JSON array text), in revision order.
+      for (const [stream, data] of said)
+        t.same(
+          (await store.readStream(stream)).map((e) => e.data),
+          JSON.parse(JSON.stringify(data)),
+          'stored as said',
+        );
       const result = await verifyChains(pool, tenantId);
       return result.broken === null && result.events === appends.reduce((n, a) => n + a.data.length, 0);
     }),
