@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import type pg from 'pg';
 import t from 'tap';
@@ -197,13 +198,11 @@ t.test('the chain the database extends is the one the code computes, for any con
         revisions.set(stream, (current ?? -1) + events.length);
         said.set(stream, [...(said.get(stream) ?? []), ...append.data]);
       }
-      // Each event's data is stored as said (the appends send them as one JSON array text), in revision order.
-      for (const [stream, data] of said)
-        t.same(
-          (await store.readStream(stream)).map((e) => e.data),
-          JSON.parse(JSON.stringify(data)),
-          'stored as said',
-        );
+      // Each event's data reads back as it was said (its JSON), in revision order.
+      for (const [stream, data] of said) {
+        const read = (await store.readStream(stream)).map((e) => e.data);
+        if (!isDeepStrictEqual(read, JSON.parse(JSON.stringify(data)))) return false;
+      }
       const result = await verifyChains(pool, tenantId);
       return result.broken === null && result.events === appends.reduce((n, a) => n + a.data.length, 0);
     }),
