@@ -112,6 +112,20 @@ function library(f: Frame): string {
   return `other ${f.url.replace(/.*\/src\//, 'src/')}`;
 }
 
+/** A frame as the reports name it: function, file under src/ or node_modules/, line. */
+function frameName(f: Frame): string {
+  return `${f.functionName || '(anonymous)'} ${f.url.replace(/.*\/(src|node_modules)\//, '$1/')}:${f.lineNumber}`;
+}
+
+/** Prints the 40 largest own amounts, then the 40 largest src/ functions' with their callees, each as `per` formats it. */
+function printTops(self: Map<string, number>, total: Map<string, number>, unit: string, per: (n: number) => string) {
+  console.log(`\nOwn ${unit === 'B' ? 'allocations' : 'time'}, top 40 (${unit} per request):`);
+  for (const [fn, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${per(n)}  ${fn}`);
+  console.log(`\nWith callees, src/ functions, top 40 (${unit} per request):`);
+  const own = [...total].filter(([fn]) => fn.includes(' src/'));
+  for (const [fn, n] of own.sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${per(n)}  ${fn}`);
+}
+
 function attribute(profile: Profile, requests: number): void {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -137,19 +151,13 @@ function attribute(profile: Profile, requests: number): void {
     }
     step ??= stack.map(library).find((l) => !l.startsWith('node core') && !l.startsWith('(')) ?? library(leaf);
     steps.set(step, (steps.get(step) ?? 0) + us);
-    const name = (f: Frame) =>
-      `${f.functionName || '(anonymous)'} ${f.url.replace(/.*\/(src|node_modules)\//, '$1/')}:${f.lineNumber}`;
-    self.set(name(leaf), (self.get(name(leaf)) ?? 0) + us);
-    for (const n of new Set(stack.map(name))) total.set(n, (total.get(n) ?? 0) + us);
+    self.set(frameName(leaf), (self.get(frameName(leaf)) ?? 0) + us);
+    for (const n of new Set(stack.map(frameName))) total.set(n, (total.get(n) ?? 0) + us);
   });
   const per = (us: number) => (us / requests).toFixed(1).padStart(7);
   console.log(`main thread busy per request: ${per(busy)} µs (${requests} requests)\n\nBy step (µs per request):`);
   for (const [step, us] of [...steps].sort((a, b) => b[1] - a[1])) console.log(`${per(us)}  ${step}`);
-  console.log('\nOwn time, top 40 (µs per request):');
-  for (const [fn, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${per(us)}  ${fn}`);
-  console.log('\nWith callees, src/ functions, top 40 (µs per request):');
-  const own = [...total].filter(([fn]) => fn.includes(' src/'));
-  for (const [fn, us] of own.sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${per(us)}  ${fn}`);
+  printTops(self, total, 'µs', per);
 }
 
 interface HeapNode {
@@ -165,25 +173,19 @@ interface HeapProfile {
 function attributeHeap(profile: HeapProfile, requests: number): void {
   const self = new Map<string, number>();
   const total = new Map<string, number>();
-  const name = (f: Frame) =>
-    `${f.functionName || '(anonymous)'} ${f.url.replace(/.*\/(src|node_modules)\//, '$1/')}:${f.lineNumber}`;
   let all = 0;
   const walk = (node: HeapNode, stack: string[]): void => {
-    const here = [...stack, name(node.callFrame)];
+    const name = frameName(node.callFrame);
+    const here = [...stack, name];
     all += node.selfSize;
-    self.set(here.at(-1)!, (self.get(here.at(-1)!) ?? 0) + node.selfSize);
+    self.set(name, (self.get(name) ?? 0) + node.selfSize);
     for (const n of new Set(here)) total.set(n, (total.get(n) ?? 0) + node.selfSize);
     for (const child of node.children) walk(child, here);
   };
   walk(profile.head, []);
   const per = (b: number) => (b / requests).toFixed(0).padStart(8);
-  console.log(
-    `allocated per request: ${per(all)} B (${requests} requests)\n\nOwn allocations, top 40 (B per request):`,
-  );
-  for (const [fn, b] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${per(b)}  ${fn}`);
-  console.log('\nWith callees, src/ functions, top 40 (B per request):');
-  const own = [...total].filter(([fn]) => fn.includes(' src/'));
-  for (const [fn, b] of own.sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${per(b)}  ${fn}`);
+  console.log(`allocated per request: ${per(all)} B (${requests} requests)`);
+  printTops(self, total, 'B', per);
 }
 
 /** The load under V8's sampling heap profiler (a sample every 512 bytes, objects the GC collected kept). */

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { BatchingClient } from './batching-client.js';
-import { inTransaction, type Transaction } from './transaction.js';
+import { asError, inTransaction, type Transaction } from './transaction.js';
 import { parseJsonText } from '../shared/json-text.js';
 
 /** Anything that runs SQL: the pool, a client, or a transaction's connection. */
@@ -69,7 +69,7 @@ export async function onOneConnection<T>(pool: pg.Pool, work: (sql: Queryable) =
     if (client instanceof BatchingClient) client.holdWrites();
     return await work(client);
   } catch (error) {
-    failure = error instanceof Error ? error : new Error(String(error));
+    failure = asError(error);
     throw error;
   } finally {
     client.release(failure);

@@ -239,6 +239,7 @@ export function connectionLost(error: unknown): boolean {
   return error instanceof Error && LOST.test(error.message);
 }
 
-function asError(error: unknown): Error {
+/** A thrown value as an Error (pg's `release` takes an Error to destroy the connection). */
+export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
