@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import type { Test } from 'tap';
 import { migrate } from '../../src/storage/migrate.js';
@@ -93,15 +94,51 @@ export async function freshDatabase(
   server = serverUrl(),
   poolSize = 20,
 ): Promise<{ pool: pg.Pool; url: string }> {
-  const name = `vcrm_test_${RUN ? `${RUN}_` : ''}${randomBytes(6).toString('hex')}`;
   await ensureTemplate(server);
-  await admin(server, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`));
+  const { pool, url } = await databaseOfItsOwn(t, server, `TEMPLATE ${TEMPLATE}`, poolSize);
+  await migrate(pool);
+  return { pool, url };
+}
+
+/**
+ * An empty database of its own (no migration applied: a test of the upgrades applies them), dropped as freshDatabase's.
+ */
+export function emptyDatabase(t: Test, poolSize = 4, server = serverUrl()): Promise<{ pool: pg.Pool; url: string }> {
+  return databaseOfItsOwn(t, server, '', poolSize);
+}
+
+async function databaseOfItsOwn(
+  t: Test,
+  server: string,
+  template: string,
+  poolSize: number,
+): Promise<{ pool: pg.Pool; url: string }> {
+  const name = `vcrm_test_${RUN ? `${RUN}_` : ''}${randomBytes(6).toString('hex')}`;
+  await admin(server, (c) => c.query(`CREATE DATABASE ${name} ${template}`));
   const url = withDatabase(server, name);
   const pool = createPool(url, poolSize);
-  await migrate(pool);
   t.teardown(async () => {
     await pool.end();
-    if (!RUN) await admin(server, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    if (!RUN) await dropOnceClosed(server, name);
   });
   return { pool, url };
+}
+
+/**
+ * Drops a test's database once its sessions have closed. pg's `pool.end()` resolves before its connections have
+ * closed (brianc/node-postgres#2328, #3287), and a forced drop at once ended one still closing with FATAL 57P01, which
+ * tap reported as the test's failure (queue-races.test.ts, 2026-11-30). A session still there after 5 s is ended.
+ */
+async function dropOnceClosed(server: string, name: string): Promise<void> {
+  await admin(server, async (c) => {
+    for (let waited = 0; waited < 5_000; waited += 20) {
+      const { rows } = await c.query<{ open: number }>(
+        'SELECT count(*)::int AS open FROM pg_stat_activity WHERE datname = $1',
+        [name],
+      );
+      if (rows[0]!.open === 0) break;
+      await delay(20);
+    }
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  });
 }

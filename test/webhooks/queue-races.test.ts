@@ -6,7 +6,7 @@ import { migrations } from '../../src/storage/migrations/index.js';
 import type { Queryable } from '../../src/storage/postgres.js';
 import { claimDueDeliveries, claimIn, type ClaimedDelivery } from '../../src/webhooks/claims.js';
 import { recordAttempts, recordingStatement, type AttemptRecord } from '../../src/webhooks/deliveries.js';
-import { freshDatabase, serverUrl } from '../support/db.js';
+import { emptyDatabase, freshDatabase } from '../support/db.js';
 import { insertEndpointRow, liveLeaseRows } from './support/endpoint-rows.js';
 import { resourcePayload, webhookHarness } from './support/harness.js';
 import { waitFor } from './support/receiver.js';
@@ -304,22 +304,7 @@ t.test('a claim leaves the delivery rows as they are (same xmin)', async (t) => 
 });
 
 t.test('a backlog queued before the upgrade, leases included, is delivered after it', async (t) => {
-  const server = serverUrl();
-  const name = `vcrm_test_queue_upgrade_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: server });
-    await client.connect();
-    await client.query(sql);
-    await client.end();
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
-  t.teardown(async () => {
-    await pool.end();
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  });
+  const { pool } = await emptyDatabase(t);
   await migrate(
     pool,
     migrations.filter((m) => m.version < 200),
