@@ -387,10 +387,16 @@ async function main(): Promise<void> {
   const started = performance.now();
   const end = started + MINUTES * 60_000;
   const inFlight = new Set<Promise<void>>();
+  // PostgreSQL 17 moved the checkpoints' counters from pg_stat_bgwriter to pg_stat_checkpointer (the embedded one is 17).
+  const serverVersion = Number(
+    (await admin.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows[0]!.v,
+  );
   const checkpointsSoFar = async () =>
     (
       await admin.query<{ n: string; buffers: string }>(
-        'SELECT checkpoints_timed + checkpoints_req AS n, buffers_checkpoint AS buffers FROM pg_stat_bgwriter',
+        serverVersion >= 170000
+          ? 'SELECT num_timed + num_requested AS n, buffers_written AS buffers FROM pg_stat_checkpointer'
+          : 'SELECT checkpoints_timed + checkpoints_req AS n, buffers_checkpoint AS buffers FROM pg_stat_bgwriter',
       )
     ).rows[0]!;
   let before = {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { BatchingClient } from './batching-client.js';
-import { asError, inTransaction, type Transaction } from './transaction.js';
+import { asError, inTransaction, statementName, type Transaction } from './transaction.js';
 import { parseJsonText } from '../shared/json-text.js';
 
 /** Anything that runs SQL: the pool, a client, or a transaction's connection. */
@@ -60,20 +60,33 @@ export function createPool(connectionString: string, max = 10, acquireTimeoutMs?
  * Runs `work` on one pooled connection, outside any transaction. The statements it issues in one turn leave in one
  * write (`BatchingClient`), one round trip, and the server runs them in order, each in an implicit transaction of its
  * own: a statement's snapshot is taken once the one before it has ended. A connection on which a statement failed is
- * destroyed, never returned to the pool, as pg-pool's own `query` does.
+ * destroyed, never returned to the pool, as pg-pool's own `query` does. With `namedStatements` (connections straight
+ * to PostgreSQL only, as for transactions) each statement is prepared by name once per connection.
  */
-export async function onOneConnection<T>(pool: pg.Pool, work: (sql: Queryable) => Promise<T>): Promise<T> {
+export async function onOneConnection<T>(
+  pool: pg.Pool,
+  work: (sql: Queryable) => Promise<T>,
+  options: { namedStatements?: boolean } = {},
+): Promise<T> {
   const client = await pool.connect();
   let failure: Error | undefined;
   try {
     if (client instanceof BatchingClient) client.holdWrites();
-    return await work(client);
+    return await work(options.namedStatements ? namingStatements(client) : client);
   } catch (error) {
     failure = asError(error);
     throw error;
   } finally {
     client.release(failure);
   }
+}
+
+/** A connection whose statements are prepared by name (one name per text, as a transaction's, transaction.ts). */
+function namingStatements(client: pg.PoolClient): Queryable {
+  return {
+    query: <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
+      client.query<R>({ name: statementName(text), text, values }),
+  };
 }
 
 /**

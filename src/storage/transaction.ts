@@ -95,7 +95,7 @@ export class Transaction implements Writer {
  * stands for two texts (values are always bind parameters, so the texts are the code's own and few).
  */
 const statementNames = new Map<string, string>();
-function statementName(text: string): string {
+export function statementName(text: string): string {
   let name = statementNames.get(text);
   if (name === undefined) {
     name = `vcrm_${statementNames.size + 1}`;

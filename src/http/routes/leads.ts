@@ -127,12 +127,14 @@ function registerListLeads(app: TypedApp, services: AppServices): void {
         cursor === undefined ? undefined : decodeCursor(services.secretBox, auth.workspace.id, auth.sandbox, cursor);
       if (cursor !== undefined && !after)
         throw validationFailed({ cursor: 'is not a cursor this service gave for this workspace and mode' });
-      const page = await listLeads(services.pool, auth.workspace.id, auth.sandbox, {
-        filters: { updated_since },
-        after,
-        limit,
-        now: services.now(),
-      });
+      const page = await listLeads(
+        services.pool,
+        auth.workspace.id,
+        auth.sandbox,
+        { filters: { updated_since }, after, limit, now: services.now() },
+        // Prepared by name only on connections straight to PostgreSQL (not behind a transaction pooler).
+        { namedStatements: services.direct.pool === services.pool },
+      );
       const next = page.next ? encodeCursor(services.secretBox, auth.workspace.id, auth.sandbox, page.next) : null;
       // Rows are stored as the exact Lead JSON and joined by the database; this skips a parse and a re-serialisation
       // of every lead. fastify sends a string with a JSON content type as it is; the cast tells the type provider so.
