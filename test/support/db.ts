@@ -113,15 +113,31 @@ async function databaseOfItsOwn(
   template: string,
   poolSize: number,
 ): Promise<{ pool: pg.Pool; url: string }> {
-  const name = `vcrm_test_${RUN ? `${RUN}_` : ''}${randomBytes(6).toString('hex')}`;
-  await admin(server, (c) => c.query(`CREATE DATABASE ${name} ${template}`));
-  const url = withDatabase(server, name);
+  const { url, drop } = await newTestDatabase(server, template);
   const pool = createPool(url, poolSize);
   t.teardown(async () => {
     await pool.end();
-    if (!RUN) await dropOnceClosed(server, name);
+    await drop();
   });
   return { pool, url };
+}
+
+/**
+ * A new database on the server (a copy of `template`, e.g. `TEMPLATE x`, or empty), named for the test command's run,
+ * and how to drop it once the test is done with it: nothing to do within the run (the command drops the run's
+ * databases at its end), else dropped once its sessions have closed.
+ */
+export async function newTestDatabase(
+  server: string,
+  template = '',
+): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+  const name = `vcrm_test_${RUN ? `${RUN}_` : ''}${randomBytes(6).toString('hex')}`;
+  await admin(server, (c) => c.query(`CREATE DATABASE ${name} ${template}`));
+  return {
+    name,
+    url: withDatabase(server, name),
+    drop: () => (RUN ? Promise.resolve() : dropOnceClosed(server, name)),
+  };
 }
 
 /**

@@ -1,12 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { Test } from 'tap';
 import { freePort } from '../../src/storage/embedded-postgres.js';
-import { serverUrl } from './db.js';
+import { newTestDatabase, serverUrl } from './db.js';
 
 /** How long start() waits for the pooler to answer on its admin console. */
 const START_DEADLINE_MS = 15_000;
@@ -161,19 +160,9 @@ export async function startPgBouncer(t: Test, options: { poolSize?: number } = {
  * Returns its name and its direct URL.
  */
 export async function emptyDatabase(t: Test): Promise<{ name: string; directUrl: string }> {
-  const name = `vcrm_test_${randomBytes(6).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: serverUrl() });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  t.teardown(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  const directUrl = new URL(serverUrl());
-  directUrl.pathname = `/${name}`;
-  return { name, directUrl: directUrl.toString() };
+  // Dropped as every file's database (test/support/db.ts): a forced drop at once ended the service's connections
+  // still closing after its pool had ended, and tap reported their FATAL 57P01 as the test's failure (2026-11-30).
+  const { name, url, drop } = await newTestDatabase(serverUrl());
+  t.teardown(drop);
+  return { name, directUrl: url };
 }
