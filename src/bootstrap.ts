@@ -31,6 +31,8 @@ export interface AppServices {
   pool: pg.Pool;
   /** Connections to the server itself (DATABASE_DIRECT_URL), only for what needs a session of its own: LISTEN. */
   direct: DirectConnections;
+  /** Whether statements may be prepared by name: on connections straight to PostgreSQL, not behind a transaction pooler. */
+  namedStatements: boolean;
   store: EventStore;
   workspaces: WorkspaceCache;
   /** Recent key lookups, dropped on every auth change. */
@@ -58,11 +60,12 @@ export async function createServices(
   const secretBox = await loadSecretBox(config);
   const personalData = PersonalDataKeys.of(secretBox);
   await rewriteDerivedKeyRows(db.pool, personalData);
+  // Behind a transaction pooler (DATABASE_DIRECT_URL names the server apart), statements stay unnamed.
+  const namedStatements = db.direct === undefined;
   const store = new PostgresEventStore(db.pool, projections, {
     personal: personalData,
     personOf: personOfNewStream,
-    // Behind a transaction pooler (DATABASE_DIRECT_URL names the server apart), statements stay unnamed.
-    namedStatements: db.direct === undefined,
+    namedStatements,
   });
   const metrics = new Metrics();
   metrics.observe({
@@ -74,6 +77,7 @@ export async function createServices(
     config,
     pool: db.pool,
     direct: directConnections(db),
+    namedStatements,
     store,
     workspaces: new WorkspaceCache(db.pool),
     keys: new KeyLookupCache(),

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { BatchingClient } from './batching-client.js';
-import { asError, inTransaction, statementName, type Transaction } from './transaction.js';
+import { asError, inTransaction, queryConfig, type Transaction } from './transaction.js';
 import { parseJsonText } from '../shared/json-text.js';
 
 /** Anything that runs SQL: the pool, a client, or a transaction's connection. */
@@ -85,7 +85,7 @@ export async function onOneConnection<T>(
 function namingStatements(client: pg.PoolClient): Queryable {
   return {
     query: <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
-      client.query<R>({ name: statementName(text), text, values }),
+      client.query<R>(queryConfig(text, values, true)),
   };
 }
 

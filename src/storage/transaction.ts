@@ -46,7 +46,7 @@ export class Transaction implements Writer {
     if (this.failure !== undefined) throw this.failure;
     if (this.client instanceof BatchingClient) this.client.holdWrites();
     try {
-      return await this.client.query<R>(this.named ? { name: statementName(text), text, values } : { text, values });
+      return await this.client.query<R>(queryConfig(text, values, this.named));
     } catch (error) {
       // Pipelined statements after a failed one fail too ("transaction is aborted"): the first failure is the cause.
       if (this.failure === undefined) this.failure = error;
@@ -95,13 +95,18 @@ export class Transaction implements Writer {
  * stands for two texts (values are always bind parameters, so the texts are the code's own and few).
  */
 const statementNames = new Map<string, string>();
-export function statementName(text: string): string {
+function statementName(text: string): string {
   let name = statementNames.get(text);
   if (name === undefined) {
     name = `vcrm_${statementNames.size + 1}`;
     statementNames.set(text, name);
   }
   return name;
+}
+
+/** A statement as pg takes it: prepared under its text's name when `named`, else unnamed (planned at each run). */
+export function queryConfig(text: string, values: unknown[], named: boolean): pg.QueryConfig {
+  return named ? { name: statementName(text), text, values } : { text, values };
 }
 
 export interface TransactionOptions {

@@ -9,7 +9,7 @@ import { LISTENER_NAME } from '../../src/keys/key-cache.js';
 import { SCOPES } from '../../src/shared/enums.js';
 import { demoDefinition, TEST_ENCRYPTION_KEY } from '../support/app.js';
 import { runCli } from '../support/cli.js';
-import { emptyDatabase, pgbouncerSkipReason, startPgBouncer } from '../support/pgbouncer.js';
+import { databaseForPooler, pgbouncerSkipReason, startPgBouncer } from '../support/pgbouncer.js';
 import { leadBody } from '../leads/helpers.js';
 import { TestReceiver, waitFor } from '../webhooks/support/receiver.js';
 import { makeTestPki } from '../webhooks/support/tls.js';
@@ -26,7 +26,7 @@ const STAFF = 'vikram@northstar.example';
 const MIGRATION_LOCK = 7_311_001;
 
 t.test('the service and the CLI work through a transaction pooler', { skip }, async (t) => {
-  const db = await emptyDatabase(t);
+  const db = await databaseForPooler(t);
   const bouncer = await startPgBouncer(t, { poolSize: 4 });
   const pooledUrl = bouncer.url(db.name);
   const direct = new pg.Pool({ connectionString: db.directUrl, max: 2 });

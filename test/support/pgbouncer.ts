@@ -159,7 +159,7 @@ export async function startPgBouncer(t: Test, options: { poolSize?: number } = {
  * A new database on the suites' server, not migrated (the service under test migrates it), dropped at teardown.
  * Returns its name and its direct URL.
  */
-export async function emptyDatabase(t: Test): Promise<{ name: string; directUrl: string }> {
+export async function databaseForPooler(t: Test): Promise<{ name: string; directUrl: string }> {
   // Dropped as every file's database (test/support/db.ts): a forced drop at once ended the service's connections
   // still closing after its pool had ended, and tap reported their FATAL 57P01 as the test's failure (2026-11-30).
   const { name, url, drop } = await newTestDatabase(serverUrl());

@@ -133,8 +133,7 @@ export function registerExportVerbs(program: Command, json: () => boolean): void
           return await importExport(s.pool, projections, files, s.personalData, {
             webhookSecrets: s.secretBox.webhookSecrets,
             onProgress: (events) => progress.report(events),
-            // Prepared statements, unless a pooler stands in front of the pool (its direct connections are apart).
-            namedStatements: s.direct.pool === s.pool,
+            namedStatements: s.namedStatements,
           });
         } catch (error) {
           if (error instanceof ImportRefusedError) throw new CliError(`Import refused: ${error.message}`);

@@ -79,8 +79,7 @@ export function registerServiceVerbs(program: Command, json: () => boolean): voi
       const result = await withServices((s) =>
         rebuildReadModels(s.pool, projections, s.personalData, {
           onProgress: ({ events, total }) => progress.report(events, total),
-          // Prepared statements, unless a pooler stands in front of the pool (its direct connections are apart).
-          namedStatements: s.direct.pool === s.pool,
+          namedStatements: s.namedStatements,
         }),
       );
       output(

@@ -132,8 +132,7 @@ function registerListLeads(app: TypedApp, services: AppServices): void {
         auth.workspace.id,
         auth.sandbox,
         { filters: { updated_since }, after, limit, now: services.now() },
-        // Prepared by name only on connections straight to PostgreSQL (not behind a transaction pooler).
-        { namedStatements: services.direct.pool === services.pool },
+        { namedStatements: services.namedStatements },
       );
       const next = page.next ? encodeCursor(services.secretBox, auth.workspace.id, auth.sandbox, page.next) : null;
       // Rows are stored as the exact Lead JSON and joined by the database; this skips a parse and a re-serialisation
