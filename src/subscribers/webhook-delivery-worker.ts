@@ -111,8 +111,6 @@ export class DeliveryWorker {
   private writing = 0;
   /** Secrets opened for signing, by `endpoint id:sealed value`: opening one is an AES-GCM decryption per attempt. */
   private readonly opened = new Map<string, string>();
-  /** Whether the pool's connections go straight to PostgreSQL, so the recording statement may be prepared by name. */
-  private readonly direct: boolean;
 
   private readonly services: AppServices;
   private readonly client: DeliveryClient;
@@ -136,7 +134,6 @@ export class DeliveryWorker {
     this.leaseMs = options.leaseMs ?? LEASE_MS;
     this.random = options.random ?? Math.random;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
-    this.direct = services.direct.pool === services.pool;
     this.claiming = new CoalescedRun(
       () => this.pump(),
       (error) => log.error({ err: error }, 'webhook delivery worker: claiming failed'),
@@ -193,7 +190,7 @@ export class DeliveryWorker {
         perFastEndpoint: this.perFastEndpoint,
         perTenant: this.perTenant,
       },
-      { named: this.direct, onThrottled: (openAt) => this.wakeAt(openAt) },
+      { named: this.services.namedStatements, onThrottled: (openAt) => this.wakeAt(openAt) },
     );
   }
 
@@ -303,7 +300,7 @@ export class DeliveryWorker {
       this.services.pool,
       this.id,
       batch.map((b) => b.record),
-      { named: this.direct },
+      { named: this.services.namedStatements },
     )
       .then(async (recorded) => {
         await this.endSupersededRetries(batch, recorded);
